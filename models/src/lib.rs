@@ -1,0 +1,1 @@
+//! Performance models (see README.md).

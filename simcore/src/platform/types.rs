@@ -1,0 +1,86 @@
+//! Core platform types shared by the parsers, the routers and the kernel.
+
+use std::collections::HashMap;
+
+/// Index of a host in [`Platform::hosts`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HostId(pub u32);
+
+/// Index of a link in [`Platform::links`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LinkId(pub u32);
+
+/// How concurrent flows share a link (SimGrid semantics).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SharingPolicy {
+    /// Sum of the flows' rates is bounded by the bandwidth.
+    Shared,
+    /// Each flow may use the full bandwidth (max instead of sum).
+    FatPipe,
+}
+
+/// A compute node.
+#[derive(Clone, Debug)]
+pub struct Host {
+    pub name: String,
+    /// Speed of one core, flop/s.
+    pub speed: f64,
+    pub cores: u32,
+    /// Free-form properties (`<prop id=.. value=..>`), e.g. per-host `smpi/os`.
+    pub properties: Vec<(String, String)>,
+}
+
+/// A network link (one direction of a SPLITDUPLEX link, or a shared/fat-pipe link).
+#[derive(Clone, Debug)]
+pub struct Link {
+    pub name: String,
+    /// Bytes per second.
+    pub bandwidth: f64,
+    /// Seconds.
+    pub latency: f64,
+    pub sharing: SharingPolicy,
+}
+
+/// Answers route queries. Implemented by each zone kind (full/explicit routes,
+/// star clusters, fat tree, torus, dragonfly).
+pub trait Router: std::fmt::Debug + Send + Sync {
+    /// Appends to `out` the links crossed from `src` to `dst`, in order.
+    fn route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>);
+}
+
+/// A loaded platform.
+#[derive(Debug)]
+pub struct Platform {
+    pub hosts: Vec<Host>,
+    pub links: Vec<Link>,
+    pub host_index: HashMap<String, HostId>,
+    pub router: Box<dyn Router>,
+    /// `<config><prop id=.. value=../></config>` entries, in file order (any `--cfg` key).
+    pub config: Vec<(String, String)>,
+}
+
+impl Platform {
+    pub fn host(&self, id: HostId) -> &Host {
+        &self.hosts[id.0 as usize]
+    }
+
+    pub fn link(&self, id: LinkId) -> &Link {
+        &self.links[id.0 as usize]
+    }
+
+    pub fn host_by_name(&self, name: &str) -> Option<HostId> {
+        self.host_index.get(name).copied()
+    }
+
+    /// Links crossed from `src` to `dst`, in order.
+    pub fn route(&self, src: HostId, dst: HostId) -> Vec<LinkId> {
+        let mut out = Vec::new();
+        self.router.route(src, dst, &mut out);
+        out
+    }
+
+    /// Sum of the latencies of the links of a route.
+    pub fn route_latency(&self, route: &[LinkId]) -> f64 {
+        route.iter().map(|l| self.link(*l).latency).sum()
+    }
+}

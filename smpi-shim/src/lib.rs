@@ -1,0 +1,1 @@
+//! MPI on simcore.
