@@ -3,5 +3,14 @@
 //! - [`platform`]: hosts, links, routes (TOML and SimGrid XML, fat tree, torus, dragonfly).
 //! - [`lmm`]: the weighted max-min fairness solver that shares link and CPU capacity.
 //! - [`engine`]: simulated clock, activities (exec, comm, sleep), actors as coroutines.
+//! - [`crash`]: clear reports when an actor's code crashes or overflows its stack.
 
+pub mod crash;
+pub mod engine;
+pub mod lmm;
 pub mod platform;
+
+pub use engine::{
+    ActivityId, ActorId, BlockedActor, Ctx, KernelConfig, KernelHandle, NetworkConfig, NetworkFactors,
+    PlainFactors, RunSummary, SimError, Simulation,
+};

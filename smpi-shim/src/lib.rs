@@ -1,1 +1,24 @@
-//! MPI on simcore.
+//! `smpi-shim`: the MPI C interface on top of `simcore`, and the `smpicc` /
+//! `smpirun` tools.
+//!
+//! - [`config`]: `--cfg` keys with SMPI's names and defaults;
+//! - [`runtime`]: ranks, communicators, requests, matching, message timing;
+//! - [`coll`]: collective algorithms built from simulated point-to-point messages;
+//! - [`datatype`], [`op`]: MPI datatypes and reduction operations;
+//! - [`entry`]: what every MPI call does on entry and exit (computation
+//!   injection, error handlers);
+//! - [`loader`]: per-rank private copies of the application;
+//! - [`launcher`]: `smpirun`'s command line and run loop.
+//!
+//! The `extern "C"` MPI functions themselves live in the `smpirun` binary
+//! (`src/bin/smpirun/abi.rs`): symbols must be defined in the executable to be
+//! exported to the application, which `smpirun` loads with `dlopen`.
+
+pub mod coll;
+pub mod config;
+pub mod datatype;
+pub mod entry;
+pub mod launcher;
+pub mod loader;
+pub mod op;
+pub mod runtime;

@@ -57,6 +57,10 @@ pub struct Platform {
     pub router: Box<dyn Router>,
     /// `<config><prop id=.. value=../></config>` entries, in file order (any `--cfg` key).
     pub config: Vec<(String, String)>,
+    /// Hosts and routers/switches (nodes) joined by links (edges); see [`PlatformGraph`](super::PlatformGraph).
+    pub graph: super::graph::PlatformGraph,
+    /// Link name → id (both halves of a SPLITDUPLEX link are listed, as `<name>_UP`/`_DOWN`).
+    pub link_index: HashMap<String, LinkId>,
 }
 
 impl Platform {

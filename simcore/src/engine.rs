@@ -1,0 +1,1097 @@
+//! The discrete-event kernel: simulated clock, activities and actors.
+//!
+//! # Model
+//! An *actor* is a piece of user code (an MPI rank, for instance) running as a
+//! stackful coroutine on a simulated host. Actors run **one at a time**; an actor
+//! runs until it blocks on an *activity* (a computation, a sleep, a
+//! communication, or a manual activity completed by other code), and only then
+//! does the next one run. Time advances only when no actor can run.
+//!
+//! Activities consume resources: a computation uses its host's CPU constraint, a
+//! communication uses every link of its route, and the [`crate::lmm`] solver
+//! decides the rates. A communication has a *latency phase* (it loads no link)
+//! followed by a *bandwidth phase* (SimGrid's CM02 family of models: see
+//! [`NetworkConfig`]).
+//!
+//! # Determinism
+//! Runs are bit-for-bit reproducible:
+//! - ready actors run in FIFO order of becoming ready; at start, in spawn order;
+//! - events are processed by increasing date, ties broken by the order in which
+//!   they were scheduled;
+//! - the waiters of one activity are woken in the order they started waiting.
+//!
+//! # Actor-side API
+//! Actor bodies receive a [`Ctx`]: `now`, `execute`, `sleep`, `comm_*`, `wait`,
+//! `wait_any`, `test`. Blocking calls suspend the coroutine and hand control back
+//! to the kernel.
+
+use std::cell::{Cell, RefCell};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::rc::Rc;
+
+use corosensei::stack::{DefaultStack, Stack};
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+use crate::crash;
+use crate::lmm::{self, CnstId, Sharing, VarId};
+use crate::platform::{HostId, LinkId, Platform, SharingPolicy};
+
+/// Identifier of an actor (dense, in spawn order).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ActorId(pub u32);
+
+/// Identifier of an activity. Ids are reused once an activity is released.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ActivityId(pub u32);
+
+/// Size-dependent latency and bandwidth factors (SMPI's `network/latency-factor`
+/// and `network/bandwidth-factor`). The plain model returns 1 for both.
+pub trait NetworkFactors {
+    /// Multiplies the route latency of a message of `size` bytes.
+    fn latency_factor(&self, _size: f64) -> f64 {
+        1.0
+    }
+    /// Multiplies the rate the solver grants a message of `size` bytes.
+    fn bandwidth_factor(&self, _size: f64) -> f64 {
+        1.0
+    }
+}
+
+/// Factors of 1: the plain fluid model (CM02).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PlainFactors;
+impl NetworkFactors for PlainFactors {}
+
+/// Parameters of the CM02 family of network models.
+///
+/// For a message of `S` bytes over links `L` with raw latency `λ = Σ lat_l`:
+/// - latency phase: `λ · latency_factor(S)` seconds, no bandwidth used;
+/// - bandwidth phase: a solver variable on every link of `L` (weight 1) and,
+///   with cross-traffic, on every link of the reverse route (weight 0.05),
+///   sharing penalty `λ + Σ weight_s / bw_l`, bound
+///   `min(min_l bw_l, tcp_gamma / (2λ))`; its rate is the solved value times
+///   `bandwidth_factor(S)`.
+pub struct NetworkConfig {
+    pub factors: Box<dyn NetworkFactors>,
+    /// `network/weight-S` (0 for CM02, 8775 for SMPI).
+    pub weight_s: f64,
+    /// `network/TCP-gamma`, bytes (0 = no window bound).
+    pub tcp_gamma: f64,
+    /// `network/crosstraffic`.
+    pub crosstraffic: bool,
+}
+
+impl Default for NetworkConfig {
+    /// CM02: factors 1, weight-S 0, TCP-gamma 4194304, cross-traffic on.
+    fn default() -> Self {
+        NetworkConfig {
+            factors: Box::new(PlainFactors),
+            weight_s: 0.0,
+            tcp_gamma: 4194304.0,
+            crosstraffic: true,
+        }
+    }
+}
+
+/// Kernel settings.
+pub struct KernelConfig {
+    /// Coroutine stack size in bytes (`contexts/stack-size`); a guard page sits below.
+    pub stack_size: usize,
+    /// `precision/work-amount`.
+    pub work_precision: f64,
+    pub network: NetworkConfig,
+    /// Record an event trace (see [`Simulation::trace`]).
+    pub trace: bool,
+}
+
+impl Default for KernelConfig {
+    fn default() -> Self {
+        KernelConfig {
+            stack_size: 8 << 20,
+            work_precision: 1e-5,
+            network: NetworkConfig::default(),
+            trace: false,
+        }
+    }
+}
+
+/// What a kernel run can end with, besides success.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// No event remains but some actors are still blocked.
+    #[error("deadlock at t={time}: {} actor(s) blocked", blocked.len())]
+    Deadlock { time: f64, blocked: Vec<BlockedActor> },
+    /// An actor body returned an error or panicked.
+    #[error("actor '{name}' failed at t={time}: {message}")]
+    ActorFailed {
+        actor: ActorId,
+        name: String,
+        time: f64,
+        message: String,
+    },
+    /// Resource setup failed (e.g. a coroutine stack could not be mapped).
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// A blocked actor in a deadlock report.
+#[derive(Debug, Clone)]
+pub struct BlockedActor {
+    pub actor: ActorId,
+    pub name: String,
+    pub host: HostId,
+    /// Descriptions of the activities it waits on.
+    pub waiting_on: Vec<String>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum ActKind {
+    Comm,
+    Exec,
+    Sleep,
+    Manual,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum ActState {
+    /// A communication not started yet (waiting for its peer), or a manual activity.
+    Pending,
+    Latency,
+    Running,
+    Done,
+}
+
+#[derive(Debug)]
+struct Activity {
+    kind: ActKind,
+    state: ActState,
+    live: bool,
+    refs: u32,
+    var: Option<VarId>,
+    remains: f64,
+    rate: f64,
+    rate_factor: f64,
+    last_update: f64,
+    penalty: f64,
+    version: u32,
+    waiters: Vec<(ActorId, u64)>,
+    user: u64,
+    src: HostId,
+    dst: HostId,
+    size: f64,
+    start: f64,
+    finish: f64,
+}
+
+impl Activity {
+    fn new(kind: ActKind, user: u64) -> Self {
+        Activity {
+            kind,
+            state: ActState::Pending,
+            live: true,
+            refs: 1,
+            var: None,
+            remains: 0.0,
+            rate: 0.0,
+            rate_factor: 1.0,
+            last_update: 0.0,
+            penalty: 0.0,
+            version: 0,
+            waiters: Vec::new(),
+            user,
+            src: HostId(0),
+            dst: HostId(0),
+            size: 0.0,
+            start: 0.0,
+            finish: -1.0,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum ActorState {
+    Ready,
+    Blocked,
+    Done,
+}
+
+#[derive(Debug)]
+struct ActorSlot {
+    name: String,
+    host: HostId,
+    state: ActorState,
+    /// Incremented at each wake-up so stale waiter entries are ignored.
+    wait_epoch: u64,
+    waiting_on: Vec<ActivityId>,
+    woken_by: Option<ActivityId>,
+    /// Set by [`Ctx::exit`]: the actor ended without returning from its body.
+    exited: Option<Result<(), String>>,
+}
+
+#[derive(Debug, PartialEq)]
+struct HeapEntry {
+    time: f64,
+    seq: u64,
+    act: u32,
+    version: u32,
+}
+impl Eq for HeapEntry {}
+impl Ord for HeapEntry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap and we want the earliest event.
+        other
+            .time
+            .total_cmp(&self.time)
+            .then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+impl PartialOrd for HeapEntry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+struct Route {
+    links: Vec<LinkId>,
+    back: Vec<LinkId>,
+    latency: f64,
+    min_bw: f64,
+    inv_bw_sum: f64,
+}
+
+/// The kernel state shared by the scheduler and the actors' [`Ctx`].
+struct Kernel {
+    now: f64,
+    platform: Rc<Platform>,
+    cfg_net: NetworkConfig,
+    lmm: lmm::System,
+    link_cnst: Vec<CnstId>,
+    host_cnst: Vec<CnstId>,
+    acts: Vec<Activity>,
+    free_acts: Vec<u32>,
+    var_owner: Vec<u32>,
+    actors: Vec<ActorSlot>,
+    ready: VecDeque<ActorId>,
+    heap: BinaryHeap<HeapEntry>,
+    seq: u64,
+    routes: HashMap<(HostId, HostId), Rc<Route>>,
+    completed: Vec<(ActivityId, u64)>,
+    current: Option<ActorId>,
+    trace: Option<Vec<String>>,
+    events: u64,
+}
+
+impl Kernel {
+    fn alloc_act(&mut self, act: Activity) -> ActivityId {
+        if let Some(i) = self.free_acts.pop() {
+            self.acts[i as usize] = act;
+            ActivityId(i)
+        } else {
+            self.acts.push(act);
+            ActivityId((self.acts.len() - 1) as u32)
+        }
+    }
+
+    fn act(&self, a: ActivityId) -> &Activity {
+        let act = &self.acts[a.0 as usize];
+        debug_assert!(act.live, "use of released activity {a:?}");
+        act
+    }
+
+    fn act_mut(&mut self, a: ActivityId) -> &mut Activity {
+        &mut self.acts[a.0 as usize]
+    }
+
+    fn schedule(&mut self, a: ActivityId, time: f64) {
+        self.seq += 1;
+        let act = &mut self.acts[a.0 as usize];
+        act.version = act.version.wrapping_add(1);
+        act.finish = time;
+        self.heap.push(HeapEntry {
+            time,
+            seq: self.seq,
+            act: a.0,
+            version: act.version,
+        });
+    }
+
+    fn route(&mut self, src: HostId, dst: HostId) -> Rc<Route> {
+        if let Some(r) = self.routes.get(&(src, dst)) {
+            return r.clone();
+        }
+        let links = self.platform.route(src, dst);
+        let back = if self.cfg_net.crosstraffic {
+            self.platform.route(dst, src)
+        } else {
+            Vec::new()
+        };
+        let mut latency = 0.0;
+        let mut min_bw = f64::INFINITY;
+        let mut inv_bw_sum = 0.0;
+        for l in &links {
+            let link = self.platform.link(*l);
+            latency += link.latency;
+            min_bw = min_bw.min(link.bandwidth);
+            inv_bw_sum += 1.0 / link.bandwidth;
+        }
+        let r = Rc::new(Route {
+            links,
+            back,
+            latency,
+            min_bw,
+            inv_bw_sum,
+        });
+        self.routes.insert((src, dst), r.clone());
+        r
+    }
+
+    fn record(&mut self, what: impl FnOnce() -> String) {
+        if let Some(t) = &mut self.trace {
+            t.push(what());
+        }
+    }
+
+    fn start_comm(&mut self, a: ActivityId, src: HostId, dst: HostId, size: f64) {
+        let route = self.route(src, dst);
+        let lat_factor = self.cfg_net.factors.latency_factor(size);
+        let bw_factor = self.cfg_net.factors.bandwidth_factor(size);
+        let now = self.now;
+        let lat_eff = route.latency * lat_factor;
+        {
+            let act = self.act_mut(a);
+            assert_eq!(act.kind, ActKind::Comm, "comm_start on a non-comm activity");
+            assert_eq!(act.state, ActState::Pending, "comm started twice");
+            act.src = src;
+            act.dst = dst;
+            act.size = size;
+            act.remains = size;
+            act.start = now;
+            act.last_update = now;
+            act.rate_factor = bw_factor;
+        }
+        self.record(|| format!("{now:.9} comm-start #{} {}->{} {} B", a.0, src.0, dst.0, size));
+        if route.links.is_empty() || size <= 0.0 {
+            // Nothing to share: only the latency is paid.
+            self.act_mut(a).state = ActState::Latency;
+            self.act_mut(a).remains = 0.0;
+            self.schedule(a, now + lat_eff);
+            return;
+        }
+        let penalty = route.latency + self.cfg_net.weight_s * route.inv_bw_sum;
+        let mut bound = route.min_bw;
+        if self.cfg_net.tcp_gamma > 0.0 && route.latency > 0.0 {
+            bound = bound.min(self.cfg_net.tcp_gamma / (2.0 * route.latency));
+        }
+        let initial_penalty = if lat_eff > 0.0 { 0.0 } else { 1.0 };
+        let var = self.lmm.add_variable(initial_penalty, bound);
+        for l in &route.links {
+            self.lmm.expand(self.link_cnst[l.0 as usize], var, 1.0);
+        }
+        for l in &route.back {
+            self.lmm.expand(self.link_cnst[l.0 as usize], var, 0.05);
+        }
+        self.set_owner(var, a);
+        let act = self.act_mut(a);
+        act.var = Some(var);
+        act.penalty = if penalty > 0.0 { penalty } else { 1.0 };
+        if lat_eff > 0.0 {
+            act.state = ActState::Latency;
+            self.schedule(a, now + lat_eff);
+        } else {
+            act.state = ActState::Running;
+        }
+    }
+
+    fn set_owner(&mut self, var: VarId, a: ActivityId) {
+        let i = var.0 as usize;
+        if self.var_owner.len() <= i {
+            self.var_owner.resize(i + 1, u32::MAX);
+        }
+        self.var_owner[i] = a.0;
+    }
+
+    fn start_exec(&mut self, a: ActivityId, host: HostId, flops: f64) {
+        let speed = self.platform.host(host).speed;
+        let now = self.now;
+        let var = self.lmm.add_variable(1.0, speed);
+        self.lmm.expand(self.host_cnst[host.0 as usize], var, 1.0);
+        self.set_owner(var, a);
+        let act = self.act_mut(a);
+        act.src = host;
+        act.size = flops;
+        act.remains = flops;
+        act.start = now;
+        act.last_update = now;
+        act.var = Some(var);
+        act.state = ActState::Running;
+        if flops <= 0.0 {
+            self.lmm.remove_variable(var);
+            self.act_mut(a).var = None;
+            self.act_mut(a).state = ActState::Latency;
+            self.schedule(a, now);
+        }
+    }
+
+    /// Solves the modified part of the max-min system and re-predicts the
+    /// completion date of every activity whose rate may have changed.
+    fn update_rates(&mut self) {
+        if !self.lmm.needs_solve() {
+            return;
+        }
+        let now = self.now;
+        let vars: Vec<u32> = self.lmm.solve().to_vec();
+        for v in vars {
+            let a = self.var_owner[v as usize];
+            let value = self.lmm.value(VarId(v));
+            let act = &mut self.acts[a as usize];
+            if act.state != ActState::Running {
+                continue;
+            }
+            act.remains = (act.remains - act.rate * (now - act.last_update)).max(0.0);
+            act.last_update = now;
+            let rate = value * act.rate_factor;
+            if rate == act.rate && act.finish >= 0.0 {
+                continue;
+            }
+            act.rate = rate;
+            if rate > 0.0 {
+                let t = now + act.remains / rate;
+                self.schedule(ActivityId(a), t);
+            } else {
+                act.version = act.version.wrapping_add(1);
+                act.finish = -1.0;
+            }
+        }
+    }
+
+    /// Pops the next valid heap entry, returns its date.
+    fn next_event_time(&mut self) -> Option<f64> {
+        while let Some(top) = self.heap.peek() {
+            let act = &self.acts[top.act as usize];
+            if act.live && act.version == top.version && act.state != ActState::Done {
+                return Some(top.time);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    /// Processes every event dated `t` (the clock is already at `t`).
+    fn process_events(&mut self, t: f64) {
+        while let Some(top) = self.heap.peek() {
+            if top.time > t {
+                break;
+            }
+            let e = self.heap.pop().expect("peeked");
+            let a = ActivityId(e.act);
+            let act = &self.acts[e.act as usize];
+            if !act.live || act.version != e.version || act.state == ActState::Done {
+                continue;
+            }
+            self.events += 1;
+            match (act.kind, act.state) {
+                (ActKind::Comm, ActState::Latency) if act.var.is_some() => {
+                    let var = act.var.expect("checked");
+                    let penalty = act.penalty;
+                    self.lmm.set_penalty(var, penalty);
+                    let act = self.act_mut(a);
+                    act.state = ActState::Running;
+                    act.last_update = t;
+                    act.rate = 0.0;
+                    act.finish = -1.0;
+                    self.record(|| format!("{t:.9} comm-latency-end #{}", a.0));
+                }
+                _ => self.finish_activity(a),
+            }
+        }
+    }
+
+    fn finish_activity(&mut self, a: ActivityId) {
+        let now = self.now;
+        let act = self.act_mut(a);
+        act.state = ActState::Done;
+        act.remains = 0.0;
+        act.finish = now;
+        let kind = act.kind;
+        let user = act.user;
+        if let Some(var) = act.var.take() {
+            self.lmm.remove_variable(var);
+        }
+        self.record(|| format!("{now:.9} done #{} {:?}", a.0, kind));
+        if kind == ActKind::Comm {
+            self.completed.push((a, user));
+        }
+        self.wake_waiters(a);
+    }
+
+    fn wake_waiters(&mut self, a: ActivityId) {
+        let waiters = std::mem::take(&mut self.act_mut(a).waiters);
+        for (actor, epoch) in waiters {
+            let slot = &mut self.actors[actor.0 as usize];
+            if slot.state == ActorState::Blocked && slot.wait_epoch == epoch {
+                slot.state = ActorState::Ready;
+                slot.wait_epoch += 1;
+                slot.woken_by = Some(a);
+                slot.waiting_on.clear();
+                self.ready.push_back(actor);
+            }
+        }
+    }
+
+    fn describe(&self, a: ActivityId) -> String {
+        let act = &self.acts[a.0 as usize];
+        let p = &self.platform;
+        match act.kind {
+            ActKind::Comm if act.state == ActState::Pending => {
+                format!("communication #{} (not matched yet)", a.0)
+            }
+            ActKind::Comm => format!(
+                "communication #{} {} -> {} ({} B)",
+                a.0,
+                p.host(act.src).name,
+                p.host(act.dst).name,
+                act.size
+            ),
+            ActKind::Exec => format!("computation #{}", a.0),
+            ActKind::Sleep => format!("sleep #{}", a.0),
+            ActKind::Manual => format!("event #{}", a.0),
+        }
+    }
+}
+
+type ActorBody = Box<dyn FnOnce(&Ctx) -> Result<(), String>>;
+type ActorCoroutine = Coroutine<(), (), Result<(), String>, DefaultStack>;
+
+/// Handle given to an actor's body: the actor-side operations.
+pub struct Ctx {
+    k: Rc<RefCell<Kernel>>,
+    me: ActorId,
+    yielder: Cell<*const Yielder<(), ()>>,
+}
+
+impl Ctx {
+    /// This actor's id.
+    pub fn id(&self) -> ActorId {
+        self.me
+    }
+
+    /// Current simulated time, seconds.
+    pub fn now(&self) -> f64 {
+        self.k.borrow().now
+    }
+
+    /// The host this actor runs on.
+    pub fn host(&self) -> HostId {
+        self.k.borrow().actors[self.me.0 as usize].host
+    }
+
+    /// The platform.
+    pub fn platform(&self) -> Rc<Platform> {
+        self.k.borrow().platform.clone()
+    }
+
+    /// Computes `flops` on this actor's host, blocking.
+    pub fn execute(&self, flops: f64) {
+        let a = self.exec_async(flops);
+        self.wait(a);
+        self.release(a);
+    }
+
+    /// Sleeps `seconds` of simulated time.
+    pub fn sleep(&self, seconds: f64) {
+        let a = self.sleep_async(seconds);
+        self.wait(a);
+        self.release(a);
+    }
+
+    /// Starts a computation of `flops` on this actor's host.
+    pub fn exec_async(&self, flops: f64) -> ActivityId {
+        let host = self.host();
+        let mut k = self.k.borrow_mut();
+        let a = k.alloc_act(Activity::new(ActKind::Exec, 0));
+        k.start_exec(a, host, flops);
+        a
+    }
+
+    /// Starts a sleep of `seconds`.
+    pub fn sleep_async(&self, seconds: f64) -> ActivityId {
+        let mut k = self.k.borrow_mut();
+        let a = k.alloc_act(Activity::new(ActKind::Sleep, 0));
+        let now = k.now;
+        k.act_mut(a).state = ActState::Latency;
+        k.act_mut(a).start = now;
+        k.schedule(a, now + seconds.max(0.0));
+        a
+    }
+
+    /// Creates a communication that does not start until [`Ctx::comm_start`]
+    /// (e.g. until its receiver is posted). `user` is returned by the
+    /// completion hook (see [`Simulation::on_comm_done`]).
+    pub fn comm_create(&self, user: u64) -> ActivityId {
+        self.k.borrow_mut().alloc_act(Activity::new(ActKind::Comm, user))
+    }
+
+    /// Starts a communication created by [`Ctx::comm_create`]: `size` bytes from
+    /// `src` to `dst`.
+    pub fn comm_start(&self, a: ActivityId, src: HostId, dst: HostId, size: f64) {
+        self.k.borrow_mut().start_comm(a, src, dst, size);
+    }
+
+    /// Creates and starts a communication.
+    pub fn comm_async(&self, src: HostId, dst: HostId, size: f64, user: u64) -> ActivityId {
+        let a = self.comm_create(user);
+        self.comm_start(a, src, dst, size);
+        a
+    }
+
+    /// Sets the user tag of an activity (returned by the completion hook).
+    pub fn set_user(&self, a: ActivityId, user: u64) {
+        self.k.borrow_mut().act_mut(a).user = user;
+    }
+
+    /// Creates a manual activity, completed by [`Ctx::complete`].
+    pub fn manual_create(&self) -> ActivityId {
+        self.k.borrow_mut().alloc_act(Activity::new(ActKind::Manual, 0))
+    }
+
+    /// Completes a manual activity now, waking its waiters.
+    pub fn complete(&self, a: ActivityId) {
+        let mut k = self.k.borrow_mut();
+        if k.act(a).state != ActState::Done {
+            k.finish_activity(a);
+        }
+    }
+
+    /// Whether an activity is finished (does not block).
+    pub fn test(&self, a: ActivityId) -> bool {
+        self.k.borrow().act(a).state == ActState::Done
+    }
+
+    /// Whether a communication has been started.
+    pub fn is_started(&self, a: ActivityId) -> bool {
+        self.k.borrow().act(a).state != ActState::Pending
+    }
+
+    /// Adds a reference: the activity is reused only after one more [`Ctx::release`].
+    pub fn retain(&self, a: ActivityId) {
+        self.k.borrow_mut().act_mut(a).refs += 1;
+    }
+
+    /// Drops a reference; at zero the activity is cancelled if still running and its id reused.
+    pub fn release(&self, a: ActivityId) {
+        release_activity(&mut self.k.borrow_mut(), a);
+    }
+
+    /// Blocks until `a` is finished.
+    pub fn wait(&self, a: ActivityId) {
+        {
+            let mut k = self.k.borrow_mut();
+            if k.act(a).state == ActState::Done {
+                return;
+            }
+            let slot = &mut k.actors[self.me.0 as usize];
+            slot.state = ActorState::Blocked;
+            let epoch = slot.wait_epoch;
+            slot.waiting_on.clear();
+            slot.waiting_on.push(a);
+            k.act_mut(a).waiters.push((self.me, epoch));
+        }
+        self.suspend();
+    }
+
+    /// Blocks until one of `acts` is finished; returns its index in `acts`
+    /// (the first finished one in slice order if several already are).
+    pub fn wait_any(&self, acts: &[ActivityId]) -> usize {
+        {
+            let mut k = self.k.borrow_mut();
+            if let Some(i) = acts.iter().position(|a| k.act(*a).state == ActState::Done) {
+                return i;
+            }
+            let slot = &mut k.actors[self.me.0 as usize];
+            slot.state = ActorState::Blocked;
+            let epoch = slot.wait_epoch;
+            slot.waiting_on.clear();
+            slot.waiting_on.extend_from_slice(acts);
+            for a in acts {
+                k.act_mut(*a).waiters.push((self.me, epoch));
+            }
+        }
+        self.suspend();
+        let k = self.k.borrow();
+        let woken = k.actors[self.me.0 as usize].woken_by;
+        acts.iter()
+            .position(|a| Some(*a) == woken)
+            .or_else(|| acts.iter().position(|a| k.act(*a).state == ActState::Done))
+            .expect("woken without a finished activity")
+    }
+
+    /// Date at which an activity started (comm: when matched).
+    pub fn start_time(&self, a: ActivityId) -> f64 {
+        self.k.borrow().act(a).start
+    }
+
+    /// Ends this actor now, from any call depth (e.g. C `exit()` or
+    /// `MPI_Abort`), without unwinding its stack. `Err` ends the whole run.
+    pub fn exit(&self, result: Result<(), String>) -> ! {
+        {
+            let mut k = self.k.borrow_mut();
+            let slot = &mut k.actors[self.me.0 as usize];
+            slot.exited = Some(result);
+            slot.state = ActorState::Done;
+        }
+        self.suspend();
+        unreachable!("an exited actor was resumed");
+    }
+
+    fn suspend(&self) {
+        let y = self.yielder.get();
+        // Safety: the pointer is set by the coroutine body before the user body
+        // runs and stays valid for the coroutine's whole life.
+        unsafe { (*y).suspend(()) };
+    }
+}
+
+fn release_activity(k: &mut Kernel, a: ActivityId) {
+    let act = &mut k.acts[a.0 as usize];
+    debug_assert!(act.live && act.refs > 0);
+    act.refs -= 1;
+    if act.refs > 0 {
+        return;
+    }
+    act.live = false;
+    act.waiters.clear();
+    if let Some(var) = act.var.take() {
+        k.lmm.remove_variable(var);
+    }
+    k.free_acts.push(a.0);
+}
+
+/// A handle on the kernel for operations that need no running actor
+/// (creating, starting, testing and releasing activities), usable from
+/// completion hooks and after the actor that created an activity has ended.
+#[derive(Clone)]
+pub struct KernelHandle {
+    k: Rc<RefCell<Kernel>>,
+}
+
+impl KernelHandle {
+    /// Current simulated time.
+    pub fn now(&self) -> f64 {
+        self.k.borrow().now
+    }
+
+    /// See [`Ctx::comm_create`].
+    pub fn comm_create(&self, user: u64) -> ActivityId {
+        self.k.borrow_mut().alloc_act(Activity::new(ActKind::Comm, user))
+    }
+
+    /// See [`Ctx::comm_start`].
+    pub fn comm_start(&self, a: ActivityId, src: HostId, dst: HostId, size: f64) {
+        self.k.borrow_mut().start_comm(a, src, dst, size);
+    }
+
+    /// See [`Ctx::set_user`].
+    pub fn set_user(&self, a: ActivityId, user: u64) {
+        self.k.borrow_mut().act_mut(a).user = user;
+    }
+
+    /// See [`Ctx::test`].
+    pub fn test(&self, a: ActivityId) -> bool {
+        self.k.borrow().act(a).state == ActState::Done
+    }
+
+    /// See [`Ctx::is_started`].
+    pub fn is_started(&self, a: ActivityId) -> bool {
+        self.k.borrow().act(a).state != ActState::Pending
+    }
+
+    /// See [`Ctx::retain`].
+    pub fn retain(&self, a: ActivityId) {
+        self.k.borrow_mut().act_mut(a).refs += 1;
+    }
+
+    /// See [`Ctx::release`].
+    pub fn release(&self, a: ActivityId) {
+        release_activity(&mut self.k.borrow_mut(), a);
+    }
+
+    /// See [`Ctx::complete`].
+    pub fn complete(&self, a: ActivityId) {
+        let mut k = self.k.borrow_mut();
+        if k.act(a).state != ActState::Done {
+            k.finish_activity(a);
+        }
+    }
+}
+
+/// Statistics of a finished run.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    /// Simulated time at the end.
+    pub time: f64,
+    /// Date at which each actor finished, by actor id.
+    pub finish_times: Vec<f64>,
+    /// Number of processed events.
+    pub events: u64,
+}
+
+type CommDoneHook = Box<dyn FnMut(ActivityId, u64)>;
+
+/// A simulation: a platform, actors and the kernel that runs them.
+pub struct Simulation {
+    k: Rc<RefCell<Kernel>>,
+    stack_size: usize,
+    coroutines: Vec<Option<ActorCoroutine>>,
+    bodies: Vec<Option<ActorBody>>,
+    finish_times: Vec<f64>,
+    on_comm_done: Option<CommDoneHook>,
+    progress: Option<Box<dyn FnMut(f64)>>,
+}
+
+impl Simulation {
+    /// A simulation on `platform`.
+    pub fn new(platform: Rc<Platform>, config: KernelConfig) -> Self {
+        let mut lmm = lmm::System::new(config.work_precision);
+        let link_cnst = platform
+            .links
+            .iter()
+            .map(|l| {
+                let sharing = match l.sharing {
+                    SharingPolicy::Shared => Sharing::Shared,
+                    SharingPolicy::FatPipe => Sharing::FatPipe,
+                };
+                lmm.add_constraint(l.bandwidth, sharing)
+            })
+            .collect();
+        let host_cnst = platform
+            .hosts
+            .iter()
+            .map(|h| lmm.add_constraint(h.speed * h.cores.max(1) as f64, Sharing::Shared))
+            .collect();
+        let k = Kernel {
+            now: 0.0,
+            platform,
+            cfg_net: config.network,
+            lmm,
+            link_cnst,
+            host_cnst,
+            acts: Vec::new(),
+            free_acts: Vec::new(),
+            var_owner: Vec::new(),
+            actors: Vec::new(),
+            ready: VecDeque::new(),
+            heap: BinaryHeap::new(),
+            seq: 0,
+            routes: HashMap::new(),
+            completed: Vec::new(),
+            current: None,
+            trace: if config.trace { Some(Vec::new()) } else { None },
+            events: 0,
+        };
+        Simulation {
+            k: Rc::new(RefCell::new(k)),
+            stack_size: config.stack_size,
+            coroutines: Vec::new(),
+            bodies: Vec::new(),
+            finish_times: Vec::new(),
+            on_comm_done: None,
+            progress: None,
+        }
+    }
+
+    /// Adds an actor named `name` on `host`; it starts at time 0 (or now).
+    pub fn spawn(
+        &mut self,
+        name: impl Into<String>,
+        host: HostId,
+        body: impl FnOnce(&Ctx) -> Result<(), String> + 'static,
+    ) -> ActorId {
+        let mut k = self.k.borrow_mut();
+        let id = ActorId(k.actors.len() as u32);
+        k.actors.push(ActorSlot {
+            name: name.into(),
+            host,
+            state: ActorState::Ready,
+            wait_epoch: 0,
+            waiting_on: Vec::new(),
+            woken_by: None,
+            exited: None,
+        });
+        k.ready.push_back(id);
+        self.coroutines.push(None);
+        self.bodies.push(Some(Box::new(body)));
+        self.finish_times.push(f64::NAN);
+        id
+    }
+
+    /// Called with (activity, user tag) when a communication completes, before
+    /// any actor waiting on it runs (e.g. to copy the message payload).
+    pub fn on_comm_done(&mut self, hook: impl FnMut(ActivityId, u64) + 'static) {
+        self.on_comm_done = Some(Box::new(hook));
+    }
+
+    /// Called after each time advance with the new simulated time.
+    pub fn on_progress(&mut self, hook: impl FnMut(f64) + 'static) {
+        self.progress = Some(Box::new(hook));
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> f64 {
+        self.k.borrow().now
+    }
+
+    /// A handle for actor-independent kernel operations.
+    pub fn handle(&self) -> KernelHandle {
+        KernelHandle { k: self.k.clone() }
+    }
+
+    /// The actor currently running, if any.
+    pub fn current_actor(&self) -> Option<ActorId> {
+        self.k.borrow().current
+    }
+
+    /// The recorded event trace (empty unless `KernelConfig::trace`).
+    pub fn trace(&self) -> Vec<String> {
+        self.k.borrow().trace.clone().unwrap_or_default()
+    }
+
+    fn make_coroutine(&mut self, id: ActorId) -> Result<ActorCoroutine, SimError> {
+        let body = self.bodies[id.0 as usize]
+            .take()
+            .expect("actor body already taken");
+        let stack = DefaultStack::new(self.stack_size)
+            .map_err(|e| SimError::Setup(format!("cannot map a {} B stack: {e}", self.stack_size)))?;
+        let k = self.k.clone();
+        let page = 4096usize;
+        let limit = stack.limit().get();
+        let name = self.k.borrow().actors[id.0 as usize].name.clone();
+        crash::register_actor(id.0, name, limit - page, limit, self.stack_size);
+        Ok(Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
+            let ctx = Ctx {
+                k,
+                me: id,
+                yielder: Cell::new(y as *const _),
+            };
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&ctx))) {
+                Ok(r) => r,
+                Err(p) => Err(panic_message(&p)),
+            }
+        }))
+    }
+
+    /// Runs until every actor has finished. Returns the end date and statistics.
+    pub fn run(&mut self) -> Result<RunSummary, SimError> {
+        crash::install();
+        loop {
+            loop {
+                let next = self.k.borrow_mut().ready.pop_front();
+                let Some(id) = next else { break };
+                if self.coroutines[id.0 as usize].is_none() {
+                    let co = self.make_coroutine(id)?;
+                    self.coroutines[id.0 as usize] = Some(co);
+                }
+                self.k.borrow_mut().current = Some(id);
+                crash::set_current(Some(id.0));
+                let co = self.coroutines[id.0 as usize].as_mut().expect("created above");
+                let res = co.resume(());
+                crash::set_current(None);
+                self.k.borrow_mut().current = None;
+                let exited = self.k.borrow_mut().actors[id.0 as usize].exited.take();
+                let res = match (res, exited) {
+                    (CoroutineResult::Yield(()), Some(r)) => {
+                        // The stack holds foreign frames that must not be unwound.
+                        if let Some(co) = self.coroutines[id.0 as usize].take() {
+                            std::mem::forget(co);
+                        }
+                        CoroutineResult::Return(r)
+                    }
+                    (res, _) => res,
+                };
+                if let CoroutineResult::Return(r) = res {
+                    let now = self.now();
+                    self.finish_times[id.0 as usize] = now;
+                    self.coroutines[id.0 as usize] = None;
+                    let name = {
+                        let mut k = self.k.borrow_mut();
+                        k.actors[id.0 as usize].state = ActorState::Done;
+                        k.record(|| format!("{now:.9} actor-end {}", id.0));
+                        k.actors[id.0 as usize].name.clone()
+                    };
+                    if let Err(message) = r {
+                        return Err(SimError::ActorFailed {
+                            actor: id,
+                            name,
+                            time: now,
+                            message,
+                        });
+                    }
+                }
+            }
+            let completed = {
+                let mut k = self.k.borrow_mut();
+                k.update_rates();
+                let Some(t) = k.next_event_time() else {
+                    break;
+                };
+                if t > k.now {
+                    k.now = t;
+                }
+                let t = k.now;
+                k.process_events(t);
+                std::mem::take(&mut k.completed)
+            };
+            if let Some(hook) = &mut self.on_comm_done {
+                for (a, user) in &completed {
+                    hook(*a, *user);
+                }
+            }
+            if let Some(p) = &mut self.progress {
+                p(self.k.borrow().now);
+            }
+        }
+        let k = self.k.borrow();
+        let blocked: Vec<BlockedActor> = k
+            .actors
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.state != ActorState::Done)
+            .map(|(i, a)| BlockedActor {
+                actor: ActorId(i as u32),
+                name: a.name.clone(),
+                host: a.host,
+                waiting_on: a.waiting_on.iter().map(|w| k.describe(*w)).collect(),
+            })
+            .collect();
+        if !blocked.is_empty() {
+            return Err(SimError::Deadlock { time: k.now, blocked });
+        }
+        Ok(RunSummary {
+            time: k.now,
+            finish_times: self.finish_times.clone(),
+            events: k.events,
+        })
+    }
+}
+
+impl Drop for Simulation {
+    fn drop(&mut self) {
+        // Unwinding a suspended coroutine would run through foreign (C) frames;
+        // leak the blocked ones instead (this only happens on error paths).
+        for co in self.coroutines.drain(..).flatten() {
+            if co.started() && !co.done() {
+                std::mem::forget(co);
+            }
+        }
+    }
+}
+
+fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        format!("panicked: {s}")
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        format!("panicked: {s}")
+    } else {
+        "panicked".to_string()
+    }
+}

@@ -1,0 +1,356 @@
+//! Zones of declared routes: SimGrid's Full, Floyd and Dijkstra routing.
+//!
+//! - **Full**: every host pair needs a declared `<route>`; nothing is inferred.
+//! - **Floyd**: routes may go through `<router>`s; the route between two hosts is the chain of
+//!   declared routes with the fewest links, found with SimGrid's Floyd–Warshall (cost of a
+//!   declared route = its link count; ties keep the first path found, in SimGrid's loop order).
+//! - **Dijkstra**: same costs, searched from each source host (ties may differ from Floyd's).
+//!
+//! A `<route>` is symmetrical unless `symmetrical="NO"`: the reverse route is the link list
+//! reversed, with the `_UP`/`_DOWN` halves of SPLITDUPLEX links swapped. Declaring a route that
+//! already exists (possibly as the mirror of a symmetrical one) is an error, as in SimGrid.
+//!
+//! A host without a declared route to itself uses the model-level `__loopback__` link (FATPIPE,
+//! `network/loopback-bw` = 10 GB/s and `network/loopback-lat` = 0 unless `<config>` sets them),
+//! created only if some host needs it. All host pairs must be routable: a missing route is a load
+//! error rather than a failure in the middle of a simulation.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use crate::platform::build::Builder;
+use crate::platform::error::{PlatformError, PlatformErrorKind as K};
+use crate::platform::spec::{Direction, LinkRef, Policy, Routing, Spec};
+use crate::platform::units;
+use crate::platform::{Host, HostId, LinkId, Router, SharingPolicy};
+
+/// Name of the model-level loopback link.
+pub(crate) const LOOPBACK_NAME: &str = "__loopback__";
+/// Default `network/loopback-bw`, B/s.
+pub(crate) const LOOPBACK_BW: f64 = 10e9;
+
+/// Precomputed routes between every pair of hosts.
+#[derive(Debug)]
+pub(crate) struct FullRouter {
+    routes: HashMap<(u32, u32), Box<[LinkId]>>,
+}
+
+impl Router for FullRouter {
+    fn route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
+        if let Some(r) = self.routes.get(&(src.0, dst.0)) {
+            out.extend_from_slice(r);
+        }
+    }
+}
+
+/// A declared link: its two halves (the same id twice unless SPLITDUPLEX).
+#[derive(Copy, Clone, Debug)]
+struct Declared {
+    up: LinkId,
+    down: LinkId,
+    split: bool,
+}
+
+/// Builds hosts, routers, links and the routes of a Full/Floyd/Dijkstra zone.
+pub(crate) fn build(spec: &Spec, b: &mut Builder) -> Result<Box<dyn Router>, PlatformError> {
+    for h in &spec.hosts {
+        b.add_host(
+            Host {
+                name: h.name.clone(),
+                speed: h.speed,
+                cores: h.cores,
+                properties: h.properties.clone(),
+            },
+            h.loc,
+        )?;
+    }
+    let n_hosts = b.hosts.len();
+    // Points are hosts (0..n_hosts) then routers.
+    let mut nodes: Vec<_> = b.host_nodes.clone();
+    let mut point_index: HashMap<String, usize> = b
+        .hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.name.clone(), i))
+        .collect();
+    for r in &spec.routers {
+        nodes.push(b.add_router(&r.text, r.loc)?);
+        point_index.insert(r.text.clone(), nodes.len() - 1);
+    }
+    let mut declared: HashMap<String, Declared> = HashMap::new();
+    let mut mirror: HashMap<LinkId, LinkId> = HashMap::new();
+    for l in &spec.links {
+        let (up, down) = b.add_cable(&l.name, l.bandwidth, l.latency, l.policy, l.loc)?;
+        let split = l.policy == Policy::SplitDuplex;
+        declared.insert(l.name.clone(), Declared { up, down, split });
+        if split {
+            mirror.insert(up, down);
+            mirror.insert(down, up);
+        }
+    }
+
+    let resolve = |r: &LinkRef| -> Result<LinkId, PlatformError> {
+        if let Some(d) = declared.get(&r.name) {
+            if !d.split {
+                return Ok(d.up);
+            }
+            return match r.direction {
+                Direction::Up => Ok(d.up),
+                Direction::Down => Ok(d.down),
+                Direction::None => Err(b.err(
+                    r.loc,
+                    K::InvalidValue {
+                        key: "direction".to_string(),
+                        value: "NONE".to_string(),
+                        reason: format!(
+                            "link `{}` is SPLITDUPLEX: give direction UP or DOWN (or name `{0}_UP` / `{0}_DOWN`)",
+                            r.name
+                        ),
+                    },
+                )),
+            };
+        }
+        b.link_index
+            .get(&r.name)
+            .copied()
+            .ok_or_else(|| b.err(r.loc, K::UnknownLink(r.name.clone())))
+    };
+
+    // Declared segments between points, in declaration order.
+    let mut segments: HashMap<(usize, usize), Vec<LinkId>> = HashMap::new();
+    let mut order: Vec<(usize, usize)> = Vec::new();
+    for r in &spec.routes {
+        let point = |v: &crate::platform::spec::Val| {
+            point_index
+                .get(&v.text)
+                .copied()
+                .ok_or_else(|| b.err(v.loc, K::UnknownHost(v.text.clone())))
+        };
+        let (s, d) = (point(&r.src)?, point(&r.dst)?);
+        let links = r.links.iter().map(&resolve).collect::<Result<Vec<_>, _>>()?;
+        let mut insert = |key: (usize, usize), links: Vec<LinkId>, what: &str| {
+            if segments.insert(key, links).is_some() {
+                return Err(b.err(
+                    r.loc,
+                    K::Duplicate {
+                        what: what.to_string(),
+                        name: format!(
+                            "{} -> {}",
+                            point_name(b, &spec.routers, key.0),
+                            point_name(b, &spec.routers, key.1)
+                        ),
+                    },
+                ));
+            }
+            order.push(key);
+            Ok(())
+        };
+        if r.symmetrical && s != d {
+            let reverse: Vec<LinkId> = links
+                .iter()
+                .rev()
+                .map(|l| mirror.get(l).copied().unwrap_or(*l))
+                .collect();
+            insert(
+                (s, d),
+                links,
+                "route (routes are symmetrical unless symmetrical=\"NO\")",
+            )?;
+            insert((d, s), reverse, "route (the reverse of a symmetrical route)")?;
+        } else {
+            insert(
+                (s, d),
+                links,
+                "route (routes are symmetrical unless symmetrical=\"NO\")",
+            )?;
+        }
+    }
+    for &(s, d) in &order {
+        for &l in &segments[&(s, d)] {
+            b.graph.add_edge(nodes[s], nodes[d], l);
+        }
+    }
+
+    // The model-level loopback, created on first use.
+    let mut loopback: Option<LinkId> = None;
+    let mut get_loopback = |b: &mut Builder| -> Result<LinkId, PlatformError> {
+        if let Some(l) = loopback {
+            return Ok(l);
+        }
+        let bw = config_value(spec, b, "network/loopback-bw", units::parse_bandwidth)?.unwrap_or(LOOPBACK_BW);
+        let lat = config_value(spec, b, "network/loopback-lat", units::parse_time)?.unwrap_or(0.0);
+        let l = b.add_link(
+            LOOPBACK_NAME.to_string(),
+            bw,
+            lat,
+            SharingPolicy::FatPipe,
+            spec.routing_loc,
+        )?;
+        loopback = Some(l);
+        Ok(l)
+    };
+    for (h, &node) in nodes.iter().enumerate().take(n_hosts) {
+        if let std::collections::hash_map::Entry::Vacant(entry) = segments.entry((h, h)) {
+            let l = get_loopback(b)?;
+            entry.insert(vec![l]);
+            b.graph.add_edge(node, node, l);
+        }
+    }
+
+    let mut routes = HashMap::with_capacity(n_hosts * n_hosts);
+    let no_route = |b: &Builder, s: usize, d: usize| {
+        b.err(
+            spec.routing_loc,
+            K::NoRoute {
+                src: b.hosts[s].name.clone(),
+                dst: b.hosts[d].name.clone(),
+            },
+        )
+    };
+    match spec.routing {
+        Routing::Full | Routing::Cluster => {
+            for s in 0..n_hosts {
+                for d in 0..n_hosts {
+                    let r = segments.get(&(s, d)).ok_or_else(|| no_route(b, s, d))?;
+                    routes.insert((s as u32, d as u32), r.clone().into_boxed_slice());
+                }
+            }
+        }
+        Routing::Floyd => {
+            let n = nodes.len();
+            let mut cost = vec![u64::MAX; n * n];
+            let mut pred = vec![usize::MAX; n * n];
+            for (&(s, d), seg) in &segments {
+                cost[s * n + d] = seg.len() as u64;
+                pred[s * n + d] = s;
+            }
+            for c in 0..n {
+                for a in 0..n {
+                    let ac = cost[a * n + c];
+                    if ac == u64::MAX {
+                        continue;
+                    }
+                    for bb in 0..n {
+                        let cb = cost[c * n + bb];
+                        if cb < u64::MAX && (cost[a * n + bb] == u64::MAX || ac + cb < cost[a * n + bb]) {
+                            cost[a * n + bb] = ac + cb;
+                            pred[a * n + bb] = pred[c * n + bb];
+                        }
+                    }
+                }
+            }
+            for s in 0..n_hosts {
+                for d in 0..n_hosts {
+                    let mut stack = Vec::new();
+                    let mut cur = d;
+                    loop {
+                        let p = pred[s * n + cur];
+                        if p == usize::MAX || stack.len() > n {
+                            return Err(no_route(b, s, d));
+                        }
+                        stack.push((p, cur));
+                        cur = p;
+                        if cur == s {
+                            break;
+                        }
+                    }
+                    let route: Vec<LinkId> = stack
+                        .iter()
+                        .rev()
+                        .flat_map(|k| segments[k].iter().copied())
+                        .collect();
+                    routes.insert((s as u32, d as u32), route.into_boxed_slice());
+                }
+            }
+        }
+        Routing::Dijkstra => {
+            let n = nodes.len();
+            let mut adjacency: Vec<Vec<(usize, u64)>> = vec![Vec::new(); n];
+            for &(s, d) in &order {
+                if s != d {
+                    adjacency[s].push((d, segments[&(s, d)].len() as u64));
+                }
+            }
+            for s in 0..n_hosts {
+                let mut dist = vec![u64::MAX; n];
+                let mut pred = vec![usize::MAX; n];
+                let mut heap = BinaryHeap::new();
+                dist[s] = 0;
+                heap.push(Reverse((0u64, s)));
+                while let Some(Reverse((du, u))) = heap.pop() {
+                    if du > dist[u] {
+                        continue;
+                    }
+                    for &(v, w) in &adjacency[u] {
+                        if du + w < dist[v] {
+                            dist[v] = du + w;
+                            pred[v] = u;
+                            heap.push(Reverse((dist[v], v)));
+                        }
+                    }
+                }
+                for d in 0..n_hosts {
+                    if s == d {
+                        routes.insert((s as u32, d as u32), segments[&(s, s)].clone().into_boxed_slice());
+                        continue;
+                    }
+                    if pred[d] == usize::MAX {
+                        return Err(no_route(b, s, d));
+                    }
+                    let mut hops = Vec::new();
+                    let mut cur = d;
+                    while cur != s {
+                        hops.push((pred[cur], cur));
+                        cur = pred[cur];
+                    }
+                    let route: Vec<LinkId> = hops
+                        .iter()
+                        .rev()
+                        .flat_map(|k| segments[k].iter().copied())
+                        .collect();
+                    routes.insert((s as u32, d as u32), route.into_boxed_slice());
+                }
+            }
+        }
+    }
+    Ok(Box::new(FullRouter { routes }))
+}
+
+fn point_name(b: &Builder, routers: &[crate::platform::spec::Val], point: usize) -> String {
+    match b.hosts.get(point) {
+        Some(h) => h.name.clone(),
+        None => routers[point - b.hosts.len()].text.clone(),
+    }
+}
+
+/// A `<config>` value parsed with a unit parser, if the file sets it.
+fn config_value(
+    spec: &Spec,
+    b: &Builder,
+    key: &str,
+    parse: fn(&str) -> Result<f64, units::UnitError>,
+) -> Result<Option<f64>, PlatformError> {
+    let Some((_, val)) = spec.config.iter().rev().find(|(k, _)| k == key) else {
+        return Ok(None);
+    };
+    let v = parse(&val.text).map_err(|source| {
+        b.err(
+            val.loc,
+            K::Unit {
+                key: key.to_string(),
+                source,
+            },
+        )
+    })?;
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(b.err(
+            val.loc,
+            K::InvalidValue {
+                key: key.to_string(),
+                value: val.text.clone(),
+                reason: "must not be negative".to_string(),
+            },
+        ));
+    }
+    Ok(Some(v))
+}

@@ -1,0 +1,70 @@
+//! `smpicc`: compiles a C MPI program for `smpirun`.
+//!
+//! It runs the system C compiler (`$SMPI_CC`, default `cc`) with our
+//! `include/` directory, position-independent code, and — when linking — builds
+//! a shared object that exports `main` (smpirun loads one private copy per
+//! rank). Use it like `cc`: `smpicc -O2 app.c -o app`, or `CC=smpicc make`.
+//! With `SMPI_PRETEND_CC=1` it behaves as the plain compiler (for configure
+//! scripts that run test programs).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const USAGE: &str = "\
+smpicc: compile a C MPI program for smpirun
+
+Usage: smpicc [cc options] <files...> [-o <output>]
+
+Runs the C compiler ($SMPI_CC or cc) with -I<smpi include dir> -fPIC, and when
+linking adds -shared so that smpirun can load the program. All other options
+are passed to the compiler unchanged.
+Environment: SMPI_CC (compiler), SMPI_PRETEND_CC=1 (plain compiler),
+             SMPI_INCLUDE (include directory override).
+";
+
+fn include_dir() -> PathBuf {
+    if let Ok(p) = std::env::var("SMPI_INCLUDE") {
+        return p.into();
+    }
+    // Next to the executable when installed (<prefix>/bin/../include), else the source tree.
+    if let Ok(exe) = std::env::current_exe() {
+        if let Some(prefix) = exe.parent().and_then(|b| b.parent()) {
+            let p = prefix.join("include");
+            if p.join("mpi.h").exists() {
+                return p;
+            }
+        }
+    }
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/include"))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-help") {
+        print!("{USAGE}");
+        return;
+    }
+    let cc = std::env::var("SMPI_CC").unwrap_or_else(|_| "cc".into());
+    let pretend = std::env::var("SMPI_PRETEND_CC").is_ok_and(|v| v == "1");
+    let compile_only = args
+        .iter()
+        .any(|a| a == "-c" || a == "-E" || a == "-S" || a == "-M" || a == "-MM");
+    let mut cmd = Command::new(&cc);
+    cmd.arg(format!("-I{}", include_dir().display()));
+    if !pretend {
+        cmd.arg("-fPIC");
+    }
+    cmd.args(&args);
+    if !compile_only && !pretend && !args.is_empty() && !args.iter().any(|a| a == "--version" || a == "-v") {
+        cmd.arg("-shared");
+        // Allow MPI symbols to stay undefined: smpirun provides them at load time.
+        cmd.arg("-Wl,--allow-shlib-undefined");
+    }
+    match cmd.status() {
+        Ok(s) => std::process::exit(s.code().unwrap_or(1)),
+        Err(e) => {
+            eprintln!("smpicc: cannot run {cc}: {e}");
+            std::process::exit(127);
+        }
+    }
+}

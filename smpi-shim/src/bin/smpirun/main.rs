@@ -1,0 +1,10 @@
+//! `smpirun`: runs an MPI program built with `smpicc` on a simulated platform.
+//! See `smpirun --help`.
+
+mod abi;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = smpi_shim::launcher::main_with_args(&args);
+    std::process::exit(code);
+}

@@ -1,0 +1,137 @@
+//! What every MPI entry point does around its work: stop the computation
+//! benchmark (inject the time spent in user code since the previous MPI call),
+//! restart it on return, and turn errors into MPI error-handler behaviour.
+
+use crate::runtime::{self as rt, with_world, MpiError, StatusInfo, MPI_ERRORS_RETURN};
+
+/// Thread CPU time in seconds.
+pub fn thread_cpu_time() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // Safety: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Guard created at the start of each MPI call; its drop restarts the benchmark.
+pub struct Entry {
+    pub me: u32,
+}
+
+/// Starts an MPI call on the current rank: injects the computation time
+/// measured since the rank last left MPI (when `smpi/simulate-computation`).
+pub fn enter() -> Entry {
+    let me = rt::current_rank();
+    let (flops, ctx) = with_world(|w| {
+        let r = &mut w.ranks[me as usize];
+        r.in_mpi += 1;
+        if r.in_mpi > 1 || !w.cfg.simulate_computation {
+            return (0.0, r.ctx());
+        }
+        let elapsed = thread_cpu_time() - r.bench_start;
+        let flops = if elapsed >= w.cfg.cpu_threshold && w.cfg.cpu_threshold >= 0.0 {
+            elapsed * w.cfg.host_speed
+        } else {
+            0.0
+        };
+        (flops, r.ctx())
+    });
+    if flops > 0.0 {
+        ctx.execute(flops);
+    }
+    Entry { me }
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        with_world(|w| {
+            let r = &mut w.ranks[self.me as usize];
+            r.in_mpi = r.in_mpi.saturating_sub(1);
+            if r.in_mpi == 0 {
+                r.bench_start = thread_cpu_time();
+            }
+        });
+    }
+}
+
+/// Injects `seconds` of computation on the current rank's host, scaled like
+/// measured time (`smpi_execute`), or exactly (`benched`: seconds of the
+/// simulated host).
+pub fn execute_seconds(me: u32, seconds: f64, benched: bool) {
+    let (flops, ctx) = with_world(|w| {
+        let r = &w.ranks[me as usize];
+        let speed = if benched {
+            w.platform.host(r.host).speed
+        } else {
+            w.cfg.host_speed
+        };
+        (seconds * speed, r.ctx())
+    });
+    if flops > 0.0 {
+        ctx.execute(flops);
+    }
+}
+
+/// Ends the whole run because of a fatal error on rank `me`.
+pub fn abort_run(me: u32, message: String) -> ! {
+    let ctx = with_world(|w| w.ranks[me as usize].ctx());
+    ctx.exit(Err(message))
+}
+
+/// Applies the communicator's error handler to an error of `call`:
+/// `MPI_ERRORS_RETURN` returns the code, otherwise the run ends with a message.
+pub fn handle_error(me: u32, comm: i32, call: &str, e: MpiError) -> i32 {
+    let handler = with_world(|w| {
+        let r = &w.ranks[me as usize];
+        match r.comm(comm) {
+            Ok(c) => c.errhandler,
+            Err(_) => r.comms[1].as_ref().map_or(1, |c| c.errhandler),
+        }
+    });
+    if handler == MPI_ERRORS_RETURN {
+        return e.code;
+    }
+    abort_run(me, format!("{call}: {} ({})", e.message, short_class(e.code)))
+}
+
+fn short_class(code: i32) -> &'static str {
+    let s = rt::error_string(code);
+    s.split(':').next().unwrap_or(s)
+}
+
+/// `Result` of a call → MPI return code.
+pub fn result<T>(me: u32, comm: i32, call: &str, r: Result<T, MpiError>) -> i32 {
+    match r {
+        Ok(_) => rt::MPI_SUCCESS,
+        Err(e) => handle_error(me, comm, call, e),
+    }
+}
+
+/// The C `MPI_Status` layout (see `include/mpi.h`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CStatus {
+    pub source: i32,
+    pub tag: i32,
+    pub error: i32,
+    pub cancelled: i32,
+    pub count: i64,
+}
+
+/// Writes a status unless the pointer is `MPI_STATUS_IGNORE`.
+///
+/// # Safety
+/// `st` is null or points to an `MPI_Status`.
+pub unsafe fn write_status(st: *mut CStatus, s: &StatusInfo) {
+    if !st.is_null() {
+        *st = CStatus {
+            source: s.source,
+            tag: s.tag,
+            error: s.error,
+            cancelled: s.cancelled as i32,
+            count: s.bytes as i64,
+        };
+    }
+}

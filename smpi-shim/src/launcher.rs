@@ -1,0 +1,451 @@
+//! `smpirun`: command line, rank placement, and the simulation run.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Instant;
+
+use simcore::platform::{HostId, Platform};
+use simcore::{KernelConfig, NetworkConfig, NetworkFactors, SimError, Simulation};
+
+use crate::config::{RawConfig, SmpiConfig, KEYS};
+use crate::loader::{c_argv, Program};
+use crate::runtime::{self as rt, with_world, World};
+
+pub const USAGE: &str = "\
+smpirun: run an MPI program (built with smpicc) on a simulated platform
+
+Usage: smpirun [options] -platform <file> [-hostfile <file>] [-np <n>] <program> [args...]
+
+Options:
+  -platform <file>     platform description: our TOML format or SimGrid v4 XML
+  -np, -n <n>          number of ranks (default: number of hostfile lines)
+  -hostfile, -machinefile <file>
+                       one host per line (\"host:N\" = N lines); rank i runs on line i mod lines.
+                       Without it, ranks go round-robin on the platform's hosts in name order
+  -map                 print the rank -> host placement
+  --cfg=<key>:<value>  set a configuration key (repeatable; see --help-cfg)
+  -model <file>        model set (TOML; see models/README.md)
+  --json <file>        write a JSON summary (simulated time, per-rank finish times, messages)
+  -keep-temps          keep the per-rank copies of the program
+  -no-privatize        share globals between ranks (smpi/privatization:no)
+  -tmpdir <dir>        where per-rank copies of the program go (default /tmp)
+  -quiet               no end summary
+  -help, --help        this text
+  --help-cfg           list configuration keys with their defaults
+  -version             print the version
+
+The program's output goes to stdout; smpirun's summary goes to stderr.
+";
+
+/// Parsed command line.
+#[derive(Debug, Default)]
+pub struct Args {
+    pub platform: Option<PathBuf>,
+    pub np: Option<usize>,
+    pub hostfile: Option<PathBuf>,
+    pub map: bool,
+    pub cfg: Vec<String>,
+    pub model: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    pub quiet: bool,
+    pub program: Option<PathBuf>,
+    pub program_args: Vec<String>,
+}
+
+/// What the command line asks for.
+pub enum Command {
+    Run(Box<Args>),
+    Help,
+    HelpCfg,
+    Version,
+}
+
+/// Parses smpirun's arguments (SMPI-style single-dash flags).
+pub fn parse_args(argv: &[String]) -> Result<Command, String> {
+    let mut a = Args::default();
+    let mut i = 0;
+    let need = |i: usize, flag: &str| -> Result<String, String> {
+        argv.get(i + 1)
+            .cloned()
+            .ok_or_else(|| format!("{flag} needs a value"))
+    };
+    while i < argv.len() {
+        let s = argv[i].as_str();
+        if a.program.is_some() {
+            // After the program: only --cfg/--log are ours, like SMPI.
+            if let Some(kv) = s.strip_prefix("--cfg=") {
+                a.cfg.push(kv.to_string());
+            } else if s.starts_with("--log=") {
+            } else {
+                a.program_args.push(s.to_string());
+            }
+            i += 1;
+            continue;
+        }
+        match s {
+            "-help" | "--help" | "-h" => return Ok(Command::Help),
+            "--help-cfg" | "-help-cfg" => return Ok(Command::HelpCfg),
+            "-version" | "--version" => return Ok(Command::Version),
+            "-platform" | "--platform" => {
+                a.platform = Some(need(i, s)?.into());
+                i += 1;
+            }
+            "-np" | "-n" | "--np" => {
+                let v = need(i, s)?;
+                a.np = Some(
+                    v.parse()
+                        .map_err(|_| format!("{s}: expected a number, got '{v}'"))?,
+                );
+                i += 1;
+            }
+            "-hostfile" | "-machinefile" | "--hostfile" => {
+                a.hostfile = Some(need(i, s)?.into());
+                i += 1;
+            }
+            "-map" => a.map = true,
+            "-model" | "--model" => {
+                a.model = Some(need(i, s)?.into());
+                i += 1;
+            }
+            "--json" | "-json" => {
+                a.json = Some(need(i, s)?.into());
+                i += 1;
+            }
+            "--cfg" => {
+                a.cfg.push(need(i, s)?);
+                i += 1;
+            }
+            "-keep-temps" => a.cfg.push("smpi/keep-temps:yes".into()),
+            "-no-privatize" => a.cfg.push("smpi/privatization:no".into()),
+            "-tmpdir" => {
+                a.cfg.push(format!("smpi/tmpdir:{}", need(i, s)?));
+                i += 1;
+            }
+            "-quiet" => a.quiet = true,
+            "-trace" | "-trace-ti" | "-foreground" => {
+                eprintln!("smpirun: warning: {s} is not supported yet and is ignored");
+            }
+            _ if s.starts_with("--cfg=") => a.cfg.push(s["--cfg=".len()..].to_string()),
+            _ if s.starts_with("--log=") => {}
+            _ if s.starts_with('-') => return Err(format!("unknown option '{s}' (see smpirun --help)")),
+            _ => a.program = Some(s.into()),
+        }
+        i += 1;
+    }
+    Ok(Command::Run(Box::new(a)))
+}
+
+/// Reads a hostfile: one host per line, `host:N` for N copies; `#` comments.
+pub fn read_hostfile(path: &Path, platform: &Platform) -> Result<Vec<HostId>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut hosts = Vec::new();
+    for (lineno, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (name, n) = match line.rsplit_once(':') {
+            Some((h, n)) => (
+                h.trim(),
+                n.trim()
+                    .parse::<usize>()
+                    .map_err(|_| format!("{}:{}: bad slot count in '{line}'", path.display(), lineno + 1))?,
+            ),
+            None => (line, 1),
+        };
+        let id = platform.host_by_name(name).ok_or_else(|| {
+            format!(
+                "{}:{}: host '{name}' is not in the platform",
+                path.display(),
+                lineno + 1
+            )
+        })?;
+        hosts.extend(std::iter::repeat_n(id, n));
+    }
+    if hosts.is_empty() {
+        return Err(format!("{}: no host listed", path.display()));
+    }
+    Ok(hosts)
+}
+
+struct SmpiFactors {
+    lat: models::network::PiecewiseFactor,
+    bw: models::network::PiecewiseFactor,
+}
+
+impl NetworkFactors for SmpiFactors {
+    fn latency_factor(&self, size: f64) -> f64 {
+        self.lat.value(size)
+    }
+    fn bandwidth_factor(&self, size: f64) -> f64 {
+        self.bw.value(size)
+    }
+}
+
+/// Outcome of a run, for the summary and JSON.
+pub struct Report {
+    pub simulated_time: f64,
+    pub wall_time: f64,
+    pub finish_times: Vec<f64>,
+    pub messages: Vec<u64>,
+    pub bytes: Vec<u64>,
+    pub events: u64,
+}
+
+/// Runs smpirun with the given arguments; returns the process exit code.
+pub fn main_with_args(argv: &[String]) -> i32 {
+    let args = match parse_args(argv) {
+        Ok(Command::Run(a)) => a,
+        Ok(Command::Help) => {
+            print!("{USAGE}");
+            return 0;
+        }
+        Ok(Command::HelpCfg) => {
+            for (k, d, desc) in KEYS {
+                println!("{k:34} default '{d}'\n{:34} {desc}", "");
+            }
+            return 0;
+        }
+        Ok(Command::Version) => {
+            println!("smpirun (smpi-rs) {}", env!("CARGO_PKG_VERSION"));
+            return 0;
+        }
+        Err(e) => {
+            eprintln!("smpirun: error: {e}");
+            return 2;
+        }
+    };
+    match run(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("smpirun: error: {e}");
+            2
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<i32, String> {
+    let wall_start = Instant::now();
+    let platform_path = args
+        .platform
+        .as_ref()
+        .ok_or("no platform given (use -platform <file>)")?;
+    let program = args
+        .program
+        .as_ref()
+        .ok_or("no program given (see smpirun --help)")?;
+    let platform = Rc::new(Platform::from_file(platform_path).map_err(|e| e.to_string())?);
+    let mut raw = RawConfig::default();
+    for (k, v) in &platform.config {
+        raw.set(k, v)
+            .map_err(|e| format!("{}: <config>: {e}", platform_path.display()))?;
+    }
+    if let Some(model) = &args.model {
+        let set = models::ModelSet::load(model).map_err(|e| e.to_string())?;
+        for (k, v) in &set.config {
+            raw.set(k, v).map_err(|e| format!("{}: {e}", model.display()))?;
+        }
+    }
+    for kv in &args.cfg {
+        raw.set_pair(kv).map_err(|e| e.to_string())?;
+    }
+    let cfg = SmpiConfig::from_raw(&raw).map_err(|e| e.to_string())?;
+
+    let slots: Vec<HostId> = match &args.hostfile {
+        Some(h) => read_hostfile(h, &platform)?,
+        None => {
+            let mut ids: Vec<HostId> = (0..platform.hosts.len() as u32).map(HostId).collect();
+            ids.sort_by(|a, b| platform.host(*a).name.cmp(&platform.host(*b).name));
+            ids
+        }
+    };
+    if slots.is_empty() {
+        return Err("the platform has no host".into());
+    }
+    let np = match (args.np, &args.hostfile) {
+        (Some(0), _) => return Err("-np must be at least 1".into()),
+        (Some(n), _) => n,
+        (None, Some(_)) => slots.len(),
+        (None, None) => return Err("give the number of ranks with -np <n>".into()),
+    };
+    let rank_hosts: Vec<HostId> = (0..np).map(|i| slots[i % slots.len()]).collect();
+    if args.map {
+        for (i, h) in rank_hosts.iter().enumerate() {
+            println!("[rank {i}] -> {}", platform.host(*h).name);
+        }
+    }
+
+    let prog = Program::load(program, np, cfg.privatize, Path::new(&cfg.tmpdir), cfg.keep_temps)
+        .map_err(|e| e.to_string())?;
+    let net = NetworkConfig {
+        factors: Box::new(SmpiFactors {
+            lat: cfg.lat_factor.clone(),
+            bw: cfg.bw_factor.clone(),
+        }),
+        weight_s: cfg.weight_s,
+        tcp_gamma: cfg.tcp_gamma,
+        crosstraffic: cfg.crosstraffic,
+    };
+    let kcfg = KernelConfig {
+        stack_size: cfg.stack_size,
+        work_precision: cfg.precision_work,
+        network: net,
+        trace: false,
+    };
+    let mut sim = Simulation::new(platform.clone(), kcfg);
+    let display_timing = cfg.display_timing;
+    rt::install_world(World::new(cfg, sim.handle(), platform.clone(), &rank_hosts));
+    let mut prog_args = vec![program.display().to_string()];
+    prog_args.extend(args.program_args.iter().cloned());
+    for (rank, host) in rank_hosts.iter().enumerate() {
+        let main = prog.mains[rank];
+        let argv = prog_args.clone();
+        let name = format!("rank {rank} (on {})", platform.host(*host).name);
+        sim.spawn(name, *host, move |ctx| {
+            let (_owned, mut ptrs) = c_argv(&argv);
+            with_world(|w| {
+                let r = &mut w.ranks[rank];
+                r.ctx = ctx as *const _;
+                r.bench_start = crate::entry::thread_cpu_time();
+            });
+            // Safety: calling the program's C main with a valid argv.
+            let code = unsafe { main((ptrs.len() - 1) as i32, ptrs.as_mut_ptr()) };
+            if code != 0 {
+                return Err(format!("returned {code} from main"));
+            }
+            Ok(())
+        });
+    }
+    sim.on_comm_done(|_a, user| with_world(|w| rt::on_comm_done(w, user)));
+    let progress = std::io::stderr().is_terminal() && !args.quiet;
+    let mut last = Instant::now();
+    let start = Instant::now();
+    sim.on_progress(move |t| {
+        if progress && last.elapsed().as_secs_f64() > 1.0 {
+            last = Instant::now();
+            let wall = start.elapsed().as_secs_f64();
+            eprint!(
+                "\r[smpirun] simulated {t:.6} s after {wall:.1} s wall ({:.3} sim-s/s)   ",
+                t / wall
+            );
+        }
+    });
+    let outcome = sim.run();
+    // Safety: flushing C stdio so the program's output precedes our summary.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    if progress {
+        eprint!("\r{:70}\r", "");
+    }
+    let wall = wall_start.elapsed().as_secs_f64();
+    let (code, summary) = match outcome {
+        Ok(s) => (0, s),
+        Err(SimError::Deadlock { time, blocked }) => {
+            eprintln!("smpirun: error: deadlock detected at t={time:.9} s: every remaining rank is blocked");
+            with_world(|w| {
+                for b in &blocked {
+                    let rank = b.actor.0 as usize;
+                    let what = match w.ranks[rank].blocked {
+                        Some(bi) => format!(
+                            "in {} (peer {}, tag {}, communicator {})",
+                            bi.call,
+                            fmt_peer(bi.peer),
+                            fmt_tag(bi.tag),
+                            fmt_comm(bi.comm)
+                        ),
+                        None => format!("waiting on {}", b.waiting_on.join(", ")),
+                    };
+                    eprintln!("  {}: {what}", b.name);
+                }
+            });
+            std::mem::forget(sim);
+            std::mem::forget(prog);
+            return Ok(3);
+        }
+        Err(SimError::ActorFailed {
+            name, time, message, ..
+        }) => {
+            eprintln!("smpirun: error: {name} failed at t={time:.9} s: {message}");
+            std::mem::forget(sim);
+            std::mem::forget(prog);
+            let code = message
+                .strip_prefix("returned ")
+                .and_then(|m| m.split(' ').next())
+                .and_then(|c| c.parse::<i32>().ok())
+                .or_else(|| {
+                    message
+                        .strip_prefix("MPI_Abort with error code ")
+                        .and_then(|m| m.split(' ').next()?.parse().ok())
+                })
+                .filter(|c| *c != 0)
+                .unwrap_or(1);
+            return Ok(code & 0xff);
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let report = with_world(|w| Report {
+        simulated_time: summary.time,
+        wall_time: wall,
+        finish_times: summary.finish_times.clone(),
+        messages: w.ranks.iter().map(|r| r.messages_sent).collect(),
+        bytes: w.ranks.iter().map(|r| r.bytes_sent).collect(),
+        events: summary.events,
+    });
+    if !args.quiet || display_timing {
+        let total: u64 = report.messages.iter().sum();
+        eprintln!(
+            "[smpirun] simulated time: {:.9} s | {} ranks | {} messages | {} events | wall {:.3} s",
+            report.simulated_time, np, total, report.events, report.wall_time
+        );
+    }
+    if let Some(path) = &args.json {
+        write_json(path, &report, np, platform_path, program)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    drop(sim);
+    std::mem::forget(prog);
+    Ok(code)
+}
+
+fn fmt_peer(p: i32) -> String {
+    match p {
+        rt::MPI_ANY_SOURCE => "MPI_ANY_SOURCE".into(),
+        rt::MPI_PROC_NULL => "MPI_PROC_NULL".into(),
+        _ => p.to_string(),
+    }
+}
+
+fn fmt_tag(t: i32) -> String {
+    if t == rt::MPI_ANY_TAG {
+        "MPI_ANY_TAG".into()
+    } else {
+        t.to_string()
+    }
+}
+
+fn fmt_comm(c: i32) -> String {
+    match c {
+        rt::MPI_COMM_WORLD => "MPI_COMM_WORLD".into(),
+        rt::MPI_COMM_SELF => "MPI_COMM_SELF".into(),
+        _ => format!("#{c}"),
+    }
+}
+
+fn write_json(path: &Path, r: &Report, np: usize, platform: &Path, program: &Path) -> std::io::Result<()> {
+    let v = serde_json::json!({
+        "simulated_time": r.simulated_time,
+        "ranks": np,
+        "wall_time": r.wall_time,
+        "events": r.events,
+        "platform": platform.display().to_string(),
+        "program": program.display().to_string(),
+        "messages": r.messages.iter().sum::<u64>(),
+        "per_rank": (0..np).map(|i| serde_json::json!({
+            "rank": i,
+            "finish_time": r.finish_times[i],
+            "messages_sent": r.messages[i],
+            "bytes_sent": r.bytes[i],
+        })).collect::<Vec<_>>(),
+    });
+    std::fs::write(path, serde_json::to_string_pretty(&v)? + "\n")
+}

@@ -1,0 +1,1252 @@
+//! The MPI runtime: ranks, communicators, requests, matching and message timing.
+//!
+//! Everything lives in one [`World`] (one simulation per process). MPI entry
+//! points (in `smpirun`'s `abi` module) borrow it briefly and never hold the
+//! borrow across a blocking call: blocking goes through [`Rank::ctx`], which
+//! suspends the calling rank's coroutine until the kernel wakes it.
+//!
+//! # Point-to-point semantics (as SMPI 3.32)
+//! - Every rank has a mailbox with a queue of *unexpected* sends and a queue of
+//!   *posted* receives; matching takes the first entry in posting order whose
+//!   context, source and tag match, which gives MPI's non-overtaking rule.
+//!   `MPI_ANY_TAG` matches only tags ≥ 0 (collectives use their own context).
+//! - A send and its receive share one kernel communication. It starts when both
+//!   sides are posted, except sends below `smpi/async-small-thresh`, which start
+//!   at once (eager). Its size is the payload plus a 16-byte envelope.
+//! - Sends below `smpi/send-is-detached-thresh` (not `Ssend`) are *detached*:
+//!   the payload is copied and the call returns at once. Larger ones complete
+//!   with the transfer.
+//! - Overheads: `ois` before an `Isend` is posted, `os` before a detached or
+//!   synchronous send is posted, `or` after a receive matched with a detached
+//!   send; `MPI_Test` sleeps `n·smpi/test`, `MPI_Iprobe` computes for
+//!   `n·smpi/iprobe` seconds, `n` growing on consecutive failures.
+//! - The payload is copied when the communication completes (before either
+//!   side runs again), so a received buffer holds what was sent.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::ffi::CString;
+use std::rc::Rc;
+
+use simcore::platform::{HostId, Platform};
+use simcore::{ActivityId, Ctx, KernelHandle};
+
+use crate::config::SmpiConfig;
+use crate::datatype::{self, Datatype};
+use crate::op::Op;
+
+pub const MPI_SUCCESS: i32 = 0;
+pub const MPI_ERR_BUFFER: i32 = 1;
+pub const MPI_ERR_COUNT: i32 = 2;
+pub const MPI_ERR_TYPE: i32 = 3;
+pub const MPI_ERR_TAG: i32 = 4;
+pub const MPI_ERR_COMM: i32 = 5;
+pub const MPI_ERR_RANK: i32 = 6;
+pub const MPI_ERR_REQUEST: i32 = 7;
+pub const MPI_ERR_ROOT: i32 = 8;
+pub const MPI_ERR_GROUP: i32 = 9;
+pub const MPI_ERR_OP: i32 = 10;
+pub const MPI_ERR_ARG: i32 = 13;
+pub const MPI_ERR_TRUNCATE: i32 = 15;
+pub const MPI_ERR_OTHER: i32 = 16;
+pub const MPI_ERR_INTERN: i32 = 17;
+pub const MPI_ERR_IN_STATUS: i32 = 18;
+pub const MPI_ERR_PENDING: i32 = 19;
+pub const MPI_ERR_KEYVAL: i32 = 20;
+
+pub const MPI_ANY_SOURCE: i32 = -1;
+pub const MPI_ANY_TAG: i32 = -1;
+pub const MPI_PROC_NULL: i32 = -2;
+pub const MPI_UNDEFINED: i32 = -32766;
+pub const MPI_COMM_NULL: i32 = 0;
+pub const MPI_COMM_WORLD: i32 = 1;
+pub const MPI_COMM_SELF: i32 = 2;
+pub const MPI_ERRORS_ARE_FATAL: i32 = 1;
+pub const MPI_ERRORS_RETURN: i32 = 2;
+/// Largest tag (`MPI_TAG_UB`).
+pub const TAG_UB: i32 = 0x3fff_ffff;
+
+/// Bytes SMPI adds to every message (the envelope).
+pub const ENVELOPE: usize = 16;
+
+/// An MPI error: class and a readable explanation.
+#[derive(Debug, Clone)]
+pub struct MpiError {
+    pub code: i32,
+    pub message: String,
+}
+
+pub type MpiResult<T> = Result<T, MpiError>;
+
+pub fn mpi_err(code: i32, message: impl Into<String>) -> MpiError {
+    MpiError {
+        code,
+        message: message.into(),
+    }
+}
+
+/// The text of an error class (`MPI_Error_string`).
+pub fn error_string(code: i32) -> &'static str {
+    match code {
+        MPI_SUCCESS => "MPI_SUCCESS: no error",
+        MPI_ERR_BUFFER => "MPI_ERR_BUFFER: invalid buffer pointer",
+        MPI_ERR_COUNT => "MPI_ERR_COUNT: invalid count argument",
+        MPI_ERR_TYPE => "MPI_ERR_TYPE: invalid datatype",
+        MPI_ERR_TAG => "MPI_ERR_TAG: invalid tag",
+        MPI_ERR_COMM => "MPI_ERR_COMM: invalid communicator",
+        MPI_ERR_RANK => "MPI_ERR_RANK: invalid rank",
+        MPI_ERR_REQUEST => "MPI_ERR_REQUEST: invalid request",
+        MPI_ERR_ROOT => "MPI_ERR_ROOT: invalid root",
+        MPI_ERR_GROUP => "MPI_ERR_GROUP: invalid group",
+        MPI_ERR_OP => "MPI_ERR_OP: invalid reduce operation",
+        11 => "MPI_ERR_TOPOLOGY: invalid communicator topology",
+        12 => "MPI_ERR_DIMS: invalid dimension argument",
+        MPI_ERR_ARG => "MPI_ERR_ARG: invalid argument",
+        14 => "MPI_ERR_UNKNOWN: unknown error",
+        MPI_ERR_TRUNCATE => "MPI_ERR_TRUNCATE: message truncated",
+        MPI_ERR_OTHER => "MPI_ERR_OTHER: other error",
+        MPI_ERR_INTERN => "MPI_ERR_INTERN: internal error",
+        MPI_ERR_IN_STATUS => "MPI_ERR_IN_STATUS: error code in status",
+        MPI_ERR_PENDING => "MPI_ERR_PENDING: pending request",
+        MPI_ERR_KEYVAL => "MPI_ERR_KEYVAL: invalid key value",
+        21 => "MPI_ERR_NO_MEM: out of memory",
+        22 => "MPI_ERR_INFO: invalid info object",
+        23 => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
+        _ => "unknown error code",
+    }
+}
+
+/// Group of processes: world ranks in group order.
+pub type Group = Rc<Vec<u32>>;
+
+/// What all members of a communicator share.
+#[derive(Debug)]
+pub struct CommShared {
+    /// Point-to-point matching context; collectives use `context + 1`.
+    pub context: u32,
+    pub group: Group,
+    /// Remote group of an intercommunicator.
+    pub remote: Option<Group>,
+}
+
+/// Cartesian topology attached to a communicator.
+#[derive(Debug, Clone)]
+pub struct Cart {
+    pub dims: Vec<i32>,
+    pub periods: Vec<bool>,
+}
+
+/// One rank's handle on a communicator.
+#[derive(Debug, Clone)]
+pub struct CommEntry {
+    pub shared: Rc<CommShared>,
+    pub my_rank: i32,
+    pub errhandler: i32,
+    pub name: String,
+    pub attrs: BTreeMap<i32, usize>,
+    /// Number of communicator-creating calls made on this communicator, to
+    /// agree on new contexts without communication.
+    pub creations: u64,
+    pub cart: Option<Cart>,
+}
+
+impl CommEntry {
+    pub fn size(&self) -> i32 {
+        self.shared.group.len() as i32
+    }
+
+    /// World rank of local rank `r` (of the remote group for intercommunicators).
+    pub fn world_of(&self, r: i32) -> u32 {
+        match &self.shared.remote {
+            Some(g) => g[r as usize],
+            None => self.shared.group[r as usize],
+        }
+    }
+
+    /// Size of the group peers are addressed in.
+    pub fn peer_size(&self) -> i32 {
+        match &self.shared.remote {
+            Some(g) => g.len() as i32,
+            None => self.size(),
+        }
+    }
+}
+
+/// What a blocked rank waits for, for deadlock reports.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockInfo {
+    pub call: &'static str,
+    pub peer: i32,
+    pub tag: i32,
+    pub comm: i32,
+}
+
+/// Per-rank state.
+pub struct Rank {
+    pub ctx: *const Ctx,
+    pub host: HostId,
+    pub comms: Vec<Option<CommEntry>>,
+    pub groups: Vec<Option<Group>>,
+    pub bench_start: f64,
+    pub initialized: bool,
+    pub finalized: bool,
+    pub nsleeps: u64,
+    pub messages_sent: u64,
+    pub bytes_sent: u64,
+    pub blocked: Option<BlockInfo>,
+    pub argv: Vec<CString>,
+    pub buffer_attached: Option<(usize, usize)>,
+    pub in_mpi: u32,
+}
+
+impl Rank {
+    /// The coroutine context of this rank.
+    pub fn ctx(&self) -> &'static Ctx {
+        // Safety: set when the rank's coroutine starts; the Ctx lives on that
+        // coroutine's stack until it ends, and only that rank uses it.
+        unsafe { &*self.ctx }
+    }
+
+    pub fn comm(&self, h: i32) -> MpiResult<&CommEntry> {
+        if h <= 0 {
+            return Err(mpi_err(MPI_ERR_COMM, format!("invalid communicator handle {h}")));
+        }
+        self.comms
+            .get(h as usize)
+            .and_then(|c| c.as_ref())
+            .ok_or_else(|| mpi_err(MPI_ERR_COMM, format!("unknown communicator handle {h}")))
+    }
+
+    pub fn comm_mut(&mut self, h: i32) -> MpiResult<&mut CommEntry> {
+        if h <= 0 {
+            return Err(mpi_err(MPI_ERR_COMM, format!("invalid communicator handle {h}")));
+        }
+        self.comms
+            .get_mut(h as usize)
+            .and_then(|c| c.as_mut())
+            .ok_or_else(|| mpi_err(MPI_ERR_COMM, format!("unknown communicator handle {h}")))
+    }
+
+    /// Adds a communicator to this rank's table, returns its handle.
+    pub fn add_comm(&mut self, c: CommEntry) -> i32 {
+        if let Some(i) = self.comms.iter().skip(3).position(|c| c.is_none()) {
+            self.comms[i + 3] = Some(c);
+            (i + 3) as i32
+        } else {
+            self.comms.push(Some(c));
+            (self.comms.len() - 1) as i32
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ReqKind {
+    Send,
+    Recv,
+}
+
+/// Send modes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SendMode {
+    Standard,
+    Sync,
+    Ready,
+    Buffered,
+}
+
+/// Completion information of a request.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct StatusInfo {
+    pub source: i32,
+    pub tag: i32,
+    pub error: i32,
+    pub bytes: usize,
+    pub cancelled: bool,
+}
+
+/// A point-to-point request (user-visible or internal to a collective).
+pub struct Request {
+    pub kind: ReqKind,
+    pub owner: u32,
+    pub context: u32,
+    /// Send: destination local rank; recv: source local rank or ANY_SOURCE.
+    pub peer: i32,
+    /// Sender's local rank (sends), used for matching.
+    pub me_local: i32,
+    pub peer_world: u32,
+    pub tag: i32,
+    pub buf: *mut u8,
+    pub count: usize,
+    pub dtype: i32,
+    pub size: usize,
+    pub mode: SendMode,
+    pub detached: bool,
+    pub packed: Option<Vec<u8>>,
+    pub act: Option<ActivityId>,
+    pub partner: Option<u32>,
+    pub done: bool,
+    pub transferred: bool,
+    pub status: StatusInfo,
+    pub matched_detached: bool,
+    pub persistent: bool,
+    pub active: bool,
+    /// The user no longer holds the handle; free when the transfer is over.
+    pub orphan: bool,
+    pub comm_handle: i32,
+}
+
+#[derive(Default)]
+struct Mailbox {
+    unexpected: VecDeque<u32>,
+    posted: VecDeque<u32>,
+}
+
+/// A registered datatype.
+pub struct TypeEntry {
+    pub dt: Rc<Datatype>,
+}
+
+/// The whole simulated MPI world.
+pub struct World {
+    pub cfg: SmpiConfig,
+    pub kernel: KernelHandle,
+    pub platform: Rc<Platform>,
+    pub ranks: Vec<Rank>,
+    pub reqs: Vec<Option<Request>>,
+    free_reqs: Vec<u32>,
+    mailboxes: Vec<Mailbox>,
+    pub types: Vec<Option<Rc<Datatype>>>,
+    pub ops: Vec<Option<Op>>,
+    pub next_context: u32,
+    pub creation_contexts: HashMap<(u32, u64, i32), u32>,
+    pub global_nsleeps: u64,
+    pub keyvals: Vec<Option<(usize, usize, usize)>>,
+    pub messages: u64,
+}
+
+thread_local! {
+    static WORLD: RefCell<Option<World>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with the world borrowed mutably. Must not block inside.
+pub fn with_world<R>(f: impl FnOnce(&mut World) -> R) -> R {
+    WORLD.with(|w| {
+        let mut w = w.borrow_mut();
+        f(w.as_mut()
+            .expect("MPI world not initialised (is this running under smpirun?)"))
+    })
+}
+
+/// Whether a world exists (we run under smpirun).
+pub fn world_exists() -> bool {
+    WORLD.with(|w| w.borrow().is_some())
+}
+
+/// Installs the world.
+pub fn install_world(w: World) {
+    WORLD.with(|cell| *cell.borrow_mut() = Some(w));
+}
+
+/// Removes the world (end of run).
+pub fn take_world() -> Option<World> {
+    WORLD.with(|cell| cell.borrow_mut().take())
+}
+
+/// The world rank running now.
+pub fn current_rank() -> u32 {
+    simcore::crash::current_actor().expect("MPI call outside of a rank")
+}
+
+impl World {
+    /// A world of `hosts.len()` ranks, rank `i` on `hosts[i]`.
+    pub fn new(cfg: SmpiConfig, kernel: KernelHandle, platform: Rc<Platform>, hosts: &[HostId]) -> Self {
+        let n = hosts.len() as u32;
+        let world_group: Group = Rc::new((0..n).collect());
+        let world_shared = Rc::new(CommShared {
+            context: 0,
+            group: world_group,
+            remote: None,
+        });
+        let errh = if cfg.errors_fatal {
+            MPI_ERRORS_ARE_FATAL
+        } else {
+            MPI_ERRORS_RETURN
+        };
+        let mut ranks = Vec::with_capacity(n as usize);
+        for (i, h) in hosts.iter().enumerate() {
+            let entry = |shared: Rc<CommShared>, my_rank: i32, name: &str| CommEntry {
+                shared,
+                my_rank,
+                errhandler: errh,
+                name: name.into(),
+                attrs: BTreeMap::new(),
+                creations: 0,
+                cart: None,
+            };
+            let self_shared = Rc::new(CommShared {
+                context: 2 + 2 * i as u32,
+                group: Rc::new(vec![i as u32]),
+                remote: None,
+            });
+            ranks.push(Rank {
+                ctx: std::ptr::null(),
+                host: *h,
+                comms: vec![
+                    None,
+                    Some(entry(world_shared.clone(), i as i32, "MPI_COMM_WORLD")),
+                    Some(entry(self_shared, 0, "MPI_COMM_SELF")),
+                ],
+                groups: vec![None, Some(Rc::new(Vec::new()))],
+                bench_start: 0.0,
+                initialized: false,
+                finalized: false,
+                nsleeps: 1,
+                messages_sent: 0,
+                bytes_sent: 0,
+                blocked: None,
+                argv: Vec::new(),
+                buffer_attached: None,
+                in_mpi: 0,
+            });
+        }
+        let mut types: Vec<Option<Rc<Datatype>>> = datatype::predefined()
+            .into_iter()
+            .map(|t| t.map(Rc::new))
+            .collect();
+        types.resize(64, None);
+        let mut ops: Vec<Option<Op>> = vec![None];
+        for h in 1..=14 {
+            ops.push(Op::predefined(h));
+        }
+        World {
+            cfg,
+            kernel,
+            platform,
+            mailboxes: (0..n).map(|_| Mailbox::default()).collect(),
+            ranks,
+            reqs: Vec::new(),
+            free_reqs: Vec::new(),
+            types,
+            ops,
+            next_context: 2 + 2 * n,
+            creation_contexts: HashMap::new(),
+            global_nsleeps: 1,
+            keyvals: Vec::new(),
+            messages: 0,
+        }
+    }
+
+    pub fn nranks(&self) -> usize {
+        self.ranks.len()
+    }
+
+    /// The datatype of a handle.
+    pub fn dtype(&self, h: i32) -> MpiResult<Rc<Datatype>> {
+        if h <= 0 {
+            return Err(mpi_err(MPI_ERR_TYPE, format!("invalid datatype handle {h}")));
+        }
+        self.types
+            .get(h as usize)
+            .and_then(|t| t.clone())
+            .ok_or_else(|| mpi_err(MPI_ERR_TYPE, format!("unknown datatype handle {h}")))
+    }
+
+    /// Registers a datatype, returns its handle.
+    pub fn add_type(&mut self, dt: Datatype) -> i32 {
+        let rc = Rc::new(dt);
+        if let Some(i) = self.types.iter().skip(64).position(|t| t.is_none()) {
+            self.types[i + 64] = Some(rc);
+            (i + 64) as i32
+        } else {
+            self.types.push(Some(rc));
+            (self.types.len() - 1) as i32
+        }
+    }
+
+    pub fn op(&self, h: i32) -> MpiResult<Op> {
+        self.ops
+            .get(h.max(0) as usize)
+            .and_then(|o| *o)
+            .ok_or_else(|| mpi_err(MPI_ERR_OP, format!("invalid operation handle {h}")))
+    }
+
+    pub fn req(&self, id: u32) -> &Request {
+        self.reqs[id as usize].as_ref().expect("stale request")
+    }
+
+    pub fn req_mut(&mut self, id: u32) -> &mut Request {
+        self.reqs[id as usize].as_mut().expect("stale request")
+    }
+
+    fn alloc_req(&mut self, r: Request) -> u32 {
+        if let Some(i) = self.free_reqs.pop() {
+            self.reqs[i as usize] = Some(r);
+            i
+        } else {
+            self.reqs.push(Some(r));
+            (self.reqs.len() - 1) as u32
+        }
+    }
+
+    /// Frees a request and its reference on the kernel communication.
+    pub fn free_req(&mut self, id: u32) {
+        if let Some(r) = self.reqs[id as usize].take() {
+            if let Some(a) = r.act {
+                self.kernel.release(a);
+            }
+            if let Some(p) = r.partner {
+                if let Some(Some(pr)) = self.reqs.get_mut(p as usize) {
+                    if pr.partner == Some(id) {
+                        pr.partner = None;
+                    }
+                }
+            }
+            self.free_reqs.push(id);
+        }
+    }
+
+    /// Allocates a new pair of contexts agreed on by every member: the key is
+    /// (parent context, creation number on the parent, color).
+    pub fn agree_context(&mut self, parent: u32, creation: u64, color: i32) -> u32 {
+        let next = &mut self.next_context;
+        *self
+            .creation_contexts
+            .entry((parent, creation, color))
+            .or_insert_with(|| {
+                let c = *next;
+                *next += 2;
+                c
+            })
+    }
+}
+
+/// Arguments of a send or receive.
+#[derive(Clone, Copy, Debug)]
+pub struct P2p {
+    pub buf: *mut u8,
+    pub count: usize,
+    pub dtype: i32,
+    pub peer: i32,
+    pub tag: i32,
+    pub comm: i32,
+    /// Use the communicator's collective context (internal messages).
+    pub coll: bool,
+}
+
+fn check_p2p(w: &World, me: u32, a: &P2p, is_send: bool) -> MpiResult<(u32, i32, u32, usize, Rc<Datatype>)> {
+    let rank = &w.ranks[me as usize];
+    let c = rank.comm(a.comm)?;
+    let dt = w.dtype(a.dtype)?;
+    if !dt.committed && !dt.predefined {
+        return Err(mpi_err(MPI_ERR_TYPE, "datatype not committed"));
+    }
+    let size = dt.size * a.count;
+    if a.buf.is_null() && size > 0 && !is_bottom_ok(&dt) {
+        return Err(mpi_err(
+            MPI_ERR_BUFFER,
+            format!("null buffer with count {}", a.count),
+        ));
+    }
+    let peer_size = c.peer_size();
+    if is_send {
+        if a.peer != MPI_PROC_NULL && (a.peer < 0 || a.peer >= peer_size) {
+            return Err(mpi_err(
+                MPI_ERR_RANK,
+                format!(
+                    "invalid destination rank {} (communicator size {peer_size})",
+                    a.peer
+                ),
+            ));
+        }
+        if !a.coll && (a.tag < 0 || a.tag > TAG_UB) {
+            return Err(mpi_err(MPI_ERR_TAG, format!("invalid tag {}", a.tag)));
+        }
+    } else {
+        if a.peer != MPI_PROC_NULL && a.peer != MPI_ANY_SOURCE && (a.peer < 0 || a.peer >= peer_size) {
+            return Err(mpi_err(
+                MPI_ERR_RANK,
+                format!("invalid source rank {} (communicator size {peer_size})", a.peer),
+            ));
+        }
+        if !a.coll && a.tag != MPI_ANY_TAG && (a.tag < 0 || a.tag > TAG_UB) {
+            return Err(mpi_err(MPI_ERR_TAG, format!("invalid tag {}", a.tag)));
+        }
+    }
+    let context = c.shared.context + a.coll as u32;
+    let peer_world = if a.peer >= 0 { c.world_of(a.peer) } else { u32::MAX };
+    Ok((context, c.my_rank, peer_world, size, dt))
+}
+
+fn is_bottom_ok(dt: &Datatype) -> bool {
+    // Absolute addresses with MPI_BOTTOM: the type map carries the addresses.
+    dt.blocks.first().is_some_and(|b| b.0 != 0)
+}
+
+/// Sleeps on behalf of `me` (no world borrow held).
+pub fn sleep_for(me: u32, seconds: f64) {
+    if seconds > 0.0 {
+        let ctx = with_world(|w| w.ranks[me as usize].ctx());
+        ctx.sleep(seconds);
+    }
+}
+
+fn matches(send: &Request, recv: &Request) -> bool {
+    send.context == recv.context
+        && (recv.peer == MPI_ANY_SOURCE || recv.peer == send.me_local)
+        && (recv.tag == send.tag || (recv.tag == MPI_ANY_TAG && send.tag >= 0))
+}
+
+/// Posts a send; returns the request id. Applies `os`/`ois` before posting.
+pub fn isend(me: u32, a: &P2p, mode: SendMode, immediate: bool) -> MpiResult<u32> {
+    let (req, overhead) = with_world(|w| -> MpiResult<(u32, f64)> {
+        let (context, me_local, peer_world, size, dt) = check_p2p(w, me, a, true)?;
+        let detached = mode == SendMode::Buffered
+            || (mode != SendMode::Sync && size < w.cfg.detached_thresh && a.peer != MPI_PROC_NULL);
+        let mut packed = None;
+        if detached || !dt.is_contiguous() {
+            let mut v = Vec::with_capacity(size);
+            // Safety: the user promises `buf` holds `count` elements of `dtype`.
+            unsafe { dt.pack(a.buf, a.count, &mut v) };
+            packed = Some(v);
+        }
+        let wire = (size + ENVELOPE) as f64;
+        let overhead = if immediate {
+            w.cfg.ois.cost(wire)
+        } else if detached || mode == SendMode::Sync {
+            w.cfg.os.cost(wire)
+        } else {
+            0.0
+        };
+        let r = Request {
+            kind: ReqKind::Send,
+            owner: me,
+            context,
+            peer: a.peer,
+            me_local,
+            peer_world,
+            tag: a.tag,
+            buf: a.buf,
+            count: a.count,
+            dtype: a.dtype,
+            size,
+            mode,
+            detached,
+            packed,
+            act: None,
+            partner: None,
+            done: false,
+            transferred: false,
+            status: StatusInfo::default(),
+            matched_detached: false,
+            persistent: false,
+            active: true,
+            orphan: false,
+            comm_handle: a.comm,
+        };
+        Ok((w.alloc_req(r), overhead))
+    })?;
+    sleep_for(me, overhead);
+    with_world(|w| post_send(w, req));
+    Ok(req)
+}
+
+/// Makes a prepared send request visible to its receiver.
+pub fn post_send(w: &mut World, id: u32) {
+    let (peer, peer_world, size, detached, owner) = {
+        let r = w.req(id);
+        (r.peer, r.peer_world, r.size, r.detached, r.owner)
+    };
+    if peer == MPI_PROC_NULL {
+        let r = w.req_mut(id);
+        r.done = true;
+        r.transferred = true;
+        r.status = StatusInfo {
+            source: MPI_PROC_NULL,
+            tag: MPI_ANY_TAG,
+            ..Default::default()
+        };
+        return;
+    }
+    w.messages += 1;
+    w.ranks[owner as usize].messages_sent += 1;
+    w.ranks[owner as usize].bytes_sent += size as u64;
+    let ctx = w.kernel.clone();
+    let eager = size < w.cfg.async_small_thresh;
+    // Find a posted receive at the destination.
+    let mb = &w.mailboxes[peer_world as usize];
+    let found = mb.posted.iter().position(|&r| matches(w.req(id), w.req(r)));
+    if let Some(pos) = found {
+        let recv = w.mailboxes[peer_world as usize]
+            .posted
+            .remove(pos)
+            .expect("position is valid");
+        // Adopt the receive's pending communication.
+        let act = w.req(recv).act.expect("posted receive has an activity");
+        ctx.retain(act);
+        ctx.set_user(act, id as u64);
+        w.req_mut(id).act = Some(act);
+        do_match(w, id, recv);
+    } else {
+        let act = ctx.comm_create(id as u64);
+        w.req_mut(id).act = Some(act);
+        if eager {
+            let (src, dst) = (w.ranks[owner as usize].host, w.ranks[peer_world as usize].host);
+            ctx.comm_start(act, src, dst, (size + ENVELOPE) as f64);
+        }
+        w.mailboxes[peer_world as usize].unexpected.push_back(id);
+    }
+    if detached {
+        let r = w.req_mut(id);
+        r.done = true;
+        // The request lives on until the transfer ends; the user's handle completes now.
+    }
+}
+
+/// Posts a receive; returns the request id.
+pub fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
+    with_world(|w| {
+        let (context, _me_local, peer_world, size, _dt) = check_p2p(w, me, a, false)?;
+        let r = Request {
+            kind: ReqKind::Recv,
+            owner: me,
+            context,
+            peer: a.peer,
+            me_local: -1,
+            peer_world,
+            tag: a.tag,
+            buf: a.buf,
+            count: a.count,
+            dtype: a.dtype,
+            size,
+            mode: SendMode::Standard,
+            detached: false,
+            packed: None,
+            act: None,
+            partner: None,
+            done: false,
+            transferred: false,
+            status: StatusInfo::default(),
+            matched_detached: false,
+            persistent: false,
+            active: true,
+            orphan: false,
+            comm_handle: a.comm,
+        };
+        let id = w.alloc_req(r);
+        post_recv(w, id);
+        Ok(id)
+    })
+}
+
+/// Matches a prepared receive against unexpected sends, or queues it.
+pub fn post_recv(w: &mut World, id: u32) {
+    let (peer, owner) = (w.req(id).peer, w.req(id).owner);
+    if peer == MPI_PROC_NULL {
+        let r = w.req_mut(id);
+        r.done = true;
+        r.transferred = true;
+        r.status = StatusInfo {
+            source: MPI_PROC_NULL,
+            tag: MPI_ANY_TAG,
+            ..Default::default()
+        };
+        return;
+    }
+    let mb = &w.mailboxes[owner as usize];
+    let found = mb.unexpected.iter().position(|&s| matches(w.req(s), w.req(id)));
+    if let Some(pos) = found {
+        let send = w.mailboxes[owner as usize]
+            .unexpected
+            .remove(pos)
+            .expect("position is valid");
+        let act = w.req(send).act.expect("posted send has an activity");
+        w.kernel.retain(act);
+        w.req_mut(id).act = Some(act);
+        do_match(w, send, id);
+    } else {
+        let act = w.kernel.comm_create(u64::MAX);
+        w.req_mut(id).act = Some(act);
+        w.mailboxes[owner as usize].posted.push_back(id);
+    }
+}
+
+/// Pairs a send with a receive and starts their communication.
+fn do_match(w: &mut World, send: u32, recv: u32) {
+    let (sowner, sworld_dst, s_local, tag, size, detached) = {
+        let s = w.req(send);
+        (s.owner, s.peer_world, s.me_local, s.tag, s.size, s.detached)
+    };
+    let ctx = w.kernel.clone();
+    let act = w.req(send).act.expect("matched send has an activity");
+    w.req_mut(send).partner = Some(recv);
+    w.req_mut(recv).partner = Some(send);
+    let capacity = w.req(recv).size;
+    {
+        let r = w.req_mut(recv);
+        r.peer_world = sowner;
+        r.matched_detached = detached;
+        r.status = StatusInfo {
+            source: s_local,
+            tag,
+            error: if size > capacity {
+                MPI_ERR_TRUNCATE
+            } else {
+                MPI_SUCCESS
+            },
+            bytes: size.min(capacity),
+            cancelled: false,
+        };
+    }
+    if !ctx.is_started(act) {
+        let (src, dst) = (w.ranks[sowner as usize].host, w.ranks[sworld_dst as usize].host);
+        ctx.comm_start(act, src, dst, (size + ENVELOPE) as f64);
+    } else if ctx.test(act) {
+        // Eager message already arrived: deliver now.
+        deliver(w, send);
+    }
+}
+
+/// Copies a finished message into its receive buffer (completion hook).
+pub fn on_comm_done(w: &mut World, user: u64) {
+    let send = user as u32;
+    if w.reqs.get(send as usize).and_then(|r| r.as_ref()).is_none() {
+        return;
+    }
+    if w.req(send).partner.is_some() {
+        deliver(w, send);
+    }
+}
+
+fn deliver(w: &mut World, send: u32) {
+    let Some(recv) = w.req(send).partner else { return };
+    if w.req(send).transferred {
+        return;
+    }
+    let (rbuf, rcount, rtype, rbytes) = {
+        let r = w.req(recv);
+        (r.buf, r.count, r.dtype, r.status.bytes)
+    };
+    let rdt = w.dtype(rtype).ok();
+    let s = w.req(send);
+    let sdt = w.dtype(s.dtype).ok();
+    if let (Some(rdt), Some(sdt)) = (rdt, sdt) {
+        // Safety: both buffers were given by the application for these type maps.
+        unsafe {
+            if let Some(data) = &s.packed {
+                copy_in(&rdt, rbuf, rcount, &data[..rbytes.min(data.len())]);
+            } else if sdt.is_contiguous() && rdt.is_contiguous() {
+                if rbytes > 0 && s.buf != rbuf {
+                    std::ptr::copy(s.buf, rbuf, rbytes);
+                }
+            } else {
+                let mut v = Vec::with_capacity(s.size);
+                sdt.pack(s.buf, s.count, &mut v);
+                copy_in(&rdt, rbuf, rcount, &v[..rbytes.min(v.len())]);
+            }
+        }
+    }
+    let s = w.req_mut(send);
+    s.transferred = true;
+    s.packed = None;
+    let orphan = s.orphan;
+    w.req_mut(recv).transferred = true;
+    if orphan {
+        w.free_req(send);
+    }
+}
+
+unsafe fn copy_in(dt: &Datatype, buf: *mut u8, count: usize, data: &[u8]) {
+    if dt.is_contiguous() {
+        if !data.is_empty() {
+            std::ptr::copy(data.as_ptr(), buf, data.len());
+        }
+    } else {
+        dt.unpack(data, buf, count);
+    }
+}
+
+/// Whether a request is complete (no cost injected).
+pub fn is_complete(w: &World, id: u32) -> bool {
+    let r = w.req(id);
+    if r.done {
+        return true;
+    }
+    match r.act {
+        Some(a) => w.kernel.test(a) && (r.kind == ReqKind::Send || r.transferred),
+        None => false,
+    }
+}
+
+/// Blocks until request `id` completes; returns its status and frees it
+/// (persistent requests are only made inactive).
+pub fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
+    let (act, done) = with_world(|w| {
+        let r = w.req(id);
+        let info = BlockInfo {
+            call,
+            peer: r.peer,
+            tag: r.tag,
+            comm: r.comm_handle,
+        };
+        let act = r.act;
+        let done = is_complete(w, id);
+        w.ranks[me as usize].blocked = Some(info);
+        (act, done)
+    });
+    if !done {
+        if let Some(a) = act {
+            let ctx = with_world(|w| w.ranks[me as usize].ctx());
+            ctx.wait(a);
+        }
+    }
+    finish(me, id)
+}
+
+/// Final bookkeeping of a completed request: `or` overhead, status, free.
+pub fn finish(me: u32, id: u32) -> StatusInfo {
+    let (status, or_cost) = with_world(|w| {
+        w.ranks[me as usize].blocked = None;
+        let r = w.req(id);
+        let status = if r.kind == ReqKind::Recv {
+            r.status
+        } else {
+            StatusInfo {
+                source: MPI_ANY_SOURCE,
+                tag: MPI_ANY_TAG,
+                ..r.status
+            }
+        };
+        let or_cost = if r.kind == ReqKind::Recv && r.matched_detached {
+            w.cfg.or.cost((r.size.min(status.bytes) + ENVELOPE) as f64)
+        } else {
+            0.0
+        };
+        release_completed(w, id);
+        (status, or_cost)
+    });
+    sleep_for(me, or_cost);
+    status
+}
+
+/// Frees (or deactivates, if persistent) a completed request.
+pub fn release_completed(w: &mut World, id: u32) {
+    let r = w.req(id);
+    if r.persistent {
+        let act = r.act;
+        let transferred = r.transferred;
+        let detached_pending = r.kind == ReqKind::Send && r.detached && !transferred;
+        if detached_pending {
+            // The transfer still needs this request's payload: keep a hidden
+            // copy as an orphan and let the persistent handle go inactive.
+            let clone = Request {
+                persistent: false,
+                orphan: true,
+                ..clone_req(r)
+            };
+            let nid = w.alloc_req(clone);
+            if let Some(p) = w.req(id).partner {
+                w.req_mut(p).partner = Some(nid);
+            }
+            w.req_mut(id).act = None;
+            w.req_mut(id).packed = None;
+        } else if let Some(a) = act {
+            w.kernel.release(a);
+            w.req_mut(id).act = None;
+        }
+        let r = w.req_mut(id);
+        r.active = false;
+        r.partner = None;
+        return;
+    }
+    if r.kind == ReqKind::Send && !r.transferred {
+        w.req_mut(id).orphan = true;
+    } else {
+        w.free_req(id);
+    }
+}
+
+fn clone_req(r: &Request) -> Request {
+    Request {
+        kind: r.kind,
+        owner: r.owner,
+        context: r.context,
+        peer: r.peer,
+        me_local: r.me_local,
+        peer_world: r.peer_world,
+        tag: r.tag,
+        buf: r.buf,
+        count: r.count,
+        dtype: r.dtype,
+        size: r.size,
+        mode: r.mode,
+        detached: r.detached,
+        packed: r.packed.clone(),
+        act: r.act,
+        partner: r.partner,
+        done: r.done,
+        transferred: r.transferred,
+        status: r.status,
+        matched_detached: r.matched_detached,
+        persistent: r.persistent,
+        active: r.active,
+        orphan: r.orphan,
+        comm_handle: r.comm_handle,
+    }
+}
+
+/// Blocks until one of `ids` completes; returns its index. `None` entries are
+/// inactive and skipped; returns `None` if all are.
+pub fn wait_any(me: u32, ids: &[Option<u32>]) -> Option<(usize, StatusInfo)> {
+    loop {
+        let (ready, acts) = with_world(|w| {
+            let mut acts = Vec::with_capacity(ids.len());
+            let mut idx = Vec::with_capacity(ids.len());
+            for (i, id) in ids.iter().enumerate() {
+                let Some(id) = *id else { continue };
+                if is_complete(w, id) {
+                    return (Some(i), acts);
+                }
+                if let Some(a) = w.req(id).act {
+                    acts.push(a);
+                    idx.push(i);
+                }
+            }
+            if let Some(&first) = idx.first() {
+                let r = w.req(ids[first].expect("present"));
+                w.ranks[me as usize].blocked = Some(BlockInfo {
+                    call: "MPI_Waitany",
+                    peer: r.peer,
+                    tag: r.tag,
+                    comm: r.comm_handle,
+                });
+            }
+            (None, acts)
+        });
+        if let Some(i) = ready {
+            let st = finish(me, ids[i].expect("present"));
+            return Some((i, st));
+        }
+        if acts.is_empty() {
+            return None;
+        }
+        let ctx = with_world(|w| w.ranks[me as usize].ctx());
+        ctx.wait_any(&acts);
+    }
+}
+
+/// The injected cost multiplier for Test/Iprobe, and its update.
+pub fn poll_counter(w: &mut World, me: u32) -> u64 {
+    if w.cfg.grow_per_rank {
+        w.ranks[me as usize].nsleeps
+    } else {
+        w.global_nsleeps
+    }
+}
+
+pub fn poll_result(w: &mut World, me: u32, success: bool) {
+    if !w.cfg.grow_injected {
+        return;
+    }
+    let c = if w.cfg.grow_per_rank {
+        &mut w.ranks[me as usize].nsleeps
+    } else {
+        &mut w.global_nsleeps
+    };
+    if success {
+        *c = 1;
+    } else {
+        *c += 1;
+    }
+}
+
+/// MPI_Test semantics: injects the polling sleep, then tests.
+pub fn test(me: u32, id: u32) -> Option<StatusInfo> {
+    let cost = with_world(|w| w.cfg.test * poll_counter(w, me) as f64);
+    sleep_for(me, cost);
+    let done = with_world(|w| {
+        let d = is_complete(w, id);
+        poll_result(w, me, d);
+        d
+    });
+    if done {
+        Some(finish(me, id))
+    } else {
+        None
+    }
+}
+
+/// Looks for a matching unexpected message without receiving it.
+pub fn probe_match(w: &World, me: u32, context: u32, source: i32, tag: i32) -> Option<StatusInfo> {
+    for &s in &w.mailboxes[me as usize].unexpected {
+        let r = w.req(s);
+        let ok = r.context == context
+            && (source == MPI_ANY_SOURCE || source == r.me_local)
+            && (tag == r.tag || (tag == MPI_ANY_TAG && r.tag >= 0));
+        if ok {
+            return Some(StatusInfo {
+                source: r.me_local,
+                tag: r.tag,
+                error: 0,
+                bytes: r.size,
+                cancelled: false,
+            });
+        }
+    }
+    None
+}
+
+/// MPI_Iprobe semantics: computes for the polling cost, then probes.
+pub fn iprobe(me: u32, source: i32, tag: i32, comm: i32) -> MpiResult<Option<StatusInfo>> {
+    let (context, flops, bound) = with_world(|w| -> MpiResult<(u32, f64, f64)> {
+        let c = w.ranks[me as usize].comm(comm)?;
+        if source != MPI_ANY_SOURCE && source != MPI_PROC_NULL && (source < 0 || source >= c.peer_size()) {
+            return Err(mpi_err(MPI_ERR_RANK, format!("invalid source rank {source}")));
+        }
+        let context = c.shared.context;
+        let speed = w.platform.host(w.ranks[me as usize].host).speed;
+        let n = poll_counter(w, me) as f64;
+        Ok((
+            context,
+            n * w.cfg.iprobe * speed * w.cfg.iprobe_cpu_usage,
+            speed * w.cfg.iprobe_cpu_usage,
+        ))
+    })?;
+    if source == MPI_PROC_NULL {
+        return Ok(Some(StatusInfo {
+            source: MPI_PROC_NULL,
+            tag: MPI_ANY_TAG,
+            ..Default::default()
+        }));
+    }
+    if flops > 0.0 && bound > 0.0 {
+        let ctx = with_world(|w| w.ranks[me as usize].ctx());
+        ctx.execute(flops);
+    }
+    Ok(with_world(|w| {
+        let found = probe_match(w, me, context, source, tag);
+        poll_result(w, me, found.is_some());
+        found
+    }))
+}
+
+/// Blocking send (MPI_Send/Ssend/Rsend/Bsend).
+pub fn send(me: u32, a: &P2p, mode: SendMode, call: &'static str) -> MpiResult<()> {
+    let id = isend(me, a, mode, false)?;
+    wait(me, id, call);
+    Ok(())
+}
+
+/// Blocking receive.
+pub fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
+    let id = irecv(me, a)?;
+    let st = wait(me, id, "MPI_Recv");
+    if st.error == MPI_ERR_TRUNCATE {
+        return Err(mpi_err(
+            MPI_ERR_TRUNCATE,
+            format!(
+                "message truncated: receive buffer of {} elements too small",
+                a.count
+            ),
+        ));
+    }
+    Ok(st)
+}
+
+/// Sends and receives (the receive is posted first, then the send, then both are waited).
+pub fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
+    let rid = irecv(me, r)?;
+    let sid = isend(me, s, SendMode::Standard, false)?;
+    wait(me, sid, "MPI_Sendrecv");
+    let st = wait(me, rid, "MPI_Sendrecv");
+    Ok(st)
+}
+
+/// Creates an inactive persistent request (MPI_Send_init / MPI_Recv_init).
+pub fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode: SendMode) -> u32 {
+    let r = Request {
+        kind,
+        owner: me,
+        context: 0,
+        peer: a.peer,
+        me_local: -1,
+        peer_world: u32::MAX,
+        tag: a.tag,
+        buf: a.buf,
+        count: a.count,
+        dtype: a.dtype,
+        size: 0,
+        mode,
+        detached: false,
+        packed: None,
+        act: None,
+        partner: None,
+        done: false,
+        transferred: false,
+        status: StatusInfo::default(),
+        matched_detached: false,
+        persistent: true,
+        active: false,
+        orphan: false,
+        comm_handle: a.comm,
+    };
+    w.alloc_req(r)
+}
+
+/// MPI_Start: posts a new operation with a persistent request's parameters,
+/// reusing its handle.
+pub fn start_persistent(me: u32, id: u32) -> MpiResult<()> {
+    let (kind, a, mode) = with_world(|w| -> MpiResult<_> {
+        let r = w
+            .reqs
+            .get(id as usize)
+            .and_then(|r| r.as_ref())
+            .ok_or_else(|| mpi_err(MPI_ERR_REQUEST, "invalid request"))?;
+        if !r.persistent {
+            return Err(mpi_err(MPI_ERR_REQUEST, "MPI_Start on a non-persistent request"));
+        }
+        if r.active {
+            return Err(mpi_err(MPI_ERR_REQUEST, "MPI_Start on an active request"));
+        }
+        let a = P2p {
+            buf: r.buf,
+            count: r.count,
+            dtype: r.dtype,
+            peer: r.peer,
+            tag: r.tag,
+            comm: r.comm_handle,
+            coll: false,
+        };
+        Ok((r.kind, a, r.mode))
+    })?;
+    let new = match kind {
+        ReqKind::Send => isend(me, &a, mode, true)?,
+        ReqKind::Recv => irecv(me, &a)?,
+    };
+    // Move the fresh request into the persistent slot.
+    with_world(|w| {
+        let mut fresh = w.reqs[new as usize].take().expect("just created");
+        fresh.persistent = true;
+        fresh.active = true;
+        if let Some(p) = fresh.partner {
+            w.req_mut(p).partner = Some(id);
+        }
+        if let Some(act) = fresh.act {
+            // The kernel communication's user tag names the send request.
+            if fresh.kind == ReqKind::Send {
+                w.kernel.set_user(act, id as u64);
+            }
+        }
+        for mb in w.mailboxes.iter_mut() {
+            for q in [&mut mb.unexpected, &mut mb.posted] {
+                for x in q.iter_mut() {
+                    if *x == new {
+                        *x = id;
+                    }
+                }
+            }
+        }
+        w.reqs[id as usize] = Some(fresh);
+        w.free_reqs.push(new);
+    });
+    Ok(())
+}
