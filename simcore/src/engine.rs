@@ -260,6 +260,26 @@ struct Route {
     inv_bw_sum: f64,
 }
 
+/// A fast hasher for the route cache (keys are pairs of small integers).
+#[derive(Default, Clone, Copy)]
+struct HostPairHasher(u64);
+
+impl std::hash::Hasher for HostPairHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(x)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type BuildHostPairHasher = std::hash::BuildHasherDefault<HostPairHasher>;
+
 /// The kernel state shared by the scheduler and the actors' [`Ctx`].
 struct Kernel {
     now: f64,
@@ -275,7 +295,8 @@ struct Kernel {
     ready: VecDeque<ActorId>,
     heap: BinaryHeap<HeapEntry>,
     seq: u64,
-    routes: HashMap<(HostId, HostId), Rc<Route>>,
+    routes: HashMap<(HostId, HostId), Rc<Route>, BuildHostPairHasher>,
+    solved: Vec<u32>,
     completed: Vec<(ActivityId, u64)>,
     current: Option<ActorId>,
     trace: Option<Vec<String>>,
@@ -283,9 +304,15 @@ struct Kernel {
 }
 
 impl Kernel {
-    fn alloc_act(&mut self, act: Activity) -> ActivityId {
+    fn alloc_act(&mut self, mut act: Activity) -> ActivityId {
         if let Some(i) = self.free_acts.pop() {
-            self.acts[i as usize] = act;
+            // Keep the old waiter buffer: avoids an allocation per activity.
+            let slot = &mut self.acts[i as usize];
+            let mut waiters = std::mem::take(&mut slot.waiters);
+            waiters.clear();
+            act.waiters = waiters;
+            act.version = slot.version.wrapping_add(1);
+            *slot = act;
             ActivityId(i)
         } else {
             self.acts.push(act);
@@ -440,8 +467,10 @@ impl Kernel {
             return;
         }
         let now = self.now;
-        let vars: Vec<u32> = self.lmm.solve().to_vec();
-        for v in vars {
+        let mut vars = std::mem::take(&mut self.solved);
+        vars.clear();
+        vars.extend_from_slice(self.lmm.solve());
+        for &v in &vars {
             let a = self.var_owner[v as usize];
             let value = self.lmm.value(VarId(v));
             let act = &mut self.acts[a as usize];
@@ -463,6 +492,7 @@ impl Kernel {
                 act.finish = -1.0;
             }
         }
+        self.solved = vars;
     }
 
     /// Pops the next valid heap entry, returns its date.
@@ -883,7 +913,8 @@ impl Simulation {
             ready: VecDeque::new(),
             heap: BinaryHeap::new(),
             seq: 0,
-            routes: HashMap::new(),
+            routes: HashMap::default(),
+            solved: Vec::new(),
             completed: Vec::new(),
             current: None,
             trace: if config.trace { Some(Vec::new()) } else { None },

@@ -154,20 +154,27 @@ impl System {
 
     /// Adds a variable. `penalty` 0 creates it disabled; `bound ≤ 0` means unbounded.
     pub fn add_variable(&mut self, penalty: f64, bound: f64) -> VarId {
-        let var = Variable {
-            alive: true,
-            penalty,
-            bound,
-            value: 0.0,
-            cnsts: Vec::new(),
-            visit: 0,
-            fixed: false,
-        };
         let id = if let Some(id) = self.free_vars.pop() {
-            self.vars[id as usize] = var;
+            // Reuse the slot and its element buffer (no allocation on the hot path).
+            let var = &mut self.vars[id as usize];
+            var.alive = true;
+            var.penalty = penalty;
+            var.bound = bound;
+            var.value = 0.0;
+            var.cnsts.clear();
+            var.visit = 0;
+            var.fixed = false;
             id
         } else {
-            self.vars.push(var);
+            self.vars.push(Variable {
+                alive: true,
+                penalty,
+                bound,
+                value: 0.0,
+                cnsts: Vec::new(),
+                visit: 0,
+                fixed: false,
+            });
             (self.vars.len() - 1) as u32
         };
         VarId(id)

@@ -445,23 +445,18 @@ fn reduce_in_rank_order(
     op: i32,
     temps: &mut [TempBuf],
 ) -> MpiResult<()> {
-    // Accumulate from the highest rank down: acc = x_i op acc.
+    // SMPI's order: start from the root's own data, then acc = x_src op acc for
+    // every other source in ascending rank order.
     let dt = dtype_of(dtype)?;
     let mut acc = TempBuf::new(&dt, count);
-    let last = size - 1;
-    let src_of = |i: i32, temps: &mut [TempBuf]| -> *const u8 {
+    local_copy(sbuf, count, dtype, acc.ptr(), count, dtype)?;
+    let mut k = 0;
+    for i in 0..size {
         if i == root {
-            sbuf
-        } else {
-            let idx = if i < root { i } else { i - 1 } as usize;
-            temps[idx].ptr() as *const u8
+            continue;
         }
-    };
-    let p = src_of(last, temps);
-    local_copy(p, count, dtype, acc.ptr(), count, dtype)?;
-    for i in (0..last).rev() {
-        let p = src_of(i, temps);
-        apply_op(op, dtype, p, acc.ptr(), count)?;
+        apply_op(op, dtype, temps[k].ptr(), acc.ptr(), count)?;
+        k += 1;
     }
     local_copy(acc.ptr(), count, dtype, rbuf, count, dtype)
 }
@@ -735,17 +730,12 @@ pub fn allgatherv(
         local_copy(sbuf, scount, stype, mine, rcounts[c.rank as usize], rtype)?;
         (sbuf, scount, stype)
     };
+    // SMPI's iallgather: for each other rank in ascending order, a send then a receive.
     let mut reqs = Vec::new();
-    for i in 0..c.size {
-        if i != c.rank {
-            let dst = rbuf.wrapping_offset(displs[i as usize] * rdt.extent);
-            reqs.push(c.irecv(dst, rcounts[i as usize], rtype, i, TAG_ALLGATHER)?);
-        }
-    }
-    for i in 0..c.size {
-        if i != c.rank {
-            reqs.push(c.isend(sbuf, scount, stype, i, TAG_ALLGATHER)?);
-        }
+    for i in (0..c.size).filter(|&i| i != c.rank) {
+        reqs.push(c.isend(sbuf, scount, stype, i, TAG_ALLGATHER)?);
+        let dst = rbuf.wrapping_offset(displs[i as usize] * rdt.extent);
+        reqs.push(c.irecv(dst, rcounts[i as usize], rtype, i, TAG_ALLGATHER)?);
     }
     c.waitall(&reqs);
     Ok(())
@@ -783,54 +773,186 @@ pub fn alltoallv(
     } else {
         (sbuf, scounts, sdispls, stype, sdt)
     };
-    let algo = forced(if regular { "alltoall" } else { "alltoallv" });
-    let block = sdt.size * scounts.first().copied().unwrap_or(0);
-    let use_ring = match algo.as_deref() {
-        None | Some("default") => regular && !(block < 3000 || (block < 200 && c.size > 12)),
-        Some("ring") => true,
-        Some("basic_linear") | Some("ompi_basic_linear") => false,
-        Some(a) => return Err(unknown_algo("alltoall", a, &["default", "ring", "basic_linear"])),
-    };
     let sp = |i: i32| sbuf.wrapping_offset(sdispls[i as usize] * sdt.extent);
     let rp = |i: i32| rbuf.wrapping_offset(rdispls[i as usize] * rdt.extent);
-    if use_ring {
-        for i in 0..c.size {
-            let src = (c.rank - i + c.size) % c.size;
-            let dst = (c.rank + i) % c.size;
-            c.sendrecv(
-                sp(dst),
-                scounts[dst as usize],
-                stype,
-                dst,
-                rp(src),
-                rcounts[src as usize],
-                rtype,
-                src,
-                TAG_ALLTOALL,
-            )?;
+    let algo = if regular {
+        let block = sdt.size * scounts.first().copied().unwrap_or(0);
+        match forced("alltoall").as_deref() {
+            None | Some("default") | Some("ompi") => ompi_alltoall_choice(c.size, block),
+            Some(a) => a.to_string(),
         }
     } else {
-        local_copy(
-            sp(c.rank),
-            scounts[c.rank as usize],
-            stype,
-            rp(c.rank),
-            rcounts[c.rank as usize],
-            rtype,
-        )?;
-        let mut reqs = Vec::new();
-        for k in 1..c.size {
-            let i = (c.rank + k) % c.size;
-            reqs.push(c.irecv(rp(i), rcounts[i as usize], rtype, i, TAG_ALLTOALL)?);
+        forced("alltoallv").unwrap_or_else(|| "default".into())
+    };
+    match algo.as_str() {
+        "ring" => {
+            for i in 0..c.size {
+                let src = (c.rank - i + c.size) % c.size;
+                let dst = (c.rank + i) % c.size;
+                c.sendrecv(
+                    sp(dst),
+                    scounts[dst as usize],
+                    stype,
+                    dst,
+                    rp(src),
+                    rcounts[src as usize],
+                    rtype,
+                    src,
+                    TAG_ALLTOALL,
+                )?;
+            }
         }
-        for k in 1..c.size {
-            let i = (c.rank - k + c.size) % c.size;
-            reqs.push(c.isend(sp(i), scounts[i as usize], stype, i, TAG_ALLTOALL)?);
+        "pair" => {
+            if c.size & (c.size - 1) != 0 {
+                return Err(mpi_err(
+                    rt::MPI_ERR_ARG,
+                    "alltoall pair algorithm needs a power-of-two number of ranks",
+                ));
+            }
+            for i in 0..c.size {
+                let peer = c.rank ^ i;
+                c.sendrecv(
+                    sp(peer),
+                    scounts[peer as usize],
+                    stype,
+                    peer,
+                    rp(peer),
+                    rcounts[peer as usize],
+                    rtype,
+                    peer,
+                    TAG_ALLTOALL,
+                )?;
+            }
         }
-        c.waitall(&reqs);
+        "basic_linear" | "ompi_basic_linear" | "bruck" => {
+            // Bruck's timing differs (log2 n exchanges of half the data); it is
+            // approximated by the linear exchange until implemented.
+            local_copy(
+                sp(c.rank),
+                scounts[c.rank as usize],
+                stype,
+                rp(c.rank),
+                rcounts[c.rank as usize],
+                rtype,
+            )?;
+            let mut reqs = Vec::new();
+            for k in 1..c.size {
+                let i = (c.rank + k) % c.size;
+                reqs.push(c.irecv(rp(i), rcounts[i as usize], rtype, i, TAG_ALLTOALL)?);
+            }
+            for k in 1..c.size {
+                let i = (c.rank - k + c.size) % c.size;
+                reqs.push(c.isend(sp(i), scounts[i as usize], stype, i, TAG_ALLTOALL)?);
+            }
+            c.waitall(&reqs);
+        }
+        "default" => {
+            // Default alltoallv: receives from everyone (ascending), then sends (ascending).
+            local_copy(
+                sp(c.rank),
+                scounts[c.rank as usize],
+                stype,
+                rp(c.rank),
+                rcounts[c.rank as usize],
+                rtype,
+            )?;
+            let mut reqs = Vec::new();
+            for i in (0..c.size).filter(|&i| i != c.rank) {
+                reqs.push(c.irecv(rp(i), rcounts[i as usize], rtype, i, TAG_ALLTOALL)?);
+            }
+            for i in (0..c.size).filter(|&i| i != c.rank) {
+                reqs.push(c.isend(sp(i), scounts[i as usize], stype, i, TAG_ALLTOALL)?);
+            }
+            c.waitall(&reqs);
+        }
+        a => {
+            return Err(unknown_algo(
+                "alltoall",
+                a,
+                &["default", "ring", "pair", "basic_linear", "bruck"],
+            ))
+        }
     }
     drop(copy);
     Ok(())
+}
+
+/// Open MPI 4.1's fixed decision for alltoall (SMPI 3.32's `alltoall__ompi`),
+/// from the communicator size and the bytes of one block.
+fn ompi_alltoall_choice(n: i32, block: usize) -> String {
+    // (upper bound exclusive, algorithm): 1 linear, 2 pairwise, 3 bruck, 4 linear_sync, 5 two_proc.
+    let table: &[(usize, u8)] = match n {
+        i32::MIN..=1 => &[(usize::MAX, 1)],
+        2 => &[
+            (2, 2),
+            (4, 5),
+            (16, 2),
+            (64, 5),
+            (256, 2),
+            (4096, 5),
+            (32768, 2),
+            (262144, 4),
+            (1048576, 5),
+            (usize::MAX, 2),
+        ],
+        3..=7 => &[
+            (8192, 4),
+            (16384, 1),
+            (65536, 4),
+            (524288, 1),
+            (1048576, 2),
+            (usize::MAX, 1),
+        ],
+        8..=15 => &[(262144, 4), (usize::MAX, 1)],
+        16..=31 => &[
+            (4, 4),
+            (512, 3),
+            (8192, 4),
+            (32768, 1),
+            (262144, 4),
+            (524288, 1),
+            (usize::MAX, 4),
+        ],
+        32..=63 => &[(512, 3), (524288, 1), (usize::MAX, 4)],
+        64..=127 => &[(1024, 3), (2048, 1), (4096, 4), (262144, 1), (usize::MAX, 2)],
+        128..=255 => &[(1024, 3), (2048, 4), (262144, 1), (usize::MAX, 2)],
+        256..=511 => &[(1024, 3), (8192, 4), (32768, 1), (usize::MAX, 2)],
+        512..=1023 => &[
+            (512, 3),
+            (8192, 4),
+            (16384, 1),
+            (131072, 4),
+            (262144, 1),
+            (usize::MAX, 2),
+        ],
+        1024..=2047 => &[
+            (512, 3),
+            (1024, 4),
+            (2048, 1),
+            (16384, 4),
+            (262144, 1),
+            (usize::MAX, 4),
+        ],
+        2048..=4095 => &[(1024, 3), (4096, 4), (8192, 1), (131072, 4), (usize::MAX, 1)],
+        _ => &[
+            (2048, 3),
+            (8192, 4),
+            (16384, 1),
+            (32768, 4),
+            (65536, 1),
+            (usize::MAX, 4),
+        ],
+    };
+    let alg = table
+        .iter()
+        .find(|(bound, _)| block < *bound)
+        .map_or(1, |(_, a)| *a);
+    match alg {
+        2 => "pair",
+        3 => "bruck",
+        _ => "basic_linear",
+    }
+    .to_string()
 }
 
 // ---------------------------------------------------------------- scan

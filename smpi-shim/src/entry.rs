@@ -49,7 +49,7 @@ impl Drop for Entry {
         with_world(|w| {
             let r = &mut w.ranks[self.me as usize];
             r.in_mpi = r.in_mpi.saturating_sub(1);
-            if r.in_mpi == 0 {
+            if r.in_mpi == 0 && w.cfg.simulate_computation {
                 r.bench_start = thread_cpu_time();
             }
         });

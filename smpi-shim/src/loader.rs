@@ -89,6 +89,9 @@ impl Program {
             prog.libs.push(lib);
             return Ok(prog);
         }
+        if !keep {
+            return load_memfd(path, ranks, prog);
+        }
         let dir = tmpdir.join(format!("smpirun-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| LoadError::Copy {
             rank: 0,
@@ -126,6 +129,45 @@ impl Drop for Program {
             let _ = std::fs::remove_dir_all(dir);
         }
     }
+}
+
+/// Loads one in-memory copy per rank (`memfd_create`): no disk traffic, and the
+/// copies vanish with the process.
+fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, LoadError> {
+    let image = std::fs::read(path).map_err(|e| LoadError::Read {
+        path: path.into(),
+        source: e,
+    })?;
+    for rank in 0..ranks {
+        let copy_err = |e: std::io::Error| LoadError::Copy {
+            rank,
+            dir: "memfd".into(),
+            source: e,
+        };
+        let name = CString::new(format!("smpi-rank-{rank}")).expect("no NUL in name");
+        // Safety: plain syscalls on a fresh descriptor we own.
+        let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(copy_err(std::io::Error::last_os_error()));
+        }
+        let mut written = 0;
+        while written < image.len() {
+            // Safety: writing from a valid buffer to our descriptor.
+            let n = unsafe { libc::write(fd, image[written..].as_ptr().cast(), image.len() - written) };
+            if n <= 0 {
+                return Err(copy_err(std::io::Error::last_os_error()));
+            }
+            written += n as usize;
+        }
+        let fd_path = PathBuf::from(format!("/proc/self/fd/{fd}"));
+        let lib = open(&fd_path)?;
+        let main = find_main(&lib, path)?;
+        // Safety: the loader keeps its own mapping; the descriptor is no longer needed.
+        unsafe { libc::close(fd) };
+        prog.mains.push(main);
+        prog.libs.push(lib);
+    }
+    Ok(prog)
 }
 
 fn open(path: &Path) -> Result<libloading::Library, LoadError> {
