@@ -995,9 +995,10 @@ impl Simulation {
             .map_err(|e| SimError::Setup(format!("cannot map a {} B stack: {e}", self.stack_size)))?;
         let k = self.k.clone();
         let page = 4096usize;
+        // The guard page is the lowest page of the mapping, at `limit()`.
         let limit = stack.limit().get();
         let name = self.k.borrow().actors[id.0 as usize].name.clone();
-        crash::register_actor(id.0, name, limit - page, limit, self.stack_size);
+        crash::register_actor(id.0, name, limit, limit + page, self.stack_size);
         Ok(Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
             let ctx = Ctx {
                 k,

@@ -157,8 +157,18 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     (
         "smpi/seed",
-        "42",
-        "seed of every random stream (models, modelled idamax)",
+        "",
+        "seed of every random stream (models, modelled idamax); default: the model set's, else 42",
+    ),
+    (
+        "smpi/blas-mode",
+        "auto",
+        "auto (model the kernels the model set defines), model, or compute (real BLAS)",
+    ),
+    (
+        "smpi/blas-compute",
+        "",
+        "comma-separated BLAS kernels always run for real",
     ),
     ("smpi/bcast", "", "force the bcast algorithm"),
     ("smpi/barrier", "", "force the barrier algorithm"),
@@ -281,7 +291,9 @@ pub struct SmpiConfig {
     pub tmpdir: String,
     pub display_timing: bool,
     pub errors_fatal: bool,
-    pub seed: u64,
+    pub seed: Option<u64>,
+    pub blas_mode: String,
+    pub blas_compute: Vec<String>,
     pub shared_malloc: String,
     pub shared_malloc_blocksize: usize,
     pub shared_malloc_hugepage: String,
@@ -458,9 +470,25 @@ impl SmpiConfig {
             tmpdir: raw.get("smpi/tmpdir").to_string(),
             display_timing: parse_bool(raw, "smpi/display-timing")?,
             errors_fatal: parse_bool(raw, "smpi/errors-are-fatal")?,
-            seed: seed_s
-                .parse()
-                .map_err(|_| err("smpi/seed", seed_s, "expected an integer"))?,
+            seed: if seed_s.is_empty() {
+                None
+            } else {
+                Some(
+                    seed_s
+                        .parse()
+                        .map_err(|_| err("smpi/seed", seed_s, "expected an integer"))?,
+                )
+            },
+            blas_mode: match raw.get("smpi/blas-mode") {
+                m @ ("auto" | "model" | "compute") => m.to_string(),
+                m => return Err(err("smpi/blas-mode", m, "expected auto, model or compute")),
+            },
+            blas_compute: raw
+                .get("smpi/blas-compute")
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
             shared_malloc,
             shared_malloc_blocksize: parse_usize(raw, "smpi/shared-malloc-blocksize")?,
             shared_malloc_hugepage: raw.get("smpi/shared-malloc-hugepage").to_string(),

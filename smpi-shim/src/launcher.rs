@@ -9,6 +9,8 @@ use simcore::platform::{HostId, Platform};
 use simcore::{KernelConfig, NetworkConfig, NetworkFactors, SimError, Simulation};
 
 use crate::config::{RawConfig, SmpiConfig, KEYS};
+use crate::interpose;
+use crate::kernels::Kernels;
 use crate::loader::{c_argv, Program};
 use crate::runtime::{self as rt, with_world, World};
 
@@ -241,16 +243,39 @@ fn run(args: &Args) -> Result<i32, String> {
         raw.set(k, v)
             .map_err(|e| format!("{}: <config>: {e}", platform_path.display()))?;
     }
-    if let Some(model) = &args.model {
-        let set = models::ModelSet::load(model).map_err(|e| e.to_string())?;
-        for (k, v) in &set.config {
-            raw.set(k, v).map_err(|e| format!("{}: {e}", model.display()))?;
+    let model_set = match &args.model {
+        Some(model) => {
+            let set = models::ModelSet::load(model).map_err(|e| e.to_string())?;
+            for (k, v) in &set.config {
+                raw.set(k, v)
+                    .map_err(|e| format!("{}: [config] {e}", model.display()))?;
+            }
+            set
         }
-    }
+        None => models::ModelSet::default(),
+    };
     for kv in &args.cfg {
         raw.set_pair(kv).map_err(|e| e.to_string())?;
     }
-    let cfg = SmpiConfig::from_raw(&raw).map_err(|e| e.to_string())?;
+    let mut cfg = SmpiConfig::from_raw(&raw).map_err(|e| e.to_string())?;
+    if let Some(net) = &model_set.network {
+        // The model file's network model, unless the command line overrides a part.
+        if !raw.is_set("network/latency-factor") {
+            cfg.lat_factor = net.lat_factor.clone();
+        }
+        if !raw.is_set("network/bandwidth-factor") {
+            cfg.bw_factor = net.bw_factor.clone();
+        }
+        if !raw.is_set("smpi/os") {
+            cfg.os = net.os.clone();
+        }
+        if !raw.is_set("smpi/or") {
+            cfg.or = net.or.clone();
+        }
+        if !raw.is_set("smpi/ois") {
+            cfg.ois = net.ois.clone();
+        }
+    }
 
     let slots: Vec<HostId> = match &args.hostfile {
         Some(h) => read_hostfile(h, &platform)?,
@@ -278,6 +303,39 @@ fn run(args: &Args) -> Result<i32, String> {
 
     let prog = Program::load(program, np, cfg.privatize, Path::new(&cfg.tmpdir), cfg.keep_temps)
         .map_err(|e| e.to_string())?;
+    let seed = cfg
+        .seed
+        .unwrap_or(if args.model.is_some() { model_set.seed } else { 42 });
+    let kernels = Kernels::new(
+        model_set.compute.clone(),
+        seed,
+        np,
+        &cfg.blas_mode,
+        &cfg.blas_compute,
+    );
+    let functions: Vec<(String, models::compute::KernelId, usize)> = kernels
+        .functions()
+        .into_iter()
+        .map(|(n, k)| {
+            let nparams = kernels.models.signature(k).params.len();
+            (n, k, nparams)
+        })
+        .collect();
+    let targets = interpose::register(&functions)?;
+    for h in &prog.handles {
+        // Safety: handles of the copies loaded just above.
+        let counts = unsafe { interpose::patch(*h, &targets) }?;
+        if h == &prog.handles[0] {
+            for ((name, _), n) in targets.iter().zip(&counts) {
+                if *n == 0 {
+                    eprintln!(
+                        "smpirun: warning: the model of function {name} never applies: {} does not call it through its PLT",
+                        program.display()
+                    );
+                }
+            }
+        }
+    }
     let net = NetworkConfig {
         factors: Box::new(SmpiFactors {
             lat: cfg.lat_factor.clone(),
@@ -295,7 +353,13 @@ fn run(args: &Args) -> Result<i32, String> {
     };
     let mut sim = Simulation::new(platform.clone(), kcfg);
     let display_timing = cfg.display_timing;
-    rt::install_world(World::new(cfg, sim.handle(), platform.clone(), &rank_hosts));
+    rt::install_world(World::new(
+        cfg,
+        sim.handle(),
+        kernels,
+        platform.clone(),
+        &rank_hosts,
+    ));
     let mut prog_args = vec![program.display().to_string()];
     prog_args.extend(args.program_args.iter().cloned());
     for (rank, host) in rank_hosts.iter().enumerate() {

@@ -18,6 +18,8 @@ pub mod coll;
 pub mod config;
 pub mod datatype;
 pub mod entry;
+pub mod interpose;
+pub mod kernels;
 pub mod launcher;
 pub mod loader;
 pub mod op;

@@ -21,6 +21,8 @@ pub type MainFn = unsafe extern "C" fn(c_int, *mut *mut c_char) -> c_int;
 /// Loaded copies of the program, one `main` per rank.
 pub struct Program {
     pub mains: Vec<MainFn>,
+    /// The `dlopen` handle of each rank's copy (one shared handle without privatization).
+    pub handles: Vec<*mut std::ffi::c_void>,
     libs: Vec<libloading::Library>,
     dir: Option<PathBuf>,
     keep: bool,
@@ -78,14 +80,17 @@ impl Program {
         }
         let mut prog = Program {
             mains: Vec::with_capacity(ranks),
+            handles: Vec::new(),
             libs: Vec::new(),
             dir: None,
             keep,
         };
         if !privatize {
             let lib = open(path)?;
+            let (lib, handle) = split(lib);
             let main = find_main(&lib, path)?;
             prog.mains = vec![main; ranks];
+            prog.handles.push(handle);
             prog.libs.push(lib);
             return Ok(prog);
         }
@@ -107,7 +112,8 @@ impl Program {
                 dir: dir.clone(),
                 source: e,
             })?;
-            let lib = open(&copy)?;
+            let (lib, handle) = split(open(&copy)?);
+            prog.handles.push(handle);
             let main = find_main(&lib, path)?;
             if !keep {
                 let _ = std::fs::remove_file(&copy);
@@ -160,7 +166,8 @@ fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, L
             written += n as usize;
         }
         let fd_path = PathBuf::from(format!("/proc/self/fd/{fd}"));
-        let lib = open(&fd_path)?;
+        let (lib, handle) = split(open(&fd_path)?);
+        prog.handles.push(handle);
         let main = find_main(&lib, path)?;
         // Safety: the loader keeps its own mapping; the descriptor is no longer needed.
         unsafe { libc::close(fd) };
@@ -168,6 +175,15 @@ fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, L
         prog.libs.push(lib);
     }
     Ok(prog)
+}
+
+/// A library and its raw `dlopen` handle.
+fn split(lib: libloading::Library) -> (libloading::Library, *mut std::ffi::c_void) {
+    let unix: libloading::os::unix::Library = lib.into();
+    let raw = unix.into_raw();
+    // Safety: `raw` comes from `into_raw` just above.
+    let lib = unsafe { libloading::os::unix::Library::from_raw(raw) };
+    (lib.into(), raw)
 }
 
 fn open(path: &Path) -> Result<libloading::Library, LoadError> {

@@ -310,6 +310,7 @@ pub struct TypeEntry {
 pub struct World {
     pub cfg: SmpiConfig,
     pub kernel: KernelHandle,
+    pub kernels: crate::kernels::Kernels,
     pub platform: Rc<Platform>,
     pub ranks: Vec<Rank>,
     pub reqs: Vec<Option<Request>>,
@@ -359,7 +360,13 @@ pub fn current_rank() -> u32 {
 
 impl World {
     /// A world of `hosts.len()` ranks, rank `i` on `hosts[i]`.
-    pub fn new(cfg: SmpiConfig, kernel: KernelHandle, platform: Rc<Platform>, hosts: &[HostId]) -> Self {
+    pub fn new(
+        cfg: SmpiConfig,
+        kernel: KernelHandle,
+        kernels: crate::kernels::Kernels,
+        platform: Rc<Platform>,
+        hosts: &[HostId],
+    ) -> Self {
         let n = hosts.len() as u32;
         let world_group: Group = Rc::new((0..n).collect());
         let world_shared = Rc::new(CommShared {
@@ -421,6 +428,7 @@ impl World {
         World {
             cfg,
             kernel,
+            kernels,
             platform,
             mailboxes: (0..n).map(|_| Mailbox::default()).collect(),
             ranks,

@@ -2,6 +2,7 @@
 //! See `smpirun --help`.
 
 mod abi;
+mod blas_abi;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

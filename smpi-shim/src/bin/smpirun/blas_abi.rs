@@ -1,0 +1,562 @@
+//! BLAS entry points exported to the application (CBLAS and Fortran-77
+//! `name_` conventions). Exported symbols of the executable take precedence
+//! over a BLAS the program was linked with, so each call lands here: a
+//! modelled kernel injects its model time and does no work (see
+//! `smpi_shim::kernels`), otherwise the real BLAS of the system runs.
+#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+use std::cell::Cell;
+use std::ffi::{c_char, c_int};
+
+use smpi_shim::entry;
+use smpi_shim::kernels::{self, blas_modelled, modelled_idamax};
+use smpi_shim::runtime::current_rank;
+
+// Kernel indices in kernels::BLAS.
+const DGEMM: usize = 0;
+const DTRSM: usize = 1;
+const DGEMV: usize = 2;
+const DGER: usize = 3;
+const DTRSV: usize = 4;
+const DAXPY: usize = 5;
+const DSCAL: usize = 6;
+const DSWAP: usize = 7;
+const DCOPY: usize = 8;
+
+const CBLAS_LEFT: c_int = 141;
+
+thread_local! {
+    /// Set while the real BLAS runs: its internal calls (e.g. netlib's
+    /// cblas_dgemm calling dgemm_) bind to our exports and must go straight to
+    /// the real implementation instead of looping back.
+    static IN_REAL: Cell<bool> = const { Cell::new(false) };
+}
+
+fn real<T: Copy>(symbol: &str) -> T {
+    match kernels::real::<T>(symbol) {
+        Ok(f) => f,
+        Err(msg) => entry::abort_run(current_rank(), msg),
+    }
+}
+
+/// Runs `f` (a call into the real BLAS) with the re-entrance flag set.
+fn in_real<R>(f: impl FnOnce() -> R) -> R {
+    let was = IN_REAL.with(|c| c.replace(true));
+    let r = f();
+    IN_REAL.with(|c| c.set(was));
+    r
+}
+
+fn nested() -> bool {
+    IN_REAL.with(|c| c.get())
+}
+
+type Dgemm = unsafe extern "C" fn(
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    f64,
+    *const f64,
+    c_int,
+    *const f64,
+    c_int,
+    f64,
+    *mut f64,
+    c_int,
+);
+type Dtrsm = unsafe extern "C" fn(
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    f64,
+    *const f64,
+    c_int,
+    *mut f64,
+    c_int,
+);
+type Dgemv = unsafe extern "C" fn(
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    f64,
+    *const f64,
+    c_int,
+    *const f64,
+    c_int,
+    f64,
+    *mut f64,
+    c_int,
+);
+type Dger =
+    unsafe extern "C" fn(c_int, c_int, c_int, f64, *const f64, c_int, *const f64, c_int, *mut f64, c_int);
+type Dtrsv = unsafe extern "C" fn(c_int, c_int, c_int, c_int, c_int, *const f64, c_int, *mut f64, c_int);
+type Daxpy = unsafe extern "C" fn(c_int, f64, *const f64, c_int, *mut f64, c_int);
+type Dscal = unsafe extern "C" fn(c_int, f64, *mut f64, c_int);
+type Dswap = unsafe extern "C" fn(c_int, *mut f64, c_int, *mut f64, c_int);
+type Dcopy = unsafe extern "C" fn(c_int, *const f64, c_int, *mut f64, c_int);
+type Idamax = unsafe extern "C" fn(c_int, *const f64, c_int) -> usize;
+
+#[no_mangle]
+pub unsafe extern "C" fn cblas_dgemm(
+    o: c_int,
+    ta: c_int,
+    tb: c_int,
+    m: c_int,
+    n: c_int,
+    k: c_int,
+    alpha: f64,
+    a: *const f64,
+    lda: c_int,
+    b: *const f64,
+    ldb: c_int,
+    beta: f64,
+    c: *mut f64,
+    ldc: c_int,
+) {
+    if !blas_modelled(DGEMM, &[m as f64, n as f64, k as f64]) {
+        in_real(|| real::<Dgemm>("cblas_dgemm")(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cblas_dtrsm(
+    o: c_int,
+    side: c_int,
+    uplo: c_int,
+    ta: c_int,
+    diag: c_int,
+    m: c_int,
+    n: c_int,
+    alpha: f64,
+    a: *const f64,
+    lda: c_int,
+    b: *mut f64,
+    ldb: c_int,
+) {
+    let s = if side == CBLAS_LEFT { 0.0 } else { 1.0 };
+    if !blas_modelled(DTRSM, &[m as f64, n as f64, s]) {
+        in_real(|| real::<Dtrsm>("cblas_dtrsm")(o, side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cblas_dgemv(
+    o: c_int,
+    ta: c_int,
+    m: c_int,
+    n: c_int,
+    alpha: f64,
+    a: *const f64,
+    lda: c_int,
+    x: *const f64,
+    incx: c_int,
+    beta: f64,
+    y: *mut f64,
+    incy: c_int,
+) {
+    if !blas_modelled(DGEMV, &[m as f64, n as f64]) {
+        in_real(|| real::<Dgemv>("cblas_dgemv")(o, ta, m, n, alpha, a, lda, x, incx, beta, y, incy))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cblas_dger(
+    o: c_int,
+    m: c_int,
+    n: c_int,
+    alpha: f64,
+    x: *const f64,
+    incx: c_int,
+    y: *const f64,
+    incy: c_int,
+    a: *mut f64,
+    lda: c_int,
+) {
+    if !blas_modelled(DGER, &[m as f64, n as f64]) {
+        in_real(|| real::<Dger>("cblas_dger")(o, m, n, alpha, x, incx, y, incy, a, lda))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cblas_dtrsv(
+    o: c_int,
+    uplo: c_int,
+    ta: c_int,
+    diag: c_int,
+    n: c_int,
+    a: *const f64,
+    lda: c_int,
+    x: *mut f64,
+    incx: c_int,
+) {
+    if !blas_modelled(DTRSV, &[n as f64]) {
+        in_real(|| real::<Dtrsv>("cblas_dtrsv")(o, uplo, ta, diag, n, a, lda, x, incx))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cblas_daxpy(
+    n: c_int,
+    alpha: f64,
+    x: *const f64,
+    incx: c_int,
+    y: *mut f64,
+    incy: c_int,
+) {
+    if !blas_modelled(DAXPY, &[n as f64]) {
+        in_real(|| real::<Daxpy>("cblas_daxpy")(n, alpha, x, incx, y, incy))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cblas_dscal(n: c_int, alpha: f64, x: *mut f64, incx: c_int) {
+    if !blas_modelled(DSCAL, &[n as f64]) {
+        in_real(|| real::<Dscal>("cblas_dscal")(n, alpha, x, incx))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cblas_dswap(n: c_int, x: *mut f64, incx: c_int, y: *mut f64, incy: c_int) {
+    if blas_modelled(DSWAP, &[n as f64]) {
+        kernels::dswap(n, x, incx, y, incy);
+    } else {
+        in_real(|| real::<Dswap>("cblas_dswap")(n, x, incx, y, incy))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cblas_dcopy(n: c_int, x: *const f64, incx: c_int, y: *mut f64, incy: c_int) {
+    if blas_modelled(DCOPY, &[n as f64]) {
+        kernels::dcopy(n, x, incx, y, incy);
+    } else {
+        in_real(|| real::<Dcopy>("cblas_dcopy")(n, x, incx, y, incy))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cblas_idamax(n: c_int, x: *const f64, incx: c_int) -> usize {
+    if n <= 0 {
+        return 0;
+    }
+    match modelled_idamax(n as usize) {
+        Some(i) => i,
+        None => in_real(|| real::<Idamax>("cblas_idamax")(n, x, incx)),
+    }
+}
+
+// ---- Fortran 77 interface (arguments by reference, hidden string lengths ignored).
+
+type FDgemm = unsafe extern "C" fn(
+    *const c_char,
+    *const c_char,
+    *const c_int,
+    *const c_int,
+    *const c_int,
+    *const f64,
+    *const f64,
+    *const c_int,
+    *const f64,
+    *const c_int,
+    *const f64,
+    *mut f64,
+    *const c_int,
+);
+type FDtrsm = unsafe extern "C" fn(
+    *const c_char,
+    *const c_char,
+    *const c_char,
+    *const c_char,
+    *const c_int,
+    *const c_int,
+    *const f64,
+    *const f64,
+    *const c_int,
+    *mut f64,
+    *const c_int,
+);
+type FDgemv = unsafe extern "C" fn(
+    *const c_char,
+    *const c_int,
+    *const c_int,
+    *const f64,
+    *const f64,
+    *const c_int,
+    *const f64,
+    *const c_int,
+    *const f64,
+    *mut f64,
+    *const c_int,
+);
+type FDger = unsafe extern "C" fn(
+    *const c_int,
+    *const c_int,
+    *const f64,
+    *const f64,
+    *const c_int,
+    *const f64,
+    *const c_int,
+    *mut f64,
+    *const c_int,
+);
+type FDtrsv = unsafe extern "C" fn(
+    *const c_char,
+    *const c_char,
+    *const c_char,
+    *const c_int,
+    *const f64,
+    *const c_int,
+    *mut f64,
+    *const c_int,
+);
+type FDaxpy =
+    unsafe extern "C" fn(*const c_int, *const f64, *const f64, *const c_int, *mut f64, *const c_int);
+type FDscal = unsafe extern "C" fn(*const c_int, *const f64, *mut f64, *const c_int);
+type FDswap = unsafe extern "C" fn(*const c_int, *mut f64, *const c_int, *mut f64, *const c_int);
+type FDcopy = unsafe extern "C" fn(*const c_int, *const f64, *const c_int, *mut f64, *const c_int);
+type FIdamax = unsafe extern "C" fn(*const c_int, *const f64, *const c_int) -> c_int;
+
+const COL_MAJOR: c_int = 102;
+
+fn trans(c: *const c_char) -> c_int {
+    // Safety: BLAS passes a pointer to one character.
+    match unsafe { *c } as u8 {
+        b'N' | b'n' => 111,
+        b'T' | b't' => 112,
+        _ => 113,
+    }
+}
+
+fn uplo(c: *const c_char) -> c_int {
+    // Safety: as above.
+    if matches!(unsafe { *c } as u8, b'U' | b'u') {
+        121
+    } else {
+        122
+    }
+}
+
+fn diag(c: *const c_char) -> c_int {
+    // Safety: as above.
+    if matches!(unsafe { *c } as u8, b'U' | b'u') {
+        132
+    } else {
+        131
+    }
+}
+
+fn side(c: *const c_char) -> c_int {
+    // Safety: as above.
+    if matches!(unsafe { *c } as u8, b'L' | b'l') {
+        141
+    } else {
+        142
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dgemm_(
+    ta: *const c_char,
+    tb: *const c_char,
+    m: *const c_int,
+    n: *const c_int,
+    k: *const c_int,
+    alpha: *const f64,
+    a: *const f64,
+    lda: *const c_int,
+    b: *const f64,
+    ldb: *const c_int,
+    beta: *const f64,
+    c: *mut f64,
+    ldc: *const c_int,
+) {
+    if nested() {
+        return real::<FDgemm>("dgemm_")(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    }
+    cblas_dgemm(
+        COL_MAJOR,
+        trans(ta),
+        trans(tb),
+        *m,
+        *n,
+        *k,
+        *alpha,
+        a,
+        *lda,
+        b,
+        *ldb,
+        *beta,
+        c,
+        *ldc,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dtrsm_(
+    s: *const c_char,
+    u: *const c_char,
+    ta: *const c_char,
+    d: *const c_char,
+    m: *const c_int,
+    n: *const c_int,
+    alpha: *const f64,
+    a: *const f64,
+    lda: *const c_int,
+    b: *mut f64,
+    ldb: *const c_int,
+) {
+    if nested() {
+        return real::<FDtrsm>("dtrsm_")(s, u, ta, d, m, n, alpha, a, lda, b, ldb);
+    }
+    cblas_dtrsm(
+        COL_MAJOR,
+        side(s),
+        uplo(u),
+        trans(ta),
+        diag(d),
+        *m,
+        *n,
+        *alpha,
+        a,
+        *lda,
+        b,
+        *ldb,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dgemv_(
+    ta: *const c_char,
+    m: *const c_int,
+    n: *const c_int,
+    alpha: *const f64,
+    a: *const f64,
+    lda: *const c_int,
+    x: *const f64,
+    incx: *const c_int,
+    beta: *const f64,
+    y: *mut f64,
+    incy: *const c_int,
+) {
+    if nested() {
+        return real::<FDgemv>("dgemv_")(ta, m, n, alpha, a, lda, x, incx, beta, y, incy);
+    }
+    cblas_dgemv(
+        COL_MAJOR,
+        trans(ta),
+        *m,
+        *n,
+        *alpha,
+        a,
+        *lda,
+        x,
+        *incx,
+        *beta,
+        y,
+        *incy,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dger_(
+    m: *const c_int,
+    n: *const c_int,
+    alpha: *const f64,
+    x: *const f64,
+    incx: *const c_int,
+    y: *const f64,
+    incy: *const c_int,
+    a: *mut f64,
+    lda: *const c_int,
+) {
+    if nested() {
+        return real::<FDger>("dger_")(m, n, alpha, x, incx, y, incy, a, lda);
+    }
+    cblas_dger(COL_MAJOR, *m, *n, *alpha, x, *incx, y, *incy, a, *lda)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dtrsv_(
+    u: *const c_char,
+    ta: *const c_char,
+    d: *const c_char,
+    n: *const c_int,
+    a: *const f64,
+    lda: *const c_int,
+    x: *mut f64,
+    incx: *const c_int,
+) {
+    if nested() {
+        return real::<FDtrsv>("dtrsv_")(u, ta, d, n, a, lda, x, incx);
+    }
+    cblas_dtrsv(COL_MAJOR, uplo(u), trans(ta), diag(d), *n, a, *lda, x, *incx)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn daxpy_(
+    n: *const c_int,
+    alpha: *const f64,
+    x: *const f64,
+    incx: *const c_int,
+    y: *mut f64,
+    incy: *const c_int,
+) {
+    if nested() {
+        return real::<FDaxpy>("daxpy_")(n, alpha, x, incx, y, incy);
+    }
+    cblas_daxpy(*n, *alpha, x, *incx, y, *incy)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dscal_(n: *const c_int, alpha: *const f64, x: *mut f64, incx: *const c_int) {
+    if nested() {
+        return real::<FDscal>("dscal_")(n, alpha, x, incx);
+    }
+    cblas_dscal(*n, *alpha, x, *incx)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dswap_(
+    n: *const c_int,
+    x: *mut f64,
+    incx: *const c_int,
+    y: *mut f64,
+    incy: *const c_int,
+) {
+    if nested() {
+        return real::<FDswap>("dswap_")(n, x, incx, y, incy);
+    }
+    cblas_dswap(*n, x, *incx, y, *incy)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dcopy_(
+    n: *const c_int,
+    x: *const f64,
+    incx: *const c_int,
+    y: *mut f64,
+    incy: *const c_int,
+) {
+    if nested() {
+        return real::<FDcopy>("dcopy_")(n, x, incx, y, incy);
+    }
+    cblas_dcopy(*n, x, *incx, y, *incy)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn idamax_(n: *const c_int, x: *const f64, incx: *const c_int) -> c_int {
+    if nested() {
+        return real::<FIdamax>("idamax_")(n, x, incx);
+    }
+    if *n <= 0 {
+        return 0;
+    }
+    cblas_idamax(*n, x, *incx) as c_int + 1
+}

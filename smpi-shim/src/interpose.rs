@@ -1,0 +1,234 @@
+//! Interposing application functions by name, in each rank's copy.
+//!
+//! A program built by `smpicc` is a position-independent shared object: calls
+//! to its own global functions go through its PLT, i.e. through GOT entries
+//! filled by the dynamic loader (`R_X86_64_JUMP_SLOT`, or `R_X86_64_GLOB_DAT`
+//! with `-fno-plt`). After loading a copy we rewrite the entries of the
+//! functions a model file names so they point at one of our trampolines, which
+//! injects the model's time and does no work. Calls the compiler resolved
+//! directly (static functions, `-fvisibility=hidden`, LTO) cannot be
+//! intercepted; [`patch`] reports how many entries it rewrote so a model that
+//! never applies is visible.
+//!
+//! Trampolines read the first six integer arguments (x86-64 System V: rdi,
+//! rsi, rdx, rcx, r8, r9) as C `int`s: a model's `params` are the function's
+//! first integer arguments, in order.
+
+use std::ffi::{c_void, CStr};
+
+use models::compute::KernelId;
+
+use crate::entry;
+use crate::kernels;
+
+/// How many distinct functions can be interposed at once.
+pub const SLOTS: usize = 32;
+
+struct Slot {
+    kernel: KernelId,
+    nparams: usize,
+}
+
+thread_local! {
+    static TABLE: std::cell::RefCell<Vec<Slot>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn dispatch(slot: usize, args: [i64; 6]) -> i64 {
+    let _g = entry::enter();
+    let found = TABLE.with(|t| t.borrow().get(slot).map(|s| (s.kernel, s.nparams)));
+    if let Some((k, n)) = found {
+        let mut params = [0f64; 6];
+        for i in 0..n.min(6) {
+            params[i] = args[i] as i32 as f64;
+        }
+        kernels::inject(k, &params[..n.min(6)]);
+    }
+    0
+}
+
+macro_rules! trampolines {
+    ($($name:ident = $i:expr),* $(,)?) => {
+        $(extern "C" fn $name(a: i64, b: i64, c: i64, d: i64, e: i64, f: i64) -> i64 {
+            dispatch($i, [a, b, c, d, e, f])
+        })*
+        const TRAMPOLINES: [extern "C" fn(i64, i64, i64, i64, i64, i64) -> i64; SLOTS] = [$($name),*];
+    };
+}
+
+trampolines!(
+    t0 = 0,
+    t1 = 1,
+    t2 = 2,
+    t3 = 3,
+    t4 = 4,
+    t5 = 5,
+    t6 = 6,
+    t7 = 7,
+    t8 = 8,
+    t9 = 9,
+    t10 = 10,
+    t11 = 11,
+    t12 = 12,
+    t13 = 13,
+    t14 = 14,
+    t15 = 15,
+    t16 = 16,
+    t17 = 17,
+    t18 = 18,
+    t19 = 19,
+    t20 = 20,
+    t21 = 21,
+    t22 = 22,
+    t23 = 23,
+    t24 = 24,
+    t25 = 25,
+    t26 = 26,
+    t27 = 27,
+    t28 = 28,
+    t29 = 29,
+    t30 = 30,
+    t31 = 31,
+);
+
+/// Registers the functions to interpose; returns their trampoline addresses by name.
+pub fn register(functions: &[(String, KernelId, usize)]) -> Result<Vec<(String, usize)>, String> {
+    if functions.len() > SLOTS {
+        return Err(format!(
+            "at most {SLOTS} functions can be modelled by name ({} given)",
+            functions.len()
+        ));
+    }
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        t.clear();
+        for (_, k, n) in functions {
+            t.push(Slot {
+                kernel: *k,
+                nparams: *n,
+            });
+        }
+    });
+    Ok(functions
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _, _))| (name.clone(), TRAMPOLINES[i] as usize))
+        .collect())
+}
+
+#[repr(C)]
+struct LinkMap {
+    l_addr: usize,
+    l_name: *const i8,
+    l_ld: *const Elf64Dyn,
+    l_next: *mut LinkMap,
+    l_prev: *mut LinkMap,
+}
+
+#[repr(C)]
+struct Elf64Dyn {
+    d_tag: i64,
+    d_val: u64,
+}
+
+#[repr(C)]
+struct Elf64Rela {
+    r_offset: u64,
+    r_info: u64,
+    r_addend: i64,
+}
+
+#[repr(C)]
+struct Elf64Sym {
+    st_name: u32,
+    st_info: u8,
+    st_other: u8,
+    st_shndx: u16,
+    st_value: u64,
+    st_size: u64,
+}
+
+const DT_NULL: i64 = 0;
+const DT_PLTRELSZ: i64 = 2;
+const DT_STRTAB: i64 = 5;
+const DT_SYMTAB: i64 = 6;
+const DT_RELA: i64 = 7;
+const DT_RELASZ: i64 = 8;
+const DT_JMPREL: i64 = 23;
+const R_X86_64_GLOB_DAT: u32 = 6;
+const R_X86_64_JUMP_SLOT: u32 = 7;
+
+/// Rewrites the GOT entries of `targets` (name → address) in the object loaded
+/// as `handle`. Returns the number of entries rewritten per target.
+///
+/// # Safety
+/// `handle` must be a live `dlopen` handle.
+pub unsafe fn patch(handle: *mut c_void, targets: &[(String, usize)]) -> Result<Vec<usize>, String> {
+    let mut counts = vec![0usize; targets.len()];
+    if targets.is_empty() {
+        return Ok(counts);
+    }
+    let mut lm: *mut LinkMap = std::ptr::null_mut();
+    if libc::dlinfo(
+        handle,
+        libc::RTLD_DI_LINKMAP,
+        (&mut lm as *mut *mut LinkMap).cast(),
+    ) != 0
+        || lm.is_null()
+    {
+        return Err("cannot read the program's link map".into());
+    }
+    let base = (*lm).l_addr;
+    let mut d = (*lm).l_ld;
+    let (mut strtab, mut symtab, mut jmprel, mut pltrelsz, mut rela, mut relasz) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    while (*d).d_tag != DT_NULL {
+        match (*d).d_tag {
+            DT_STRTAB => strtab = (*d).d_val,
+            DT_SYMTAB => symtab = (*d).d_val,
+            DT_JMPREL => jmprel = (*d).d_val,
+            DT_PLTRELSZ => pltrelsz = (*d).d_val,
+            DT_RELA => rela = (*d).d_val,
+            DT_RELASZ => relasz = (*d).d_val,
+            _ => {}
+        }
+        d = d.add(1);
+    }
+    // The loader relocates these d_ptr entries to absolute addresses on glibc.
+    let fix = |p: u64| {
+        if p != 0 && (p as usize) < base {
+            p as usize + base
+        } else {
+            p as usize
+        }
+    };
+    let (strtab, symtab) = (fix(strtab), fix(symtab));
+    if strtab == 0 || symtab == 0 {
+        return Err("the program has no dynamic symbol table".into());
+    }
+    let page = 4096usize;
+    for (table, size) in [(fix(jmprel), pltrelsz), (fix(rela), relasz)] {
+        if table == 0 {
+            continue;
+        }
+        let n = size as usize / std::mem::size_of::<Elf64Rela>();
+        let relas = std::slice::from_raw_parts(table as *const Elf64Rela, n);
+        for r in relas {
+            let kind = (r.r_info & 0xffff_ffff) as u32;
+            if kind != R_X86_64_JUMP_SLOT && kind != R_X86_64_GLOB_DAT {
+                continue;
+            }
+            let sym = &*((symtab as *const Elf64Sym).add((r.r_info >> 32) as usize));
+            let name = CStr::from_ptr((strtab + sym.st_name as usize) as *const i8);
+            let Ok(name) = name.to_str() else { continue };
+            if let Some(i) = targets.iter().position(|(t, _)| t == name) {
+                let slot = (base + r.r_offset as usize) as *mut usize;
+                let start = (slot as usize) & !(page - 1);
+                // The GOT may be read-only after relocation (RELRO).
+                libc::mprotect(start as *mut c_void, page, libc::PROT_READ | libc::PROT_WRITE);
+                *slot = targets[i].1;
+                counts[i] += 1;
+            }
+        }
+    }
+    Ok(counts)
+}

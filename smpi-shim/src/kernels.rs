@@ -1,0 +1,234 @@
+//! Compute kernels by model: BLAS calls and named application functions whose
+//! duration comes from the `models` crate instead of running them.
+//!
+//! Per kernel the mode is *model* (do no work, inject the model's time on the
+//! calling rank's host) or *compute* (run the real BLAS found on the system; its
+//! time is measured like any code between MPI calls). By default
+//! (`smpi/blas-mode:auto`) a kernel is modelled when the model set (`-model`)
+//! defines it; `smpi/blas-mode:compute` runs every BLAS kernel for real.
+//!
+//! In model mode `idamax` returns a pseudo-random index in range drawn from the
+//! rank's own stream (unbiased, reproducible pivoting), and `dcopy`/`dswap`
+//! still move their data: HPL's pivot search carries the pivot row through
+//! `dcopy`, and ranks would disagree on pivots without it.
+//!
+//! Named functions (`kind = "function"` in a model file, e.g. `HPL_dlaswp00N`)
+//! are interposed in each rank's copy of the program by rewriting its GOT
+//! entries (see [`crate::interpose`]); their model parameters are the
+//! function's first integer arguments, read as C `int`, in declaration order.
+
+use models::compute::KernelId;
+use models::NoiseRng;
+
+use crate::runtime::{current_rank, with_world};
+
+/// The BLAS kernels the simulator can model.
+pub const BLAS: [&str; 10] = [
+    "dgemm", "dtrsm", "dgemv", "dger", "dtrsv", "daxpy", "dscal", "dswap", "dcopy", "idamax",
+];
+
+/// Per-run kernel state: which kernels are modelled, and one noise stream per
+/// (rank, kernel).
+pub struct Kernels {
+    pub models: models::ComputeModels,
+    pub seed: u64,
+    /// `modelled[k]` for each kernel id of `models`.
+    modelled: Vec<bool>,
+    /// BLAS kernel index (in [`BLAS`]) → model kernel id, when modelled.
+    blas: [Option<KernelId>; 10],
+    /// rngs[rank][kernel id], created on first use.
+    rngs: Vec<Vec<Option<NoiseRng>>>,
+    /// Stream for idamax's random index, per rank.
+    pivots: Vec<Option<NoiseRng>>,
+}
+
+impl Kernels {
+    /// `mode`: "auto", "model" or "compute"; `computed`: kernels forced to compute.
+    pub fn new(
+        models: models::ComputeModels,
+        seed: u64,
+        ranks: usize,
+        mode: &str,
+        computed: &[String],
+    ) -> Self {
+        let mut blas = [None; 10];
+        let mut modelled = vec![true; models.len()];
+        for (i, name) in BLAS.iter().enumerate() {
+            if let Some(k) = models.kernel_id(name) {
+                let on = mode != "compute" && !computed.iter().any(|c| c == name);
+                modelled[k.index()] = on;
+                if on {
+                    blas[i] = Some(k);
+                }
+            }
+        }
+        let n = models.len();
+        Kernels {
+            models,
+            seed,
+            modelled,
+            blas,
+            rngs: (0..ranks).map(|_| vec![None; n]).collect(),
+            pivots: vec![None; ranks],
+        }
+    }
+
+    /// The model of BLAS kernel `i` (index in [`BLAS`]), if modelled.
+    pub fn blas_model(&self, i: usize) -> Option<KernelId> {
+        self.blas[i]
+    }
+
+    /// Names of the modelled non-BLAS functions.
+    pub fn functions(&self) -> Vec<(String, KernelId)> {
+        self.models
+            .names()
+            .filter(|n| !BLAS.contains(n))
+            .filter_map(|n| self.models.kernel_id(n).map(|k| (n.to_string(), k)))
+            .filter(|(_, k)| self.modelled[k.index()])
+            .collect()
+    }
+
+    /// Model duration of one call of `k` on `rank` (running on host `host`).
+    pub fn duration(&mut self, rank: u32, host: usize, k: KernelId, params: &[f64]) -> f64 {
+        let seed = self.seed;
+        let name = self.models.name(k).to_string();
+        let rng = self.rngs[rank as usize][k.index()]
+            .get_or_insert_with(|| NoiseRng::for_stream(seed, u64::from(rank), &name));
+        self.models.duration(k, host, params, rng).max(0.0)
+    }
+
+    /// A pseudo-random index in `0..n` from the rank's pivot stream.
+    pub fn random_index(&mut self, rank: u32, n: usize) -> usize {
+        let seed = self.seed;
+        let rng = self.pivots[rank as usize]
+            .get_or_insert_with(|| NoiseRng::for_stream(seed, u64::from(rank), "idamax:pivot"));
+        if n == 0 {
+            0
+        } else {
+            (rng.next_u64() % n as u64) as usize
+        }
+    }
+}
+
+/// Injects the model time of kernel `k` with `params` on the calling rank.
+/// Returns false when called outside a simulation.
+pub fn inject(k: KernelId, params: &[f64]) {
+    let me = current_rank();
+    let (flops, ctx) = with_world(|w| {
+        let host = w.ranks[me as usize].host;
+        let d = w.kernels.duration(me, host.0 as usize, k, params);
+        (d * w.platform.host(host).speed, w.ranks[me as usize].ctx())
+    });
+    if flops > 0.0 {
+        ctx.execute(flops);
+    }
+}
+
+/// The real BLAS library, loaded on first use for compute mode.
+pub struct RealBlas {
+    lib: Option<libloading::Library>,
+}
+
+impl RealBlas {
+    fn load() -> Self {
+        for name in ["libcblas.so.3", "libopenblas.so.0", "libblas.so.3", "libblas.so"] {
+            // Safety: loading a system BLAS library.
+            if let Ok(lib) =
+                unsafe { libloading::os::unix::Library::open(Some(name), libc::RTLD_NOW | libc::RTLD_LOCAL) }
+            {
+                return RealBlas {
+                    lib: Some(lib.into()),
+                };
+            }
+        }
+        RealBlas { lib: None }
+    }
+
+    /// The real function `symbol`, or an error message.
+    pub fn get<T: Copy>(&self, symbol: &str) -> Result<T, String> {
+        let lib = self.lib.as_ref().ok_or_else(|| {
+            format!("{symbol}: no BLAS library found to compute it (install libblas3/libopenblas0, or model the kernel with -model)")
+        })?;
+        let mut name = symbol.as_bytes().to_vec();
+        name.push(0);
+        // Safety: the caller names a symbol with the signature T.
+        unsafe {
+            lib.get::<T>(&name)
+                .map(|s| *s)
+                .map_err(|e| format!("{symbol}: {e}"))
+        }
+    }
+}
+
+thread_local! {
+    static REAL: RealBlas = RealBlas::load();
+}
+
+/// Looks up a real BLAS function.
+pub fn real<T: Copy>(symbol: &str) -> Result<T, String> {
+    REAL.with(|r| r.get(symbol))
+}
+
+/// If BLAS kernel `i` (index in [`BLAS`]) is modelled, injects its model time
+/// for `params` (as an MPI call would: flushing the measured computation first)
+/// and returns true; returns false when it must run for real.
+pub fn blas_modelled(i: usize, params: &[f64]) -> bool {
+    let k = with_world(|w| w.kernels.blas_model(i));
+    match k {
+        Some(k) => {
+            let _g = crate::entry::enter();
+            inject(k, params);
+            true
+        }
+        None => false,
+    }
+}
+
+/// idamax in model mode: a pseudo-random index in `0..n` (None if not modelled).
+pub fn modelled_idamax(n: usize) -> Option<usize> {
+    let k = with_world(|w| w.kernels.blas_model(9))?;
+    let _g = crate::entry::enter();
+    inject(k, &[n as f64]);
+    let me = current_rank();
+    Some(with_world(|w| w.kernels.random_index(me, n)))
+}
+
+/// Strided copy of `n` doubles (BLAS dcopy semantics, negative increments included).
+///
+/// # Safety
+/// `x` and `y` must be valid for the strided ranges.
+pub unsafe fn dcopy(n: i32, x: *const f64, incx: i32, y: *mut f64, incy: i32) {
+    if n <= 0 {
+        return;
+    }
+    let (mut ix, mut iy) = (start(n, incx), start(n, incy));
+    for _ in 0..n {
+        *y.offset(iy) = *x.offset(ix);
+        ix += incx as isize;
+        iy += incy as isize;
+    }
+}
+
+/// Strided swap of `n` doubles (BLAS dswap semantics).
+///
+/// # Safety
+/// `x` and `y` must be valid for the strided ranges.
+pub unsafe fn dswap(n: i32, x: *mut f64, incx: i32, y: *mut f64, incy: i32) {
+    if n <= 0 {
+        return;
+    }
+    let (mut ix, mut iy) = (start(n, incx), start(n, incy));
+    for _ in 0..n {
+        std::ptr::swap(x.offset(ix), y.offset(iy));
+        ix += incx as isize;
+        iy += incy as isize;
+    }
+}
+
+fn start(n: i32, inc: i32) -> isize {
+    if inc < 0 {
+        (1 - n as isize) * inc as isize
+    } else {
+        0
+    }
+}
