@@ -351,6 +351,13 @@ fn run(args: &Args) -> Result<i32, String> {
         network: net,
         trace: false,
     };
+    crate::shared::init(
+        &cfg.shared_malloc,
+        cfg.shared_malloc_blocksize,
+        &cfg.shared_malloc_hugepage,
+        cfg.auto_shared_malloc_thresh,
+    )
+    .map_err(|e| e.0)?;
     let mut sim = Simulation::new(platform.clone(), kcfg);
     let display_timing = cfg.display_timing;
     rt::install_world(World::new(

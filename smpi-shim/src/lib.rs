@@ -24,3 +24,5 @@ pub mod launcher;
 pub mod loader;
 pub mod op;
 pub mod runtime;
+pub mod sampling;
+pub mod shared;

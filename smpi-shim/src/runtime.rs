@@ -844,7 +844,7 @@ fn deliver(w: &mut World, send: u32) {
                 copy_in(&rdt, rbuf, rcount, &data[..rbytes.min(data.len())]);
             } else if sdt.is_contiguous() && rdt.is_contiguous() {
                 if rbytes > 0 && s.buf != rbuf {
-                    std::ptr::copy(s.buf, rbuf, rbytes);
+                    crate::shared::copy(s.buf, rbuf, rbytes);
                 }
             } else {
                 let mut v = Vec::with_capacity(s.size);
@@ -866,7 +866,7 @@ fn deliver(w: &mut World, send: u32) {
 unsafe fn copy_in(dt: &Datatype, buf: *mut u8, count: usize, data: &[u8]) {
     if dt.is_contiguous() {
         if !data.is_empty() {
-            std::ptr::copy(data.as_ptr(), buf, data.len());
+            crate::shared::copy(data.as_ptr(), buf, data.len());
         }
     } else {
         dt.unpack(data, buf, count);

@@ -50,7 +50,14 @@ fn main() {
         .iter()
         .any(|a| a == "-c" || a == "-E" || a == "-S" || a == "-M" || a == "-MM");
     let mut cmd = Command::new(&cc);
-    cmd.arg(format!("-I{}", include_dir().display()));
+    let inc = include_dir();
+    cmd.arg(format!("-I{}", inc.display()));
+    let is_c = !args
+        .iter()
+        .any(|a| a.ends_with(".cpp") || a.ends_with(".cc") || a.ends_with(".cxx"));
+    if is_c && !pretend {
+        cmd.arg("-include").arg(inc.join("smpi/smpi_helpers.h"));
+    }
     if !pretend {
         cmd.arg("-fPIC");
     }

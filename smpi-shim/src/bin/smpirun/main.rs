@@ -3,6 +3,7 @@
 
 mod abi;
 mod blas_abi;
+mod helpers_abi;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

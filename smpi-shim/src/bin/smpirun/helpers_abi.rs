@@ -1,0 +1,213 @@
+//! Exports behind `smpi.h` and `smpi/smpi_helpers.h`: memory folding, the
+//! malloc interceptor, simulated sleeps and clocks, `exit`, and sampling.
+#![allow(clippy::missing_safety_doc)]
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+
+use smpi_shim::entry::{self, enter};
+use smpi_shim::runtime::{self as rt, with_world};
+use smpi_shim::{sampling, shared};
+
+unsafe fn site(file: *const c_char, line: c_int) -> String {
+    let f = if file.is_null() {
+        "?".into()
+    } else {
+        CStr::from_ptr(file).to_string_lossy().into_owned()
+    };
+    format!("{f}:{line}")
+}
+
+fn fold_or_die(size: usize, ranges: &[(usize, usize)], site: &str) -> *mut c_void {
+    match shared::alloc(size, ranges, site) {
+        Ok(p) => p as *mut c_void,
+        Err(e) => entry::abort_run(
+            rt::current_rank(),
+            format!("shared malloc of {size} B at {site}: {}", e.0),
+        ),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_shared_malloc(size: usize, file: *const c_char, line: c_int) -> *mut c_void {
+    fold_or_die(size, &[(0, size)], &site(file, line))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_shared_malloc_partial(
+    size: usize,
+    offsets: *const usize,
+    n: c_int,
+) -> *mut c_void {
+    let ranges: Vec<(usize, usize)> = (0..n.max(0) as usize)
+        .map(|i| (*offsets.add(2 * i), *offsets.add(2 * i + 1)))
+        .collect();
+    fold_or_die(size, &ranges, "partial")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_shared_free(p: *mut c_void) {
+    if !shared::free(p as *mut u8) {
+        libc::free(p);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_auto_malloc(size: usize) -> *mut c_void {
+    let t = shared::auto_threshold();
+    if t > 0 && size >= t {
+        fold_or_die(size, &[(0, size)], "auto")
+    } else {
+        libc::malloc(size)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_auto_calloc(n: usize, size: usize) -> *mut c_void {
+    let total = n.saturating_mul(size);
+    let t = shared::auto_threshold();
+    if t > 0 && total >= t {
+        // Folded memory is garbage by definition: it is not zeroed.
+        fold_or_die(total, &[(0, total)], "auto")
+    } else {
+        libc::calloc(n, size)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_auto_realloc(p: *mut c_void, size: usize) -> *mut c_void {
+    if p.is_null() {
+        return smpi_auto_malloc(size);
+    }
+    let t = shared::auto_threshold();
+    let folded_old = shared::size_of(p as *const u8);
+    if folded_old.is_none() && !(t > 0 && size >= t) {
+        return libc::realloc(p, size);
+    }
+    let old = folded_old.unwrap_or_else(|| libc::malloc_usable_size(p));
+    let new = smpi_auto_malloc(size);
+    if !new.is_null() {
+        shared::copy(p as *const u8, new as *mut u8, old.min(size));
+    }
+    smpi_auto_free(p);
+    new
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_auto_free(p: *mut c_void) {
+    if p.is_null() {
+        return;
+    }
+    if !(shared::any() && shared::free(p as *mut u8)) {
+        libc::free(p);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_sleep(seconds: c_uint) -> c_uint {
+    let g = enter();
+    rt::sleep_for(g.me, seconds as f64);
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_usleep(usec: c_uint) -> c_int {
+    let g = enter();
+    rt::sleep_for(g.me, usec as f64 * 1e-6);
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_nanosleep(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int {
+    let g = enter();
+    if !req.is_null() {
+        rt::sleep_for(g.me, (*req).tv_sec as f64 + (*req).tv_nsec as f64 * 1e-9);
+    }
+    if !rem.is_null() {
+        *rem = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+    }
+    0
+}
+
+fn simulated_now(me: u32) -> f64 {
+    let (now, cost) = with_world(|w| (w.ranks[me as usize].ctx().now(), w.cfg.wtime));
+    rt::sleep_for(me, cost);
+    now
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_gettimeofday(tv: *mut libc::timeval, _tz: *mut c_void) -> c_int {
+    let g = enter();
+    let t = simulated_now(g.me);
+    if !tv.is_null() {
+        (*tv).tv_sec = t.floor() as libc::time_t;
+        (*tv).tv_usec = ((t - t.floor()) * 1e6) as libc::suseconds_t;
+    }
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_clock_gettime(_clk: libc::clockid_t, tp: *mut libc::timespec) -> c_int {
+    let g = enter();
+    let t = simulated_now(g.me);
+    if !tp.is_null() {
+        (*tp).tv_sec = t.floor() as libc::time_t;
+        (*tp).tv_nsec = ((t - t.floor()) * 1e9) as libc::c_long;
+    }
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_exit(code: c_int) -> ! {
+    let me = rt::current_rank();
+    libc::fflush(std::ptr::null_mut());
+    let ctx = with_world(|w| w.ranks[me as usize].ctx());
+    if code == 0 {
+        ctx.exit(Ok(()))
+    } else {
+        ctx.exit(Err(format!("called exit({code})")))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_sample_1(
+    global: c_int,
+    file: *const c_char,
+    line: c_int,
+    iters: c_int,
+    thres: f64,
+) {
+    let f = CStr::from_ptr(file).to_string_lossy();
+    sampling::begin(global != 0, rt::current_rank(), &f, line, iters, thres);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_sample_count(global: c_int, file: *const c_char, line: c_int) {
+    let f = CStr::from_ptr(file).to_string_lossy();
+    sampling::count(global != 0, rt::current_rank(), &f, line);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_sample_2(global: c_int, file: *const c_char, line: c_int) -> c_int {
+    let f = CStr::from_ptr(file).to_string_lossy();
+    let me = rt::current_rank();
+    match sampling::before(global != 0, me, &f, line) {
+        None => 1,
+        Some(seconds) => {
+            let g = enter();
+            entry::execute_seconds(g.me, seconds, false);
+            0
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_sample_3(global: c_int, file: *const c_char, line: c_int) {
+    let f = CStr::from_ptr(file).to_string_lossy();
+    sampling::after(global != 0, rt::current_rank(), &f, line);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_sample_exit(_global: c_int, _file: *const c_char, _line: c_int) {}

@@ -1,0 +1,120 @@
+//! `SMPI_SAMPLE_LOCAL` / `SMPI_SAMPLE_GLOBAL`: benchmark a loop body on a few
+//! iterations, then skip the rest and inject their estimated time.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use crate::entry::thread_cpu_time;
+
+#[derive(Default)]
+struct Site {
+    iters: usize,
+    threshold: f64,
+    n: usize,
+    sum: f64,
+    sum_sq: f64,
+}
+
+impl Site {
+    fn enough(&self) -> bool {
+        if self.n >= self.iters.max(1) {
+            return true;
+        }
+        if self.threshold > 0.0 && self.n >= 2 {
+            let mean = self.sum / self.n as f64;
+            let var = (self.sum_sq / self.n as f64 - mean * mean).max(0.0);
+            let stderr = (var / self.n as f64).sqrt();
+            return mean > 0.0 && stderr / mean < self.threshold;
+        }
+        false
+    }
+
+    fn mean(&self) -> f64 {
+        if self.n == 0 {
+            0.0
+        } else {
+            self.sum / self.n as f64
+        }
+    }
+}
+
+/// One running sampled loop (per rank and site).
+#[derive(Default, Clone, Copy)]
+struct Run {
+    total: usize,
+    done: usize,
+    started: f64,
+}
+
+#[derive(Default)]
+struct Sampler {
+    sites: HashMap<String, Site>,
+    runs: HashMap<(u32, String), Run>,
+}
+
+thread_local! {
+    static SAMPLER: RefCell<Sampler> = RefCell::new(Sampler::default());
+}
+
+fn key(global: bool, rank: u32, file: &str, line: i32) -> String {
+    if global {
+        format!("{file}:{line}")
+    } else {
+        format!("{file}:{line}:{rank}")
+    }
+}
+
+/// Starts a sampled loop.
+pub fn begin(global: bool, rank: u32, file: &str, line: i32, iters: i32, threshold: f64) {
+    let k = key(global, rank, file, line);
+    SAMPLER.with(|s| {
+        let mut s = s.borrow_mut();
+        let site = s.sites.entry(k.clone()).or_default();
+        site.iters = iters.max(1) as usize;
+        site.threshold = threshold;
+        s.runs.insert((rank, k), Run::default());
+    });
+}
+
+/// Counts one iteration of the header-only pass.
+pub fn count(global: bool, rank: u32, file: &str, line: i32) {
+    let k = key(global, rank, file, line);
+    SAMPLER.with(|s| s.borrow_mut().runs.entry((rank, k)).or_default().total += 1);
+}
+
+/// Before an iteration: `Some(0)` to run it; `Some(seconds)`, the time to
+/// inject, when benchmarking is over and the loop must end.
+pub fn before(global: bool, rank: u32, file: &str, line: i32) -> Option<f64> {
+    let k = key(global, rank, file, line);
+    SAMPLER.with(|s| {
+        let mut s = s.borrow_mut();
+        let (enough, mean) = s
+            .sites
+            .get(&k)
+            .map_or((false, 0.0), |st| (st.enough(), st.mean()));
+        let run = s.runs.entry((rank, k)).or_default();
+        if enough {
+            let rest = run.total.saturating_sub(run.done);
+            run.done = run.total;
+            return Some(mean * rest as f64);
+        }
+        run.started = thread_cpu_time();
+        None
+    })
+}
+
+/// After an iteration: records its time.
+pub fn after(global: bool, rank: u32, file: &str, line: i32) {
+    let k = key(global, rank, file, line);
+    let now = thread_cpu_time();
+    SAMPLER.with(|s| {
+        let mut s = s.borrow_mut();
+        let run = s.runs.entry((rank, k.clone())).or_default();
+        let dt = now - run.started;
+        run.done += 1;
+        let site = s.sites.entry(k).or_default();
+        site.n += 1;
+        site.sum += dt;
+        site.sum_sq += dt * dt;
+    });
+}

@@ -1,0 +1,357 @@
+//! Memory folding (SMPI's shared malloc): large buffers whose contents do not
+//! matter are backed by one small block of physical memory, mapped again and
+//! again, so a simulated rank can "allocate" gigabytes at almost no cost.
+//!
+//! - `global` (default): one anonymous file of `smpi/shared-malloc-blocksize`
+//!   bytes (memfd) is mapped over every whole block of each shared range; the
+//!   page-aligned tail maps the start of the same file. All folded buffers of
+//!   all ranks share that memory: their contents are garbage.
+//! - `local`: one file per call site (`file:line`), as large as the largest
+//!   request from that site, mapped once per allocation: ranks allocating at the
+//!   same site really share the contents.
+//! - `no`: plain `malloc`.
+//!
+//! `SMPI_PARTIAL_SHARED_MALLOC` folds only the given `[start, stop)` byte
+//! ranges; the rest stays private. `smpi/auto-shared-malloc-thresh` folds every
+//! `malloc`/`calloc`/`realloc` of at least that many bytes (smpicc routes the
+//! program's allocation calls here).
+//!
+//! Each folded block is one kernel mapping; we count them and fail early, with
+//! a clear message, before `vm.max_map_count` would be exceeded. Messages whose
+//! buffers lie in folded ranges copy only the private parts ([`private_overlap`]).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+
+/// One folded allocation.
+struct Alloc {
+    size: usize,
+    /// Private `[start, end)` byte ranges (relative), sorted.
+    private: Vec<(usize, usize)>,
+    /// Mappings this allocation uses (for the map count).
+    mappings: usize,
+}
+
+struct State {
+    mode: Mode,
+    block: usize,
+    fd: i32,
+    hugepage: bool,
+    sites: BTreeMap<String, (i32, usize)>,
+    allocs: BTreeMap<usize, Alloc>,
+    mappings: usize,
+    max_mappings: usize,
+    auto_thresh: usize,
+}
+
+/// Folding mode (`smpi/shared-malloc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Global,
+    Local,
+    No,
+}
+
+thread_local! {
+    static STATE: RefCell<Option<State>> = const { RefCell::new(None) };
+}
+
+const PAGE: usize = 4096;
+
+/// An error setting up or performing a folded allocation.
+#[derive(Debug)]
+pub struct FoldError(pub String);
+
+/// Configures folding for this run.
+pub fn init(mode: &str, block: usize, hugepage: &str, auto_thresh: usize) -> Result<(), FoldError> {
+    let mode = match mode {
+        "global" | "yes" => Mode::Global,
+        "local" => Mode::Local,
+        _ => Mode::No,
+    };
+    let hugepage = !hugepage.is_empty();
+    let block = if hugepage {
+        2 << 20
+    } else {
+        block.max(PAGE).div_ceil(PAGE) * PAGE
+    };
+    let max_map = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .unwrap_or(65530);
+    let in_use = std::fs::read_to_string("/proc/self/maps")
+        .map(|s| s.lines().count())
+        .unwrap_or(1000);
+    STATE.with(|s| {
+        *s.borrow_mut() = Some(State {
+            mode,
+            block,
+            fd: -1,
+            hugepage,
+            sites: BTreeMap::new(),
+            allocs: BTreeMap::new(),
+            mappings: 0,
+            // Keep room for stacks, program copies and the allocator.
+            max_mappings: max_map.saturating_sub(in_use).saturating_sub(max_map / 8),
+            auto_thresh,
+        })
+    });
+    Ok(())
+}
+
+/// Stops folding (end of run).
+pub fn reset() {
+    STATE.with(|s| *s.borrow_mut() = None);
+}
+
+/// The `smpi/auto-shared-malloc-thresh` in force (0 = off).
+pub fn auto_threshold() -> usize {
+    STATE.with(|s| s.borrow().as_ref().map_or(0, |st| st.auto_thresh))
+}
+
+fn memfd(name: &str, size: usize, hugepage: bool) -> Result<i32, FoldError> {
+    let cname = std::ffi::CString::new(name).expect("no NUL");
+    let flags = libc::MFD_CLOEXEC | if hugepage { libc::MFD_HUGETLB } else { 0 };
+    // Safety: plain syscalls on a descriptor we own.
+    unsafe {
+        let fd = libc::memfd_create(cname.as_ptr(), flags);
+        if fd < 0 {
+            return Err(FoldError(format!(
+                "cannot create the folding file{}: {}",
+                if hugepage {
+                    " with huge pages (is smpi/shared-malloc-hugepage configured?)"
+                } else {
+                    ""
+                },
+                std::io::Error::last_os_error()
+            )));
+        }
+        if libc::ftruncate(fd, size as i64) != 0 {
+            return Err(FoldError(format!(
+                "cannot size the folding file: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(fd)
+    }
+}
+
+/// Allocates `size` bytes whose `shared` byte ranges are folded. Returns null
+/// for size 0.
+pub fn alloc(size: usize, shared: &[(usize, usize)], site: &str) -> Result<*mut u8, FoldError> {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(st) = s.as_mut() else {
+            return Err(FoldError("shared malloc used outside a simulation".into()));
+        };
+        if size == 0 {
+            return Ok(std::ptr::null_mut());
+        }
+        if st.mode == Mode::No {
+            // Safety: plain allocation.
+            return Ok(unsafe { libc::malloc(size) } as *mut u8);
+        }
+        let span = size.div_ceil(PAGE) * PAGE;
+        // Safety: reserving fresh address space.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                span,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(FoldError(format!("cannot reserve {size} bytes: {}", std::io::Error::last_os_error())));
+        }
+        let base = base as usize;
+        let mut mappings = 1;
+        if st.mode == Mode::Local {
+            let (fd, cur) = match st.sites.get(site) {
+                Some(&(fd, cur)) => (fd, cur),
+                None => (memfd(&format!("smpi-local-{site}"), span, false)?, span),
+            };
+            if span > cur {
+                // Safety: growing our own file.
+                unsafe { libc::ftruncate(fd, span as i64) };
+            }
+            st.sites.insert(site.to_string(), (fd, cur.max(span)));
+            map_fixed(base, span, fd, 0)?;
+            mappings += 1;
+            st.allocs.insert(base, Alloc { size, private: vec![], mappings });
+            st.mappings += mappings;
+            return Ok(base as *mut u8);
+        }
+        if st.fd < 0 {
+            st.fd = memfd("smpi-shared-block", st.block, st.hugepage)?;
+        }
+        // Plan the mappings first so a too-large request fails cleanly.
+        let mut plan: Vec<(usize, usize)> = Vec::new();
+        for &(start, stop) in shared {
+            let stop = stop.min(size);
+            if start >= stop {
+                continue;
+            }
+            // Only whole pages can be folded; sub-page edges stay private.
+            let first = start.div_ceil(PAGE) * PAGE;
+            let last = stop / PAGE * PAGE;
+            let mut at = first;
+            while at < last {
+                let len = (last - at).min(st.block);
+                plan.push((at, len));
+                at += len;
+            }
+        }
+        if st.mappings + plan.len() + 1 > st.max_mappings {
+            // Safety: releasing the reservation made above.
+            unsafe { libc::munmap(base as *mut c_void, span) };
+            return Err(FoldError(format!(
+                "folding {size} bytes needs {} more memory mappings, beyond the system limit (vm.max_map_count allows about {} for folding, {} in use); raise --cfg=smpi/shared-malloc-blocksize (now {} B) or vm.max_map_count",
+                plan.len(),
+                st.max_mappings,
+                st.mappings,
+                st.block
+            )));
+        }
+        for &(at, len) in &plan {
+            map_fixed(base + at, len, st.fd, 0)?;
+        }
+        mappings += plan.len();
+        // Private ranges: the complement of the folded ones.
+        let mut private = Vec::new();
+        let mut cursor = 0;
+        for &(at, len) in &plan {
+            if at > cursor {
+                private.push((cursor, at));
+            }
+            cursor = at + len;
+        }
+        if cursor < size {
+            private.push((cursor, size));
+        }
+        st.allocs.insert(base, Alloc { size, private, mappings });
+        st.mappings += mappings;
+        Ok(base as *mut u8)
+    })
+}
+
+fn map_fixed(addr: usize, len: usize, fd: i32, offset: i64) -> Result<(), FoldError> {
+    // Safety: replacing part of our own reservation.
+    let p = unsafe {
+        libc::mmap(
+            addr as *mut c_void,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_FIXED | libc::MAP_SHARED,
+            fd,
+            offset,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(FoldError(format!(
+            "cannot map a folded block: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
+/// Frees a folded allocation; returns false if `p` is not one.
+pub fn free(p: *mut u8) -> bool {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(st) = s.as_mut() else { return false };
+        match st.allocs.remove(&(p as usize)) {
+            Some(a) => {
+                st.mappings -= a.mappings;
+                // Safety: unmapping exactly the reservation we made.
+                unsafe { libc::munmap(p as *mut c_void, a.size.div_ceil(PAGE) * PAGE) };
+                true
+            }
+            None => false,
+        }
+    })
+}
+
+/// The size of the folded allocation starting at `p`, if it is one.
+pub fn size_of(p: *const u8) -> Option<usize> {
+    STATE.with(|s| {
+        s.borrow()
+            .as_ref()
+            .and_then(|st| st.allocs.get(&(p as usize)).map(|a| a.size))
+    })
+}
+
+/// Whether any folded allocation exists (fast path for copies).
+pub fn any() -> bool {
+    STATE.with(|s| s.borrow().as_ref().is_some_and(|st| !st.allocs.is_empty()))
+}
+
+/// Private byte ranges (relative to `p`) of `[p, p+len)`: `None` if the range
+/// is not inside a folded allocation (everything is private).
+pub fn private_ranges(p: *const u8, len: usize) -> Option<Vec<(usize, usize)>> {
+    STATE.with(|s| {
+        let s = s.borrow();
+        let st = s.as_ref()?;
+        let addr = p as usize;
+        let (&base, a) = st.allocs.range(..=addr).next_back()?;
+        if addr >= base + a.size {
+            return None;
+        }
+        let off = addr - base;
+        let end = off + len;
+        Some(
+            a.private
+                .iter()
+                .filter_map(|&(s0, e0)| {
+                    let s1 = s0.max(off);
+                    let e1 = e0.min(end);
+                    (s1 < e1).then_some((s1 - off, e1 - off))
+                })
+                .collect(),
+        )
+    })
+}
+
+/// Copies `len` bytes from `src` to `dst`, skipping folded parts: only bytes
+/// private on both sides are copied (SMPI semantics).
+///
+/// # Safety
+/// Both ranges must be valid for `len` bytes.
+pub unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
+    if len == 0 {
+        return;
+    }
+    if !any() {
+        std::ptr::copy(src, dst, len);
+        return;
+    }
+    let s = private_ranges(src, len);
+    let d = private_ranges(dst, len);
+    match (s, d) {
+        (None, None) => std::ptr::copy(src, dst, len),
+        (Some(r), None) | (None, Some(r)) => {
+            for (a, b) in r {
+                std::ptr::copy(src.add(a), dst.add(a), b - a);
+            }
+        }
+        (Some(r1), Some(r2)) => {
+            for &(a1, b1) in &r1 {
+                for &(a2, b2) in &r2 {
+                    let (a, b) = (a1.max(a2), b1.min(b2));
+                    if a < b {
+                        std::ptr::copy(src.add(a), dst.add(a), b - a);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Mappings currently used by folding.
+pub fn mapping_count() -> usize {
+    STATE.with(|s| s.borrow().as_ref().map_or(0, |st| st.mappings))
+}
