@@ -22,6 +22,7 @@ pub mod interpose;
 pub mod kernels;
 pub mod launcher;
 pub mod loader;
+pub mod nbc;
 pub mod op;
 pub mod runtime;
 pub mod sampling;

@@ -139,11 +139,22 @@ impl Drop for Program {
 
 /// Loads one in-memory copy per rank (`memfd_create`): no disk traffic, and the
 /// copies vanish with the process.
+///
+/// The dynamic loader recognises an already-loaded object by the path it was
+/// opened with, and descriptor numbers are reused once closed, so each copy is
+/// opened through a uniquely named symbolic link to `/proc/self/fd/<n>`.
 fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, LoadError> {
     let image = std::fs::read(path).map_err(|e| LoadError::Read {
         path: path.into(),
         source: e,
     })?;
+    let links = std::env::temp_dir().join(format!("smpirun-{}-links", std::process::id()));
+    std::fs::create_dir_all(&links).map_err(|e| LoadError::Copy {
+        rank: 0,
+        dir: links.clone(),
+        source: e,
+    })?;
+    let base = path.file_name().and_then(|s| s.to_str()).unwrap_or("app");
     for rank in 0..ranks {
         let copy_err = |e: std::io::Error| LoadError::Copy {
             rank,
@@ -165,15 +176,20 @@ fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, L
             }
             written += n as usize;
         }
-        let fd_path = PathBuf::from(format!("/proc/self/fd/{fd}"));
-        let (lib, handle) = split(open(&fd_path)?);
-        prog.handles.push(handle);
-        let main = find_main(&lib, path)?;
+        let link = links.join(format!("{base}-{rank}.so"));
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(format!("/proc/self/fd/{fd}"), &link).map_err(copy_err)?;
+        let opened = open(&link);
+        let _ = std::fs::remove_file(&link);
         // Safety: the loader keeps its own mapping; the descriptor is no longer needed.
         unsafe { libc::close(fd) };
+        let (lib, handle) = split(opened?);
+        prog.handles.push(handle);
+        let main = find_main(&lib, path)?;
         prog.mains.push(main);
         prog.libs.push(lib);
     }
+    let _ = std::fs::remove_dir(&links);
     Ok(prog)
 }
 

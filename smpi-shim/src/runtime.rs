@@ -243,6 +243,19 @@ impl Rank {
 pub enum ReqKind {
     Send,
     Recv,
+    /// A non-blocking collective: stages of point-to-point sub-requests.
+    Coll,
+}
+
+/// One stage of a non-blocking collective: posts sub-requests (or does local
+/// work) once the previous stage's sub-requests have all completed.
+pub type Stage = Box<dyn FnOnce() -> MpiResult<Vec<u32>>>;
+
+/// Progress state of a non-blocking collective.
+#[derive(Default)]
+pub struct CollState {
+    pub subs: Vec<u32>,
+    pub stages: VecDeque<Stage>,
 }
 
 /// Send modes.
@@ -293,6 +306,8 @@ pub struct Request {
     /// The user no longer holds the handle; free when the transfer is over.
     pub orphan: bool,
     pub comm_handle: i32,
+    /// Sub-requests and remaining stages (non-blocking collectives only).
+    pub coll: Option<Box<CollState>>,
 }
 
 #[derive(Default)]
@@ -650,6 +665,7 @@ pub fn isend(me: u32, a: &P2p, mode: SendMode, immediate: bool) -> MpiResult<u32
             active: true,
             orphan: false,
             comm_handle: a.comm,
+            coll: None,
         };
         Ok((w.alloc_req(r), overhead))
     })?;
@@ -739,6 +755,7 @@ pub fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
             active: true,
             orphan: false,
             comm_handle: a.comm,
+            coll: None,
         };
         let id = w.alloc_req(r);
         post_recv(w, id);
@@ -879,6 +896,9 @@ pub fn is_complete(w: &World, id: u32) -> bool {
     if r.done {
         return true;
     }
+    if let Some(c) = &r.coll {
+        return c.stages.is_empty() && c.subs.iter().all(|&s| is_complete(w, s));
+    }
     match r.act {
         Some(a) => w.kernel.test(a) && (r.kind == ReqKind::Send || r.transferred),
         None => false,
@@ -888,6 +908,16 @@ pub fn is_complete(w: &World, id: u32) -> bool {
 /// Blocks until request `id` completes; returns its status and frees it
 /// (persistent requests are only made inactive).
 pub fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
+    if with_world(|w| w.req(id).kind == ReqKind::Coll) {
+        loop {
+            if progress_coll(me, id) {
+                return finish(me, id);
+            }
+            let acts = pending_acts(id);
+            let ctx = with_world(|w| w.ranks[me as usize].ctx());
+            ctx.wait_any(&acts);
+        }
+    }
     let (act, done) = with_world(|w| {
         let r = w.req(id);
         let info = BlockInfo {
@@ -939,6 +969,10 @@ pub fn finish(me: u32, id: u32) -> StatusInfo {
 /// Frees (or deactivates, if persistent) a completed request.
 pub fn release_completed(w: &mut World, id: u32) {
     let r = w.req(id);
+    if r.kind == ReqKind::Coll {
+        w.free_req(id);
+        return;
+    }
     if r.persistent {
         let act = r.act;
         let transferred = r.transferred;
@@ -999,6 +1033,7 @@ fn clone_req(r: &Request) -> Request {
         active: r.active,
         orphan: r.orphan,
         comm_handle: r.comm_handle,
+        coll: None,
     }
 }
 
@@ -1006,6 +1041,7 @@ fn clone_req(r: &Request) -> Request {
 /// inactive and skipped; returns `None` if all are.
 pub fn wait_any(me: u32, ids: &[Option<u32>]) -> Option<(usize, StatusInfo)> {
     loop {
+        progress_all(me, ids);
         let (ready, acts) = with_world(|w| {
             let mut acts = Vec::with_capacity(ids.len());
             let mut idx = Vec::with_capacity(ids.len());
@@ -1014,7 +1050,14 @@ pub fn wait_any(me: u32, ids: &[Option<u32>]) -> Option<(usize, StatusInfo)> {
                 if is_complete(w, id) {
                     return (Some(i), acts);
                 }
-                if let Some(a) = w.req(id).act {
+                if let Some(c) = &w.req(id).coll {
+                    for &s in &c.subs {
+                        if let Some(a) = w.req(s).act {
+                            acts.push(a);
+                        }
+                    }
+                    idx.push(i);
+                } else if let Some(a) = w.req(id).act {
                     acts.push(a);
                     idx.push(i);
                 }
@@ -1071,6 +1114,7 @@ pub fn poll_result(w: &mut World, me: u32, success: bool) {
 pub fn test(me: u32, id: u32) -> Option<StatusInfo> {
     let cost = with_world(|w| w.cfg.test * poll_counter(w, me) as f64);
     sleep_for(me, cost);
+    progress_all(me, &[Some(id)]);
     let done = with_world(|w| {
         let d = is_complete(w, id);
         poll_result(w, me, d);
@@ -1196,6 +1240,7 @@ pub fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode: SendM
         active: false,
         orphan: false,
         comm_handle: a.comm,
+        coll: None,
     };
     w.alloc_req(r)
 }
@@ -1229,6 +1274,7 @@ pub fn start_persistent(me: u32, id: u32) -> MpiResult<()> {
     let new = match kind {
         ReqKind::Send => isend(me, &a, mode, true)?,
         ReqKind::Recv => irecv(me, &a)?,
+        ReqKind::Coll => return Err(mpi_err(MPI_ERR_REQUEST, "MPI_Start on a collective request")),
     };
     // Move the fresh request into the persistent slot.
     with_world(|w| {
@@ -1257,4 +1303,104 @@ pub fn start_persistent(me: u32, id: u32) -> MpiResult<()> {
         w.free_reqs.push(new);
     });
     Ok(())
+}
+
+/// Starts a non-blocking collective made of `stages`; the first runs now.
+pub fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
+    let mut stages: VecDeque<Stage> = stages.into();
+    let first = stages.pop_front().map(|f| f()).transpose()?.unwrap_or_default();
+    let id = with_world(|w| {
+        let r = Request {
+            kind: ReqKind::Coll,
+            owner: me,
+            context: 0,
+            peer: MPI_ANY_SOURCE,
+            me_local: -1,
+            peer_world: u32::MAX,
+            tag: MPI_ANY_TAG,
+            buf: std::ptr::null_mut(),
+            count: 0,
+            dtype: 0,
+            size: 0,
+            mode: SendMode::Standard,
+            detached: false,
+            packed: None,
+            act: None,
+            partner: None,
+            done: false,
+            transferred: true,
+            status: StatusInfo {
+                source: MPI_ANY_SOURCE,
+                tag: MPI_ANY_TAG,
+                ..Default::default()
+            },
+            matched_detached: false,
+            persistent: false,
+            active: true,
+            orphan: false,
+            comm_handle: comm,
+            coll: Some(Box::new(CollState { subs: first, stages })),
+        };
+        w.alloc_req(r)
+    });
+    Ok(id)
+}
+
+/// Advances a non-blocking collective as far as possible without blocking;
+/// returns true when it is complete.
+pub fn progress_coll(me: u32, id: u32) -> bool {
+    loop {
+        let ready = with_world(|w| {
+            let c = w.req(id).coll.as_ref().expect("collective request");
+            c.subs.iter().all(|&s| is_complete(w, s))
+        });
+        if !ready {
+            return false;
+        }
+        let subs = with_world(|w| std::mem::take(&mut w.req_mut(id).coll.as_mut().expect("coll").subs));
+        for s in subs {
+            finish(me, s);
+        }
+        let next = with_world(|w| w.req_mut(id).coll.as_mut().expect("coll").stages.pop_front());
+        match next {
+            None => return true,
+            Some(stage) => {
+                let subs = match stage() {
+                    Ok(s) => s,
+                    Err(e) => {
+                        with_world(|w| w.req_mut(id).status.error = e.code);
+                        Vec::new()
+                    }
+                };
+                with_world(|w| w.req_mut(id).coll.as_mut().expect("coll").subs = subs);
+            }
+        }
+    }
+}
+
+/// Progresses every non-blocking collective among `ids`.
+pub fn progress_all(me: u32, ids: &[Option<u32>]) {
+    for id in ids.iter().flatten() {
+        let is_coll = with_world(|w| {
+            w.reqs
+                .get(*id as usize)
+                .and_then(|r| r.as_ref())
+                .is_some_and(|r| r.kind == ReqKind::Coll)
+        });
+        if is_coll {
+            progress_coll(me, *id);
+        }
+    }
+}
+
+/// Kernel activities a collective request is waiting on.
+fn pending_acts(id: u32) -> Vec<ActivityId> {
+    with_world(|w| {
+        let c = w.req(id).coll.as_ref().expect("coll");
+        c.subs
+            .iter()
+            .filter(|&&s| !is_complete(w, s))
+            .filter_map(|&s| w.req(s).act)
+            .collect()
+    })
 }

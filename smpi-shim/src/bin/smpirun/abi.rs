@@ -2174,7 +2174,7 @@ pub unsafe extern "C" fn MPI_Comm_size(comm: c_int, size: *mut c_int) -> c_int {
     }
 }
 
-fn derive_comm(me: u32, parent: c_int, color: i32, group: Option<Vec<u32>>) -> MpiResult<c_int> {
+pub(crate) fn derive_comm(me: u32, parent: c_int, color: i32, group: Option<Vec<u32>>) -> MpiResult<c_int> {
     with_world(|w| {
         let r = &mut w.ranks[me as usize];
         let p = r.comm_mut(parent)?;
@@ -2209,7 +2209,30 @@ fn derive_comm(me: u32, parent: c_int, color: i32, group: Option<Vec<u32>>) -> M
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, new: *mut c_int) -> c_int {
     let g = enter();
-    match derive_comm(g.me, comm, i32::MIN, None) {
+    let r = (|| -> MpiResult<c_int> {
+        let (remote, cart) = with_world(|w| {
+            w.ranks[g.me as usize]
+                .comm(comm)
+                .map(|c| (c.shared.remote.clone(), c.cart.clone()))
+        })?;
+        let h = derive_comm(g.me, comm, i32::MIN, None)?;
+        with_world(|w| {
+            if let Ok(e) = w.ranks[g.me as usize].comm_mut(h) {
+                e.cart = cart;
+                if remote.is_some() {
+                    let sh = &e.shared;
+                    e.shared = Rc::new(CommShared {
+                        context: sh.context,
+                        group: sh.group.clone(),
+                        remote,
+                    });
+                }
+            }
+        });
+        crate::abi_more::copy_attrs(g.me, comm, h)?;
+        Ok(h)
+    })();
+    match r {
         Ok(h) => {
             set(new, h);
             MPI_SUCCESS
@@ -2292,10 +2315,12 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
             mpi_err(rt::MPI_ERR_COMM, "cannot free a predefined communicator"),
         );
     }
-    let r = with_world(|w| {
-        w.ranks[g.me as usize].comm(h)?;
-        w.ranks[g.me as usize].comms[h as usize] = None;
-        Ok(())
+    let r = crate::abi_more::delete_all_attrs(g.me, h).and_then(|_| {
+        with_world(|w| {
+            w.ranks[g.me as usize].comm(h)?;
+            w.ranks[g.me as usize].comms[h as usize] = None;
+            Ok(())
+        })
     });
     if r.is_ok() {
         *comm = MPI_COMM_NULL;

@@ -2,6 +2,7 @@
 //! See `smpirun --help`.
 
 mod abi;
+mod abi_more;
 mod blas_abi;
 mod helpers_abi;
 
