@@ -1,0 +1,232 @@
+//! The command-line tools: `--help` works, and user mistakes (unknown `--cfg`
+//! key, missing or malformed platform, unknown host in a hostfile...) end with
+//! a clear message on stderr and a non-zero exit code, never a panic or a hang.
+
+use std::process::Command;
+use std::time::Duration;
+
+use e2e_tests::{build_app, platform, run_command, smpicc, smpirun, write_scratch, RunOutput, Smpirun};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+fn tool(path: std::path::PathBuf, args: &[&str]) -> RunOutput {
+    let mut c = Command::new(path);
+    c.args(args);
+    run_command(c, TIMEOUT)
+}
+
+/// Checks a user error: non-zero exit, every `needle` on stderr, no panic.
+#[track_caller]
+fn assert_user_error(out: &RunOutput, needles: &[&str]) {
+    out.assert_failure();
+    assert!(
+        out.code.is_some(),
+        "exited normally, not by a signal\n{}",
+        out.describe()
+    );
+    out.assert_stderr_has(needles);
+    assert!(
+        !out.stderr.contains("panicked") && !out.stderr.contains("RUST_BACKTRACE"),
+        "a user error must not panic\n{}",
+        out.describe()
+    );
+}
+
+fn ring() -> Smpirun {
+    Smpirun::new(build_app("ring")).timeout(TIMEOUT)
+}
+
+#[test]
+fn smpirun_help() {
+    for flag in ["--help", "-help"] {
+        let out = tool(smpirun(), &[flag]);
+        out.assert_success();
+        for want in ["Usage: smpirun", "-platform", "-np", "-hostfile", "--cfg"] {
+            assert!(
+                out.stdout.contains(want),
+                "smpirun {flag} mentions {want}\n{}",
+                out.describe()
+            );
+        }
+    }
+}
+
+#[test]
+fn smpirun_help_cfg_lists_keys() {
+    let out = tool(smpirun(), &["--help-cfg"]);
+    out.assert_success();
+    for key in [
+        "network/model",
+        "smpi/privatization",
+        "smpi/wtime",
+        "contexts/stack-size",
+    ] {
+        assert!(
+            out.stdout.contains(key),
+            "--help-cfg lists {key}\n{}",
+            out.describe()
+        );
+    }
+}
+
+#[test]
+fn smpicc_help() {
+    let out = tool(smpicc(), &["--help"]);
+    out.assert_success();
+    assert!(out.stdout.contains("Usage: smpicc"), "{}", out.describe());
+}
+
+#[test]
+fn smpicc_reports_compile_errors() {
+    let src = write_scratch(
+        "broken.c",
+        "#include <mpi.h>\nint main(void) { return undeclared_variable; }\n",
+    );
+    let obj = src.with_extension("so");
+    let out = tool(smpicc(), &[src.to_str().unwrap(), "-o", obj.to_str().unwrap()]);
+    assert_user_error(&out, &["undeclared_variable"]);
+}
+
+#[test]
+fn unknown_cfg_key() {
+    let out = ring()
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .cfg("smpi/no-such-key:1")
+        .run();
+    assert_user_error(&out, &["smpi/no-such-key"]);
+}
+
+#[test]
+fn bad_cfg_value() {
+    let out = ring()
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .cfg("network/model:NoSuchModel")
+        .run();
+    assert_user_error(&out, &["network/model", "NoSuchModel"]);
+}
+
+#[test]
+fn missing_platform_file() {
+    let out = ring().platform("/nonexistent/dir/platform.toml").np(2).run();
+    assert_user_error(&out, &["/nonexistent/dir/platform.toml"]);
+}
+
+#[test]
+fn no_platform_given() {
+    let out = ring().np(2).run();
+    assert_user_error(&out, &["platform"]);
+}
+
+#[test]
+fn unknown_host_in_hostfile() {
+    let hf = write_scratch("hosts.txt", "host-0\nhost-1\nno-such-host-9\n");
+    let out = ring()
+        .platform(platform("cluster_4.toml"))
+        .hostfile(&hf)
+        .np(3)
+        .run();
+    // names the host and where it is (file:line)
+    assert_user_error(&out, &["no-such-host-9", &format!("{}:3", hf.display())]);
+}
+
+#[test]
+fn hostfile_gives_the_placement() {
+    let hf = write_scratch("hosts.txt", "host-3\nhost-2:2\n");
+    let out = ring()
+        .platform(platform("cluster_4.toml"))
+        .hostfile(&hf)
+        .np(4)
+        .opt("-map")
+        .run();
+    out.assert_ok();
+    for (rank, host) in [(0, "host-3"), (1, "host-2"), (2, "host-2"), (3, "host-3")] {
+        let want = format!("[rank {rank}] -> {host}");
+        assert!(out.stdout.contains(&want), "{want}\n{}", out.describe());
+    }
+}
+
+#[test]
+fn malformed_toml_platform_unknown_key() {
+    let p = write_scratch(
+        "bad.toml",
+        "[[cluster]]\nid = \"c\"\nprefix = \"h-\"\nradical = \"0-3\"\nspeed = \"1Gf\"\nbww = \"1GBps\"\nlat = \"1us\"\n",
+    );
+    let out = ring().platform(&p).np(2).run();
+    // file:line:column and the bad key
+    assert_user_error(&out, &[&format!("{}:6:", p.display()), "bww"]);
+}
+
+#[test]
+fn malformed_toml_platform_syntax() {
+    let p = write_scratch(
+        "bad.toml",
+        "[[cluster]]\nid = \"c\"\nradical = \"0-3\nspeed = \"1Gf\"\n",
+    );
+    let out = ring().platform(&p).np(2).run();
+    assert_user_error(&out, &[&format!("{}:3:", p.display())]);
+}
+
+#[test]
+fn malformed_platform_bad_unit() {
+    let p = write_scratch(
+        "bad.toml",
+        "[[cluster]]\nid = \"c\"\nprefix = \"h-\"\nradical = \"0-3\"\nspeed = \"1Gf\"\nbw = \"10Gbs\"\nlat = \"1us\"\n",
+    );
+    let out = ring().platform(&p).np(2).run();
+    assert_user_error(&out, &[&format!("{}:6:", p.display()), "10Gbs"]);
+}
+
+#[test]
+fn malformed_xml_platform() {
+    let p = write_scratch(
+        "bad.xml",
+        "<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n<host id=\"a\"/>\n",
+    );
+    let out = ring().platform(&p).np(2).run();
+    assert_user_error(&out, &[&p.display().to_string()]);
+}
+
+#[test]
+fn program_that_does_not_exist() {
+    let out = Smpirun::new("/nonexistent/program")
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .timeout(TIMEOUT)
+        .run();
+    assert_user_error(&out, &["/nonexistent/program"]);
+}
+
+#[test]
+fn program_that_is_not_built_by_smpicc() {
+    let not_elf = write_scratch("not_a_program", "#!/bin/sh\necho hi\n");
+    let out = Smpirun::new(&not_elf)
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .timeout(TIMEOUT)
+        .run();
+    assert_user_error(&out, &["smpicc"]);
+}
+
+#[test]
+fn unknown_option() {
+    let out = ring()
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .opt("-no-such-option")
+        .run();
+    assert_user_error(&out, &["-no-such-option"]);
+}
+
+#[test]
+fn bad_rank_count() {
+    let out = ring()
+        .platform(platform("cluster_4.toml"))
+        .opt("-np")
+        .opt("many")
+        .run();
+    assert_user_error(&out, &["many"]);
+    let out = ring().platform(platform("cluster_4.toml")).np(0).run();
+    assert_user_error(&out, &["-np"]);
+}

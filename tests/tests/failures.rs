@@ -1,0 +1,188 @@
+//! Programs that fail on purpose: the run must end (never hang: every run has
+//! a timeout), exit non-zero, and say on stderr which rank failed and why.
+
+use std::time::Duration;
+
+use e2e_tests::{build_app, platform, RunOutput, Smpirun};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+fn run(app: &str, np: usize, args: &[&str]) -> RunOutput {
+    Smpirun::new(build_app(app))
+        .platform(platform("cluster_4.toml"))
+        .np(np)
+        .args(args.iter().copied())
+        .timeout(TIMEOUT)
+        .run()
+}
+
+/// The first stderr line mentioning `rank N` (followed by a non-digit).
+#[track_caller]
+fn line_naming_rank(out: &RunOutput, rank: usize) -> &str {
+    let needle = format!("rank {rank}");
+    out.stderr
+        .lines()
+        .find(|l| {
+            l.match_indices(&needle)
+                .any(|(i, _)| !l[i + needle.len()..].starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .unwrap_or_else(|| panic!("no stderr line names {needle}\n{}", out.describe()))
+}
+
+#[test]
+fn segfault_names_the_rank_and_sigsegv() {
+    for np in [2, 4] {
+        let out = run("crash_segv", np, &[]);
+        out.assert_failure();
+        let l = line_naming_rank(&out, 1);
+        assert!(l.contains("SIGSEGV"), "{l}\n{}", out.describe());
+        assert_eq!(
+            out.code,
+            Some(128 + 11),
+            "exit code 128 + SIGSEGV\n{}",
+            out.describe()
+        );
+        // output printed before the crash is not lost
+        assert!(
+            out.stdout.contains("crash_segv: rank 0 is in the barrier"),
+            "{}",
+            out.describe()
+        );
+    }
+}
+
+#[test]
+fn abort_names_the_rank_and_abort() {
+    let out = run("crash_abort", 4, &[]);
+    out.assert_failure();
+    let l = line_naming_rank(&out, 2);
+    assert!(
+        l.contains("abort") || l.contains("SIGABRT"),
+        "{l}\n{}",
+        out.describe()
+    );
+    assert_eq!(
+        out.code,
+        Some(128 + 6),
+        "exit code 128 + SIGABRT\n{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn mpi_abort_exits_with_its_error_code() {
+    let out = run("mpi_abort", 4, &[]);
+    assert_eq!(
+        out.code,
+        Some(7),
+        "MPI_Abort(..., 7) exits with 7\n{}",
+        out.describe()
+    );
+    let l = line_naming_rank(&out, 1);
+    assert!(
+        l.contains("MPI_Abort") && l.contains('7'),
+        "{l}\n{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn nonzero_return_from_main_is_the_exit_code() {
+    let out = run("bad_return", 4, &[]);
+    assert_eq!(
+        out.code,
+        Some(5),
+        "return 5 from main exits with 5\n{}",
+        out.describe()
+    );
+    let l = line_naming_rank(&out, 3);
+    assert!(l.contains("return") && l.contains('5'), "{l}\n{}", out.describe());
+}
+
+#[test]
+fn deadlock_lists_the_blocked_ranks() {
+    for np in [2, 4] {
+        let out = run("deadlock", np, &[]);
+        out.assert_failure();
+        out.assert_stderr_has(&["deadlock"]);
+        for (rank, peer) in [(0, 1), (1, 0)] {
+            let l = line_naming_rank(&out, rank);
+            for want in ["MPI_Recv", &format!("peer {peer}"), "tag 42"] {
+                assert!(
+                    l.contains(want),
+                    "rank {rank}'s line lacks {want:?}: {l}\n{}",
+                    out.describe()
+                );
+            }
+        }
+        // the other ranks finished: they are not listed as blocked
+        for rank in 2..np {
+            let needle = format!("rank {rank} ");
+            assert!(
+                !out.stderr.contains(&needle),
+                "rank {rank} is not blocked\n{}",
+                out.describe()
+            );
+        }
+        assert!(!out.stdout.contains("was not blocked"), "{}", out.describe());
+    }
+}
+
+#[test]
+fn bad_rank_is_fatal_by_default() {
+    let out = run("bad_args", 4, &[]);
+    out.assert_failure();
+    let l = line_naming_rank(&out, 1);
+    assert!(
+        l.contains("MPI_Send"),
+        "names the function: {l}\n{}",
+        out.describe()
+    );
+    assert!(
+        l.contains('7'),
+        "names the bad rank 7 (np + 3): {l}\n{}",
+        out.describe()
+    );
+    assert!(
+        !out.stdout.contains("bad_args: MPI_Send returned"),
+        "MPI_Send must not return\n{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn bad_rank_returns_mpi_err_rank_with_errors_return() {
+    let out = run("bad_args", 4, &["return"]);
+    out.assert_ok();
+    // MPI_ERR_RANK is 6 in mpi.h
+    assert!(
+        out.stdout.contains("bad_args: MPI_Send returned 6 class=6"),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn stack_overflow_names_the_rank_and_the_stack() {
+    let out = run("stack_overflow", 2, &[]);
+    out.assert_failure();
+    let l = line_naming_rank(&out, 0);
+    assert!(l.contains("stack"), "{l}\n{}", out.describe());
+}
+
+#[test]
+fn stack_overflow_with_a_small_stack() {
+    let out = Smpirun::new(build_app("stack_overflow"))
+        .platform(platform("cluster_4.toml"))
+        .np(1)
+        .cfg("contexts/stack-size:256")
+        .timeout(TIMEOUT)
+        .run();
+    out.assert_failure();
+    let l = line_naming_rank(&out, 0);
+    assert!(
+        l.contains("stack") && l.contains("256"),
+        "{l}\n{}",
+        out.describe()
+    );
+}

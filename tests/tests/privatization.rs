@@ -1,0 +1,69 @@
+//! Per-rank globals (SMPI's `smpi/privatization:dlopen`, the default): the
+//! `privatization` app writes its rank into globals, communicates, and checks
+//! that they still hold its own rank. It must pass at 64 ranks with default
+//! settings, and fail (its check detects the sharing) with
+//! `--cfg=smpi/privatization:no` or `-no-privatize`.
+
+use e2e_tests::{build_app, field_f64, platform, scratch_path, RunOutput, Smpirun};
+
+fn run(np: usize, options: &[&str]) -> RunOutput {
+    let mut r = Smpirun::new(build_app("privatization"))
+        .platform(platform("fat_tree.toml"))
+        .np(np);
+    for o in options {
+        r = r.opt(*o);
+    }
+    r.args(["2"]).run()
+}
+
+#[track_caller]
+fn wrong_ranks(out: &RunOutput) -> f64 {
+    let line = out
+        .lines_starting_with("privatization ")
+        .next()
+        .unwrap_or_else(|| panic!("no summary line\n{}", out.describe()));
+    field_f64(line, "wrong_ranks")
+}
+
+#[test]
+fn globals_are_private_by_default_at_64_ranks() {
+    let out = run(64, &[]);
+    out.assert_ok();
+    assert_eq!(wrong_ranks(&out), 0.0, "{}", out.describe());
+}
+
+#[test]
+fn globals_are_private_with_explicit_dlopen() {
+    let out = run(8, &["--cfg=smpi/privatization:dlopen"]);
+    out.assert_ok();
+}
+
+#[test]
+fn globals_are_private_with_file_copies_at_64_ranks() {
+    // -keep-temps loads one file copy per rank instead of memfd copies
+    let tmp = scratch_path("copies");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = tmp.to_str().unwrap().to_string();
+    let out = run(64, &["-keep-temps", "-tmpdir", &tmp]);
+    out.assert_ok();
+    assert_eq!(wrong_ranks(&out), 0.0, "{}", out.describe());
+}
+
+#[test]
+fn shared_globals_are_detected_without_privatization() {
+    for options in [&["--cfg=smpi/privatization:no"][..], &["-no-privatize"][..]] {
+        let out = run(64, options);
+        out.assert_failure();
+        assert_eq!(out.code, Some(1), "every rank returns 1\n{}", out.describe());
+        assert_eq!(out.stdout.lines().last(), Some("FAIL"), "{}", out.describe());
+        // all ranks share one counter, so every rank sees a wrong value
+        assert_eq!(wrong_ranks(&out), 64.0, "{}", out.describe());
+        out.assert_stderr_has(&["privatization: rank", "static counter is 64"]);
+    }
+}
+
+#[test]
+fn one_rank_needs_no_privatization() {
+    let out = run(1, &["--cfg=smpi/privatization:no"]);
+    out.assert_ok();
+}
