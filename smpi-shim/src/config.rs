@@ -139,6 +139,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "fold malloc/calloc/realloc above this size (0: off)",
     ),
     (
+        "smpi/auto-shared-malloc-cow-thresh",
+        "0",
+        "fold copy-on-write the allocations between this size and the auto threshold (0: off)",
+    ),
+    (
         "smpi/privatization",
         "dlopen",
         "per-rank copies of the program's globals (dlopen or no)",
@@ -298,6 +303,7 @@ pub struct SmpiConfig {
     pub shared_malloc_blocksize: usize,
     pub shared_malloc_hugepage: String,
     pub auto_shared_malloc_thresh: usize,
+    pub auto_shared_malloc_cow_thresh: usize,
 }
 
 fn err(key: &str, value: &str, problem: impl Into<String>) -> ConfigError {
@@ -493,6 +499,7 @@ impl SmpiConfig {
             shared_malloc_blocksize: parse_usize(raw, "smpi/shared-malloc-blocksize")?,
             shared_malloc_hugepage: raw.get("smpi/shared-malloc-hugepage").to_string(),
             auto_shared_malloc_thresh: parse_usize(raw, "smpi/auto-shared-malloc-thresh")?,
+            auto_shared_malloc_cow_thresh: parse_usize(raw, "smpi/auto-shared-malloc-cow-thresh")?,
         })
     }
 }

@@ -150,10 +150,18 @@ impl Datatype {
             if reps == 0 {
                 continue;
             }
-            for r in 0..reps {
-                let base = disp + r as isize * child.extent;
-                for &(off, len) in &child.blocks {
-                    push_block(&mut blocks, base + off, len);
+            let dense = child.blocks.len() == 1
+                && child.blocks[0].0 == 0
+                && child.blocks[0].1 as isize == child.extent;
+            if dense {
+                // Repetitions of a gap-free type form one block: O(1), not O(reps).
+                push_block(&mut blocks, disp, child.blocks[0].1 * reps);
+            } else {
+                for r in 0..reps {
+                    let base = disp + r as isize * child.extent;
+                    for &(off, len) in &child.blocks {
+                        push_block(&mut blocks, base + off, len);
+                    }
                 }
             }
             size += child.size * reps;
@@ -243,6 +251,77 @@ impl Datatype {
         }
     }
 
+    /// The private byte ranges (relative to the start of the type map) of
+    /// `count` elements at `buf` when they touch folded memory (see
+    /// `crate::shared`); `None` when everything is ordinary memory.
+    fn folded_layout(&self, buf: *const u8, count: usize) -> Option<(isize, Vec<(usize, usize)>)> {
+        if count == 0 || self.size == 0 || !crate::shared::any() {
+            return None;
+        }
+        let lo = self.true_lb;
+        let span = (count as isize - 1) * self.extent + (self.true_ub - self.true_lb);
+        if span <= 0 {
+            return None;
+        }
+        crate::shared::private_ranges(buf.wrapping_offset(lo), span as usize).map(|r| (lo, r))
+    }
+
+    /// Like [`Datatype::pack`], but reads folded memory only where it is
+    /// private: folded parts come out as zeros, uncopied.
+    ///
+    /// # Safety
+    /// `buf` must be valid for the type map of `count` elements.
+    pub unsafe fn pack_folded(&self, buf: *const u8, count: usize, out: &mut Vec<u8>) {
+        let Some((lo, private)) = self.folded_layout(buf, count) else {
+            return self.pack(buf, count, out);
+        };
+        let start = out.len();
+        out.resize(start + self.size * count, 0);
+        if private.is_empty() {
+            return;
+        }
+        let mut pos = start;
+        for i in 0..count {
+            for &(off, len) in &self.blocks {
+                let rel = (i as isize * self.extent + off - lo) as usize;
+                for (a, b) in overlap(&private, rel, rel + len) {
+                    let src = buf.offset(lo).add(a);
+                    std::ptr::copy_nonoverlapping(src, out.as_mut_ptr().add(pos + a - rel), b - a);
+                }
+                pos += len;
+            }
+        }
+    }
+
+    /// Like [`Datatype::unpack`], but writes folded memory only where it is private.
+    ///
+    /// # Safety
+    /// `buf` must be valid for the type map of `count` elements.
+    pub unsafe fn unpack_folded(&self, data: &[u8], buf: *mut u8, count: usize) -> usize {
+        let Some((lo, private)) = self.folded_layout(buf, count) else {
+            return self.unpack(data, buf, count);
+        };
+        let mut pos = 0;
+        'outer: for i in 0..count {
+            for &(off, len) in &self.blocks {
+                if pos >= data.len() {
+                    break 'outer;
+                }
+                let n = len.min(data.len() - pos);
+                let rel = (i as isize * self.extent + off - lo) as usize;
+                for (a, b) in overlap(&private, rel, rel + n) {
+                    std::ptr::copy_nonoverlapping(
+                        data.as_ptr().add(pos + a - rel),
+                        buf.offset(lo).add(a),
+                        b - a,
+                    );
+                }
+                pos += n;
+            }
+        }
+        pos
+    }
+
     /// Scatters bytes from `data` into `count` elements at `buf`; stops when
     /// `data` is exhausted. Returns the bytes consumed.
     ///
@@ -263,6 +342,15 @@ impl Datatype {
         }
         pos
     }
+}
+
+/// The parts of `[a, b)` inside the sorted, disjoint `ranges`.
+fn overlap(ranges: &[(usize, usize)], a: usize, b: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let first = ranges.partition_point(|r| r.1 <= a);
+    ranges[first..]
+        .iter()
+        .take_while(move |r| r.0 < b)
+        .map(move |r| (r.0.max(a), r.1.min(b)))
 }
 
 fn push_block(blocks: &mut Vec<(isize, usize)>, off: isize, len: usize) {

@@ -193,6 +193,33 @@ pub struct Report {
     pub messages: Vec<u64>,
     pub bytes: Vec<u64>,
     pub events: u64,
+    /// Peak proportional set size seen (sampled about once a second), KiB.
+    pub peak_pss_kb: u64,
+    /// Peak resident set size (getrusage), KiB.
+    pub max_rss_kb: u64,
+}
+
+/// This process's proportional set size (`/proc/self/smaps_rollup`), KiB.
+pub fn proportional_set_size_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Pss:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Peak resident set size of this process, KiB.
+pub fn max_rss_kb() -> u64 {
+    // Safety: getrusage fills a plain struct.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru.ru_maxrss as u64
+    }
 }
 
 /// Runs smpirun with the given arguments; returns the process exit code.
@@ -356,6 +383,7 @@ fn run(args: &Args) -> Result<i32, String> {
         cfg.shared_malloc_blocksize,
         &cfg.shared_malloc_hugepage,
         cfg.auto_shared_malloc_thresh,
+        cfg.auto_shared_malloc_cow_thresh,
     )
     .map_err(|e| e.0)?;
     let mut sim = Simulation::new(platform.clone(), kcfg);
@@ -392,9 +420,15 @@ fn run(args: &Args) -> Result<i32, String> {
     let progress = std::io::stderr().is_terminal() && !args.quiet;
     let mut last = Instant::now();
     let start = Instant::now();
+    let peak_pss = Rc::new(std::cell::Cell::new(proportional_set_size_kb()));
+    let peak = peak_pss.clone();
     sim.on_progress(move |t| {
-        if progress && last.elapsed().as_secs_f64() > 1.0 {
+        if last.elapsed().as_secs_f64() > 1.0 {
             last = Instant::now();
+            peak.set(peak.get().max(proportional_set_size_kb()));
+            if !progress {
+                return;
+            }
             let wall = start.elapsed().as_secs_f64();
             eprint!(
                 "\r[smpirun] simulated {t:.6} s after {wall:.1} s wall ({:.3} sim-s/s)   ",
@@ -454,6 +488,7 @@ fn run(args: &Args) -> Result<i32, String> {
         }
         Err(e) => return Err(e.to_string()),
     };
+    let peak_pss_kb = peak_pss.get().max(proportional_set_size_kb());
     let report = with_world(|w| Report {
         simulated_time: summary.time,
         wall_time: wall,
@@ -461,12 +496,19 @@ fn run(args: &Args) -> Result<i32, String> {
         messages: w.ranks.iter().map(|r| r.messages_sent).collect(),
         bytes: w.ranks.iter().map(|r| r.bytes_sent).collect(),
         events: summary.events,
+        peak_pss_kb,
+        max_rss_kb: max_rss_kb(),
     });
     if !args.quiet || display_timing {
         let total: u64 = report.messages.iter().sum();
         eprintln!(
-            "[smpirun] simulated time: {:.9} s | {} ranks | {} messages | {} events | wall {:.3} s",
-            report.simulated_time, np, total, report.events, report.wall_time
+            "[smpirun] simulated time: {:.9} s | {} ranks | {} messages | {} events | wall {:.3} s | peak PSS {:.1} MiB",
+            report.simulated_time,
+            np,
+            total,
+            report.events,
+            report.wall_time,
+            report.peak_pss_kb as f64 / 1024.0
         );
     }
     if let Some(path) = &args.json {
@@ -508,6 +550,8 @@ fn write_json(path: &Path, r: &Report, np: usize, platform: &Path, program: &Pat
         "ranks": np,
         "wall_time": r.wall_time,
         "events": r.events,
+        "peak_pss_kb": r.peak_pss_kb,
+        "max_rss_kb": r.max_rss_kb,
         "platform": platform.display().to_string(),
         "program": program.display().to_string(),
         "messages": r.messages.iter().sum::<u64>(),

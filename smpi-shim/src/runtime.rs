@@ -629,7 +629,7 @@ pub fn isend(me: u32, a: &P2p, mode: SendMode, immediate: bool) -> MpiResult<u32
         if detached || !dt.is_contiguous() {
             let mut v = Vec::with_capacity(size);
             // Safety: the user promises `buf` holds `count` elements of `dtype`.
-            unsafe { dt.pack(a.buf, a.count, &mut v) };
+            unsafe { dt.pack_folded(a.buf, a.count, &mut v) };
             packed = Some(v);
         }
         let wire = (size + ENVELOPE) as f64;
@@ -865,7 +865,7 @@ fn deliver(w: &mut World, send: u32) {
                 }
             } else {
                 let mut v = Vec::with_capacity(s.size);
-                sdt.pack(s.buf, s.count, &mut v);
+                sdt.pack_folded(s.buf, s.count, &mut v);
                 copy_in(&rdt, rbuf, rcount, &v[..rbytes.min(v.len())]);
             }
         }
@@ -886,7 +886,7 @@ unsafe fn copy_in(dt: &Datatype, buf: *mut u8, count: usize, data: &[u8]) {
             crate::shared::copy(data.as_ptr(), buf, data.len());
         }
     } else {
-        dt.unpack(data, buf, count);
+        dt.unpack_folded(data, buf, count);
     }
 }
 

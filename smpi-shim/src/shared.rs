@@ -16,6 +16,14 @@
 //! `malloc`/`calloc`/`realloc` of at least that many bytes (smpicc routes the
 //! program's allocation calls here).
 //!
+//! *Copy-on-write folding* (`smpi/auto-shared-malloc-cow-thresh`, our
+//! extension): allocations between that size and the auto threshold are
+//! folded read-only; the first write to a page (by the program) replaces that
+//! page and its two neighbours with private zeroed memory, from then on real.
+//! Messages are delivered only into private pages. This keeps small control
+//! data that lives inside large buffers (HPL's pivot vector inside its panel
+//! buffers) correct while the bulk stays folded.
+//!
 //! Each folded block is one kernel mapping; we count them and fail early, with
 //! a clear message, before `vm.max_map_count` would be exceeded. Messages whose
 //! buffers lie in folded ranges copy only the private parts ([`private_overlap`]).
@@ -27,6 +35,12 @@ use std::ffi::c_void;
 /// One folded allocation.
 struct Alloc {
     size: usize,
+    /// Reserved bytes (a multiple of the page, or of 1 MiB for pooled regions).
+    span: usize,
+    /// Fully folded regions are recycled through a pool: Some(is_cow).
+    poolable: Option<bool>,
+    /// Copy-on-write allocations: pages already made private.
+    cow: Option<Box<[u64]>>,
     /// Private `[start, end)` byte ranges (relative), sorted.
     private: Vec<(usize, usize)>,
     /// Mappings this allocation uses (for the map count).
@@ -43,7 +57,15 @@ struct State {
     mappings: usize,
     max_mappings: usize,
     auto_thresh: usize,
+    cow_thresh: usize,
+    /// Freed fully folded regions by (span, copy-on-write), ready for reuse.
+    pool: BTreeMap<(usize, bool), Vec<(usize, Alloc)>>,
+    pooled: usize,
 }
+
+/// Regions kept for reuse at most (mmap/munmap churn is the cost they avoid).
+const POOL_MAX: usize = 512;
+const MIB: usize = 1 << 20;
 
 /// Folding mode (`smpi/shared-malloc`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +86,13 @@ const PAGE: usize = 4096;
 pub struct FoldError(pub String);
 
 /// Configures folding for this run.
-pub fn init(mode: &str, block: usize, hugepage: &str, auto_thresh: usize) -> Result<(), FoldError> {
+pub fn init(
+    mode: &str,
+    block: usize,
+    hugepage: &str,
+    auto_thresh: usize,
+    cow_thresh: usize,
+) -> Result<(), FoldError> {
     let mode = match mode {
         "global" | "yes" => Mode::Global,
         "local" => Mode::Local,
@@ -95,8 +123,14 @@ pub fn init(mode: &str, block: usize, hugepage: &str, auto_thresh: usize) -> Res
             // Keep room for stacks, program copies and the allocator.
             max_mappings: max_map.saturating_sub(in_use).saturating_sub(max_map / 8),
             auto_thresh,
+            cow_thresh,
+            pool: BTreeMap::new(),
+            pooled: 0,
         })
     });
+    if cow_thresh > 0 {
+        install_cow_handler();
+    }
     Ok(())
 }
 
@@ -108,6 +142,11 @@ pub fn reset() {
 /// The `smpi/auto-shared-malloc-thresh` in force (0 = off).
 pub fn auto_threshold() -> usize {
     STATE.with(|s| s.borrow().as_ref().map_or(0, |st| st.auto_thresh))
+}
+
+/// The `smpi/auto-shared-malloc-cow-thresh` in force (0 = off).
+pub fn cow_threshold() -> usize {
+    STATE.with(|s| s.borrow().as_ref().map_or(0, |st| st.cow_thresh))
 }
 
 fn memfd(name: &str, size: usize, hugepage: bool) -> Result<i32, FoldError> {
@@ -140,6 +179,15 @@ fn memfd(name: &str, size: usize, hugepage: bool) -> Result<i32, FoldError> {
 /// Allocates `size` bytes whose `shared` byte ranges are folded. Returns null
 /// for size 0.
 pub fn alloc(size: usize, shared: &[(usize, usize)], site: &str) -> Result<*mut u8, FoldError> {
+    alloc_mode(size, shared, site, false)
+}
+
+/// Allocates `size` bytes folded copy-on-write (see the module docs).
+pub fn alloc_cow(size: usize) -> Result<*mut u8, FoldError> {
+    alloc_mode(size, &[(0, size)], "auto-cow", true)
+}
+
+fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> Result<*mut u8, FoldError> {
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         let Some(st) = s.as_mut() else {
@@ -152,7 +200,23 @@ pub fn alloc(size: usize, shared: &[(usize, usize)], site: &str) -> Result<*mut 
             // Safety: plain allocation.
             return Ok(unsafe { libc::malloc(size) } as *mut u8);
         }
-        let span = size.div_ceil(PAGE) * PAGE;
+        // Whole-buffer folds of 1 MiB or more use 1 MiB-rounded regions that
+        // are recycled: programs such as HPL allocate and free large buffers
+        // at every step.
+        // Copy-on-write regions are not recycled: a reused region's privatized
+        // pages would have to be folded back, and programs read its garbage.
+        let poolable = st.mode == Mode::Global && !cow && size >= MIB && shared == [(0, size)];
+        let span = if poolable { size.div_ceil(MIB) * MIB } else { size.div_ceil(PAGE) * PAGE };
+        if poolable {
+            if let Some((base, mut a)) = st.pool.get_mut(&(span, cow)).and_then(|v| v.pop()) {
+                st.pooled -= 1;
+                a.size = size;
+                st.allocs.insert(base, a);
+                return Ok(base as *mut u8);
+            }
+        }
+        let shared_full = [(0, span)];
+        let shared: &[(usize, usize)] = if poolable { &shared_full } else { shared };
         // Safety: reserving fresh address space.
         let base = unsafe {
             libc::mmap(
@@ -179,9 +243,9 @@ pub fn alloc(size: usize, shared: &[(usize, usize)], site: &str) -> Result<*mut 
                 unsafe { libc::ftruncate(fd, span as i64) };
             }
             st.sites.insert(site.to_string(), (fd, cur.max(span)));
-            map_fixed(base, span, fd, 0)?;
+            map_fixed(base, span, fd, 0, libc::PROT_READ | libc::PROT_WRITE)?;
             mappings += 1;
-            st.allocs.insert(base, Alloc { size, private: vec![], mappings });
+            st.allocs.insert(base, Alloc { size, span, poolable: None, cow: None, private: vec![], mappings });
             st.mappings += mappings;
             return Ok(base as *mut u8);
         }
@@ -216,8 +280,9 @@ pub fn alloc(size: usize, shared: &[(usize, usize)], site: &str) -> Result<*mut 
                 st.block
             )));
         }
+        let prot = if cow { libc::PROT_READ } else { libc::PROT_READ | libc::PROT_WRITE };
         for &(at, len) in &plan {
-            map_fixed(base + at, len, st.fd, 0)?;
+            map_fixed(base + at, len, st.fd, 0, prot)?;
         }
         mappings += plan.len();
         // Private ranges: the complement of the folded ones.
@@ -232,19 +297,28 @@ pub fn alloc(size: usize, shared: &[(usize, usize)], site: &str) -> Result<*mut 
         if cursor < size {
             private.push((cursor, size));
         }
-        st.allocs.insert(base, Alloc { size, private, mappings });
+        let cow = if cow {
+            let pages = span / PAGE;
+            let bits = vec![0u64; pages.div_ceil(64)].into_boxed_slice();
+            cow_register(base, span, bits.as_ptr() as *mut u64);
+            Some(bits)
+        } else {
+            None
+        };
+        let poolable = poolable.then_some(cow.is_some());
+        st.allocs.insert(base, Alloc { size, span, poolable, cow, private, mappings });
         st.mappings += mappings;
         Ok(base as *mut u8)
     })
 }
 
-fn map_fixed(addr: usize, len: usize, fd: i32, offset: i64) -> Result<(), FoldError> {
+fn map_fixed(addr: usize, len: usize, fd: i32, offset: i64, prot: i32) -> Result<(), FoldError> {
     // Safety: replacing part of our own reservation.
     let p = unsafe {
         libc::mmap(
             addr as *mut c_void,
             len,
-            libc::PROT_READ | libc::PROT_WRITE,
+            prot,
             libc::MAP_FIXED | libc::MAP_SHARED,
             fd,
             offset,
@@ -265,15 +339,43 @@ pub fn free(p: *mut u8) -> bool {
         let mut s = s.borrow_mut();
         let Some(st) = s.as_mut() else { return false };
         match st.allocs.remove(&(p as usize)) {
-            Some(a) => {
+            Some(mut a) => {
+                if let (Some(cow), true) = (a.poolable, st.pooled < POOL_MAX) {
+                    if cow {
+                        refold(p as usize, &mut a, st.block, st.fd);
+                    }
+                    st.pool.entry((a.span, cow)).or_default().push((p as usize, a));
+                    st.pooled += 1;
+                    return true;
+                }
+                if a.cow.is_some() {
+                    cow_unregister(p as usize);
+                }
                 st.mappings -= a.mappings;
                 // Safety: unmapping exactly the reservation we made.
-                unsafe { libc::munmap(p as *mut c_void, a.size.div_ceil(PAGE) * PAGE) };
+                unsafe { libc::munmap(p as *mut c_void, a.span) };
                 true
             }
             None => false,
         }
     })
+}
+
+/// Folds back the pages a copy-on-write region made private, before reuse.
+fn refold(base: usize, a: &mut Alloc, block: usize, fd: i32) {
+    let Some(bits) = a.cow.as_mut() else { return };
+    let pages = a.span / PAGE;
+    for pg in 0..pages {
+        if bits[pg / 64] & (1 << (pg % 64)) == 0 {
+            continue;
+        }
+        let off = pg * PAGE;
+        // Every block of the region maps the folding file from offset 0.
+        let file_off = (off % block) as i64;
+        if map_fixed(base + off, PAGE, fd, file_off, libc::PROT_READ).is_ok() {
+            bits[pg / 64] &= !(1 << (pg % 64));
+        }
+    }
 }
 
 /// The size of the folded allocation starting at `p`, if it is one.
@@ -303,6 +405,21 @@ pub fn private_ranges(p: *const u8, len: usize) -> Option<Vec<(usize, usize)>> {
         }
         let off = addr - base;
         let end = off + len;
+        if let Some(bits) = &a.cow {
+            let mut out = Vec::new();
+            let first = off / PAGE;
+            let last = end.min(a.size).div_ceil(PAGE);
+            for pg in first..last {
+                if bits[pg / 64] & (1 << (pg % 64)) != 0 {
+                    let (s0, e0) = ((pg * PAGE).max(off), ((pg + 1) * PAGE).min(end));
+                    match out.last_mut() {
+                        Some((_, e)) if *e == s0 - off => *e = e0 - off,
+                        _ => out.push((s0 - off, e0 - off)),
+                    }
+                }
+            }
+            return Some(out);
+        }
         Some(
             a.private
                 .iter()
@@ -354,4 +471,110 @@ pub unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
 /// Mappings currently used by folding.
 pub fn mapping_count() -> usize {
     STATE.with(|s| s.borrow().as_ref().map_or(0, |st| st.mappings))
+}
+
+// ---------------------------------------------------------------- copy-on-write faults
+
+/// Copy-on-write regions readable from the signal handler without locks:
+/// (start, span, bitmap). Only the simulation thread touches it.
+struct CowTable(std::cell::UnsafeCell<Vec<(usize, usize, *mut u64)>>);
+// Safety: single simulation thread; the handler runs on that thread.
+unsafe impl Sync for CowTable {}
+static COW: CowTable = CowTable(std::cell::UnsafeCell::new(Vec::new()));
+static mut PREVIOUS: libc::sigaction = unsafe { std::mem::zeroed() };
+static COW_INSTALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn cow_register(start: usize, span: usize, bits: *mut u64) {
+    // Safety: see CowTable.
+    let t = unsafe { &mut *COW.0.get() };
+    let pos = t.partition_point(|r| r.0 < start);
+    t.insert(pos, (start, span, bits));
+}
+
+fn cow_unregister(start: usize) {
+    // Safety: see CowTable.
+    let t = unsafe { &mut *COW.0.get() };
+    if let Ok(i) = t.binary_search_by_key(&start, |r| r.0) {
+        t.remove(i);
+    }
+}
+
+/// Makes the page at `addr` (and its neighbours) private if it is a folded
+/// copy-on-write page; returns whether the fault was ours.
+fn cow_fault(addr: usize) -> bool {
+    // Safety: read-only use of the table on the simulation thread.
+    let t = unsafe { &*COW.0.get() };
+    let i = t.partition_point(|r| r.0 <= addr);
+    if i == 0 {
+        return false;
+    }
+    let (start, span, bits) = t[i - 1];
+    if addr >= start + span {
+        return false;
+    }
+    let page = (addr - start) / PAGE;
+    let pages = span / PAGE;
+    let mut fixed = false;
+    for pg in page.saturating_sub(1)..(page + 2).min(pages) {
+        // Safety: the bitmap has one bit per page of the region.
+        let word = unsafe { &mut *bits.add(pg / 64) };
+        if *word & (1 << (pg % 64)) != 0 {
+            continue;
+        }
+        // Safety: replacing one folded page of our own region.
+        let p = unsafe {
+            libc::mmap(
+                (start + pg * PAGE) as *mut c_void,
+                PAGE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return false;
+        }
+        *word |= 1 << (pg % 64);
+        fixed = true;
+    }
+    // A fault on an already-private page is not ours (should not happen).
+    fixed
+}
+
+extern "C" fn cow_handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
+    // Safety: `info` comes from the kernel (SA_SIGINFO).
+    let addr = unsafe { (*info).si_addr() } as usize;
+    if cow_fault(addr) {
+        return;
+    }
+    // Not ours: hand over to the previous handler (the crash reporter).
+    // Safety: PREVIOUS was filled by sigaction before this handler was installed.
+    unsafe {
+        let prev = std::ptr::addr_of!(PREVIOUS).read();
+        if prev.sa_flags & libc::SA_SIGINFO != 0 && prev.sa_sigaction > 1 {
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void) =
+                std::mem::transmute(prev.sa_sigaction);
+            f(sig, info, ctx);
+        } else {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
+}
+
+fn install_cow_handler() {
+    if COW_INSTALLED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
+    // The crash reporter must be installed first so we can chain to it.
+    simcore::crash::install();
+    // Safety: installing a SIGSEGV handler that chains to the previous one.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = cow_handler as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGSEGV, &sa, std::ptr::addr_of_mut!(PREVIOUS));
+    }
 }

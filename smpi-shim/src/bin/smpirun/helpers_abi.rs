@@ -54,8 +54,17 @@ pub unsafe extern "C" fn smpi_shared_free(p: *mut c_void) {
 #[no_mangle]
 pub unsafe extern "C" fn smpi_auto_malloc(size: usize) -> *mut c_void {
     let t = shared::auto_threshold();
+    let c = shared::cow_threshold();
     if t > 0 && size >= t {
         fold_or_die(size, &[(0, size)], "auto")
+    } else if c > 0 && size >= c {
+        match shared::alloc_cow(size) {
+            Ok(p) => p as *mut c_void,
+            Err(e) => entry::abort_run(
+                rt::current_rank(),
+                format!("copy-on-write fold of {size} B: {}", e.0),
+            ),
+        }
     } else {
         libc::malloc(size)
     }
@@ -65,9 +74,10 @@ pub unsafe extern "C" fn smpi_auto_malloc(size: usize) -> *mut c_void {
 pub unsafe extern "C" fn smpi_auto_calloc(n: usize, size: usize) -> *mut c_void {
     let total = n.saturating_mul(size);
     let t = shared::auto_threshold();
-    if t > 0 && total >= t {
+    let c = shared::cow_threshold();
+    if (t > 0 && total >= t) || (c > 0 && total >= c) {
         // Folded memory is garbage by definition: it is not zeroed.
-        fold_or_die(total, &[(0, total)], "auto")
+        smpi_auto_malloc(total)
     } else {
         libc::calloc(n, size)
     }
@@ -80,7 +90,8 @@ pub unsafe extern "C" fn smpi_auto_realloc(p: *mut c_void, size: usize) -> *mut 
     }
     let t = shared::auto_threshold();
     let folded_old = shared::size_of(p as *const u8);
-    if folded_old.is_none() && !(t > 0 && size >= t) {
+    let c = shared::cow_threshold();
+    if folded_old.is_none() && !(t > 0 && size >= t) && !(c > 0 && size >= c) {
         return libc::realloc(p, size);
     }
     let old = folded_old.unwrap_or_else(|| libc::malloc_usable_size(p));

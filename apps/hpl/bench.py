@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""HPL emulation benchmark: runs the real HPL (apps/hpl/build/xhpl) under our
+smpirun for the issue's scenarios and prints a table: wall time, peak memory
+(PSS sampled from /proc/self/smaps_rollup, and max RSS), simulated time and
+HPL's Gflops, next to SMPI 3.32's numbers on this kind of machine (from
+../shared/reference/smpi-3.32/README.md) and the ratios.
+
+Usage: apps/hpl/bench.py [--scenarios 8x8-20k,8x8-40k,...] [--json out.json]
+                         [--model apps/hpl/models/smpi_reference.toml]
+Build first: cargo build --release -p smpi-shim && apps/hpl/build.sh
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+# name, P, Q, N, platform, SMPI 3.32 reference (wall s, PSS GB, simulated s, Gflops) or None
+SCENARIOS = [
+    ("8x8-20k", 8, 8, 20000, "platforms/fat_tree.toml", (13.4, 0.82, 1.565, 3409)),
+    ("8x8-40k", 8, 8, 40000, "platforms/fat_tree.toml", (38.5, 1.6, 6.147, 6942)),
+    ("8x8-80k", 8, 8, 80000, "platforms/fat_tree.toml", (163, 3.2, 34.86, 9793)),
+    ("16x16-80k", 16, 16, 80000, "platforms/fat_tree_256.toml", (350, 6.5, 16.37, 20860)),
+    ("32x32-100k", 32, 32, 100000, "platforms/fat_tree_1024.toml", None),
+    ("64x64-200k", 64, 64, 200000, "platforms/fat_tree_4096.toml", None),
+]
+
+# The settings of the SMPI reference runs, plus our folding of panel buffers.
+COMMON_CFG = [
+    "--cfg=smpi/simulate-computation:no",
+    "--cfg=smpi/host-speed:1Gf",
+    "--cfg=smpi/auto-shared-malloc-thresh:33554432",
+]
+
+
+def run(name, p, q, n, platform, model, extra, timeout):
+    xhpl = os.path.join(HERE, "build", "xhpl")
+    smpirun = os.path.join(REPO, "target", "release", "smpirun")
+    with tempfile.TemporaryDirectory(prefix=f"hpl-{name}-") as d:
+        subprocess.run(
+            [os.path.join(HERE, "gen_dat.sh"), "--n", str(n), "--nb", "128", "--p", str(p), "--q", str(q),
+             "--bcast", "1", "--depth", "1", "--swap", "0", "--threshold", "-1", "-o", os.path.join(d, "HPL.dat")],
+            check=True, stdout=subprocess.DEVNULL)
+        js = os.path.join(d, "run.json")
+        cmd = [smpirun, "-platform", os.path.join(REPO, platform), "-np", str(p * q), *COMMON_CFG, *extra,
+               "-model", model, "--json", js, "-quiet", xhpl]
+        t0 = time.time()
+        try:
+            r = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"name": name, "error": f"timeout after {timeout} s"}
+        wall = time.time() - t0
+        line = next((l for l in r.stdout.splitlines() if re.match(r"^W[RC]\d", l)), None)
+        if r.returncode != 0 or line is None:
+            return {"name": name, "error": (r.stderr.strip().splitlines() or ["no HPL result line"])[-1]}
+        fields = line.split()
+        info = json.load(open(js))
+        return {
+            "name": name, "cmd": " ".join(cmd), "hpl_line": line, "wall_s": wall,
+            "pss_mb": info["peak_pss_kb"] / 1024, "maxrss_mb": info["max_rss_kb"] / 1024,
+            "simulated_s": info["simulated_time"], "hpl_time_s": float(fields[5]), "gflops": float(fields[6]),
+        }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scenarios", default="8x8-20k,8x8-40k,16x16-80k",
+                    help="comma-separated names or 'all' (%s)" % ", ".join(s[0] for s in SCENARIOS))
+    ap.add_argument("--model", default=os.path.join(HERE, "models", "smpi_reference.toml"))
+    ap.add_argument("--cfg", action="append", default=[], help="extra --cfg=key:value for smpirun")
+    ap.add_argument("--timeout", type=float, default=3600)
+    ap.add_argument("--json", help="write the results here")
+    a = ap.parse_args()
+    wanted = [s[0] for s in SCENARIOS] if a.scenarios == "all" else a.scenarios.split(",")
+    extra = [f"--cfg={c}" for c in a.cfg]
+    results = []
+    hdr = f"{'scenario':12} {'wall s':>8} {'PSS MB':>8} {'maxRSS MB':>9} {'sim s':>9} {'Gflops':>10} | {'SMPI wall':>9} {'SMPI PSS':>8} {'SMPI Gflops':>11} | {'speedup':>7} {'mem ratio':>9} {'Gflops diff':>11}"
+    print(hdr)
+    print("-" * len(hdr))
+    for name, p, q, n, platform, ref in SCENARIOS:
+        if name not in wanted:
+            continue
+        r = run(name, p, q, n, platform, a.model, extra, a.timeout)
+        results.append(r)
+        if "error" in r:
+            print(f"{name:12} error: {r['error']}")
+            continue
+        if ref:
+            rw, rp, _rs, rg = ref
+            cmp = f"{rw:9.1f} {rp * 1024:8.0f} {rg:11.0f} | {rw / r['wall_s']:6.1f}x {rp * 1024 / max(r['pss_mb'], 1e-9):8.1f}x {100 * (r['gflops'] - rg) / rg:+10.2f}%"
+        else:
+            cmp = f"{'n/a':>9} {'n/a':>8} {'n/a':>11} | {'':>7} {'':>9} {'':>11}"
+        print(f"{name:12} {r['wall_s']:8.2f} {r['pss_mb']:8.1f} {r['maxrss_mb']:9.1f} {r['simulated_s']:9.4f} {r['gflops']:10.1f} | {cmp}")
+        sys.stdout.flush()
+    print(f"\nmachine: {os.cpu_count()} cores; SMPI 3.32 numbers from the reference table (same machine kind).")
+    if a.json:
+        json.dump(results, open(a.json, "w"), indent=2)
+
+
+if __name__ == "__main__":
+    main()
