@@ -291,6 +291,8 @@ pub struct Request {
     pub buf: *mut u8,
     pub count: usize,
     pub dtype: i32,
+    /// The datatype itself, held so the handle may be freed while the request is pending.
+    pub dt: Option<Rc<Datatype>>,
     pub size: usize,
     pub mode: SendMode,
     pub detached: bool,
@@ -651,6 +653,7 @@ pub fn isend(me: u32, a: &P2p, mode: SendMode, immediate: bool) -> MpiResult<u32
             buf: a.buf,
             count: a.count,
             dtype: a.dtype,
+            dt: Some(dt.clone()),
             size,
             mode,
             detached,
@@ -729,7 +732,7 @@ pub fn post_send(w: &mut World, id: u32) {
 /// Posts a receive; returns the request id.
 pub fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
     with_world(|w| {
-        let (context, _me_local, peer_world, size, _dt) = check_p2p(w, me, a, false)?;
+        let (context, _me_local, peer_world, size, dt) = check_p2p(w, me, a, false)?;
         let r = Request {
             kind: ReqKind::Recv,
             owner: me,
@@ -741,6 +744,7 @@ pub fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
             buf: a.buf,
             count: a.count,
             dtype: a.dtype,
+            dt: Some(dt),
             size,
             mode: SendMode::Standard,
             detached: false,
@@ -851,9 +855,9 @@ fn deliver(w: &mut World, send: u32) {
         let r = w.req(recv);
         (r.buf, r.count, r.dtype, r.status.bytes)
     };
-    let rdt = w.dtype(rtype).ok();
+    let rdt = w.req(recv).dt.clone().or_else(|| w.dtype(rtype).ok());
     let s = w.req(send);
-    let sdt = w.dtype(s.dtype).ok();
+    let sdt = s.dt.clone().or_else(|| w.dtype(s.dtype).ok());
     if let (Some(rdt), Some(sdt)) = (rdt, sdt) {
         // Safety: both buffers were given by the application for these type maps.
         unsafe {
@@ -1019,6 +1023,7 @@ fn clone_req(r: &Request) -> Request {
         buf: r.buf,
         count: r.count,
         dtype: r.dtype,
+        dt: r.dt.clone(),
         size: r.size,
         mode: r.mode,
         detached: r.detached,
@@ -1226,6 +1231,7 @@ pub fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode: SendM
         buf: a.buf,
         count: a.count,
         dtype: a.dtype,
+        dt: None,
         size: 0,
         mode,
         detached: false,
@@ -1321,6 +1327,7 @@ pub fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
             buf: std::ptr::null_mut(),
             count: 0,
             dtype: 0,
+            dt: None,
             size: 0,
             mode: SendMode::Standard,
             detached: false,
