@@ -1,0 +1,26 @@
+//! Derived datatypes in flight: MPI says a communication using a datatype
+//! completes normally even if the handle is freed (and reused) meanwhile.
+//! `apps/datatypes/type_free_eager.c` sends 150 doubles through a struct type
+//! with a small (detached) send, frees the type before the receiver matches,
+//! and in mode 2 creates a new type that may reuse the handle.
+
+use e2e_tests::{apps_dir, build_c, platform, Smpirun};
+
+#[test]
+fn freed_datatype_still_delivers_pending_message() {
+    let prog = build_c(&apps_dir().join("datatypes/type_free_eager.c"));
+    for mode in ["0", "1", "2"] {
+        let out = Smpirun::new(&prog)
+            .platform(platform("cluster_4.toml"))
+            .np(2)
+            .cfg("smpi/simulate-computation:no")
+            .args([mode])
+            .run();
+        out.assert_success();
+        assert!(
+            out.stdout.contains(&format!("mode {mode}: 0 of 150 doubles wrong")),
+            "mode {mode}\n{}",
+            out.describe()
+        );
+    }
+}
