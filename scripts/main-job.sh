@@ -18,7 +18,7 @@ echo "== HPL 8x8, N=10000 on platforms/fat_tree.toml (run dir $RUN)"
 cd "$RUN"
 "$REPO/target/release/smpirun" -platform "$REPO/platforms/fat_tree.toml" -np 64 \
   --cfg=smpi/simulate-computation:no --cfg=smpi/host-speed:1Gf \
-  --cfg=smpi/auto-shared-malloc-thresh:33554432 \
+  --cfg=smpi/auto-shared-malloc-thresh:33554432 --cfg=smpi/auto-shared-malloc-cow-thresh:1048576 \
   -model "$REPO/apps/hpl/models/smpi_reference.toml" \
   --json "$RUN/summary.json" "$REPO/apps/hpl/build/xhpl" | grep -E "^(T/V|W[RC]|-{10})" || true
 echo "summary: $RUN/summary.json"

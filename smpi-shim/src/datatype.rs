@@ -266,6 +266,15 @@ impl Datatype {
         crate::shared::private_ranges(buf.wrapping_offset(lo), span as usize).map(|r| (lo, r))
     }
 
+    /// Whether `count` elements at `buf` lie entirely in folded memory.
+    ///
+    /// # Safety
+    /// `buf` must be valid for the type map of `count` elements.
+    pub unsafe fn is_all_folded(&self, buf: *const u8, count: usize) -> bool {
+        self.folded_layout(buf, count)
+            .is_some_and(|(_, private)| private.is_empty())
+    }
+
     /// Like [`Datatype::pack`], but reads folded memory only where it is
     /// private: folded parts come out as zeros, uncopied.
     ///

@@ -423,7 +423,8 @@ fn run(args: &Args) -> Result<i32, String> {
     let peak_pss = Rc::new(std::cell::Cell::new(proportional_set_size_kb()));
     let peak = peak_pss.clone();
     sim.on_progress(move |t| {
-        if last.elapsed().as_secs_f64() > 1.0 {
+        // Reading smaps walks every page table: sample every few seconds only.
+        if last.elapsed().as_secs_f64() > 3.0 {
             last = Instant::now();
             peak.set(peak.get().max(proportional_set_size_kb()));
             if !progress {

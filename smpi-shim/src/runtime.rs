@@ -297,6 +297,8 @@ pub struct Request {
     pub mode: SendMode,
     pub detached: bool,
     pub packed: Option<Vec<u8>>,
+    /// The payload lies entirely in folded memory: nothing to copy.
+    pub garbage: bool,
     pub act: Option<ActivityId>,
     pub partner: Option<u32>,
     pub done: bool,
@@ -628,7 +630,9 @@ pub fn isend(me: u32, a: &P2p, mode: SendMode, immediate: bool) -> MpiResult<u32
         let detached = mode == SendMode::Buffered
             || (mode != SendMode::Sync && size < w.cfg.detached_thresh && a.peer != MPI_PROC_NULL);
         let mut packed = None;
-        if detached || !dt.is_contiguous() {
+        // Safety: the user promises `buf` holds `count` elements of `dtype`.
+        let garbage = size > 0 && unsafe { dt.is_all_folded(a.buf, a.count) };
+        if (detached || !dt.is_contiguous()) && !garbage {
             let mut v = Vec::with_capacity(size);
             // Safety: the user promises `buf` holds `count` elements of `dtype`.
             unsafe { dt.pack_folded(a.buf, a.count, &mut v) };
@@ -658,6 +662,7 @@ pub fn isend(me: u32, a: &P2p, mode: SendMode, immediate: bool) -> MpiResult<u32
             mode,
             detached,
             packed,
+            garbage,
             act: None,
             partner: None,
             done: false,
@@ -749,6 +754,7 @@ pub fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
             mode: SendMode::Standard,
             detached: false,
             packed: None,
+            garbage: false,
             act: None,
             partner: None,
             done: false,
@@ -855,6 +861,15 @@ fn deliver(w: &mut World, send: u32) {
         let r = w.req(recv);
         (r.buf, r.count, r.dtype, r.status.bytes)
     };
+    if w.req(send).garbage {
+        // The payload is folded memory (garbage by definition): nothing to copy.
+        w.req_mut(send).transferred = true;
+        w.req_mut(recv).transferred = true;
+        if w.req(send).orphan {
+            w.free_req(send);
+        }
+        return;
+    }
     let rdt = w.req(recv).dt.clone().or_else(|| w.dtype(rtype).ok());
     let s = w.req(send);
     let sdt = s.dt.clone().or_else(|| w.dtype(s.dtype).ok());
@@ -1028,6 +1043,7 @@ fn clone_req(r: &Request) -> Request {
         mode: r.mode,
         detached: r.detached,
         packed: r.packed.clone(),
+        garbage: r.garbage,
         act: r.act,
         partner: r.partner,
         done: r.done,
@@ -1236,6 +1252,7 @@ pub fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode: SendM
         mode,
         detached: false,
         packed: None,
+        garbage: false,
         act: None,
         partner: None,
         done: false,
@@ -1332,6 +1349,7 @@ pub fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
             mode: SendMode::Standard,
             detached: false,
             packed: None,
+            garbage: false,
             act: None,
             partner: None,
             done: false,

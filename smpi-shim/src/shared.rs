@@ -203,8 +203,6 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
         // Whole-buffer folds of 1 MiB or more use 1 MiB-rounded regions that
         // are recycled: programs such as HPL allocate and free large buffers
         // at every step.
-        // Copy-on-write regions are not recycled: a reused region's privatized
-        // pages would have to be folded back, and programs read its garbage.
         let poolable = st.mode == Mode::Global && !cow && size >= MIB && shared == [(0, size)];
         let span = if poolable { size.div_ceil(MIB) * MIB } else { size.div_ceil(PAGE) * PAGE };
         if poolable {
