@@ -40,6 +40,8 @@ pub struct Kernels {
     rngs: Vec<Vec<Option<NoiseRng>>>,
     /// Stream for idamax's random index, per rank.
     pivots: Vec<Option<NoiseRng>>,
+    /// Per kernel id: calls and total injected seconds (all ranks).
+    pub stats: Vec<(u64, f64)>,
 }
 
 impl Kernels {
@@ -70,6 +72,7 @@ impl Kernels {
             blas,
             rngs: (0..ranks).map(|_| vec![None; n]).collect(),
             pivots: vec![None; ranks],
+            stats: vec![(0, 0.0); n],
         }
     }
 
@@ -94,7 +97,21 @@ impl Kernels {
         let name = self.models.name(k).to_string();
         let rng = self.rngs[rank as usize][k.index()]
             .get_or_insert_with(|| NoiseRng::for_stream(seed, u64::from(rank), &name));
-        self.models.duration(k, host, params, rng).max(0.0)
+        let d = self.models.duration(k, host, params, rng).max(0.0);
+        let st = &mut self.stats[k.index()];
+        st.0 += 1;
+        st.1 += d;
+        d
+    }
+
+    /// (name, calls, total seconds) of every kernel called at least once.
+    pub fn summary(&self) -> Vec<(String, u64, f64)> {
+        self.models
+            .names()
+            .filter_map(|n| self.models.kernel_id(n).map(|k| (n, k)))
+            .filter(|(_, k)| self.stats[k.index()].0 > 0)
+            .map(|(n, k)| (n.to_string(), self.stats[k.index()].0, self.stats[k.index()].1))
+            .collect()
     }
 
     /// A pseudo-random index in `0..n` from the rank's pivot stream.

@@ -197,6 +197,8 @@ pub struct Report {
     pub peak_pss_kb: u64,
     /// Peak resident set size (getrusage), KiB.
     pub max_rss_kb: u64,
+    /// Modelled kernels: (name, calls, total injected seconds over all ranks).
+    pub kernels: Vec<(String, u64, f64)>,
 }
 
 /// This process's proportional set size (`/proc/self/smaps_rollup`), KiB.
@@ -499,6 +501,7 @@ fn run(args: &Args) -> Result<i32, String> {
         events: summary.events,
         peak_pss_kb,
         max_rss_kb: max_rss_kb(),
+        kernels: w.kernels.summary(),
     });
     if !args.quiet || display_timing {
         let total: u64 = report.messages.iter().sum();
@@ -556,6 +559,7 @@ fn write_json(path: &Path, r: &Report, np: usize, platform: &Path, program: &Pat
         "platform": platform.display().to_string(),
         "program": program.display().to_string(),
         "messages": r.messages.iter().sum::<u64>(),
+        "kernels": r.kernels.iter().map(|(n, c, t)| (n.clone(), serde_json::json!({"calls": c, "seconds": t}))).collect::<serde_json::Map<_, _>>(),
         "per_rank": (0..np).map(|i| serde_json::json!({
             "rank": i,
             "finish_time": r.finish_times[i],

@@ -1,0 +1,265 @@
+//! The real, unmodified HPL built with smpicc (`apps/hpl/build.sh`, which
+//! fetches the source on first use), run under smpirun:
+//! - with the system BLAS, its residual check passes on 2×2 grids;
+//! - with modelled BLAS (`apps/hpl/models/smpi_reference.toml`), a 2×2 run
+//!   prints its result line and two runs print it bit for bit the same;
+//! - on 1×1 (no communication) with dgemm costing 1 ns per multiply-add and
+//!   everything else free, the simulated time is exactly the sum of the dgemm
+//!   model times, and HPL reports ≈ 2 Gflop/s (LU does ≈ N³/3 multiply-adds in
+//!   dgemm and HPL counts 2N³/3 flops);
+//! - folding and function models: a 64-rank program allocating 4 GiB per rank
+//!   runs in under 200 MiB, and a modelled function costs exactly its model.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use e2e_tests::{
+    apps_dir, build_c, platform, rel_diff, run_command, smpicc, smpirun, workspace_root, RunOutput, Smpirun,
+};
+
+/// Builds (and if needed fetches) HPL once per test process.
+fn xhpl() -> PathBuf {
+    static BUILT: Mutex<Option<PathBuf>> = Mutex::new(None);
+    let mut b = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = b.as_ref() {
+        return p.clone();
+    }
+    let mut cmd = Command::new(workspace_root().join("apps/hpl/build.sh"));
+    cmd.arg(smpicc());
+    let out = run_command(cmd, Duration::from_secs(900));
+    assert!(
+        out.status.success(),
+        "apps/hpl/build.sh failed\n{}",
+        out.describe()
+    );
+    let p = workspace_root().join("apps/hpl/build/xhpl");
+    assert!(p.exists(), "no {}", p.display());
+    *b = Some(p.clone());
+    p
+}
+
+/// Writes HPL.dat into a fresh directory and runs xhpl there.
+fn run_hpl(name: &str, np: usize, dat: &[&str], opts: &[&str]) -> (RunOutput, serde_json::Value) {
+    let dir = std::env::temp_dir().join(format!("e2e-hpl-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut gen = Command::new(workspace_root().join("apps/hpl/gen_dat.sh"));
+    gen.args(dat).arg("-o").arg(dir.join("HPL.dat"));
+    let g = run_command(gen, Duration::from_secs(30));
+    assert!(g.status.success(), "gen_dat.sh failed\n{}", g.describe());
+    let json = dir.join("run.json");
+    let mut cmd = Command::new(smpirun());
+    cmd.current_dir(&dir)
+        .arg("-platform")
+        .arg(platform("fat_tree.toml"))
+        .arg("-np")
+        .arg(np.to_string())
+        .args(opts)
+        .arg("--json")
+        .arg(&json)
+        .arg(xhpl());
+    let out = run_command(cmd, Duration::from_secs(300));
+    let v = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let _ = std::fs::remove_dir_all(&dir);
+    (out, v)
+}
+
+fn result_line(out: &RunOutput) -> String {
+    out.stdout
+        .lines()
+        .find(|l| l.starts_with("WR") || l.starts_with("WC"))
+        .unwrap_or_else(|| panic!("no HPL result line\n{}", out.describe()))
+        .to_string()
+}
+
+fn reference_model() -> String {
+    workspace_root()
+        .join("apps/hpl/models/smpi_reference.toml")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn real_blas_residual_check_passes() {
+    let (out, _) = run_hpl(
+        "real",
+        4,
+        &[
+            "--n", "500", "--nb", "32", "--p", "2", "--q", "2", "--bcast", "1", "--swap", "0",
+        ],
+        &[
+            "--cfg=smpi/simulate-computation:no",
+            "--cfg=smpi/blas-mode:compute",
+        ],
+    );
+    out.assert_success();
+    assert!(out.stdout.contains("PASSED"), "{}", out.describe());
+}
+
+#[test]
+fn model_mode_2x2_is_deterministic() {
+    let dat = [
+        "--n",
+        "2000",
+        "--nb",
+        "64",
+        "--p",
+        "2",
+        "--q",
+        "2",
+        "--bcast",
+        "1",
+        "--swap",
+        "0",
+        "--threshold",
+        "-1",
+    ];
+    let model = reference_model();
+    let opts = [
+        "--cfg=smpi/simulate-computation:no",
+        "--cfg=smpi/host-speed:1Gf",
+        "--cfg=smpi/auto-shared-malloc-thresh:1048576",
+        "-model",
+        model.as_str(),
+    ];
+    let (a, ja) = run_hpl("model-a", 4, &dat, &opts);
+    let (b, _) = run_hpl("model-b", 4, &dat, &opts);
+    a.assert_success();
+    b.assert_success();
+    assert_eq!(result_line(&a), result_line(&b));
+    let t = ja["simulated_time"].as_f64().expect("simulated_time");
+    assert!(t > 0.0);
+    assert!(ja["kernels"]["dgemm"]["calls"].as_u64().unwrap_or(0) > 0, "{ja}");
+}
+
+#[test]
+fn one_rank_time_is_the_sum_of_kernel_models() {
+    let model = std::env::temp_dir().join(format!("e2e-hpl-1ns-{}.toml", std::process::id()));
+    let mut text = std::fs::read_to_string(reference_model()).expect("reference model");
+    text = text.replacen("a = 1.029e-11\nb = 1.981e-12", "a = 1e-9\nb = 0", 1);
+    assert!(
+        text.contains("a = 1e-9"),
+        "the reference model's dgemm line changed"
+    );
+    std::fs::write(&model, text).expect("write model");
+    let n = 1200.0_f64;
+    let (out, j) = run_hpl(
+        "one",
+        1,
+        &[
+            "--n",
+            "1200",
+            "--nb",
+            "64",
+            "--p",
+            "1",
+            "--q",
+            "1",
+            "--threshold",
+            "-1",
+        ],
+        &[
+            "--cfg=smpi/simulate-computation:no",
+            "--cfg=smpi/wtime:0",
+            "-model",
+            model.to_str().expect("utf-8"),
+        ],
+    );
+    let _ = std::fs::remove_file(&model);
+    out.assert_success();
+    let sim = j["simulated_time"].as_f64().expect("simulated_time");
+    let dgemm = j["kernels"]["dgemm"]["seconds"].as_f64().expect("dgemm seconds");
+    // No communication, no other cost: the clock is the sum of the dgemm models.
+    assert!(
+        rel_diff(sim, dgemm) < 1e-9,
+        "simulated {sim} vs sum of dgemm models {dgemm}"
+    );
+    // Σ M·N·K over the factorization ≈ N³/3 (plus lower-order terms).
+    let madds = dgemm / 1e-9;
+    assert!(
+        rel_diff(madds, n * n * n / 3.0) < 0.05,
+        "Σ MNK = {madds}, N³/3 = {}",
+        n * n * n / 3.0
+    );
+    let gflops: f64 = result_line(&out)
+        .split_whitespace()
+        .nth(6)
+        .and_then(|g| g.parse().ok())
+        .expect("Gflops");
+    assert!(
+        (gflops - 2.0).abs() < 0.1,
+        "HPL reports {gflops} Gflop/s, expected ≈ 2"
+    );
+}
+
+#[test]
+fn folding_4_gib_per_rank_on_64_ranks_fits_in_200_mib() {
+    let prog = build_c(&apps_dir().join("memory/fold.c"));
+    let out = Smpirun::new(prog)
+        .platform(platform("fat_tree.toml"))
+        .np(64)
+        .cfg("smpi/simulate-computation:no")
+        .cfg("smpi/auto-shared-malloc-thresh:1048576")
+        .cfg("smpi/shared-malloc-blocksize:67108864")
+        .json()
+        .args(["4"])
+        .run();
+    out.assert_success();
+    assert!(out.stdout.contains("private data OK"), "{}", out.describe());
+    let pss = out.json()["peak_pss_kb"].as_u64().expect("peak_pss_kb");
+    assert!(pss < 200 * 1024, "peak PSS {pss} KiB");
+}
+
+#[test]
+fn folding_beyond_the_mapping_limit_fails_clearly() {
+    let prog = build_c(&apps_dir().join("memory/fold.c"));
+    let out = Smpirun::new(prog)
+        .platform(platform("fat_tree.toml"))
+        .np(64)
+        .cfg("smpi/simulate-computation:no")
+        .cfg("smpi/auto-shared-malloc-thresh:1048576")
+        .args(["4"])
+        .run();
+    out.assert_failure();
+    out.assert_stderr_has(&["vm.max_map_count", "smpi/shared-malloc-blocksize"]);
+}
+
+#[test]
+fn function_model_by_name_costs_exactly_its_model() {
+    let prog = build_c(&apps_dir().join("models/model_work.c"));
+    let model = apps_dir().join("models/work_model.toml");
+    let out = Smpirun::new(prog)
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .cfg("smpi/simulate-computation:no")
+        .opt("-model")
+        .opt(model.as_os_str())
+        .args(["1000"])
+        .run();
+    out.assert_success();
+    // work(n) is modelled at 2 µs per unit; dgemm 64³ at 1.029e-11·MNK + 1.981e-12.
+    assert!(
+        out.stdout.contains("work(1000) took 2.000000000e-03 s"),
+        "{}",
+        out.describe()
+    );
+    let dgemm = 1.029e-11 * 64.0 * 64.0 * 64.0 + 1.981e-12;
+    let printed: f64 = out
+        .stdout
+        .split("dgemm 64^3 took ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no dgemm time\n{}", out.describe()));
+    assert!(
+        rel_diff(printed, dgemm) < 1e-8,
+        "dgemm took {printed}, model says {dgemm}"
+    );
+    // In model mode no real work is done: c stays 0.
+    assert!(out.stdout.contains("c[0]=0"), "{}", out.describe());
+}
