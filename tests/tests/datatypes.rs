@@ -18,7 +18,8 @@ fn freed_datatype_still_delivers_pending_message() {
             .run();
         out.assert_success();
         assert!(
-            out.stdout.contains(&format!("mode {mode}: 0 of 150 doubles wrong")),
+            out.stdout
+                .contains(&format!("mode {mode}: 0 of 150 doubles wrong")),
             "mode {mode}\n{}",
             out.describe()
         );
