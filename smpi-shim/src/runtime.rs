@@ -563,7 +563,12 @@ pub struct P2p {
 fn check_p2p(w: &World, me: u32, a: &P2p, is_send: bool) -> MpiResult<(u32, i32, u32, usize, Rc<Datatype>)> {
     let rank = &w.ranks[me as usize];
     let c = rank.comm(a.comm)?;
-    let dt = w.dtype(a.dtype)?;
+    // A zero-count message may name no valid type (MPI_DATATYPE_NULL).
+    let dt = match w.dtype(a.dtype) {
+        Ok(d) => d,
+        Err(_) if a.count == 0 => w.dtype(4)?,
+        Err(e) => return Err(e),
+    };
     if !dt.committed && !dt.predefined {
         return Err(mpi_err(MPI_ERR_TYPE, "datatype not committed"));
     }

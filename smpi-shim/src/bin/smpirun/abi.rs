@@ -46,6 +46,13 @@ macro_rules! check_count {
 }
 
 fn view(me: u32, comm: i32) -> MpiResult<CommView> {
+    let inter = with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some()))?;
+    if inter {
+        return Err(mpi_err(
+            rt::MPI_ERR_COMM,
+            "collectives on intercommunicators are not supported yet",
+        ));
+    }
     CommView::new(me, comm)
 }
 
@@ -1195,6 +1202,15 @@ macro_rules! coll_call {
     }};
 }
 
+/// A count that MPI says is ignored when its buffer is `MPI_IN_PLACE`.
+fn in_place_count(buf: *const c_void, call: &str, v: c_int) -> MpiResult<usize> {
+    if buf as *mut u8 == IN_PLACE {
+        Ok(0)
+    } else {
+        nonneg(call, v)
+    }
+}
+
 fn nonneg(call: &str, v: c_int) -> MpiResult<usize> {
     if v < 0 {
         Err(mpi_err(MPI_ERR_COUNT, format!("{call}: negative count {v}")))
@@ -1302,13 +1318,18 @@ pub unsafe extern "C" fn MPI_Gather(
     let g = enter();
     coll_call!(g, comm, "MPI_Gather", {
         let c = view(g.me, comm)?;
-        let rc = nonneg("MPI_Gather", rcount)?;
+        // Receive arguments matter only at the root.
+        let rc = if c.rank == root {
+            nonneg("MPI_Gather", rcount)?
+        } else {
+            0
+        };
         let counts = vec![rc; c.size as usize];
         let displs: Vec<isize> = (0..c.size as isize).map(|i| i * rc as isize).collect();
         coll::gatherv(
             c,
             sbuf as *const u8,
-            nonneg("MPI_Gather", scount)?,
+            in_place_count(sbuf, "MPI_Gather", scount)?,
             stype,
             rbuf as *mut u8,
             &counts,
@@ -1360,7 +1381,7 @@ pub unsafe extern "C" fn MPI_Gatherv(
         coll::gatherv(
             c,
             sbuf as *const u8,
-            nonneg("MPI_Gatherv", scount)?,
+            in_place_count(sbuf, "MPI_Gatherv", scount)?,
             stype,
             rbuf as *mut u8,
             &cs,
@@ -1385,7 +1406,12 @@ pub unsafe extern "C" fn MPI_Scatter(
     let g = enter();
     coll_call!(g, comm, "MPI_Scatter", {
         let c = view(g.me, comm)?;
-        let sc = nonneg("MPI_Scatter", scount)?;
+        // Send arguments matter only at the root.
+        let sc = if c.rank == root {
+            nonneg("MPI_Scatter", scount)?
+        } else {
+            0
+        };
         let counts = vec![sc; c.size as usize];
         let displs: Vec<isize> = (0..c.size as isize).map(|i| i * sc as isize).collect();
         coll::scatterv(
@@ -1395,7 +1421,7 @@ pub unsafe extern "C" fn MPI_Scatter(
             &displs,
             stype,
             rbuf as *mut u8,
-            nonneg("MPI_Scatter", rcount)?,
+            in_place_count(rbuf as *const c_void, "MPI_Scatter", rcount)?,
             rtype,
             root,
         )
@@ -1429,7 +1455,7 @@ pub unsafe extern "C" fn MPI_Scatterv(
             &ds,
             stype,
             rbuf as *mut u8,
-            nonneg("MPI_Scatterv", rcount)?,
+            in_place_count(rbuf as *const c_void, "MPI_Scatterv", rcount)?,
             rtype,
             root,
         )
@@ -1455,7 +1481,7 @@ pub unsafe extern "C" fn MPI_Allgather(
         coll::allgatherv(
             c,
             sbuf as *const u8,
-            nonneg("MPI_Allgather", scount)?,
+            in_place_count(sbuf, "MPI_Allgather", scount)?,
             stype,
             rbuf as *mut u8,
             &counts,
@@ -1483,7 +1509,7 @@ pub unsafe extern "C" fn MPI_Allgatherv(
         coll::allgatherv(
             c,
             sbuf as *const u8,
-            nonneg("MPI_Allgatherv", scount)?,
+            in_place_count(sbuf, "MPI_Allgatherv", scount)?,
             stype,
             rbuf as *mut u8,
             &cs,
@@ -1927,7 +1953,29 @@ pub unsafe extern "C" fn MPI_Type_create_struct(
     let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
         .map(|i| (*displs.add(i), *types.add(i), (*blens.add(i)).max(0) as usize))
         .collect();
-    new_type(&pieces, 8, new)
+    let rc = new_type(&pieces, 8, new);
+    if rc != MPI_SUCCESS {
+        return rc;
+    }
+    // Like C structs (and MPICH), the extent is padded to the largest
+    // alignment of the members, unless MPI_UB/MPI_LB or a resized type set it.
+    let h = *new;
+    with_world(|w| {
+        let align = pieces
+            .iter()
+            .filter_map(|p| w.dtype(p.1).ok())
+            .map(|d| d.basic.map_or(1, |b| b.size().min(8)).max(1) as isize)
+            .max()
+            .unwrap_or(1);
+        if let Ok(d) = w.dtype(h) {
+            if !d.has_ub_marker && d.extent % align != 0 {
+                let mut t = (*d).clone();
+                t.extent += align - t.extent % align;
+                w.types[h as usize] = Some(Rc::new(t));
+            }
+        }
+    });
+    MPI_SUCCESS
 }
 
 #[no_mangle]
@@ -2244,6 +2292,20 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, new: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_split(comm: c_int, color: c_int, key: c_int, new: *mut c_int) -> c_int {
     let g = enter();
+    let inter = with_world(|w| {
+        w.ranks[g.me as usize]
+            .comm(comm)
+            .map(|c| c.shared.remote.is_some())
+    });
+    if let Ok(true) = inter {
+        return match crate::abi_more::split_intercomm(g.me, comm, color, key) {
+            Ok(h) => {
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_split", e),
+        };
+    }
     let r = (|| -> MpiResult<c_int> {
         let c = view(g.me, comm)?;
         let pairs = coll::allgather_i32_pairs(c, [color, key])?;
@@ -2293,6 +2355,29 @@ fn add_group(me: u32, g: Vec<u32>) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, new: *mut c_int) -> c_int {
     let g = enter();
+    let inter = with_world(|w| {
+        w.ranks[g.me as usize]
+            .comm(comm)
+            .map(|c| c.shared.remote.is_some())
+    });
+    if let Ok(true) = inter {
+        // On an intercommunicator: each side names a subgroup of its own group.
+        let r = group_of(g.me, group).and_then(|grp| {
+            let pos = grp.iter().position(|&x| x == g.me);
+            let (color, key) = match pos {
+                Some(p) => (0, p as i32),
+                None => (MPI_UNDEFINED, 0),
+            };
+            crate::abi_more::split_intercomm(g.me, comm, color, key)
+        });
+        return match r {
+            Ok(h) => {
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_create", e),
+        };
+    }
     let r = group_of(g.me, group).and_then(|grp| derive_comm(g.me, comm, 0, Some(grp.as_ref().clone())));
     match r {
         Ok(h) => {

@@ -1493,3 +1493,423 @@ pub unsafe extern "C" fn MPI_Add_error_string(_code: c_int, _s: *const c_char) -
 pub unsafe extern "C" fn MPI_Comm_dup_with_info(comm: c_int, _info: c_int, new: *mut c_int) -> c_int {
     crate::abi::MPI_Comm_dup(comm, new)
 }
+
+// ------------------------------------------------------------------ more communicators and p2p
+
+thread_local! {
+    /// Per rank: how many MPI_Comm_create_group calls were made with a given
+    /// (parent context, group, tag), so repeated calls get distinct contexts.
+    static CREATE_GROUP_SEQ: std::cell::RefCell<std::collections::HashMap<(u32, u32, Vec<u32>, i32), u64>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// MPI_Comm_create_group: collective over the group's members only.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_group(
+    comm: c_int,
+    group: c_int,
+    tag: c_int,
+    new: *mut c_int,
+) -> c_int {
+    let g = enter();
+    let me = g.me;
+    let r = (|| -> MpiResult<c_int> {
+        let grp = group_of(me, group)?;
+        let (pctx, errh) = with_world(|w| {
+            w.ranks[me as usize]
+                .comm(comm)
+                .map(|c| (c.shared.context, c.errhandler))
+        })?;
+        let Some(pos) = grp.iter().position(|&x| x == me) else {
+            return Ok(MPI_COMM_NULL);
+        };
+        let seq = CREATE_GROUP_SEQ.with(|m| {
+            let mut m = m.borrow_mut();
+            let e = m.entry((me, pctx, grp.as_ref().clone(), tag)).or_insert(0);
+            *e += 1;
+            *e
+        });
+        // Same key on every member: parent context, a hash of the group, the tag and the call number.
+        let mut h: u64 = 1469598103934665603;
+        for &x in grp.iter() {
+            h = (h ^ u64::from(x)).wrapping_mul(1099511628211);
+        }
+        let ctx = with_world(|w| w.agree_context(pctx ^ 0x4000_0000, h ^ (seq << 40), tag));
+        let entry = new_entry(
+            CommShared {
+                context: ctx,
+                group: grp.clone(),
+                remote: None,
+            },
+            pos as i32,
+            errh,
+        );
+        Ok(with_world(|w| w.ranks[me as usize].add_comm(entry)))
+    })();
+    match r {
+        Ok(h) => {
+            set(new, h);
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(me, comm, "MPI_Comm_create_group", e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_idup_with_info(
+    comm: c_int,
+    _info: c_int,
+    new: *mut c_int,
+    req: *mut c_int,
+) -> c_int {
+    MPI_Comm_idup(comm, new, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_info(_comm: c_int, info: *mut c_int) -> c_int {
+    set(info, 1);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get(
+    _info: c_int,
+    _key: *const c_char,
+    _len: c_int,
+    _value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
+    set(flag, 0);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_nkeys(_info: c_int, n: *mut c_int) -> c_int {
+    set(n, 0);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_dup(_info: c_int, new: *mut c_int) -> c_int {
+    set(new, 1);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_delete(_info: c_int, _key: *const c_char) -> c_int {
+    MPI_SUCCESS
+}
+
+/// MPI_Isendrecv: a receive and a send, completed together.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv(
+    sbuf: *const c_void,
+    scount: c_int,
+    stype: c_int,
+    dst: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rtype: c_int,
+    src: c_int,
+    rtag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Isendrecv", comm, req, |me| {
+        let (sc, rc) = (nonneg(scount)?, nonneg(rcount)?);
+        let s = rt::P2p {
+            buf: sbuf as *mut u8,
+            count: sc,
+            dtype: stype,
+            peer: dst,
+            tag: stag,
+            comm,
+            coll: false,
+        };
+        let r = rt::P2p {
+            buf: rbuf as *mut u8,
+            count: rc,
+            dtype: rtype,
+            peer: src,
+            tag: rtag,
+            comm,
+            coll: false,
+        };
+        let stage: rt::Stage = Box::new(move || {
+            let rid = rt::irecv(me, &r)?;
+            let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
+            Ok(vec![rid, sid])
+        });
+        rt::start_coll(me, comm, vec![stage])
+    })
+}
+
+/// MPI_Isendrecv_replace: the send goes from a copy of the buffer.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    stag: c_int,
+    src: c_int,
+    rtag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Isendrecv_replace", comm, req, |me| {
+        let n = nonneg(count)?;
+        let d = with_world(|w| w.dtype(dt))?;
+        let mut copy = coll::TempBuf::new(&d, n);
+        coll::local_copy(buf as *const u8, n, dt, copy.ptr(), n, dt)?;
+        let keep = Rc::new(std::cell::RefCell::new(copy));
+        let k2 = keep.clone();
+        let stage: rt::Stage = Box::new(move || {
+            let p = k2.borrow_mut().ptr();
+            let s = rt::P2p {
+                buf: p,
+                count: n,
+                dtype: dt,
+                peer: dst,
+                tag: stag,
+                comm,
+                coll: false,
+            };
+            let r = rt::P2p {
+                buf: buf as *mut u8,
+                count: n,
+                dtype: dt,
+                peer: src,
+                tag: rtag,
+                comm,
+                coll: false,
+            };
+            let rid = rt::irecv(me, &r)?;
+            let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
+            Ok(vec![rid, sid])
+        });
+        let hold: rt::Stage = Box::new(move || {
+            drop(keep);
+            Ok(vec![])
+        });
+        rt::start_coll(me, comm, vec![stage, hold])
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bsend_init(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    crate::abi::MPI_Send_init(buf, count, dt, dst, tag, comm, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend_init(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    crate::abi::MPI_Send_init(buf, count, dt, dst, tag, comm, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_cancelled(st: *mut entry::CStatus, flag: c_int) -> c_int {
+    if !st.is_null() {
+        (*st).cancelled = flag;
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements(st: *mut entry::CStatus, dt: c_int, count: c_int) -> c_int {
+    MPI_Status_set_elements_x(st, dt, count as i64)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements_x(st: *mut entry::CStatus, dt: c_int, count: i64) -> c_int {
+    match with_world(|w| w.dtype(dt)) {
+        Ok(d) => {
+            if !st.is_null() {
+                let per = if d.basic_count > 0 {
+                    d.size / d.basic_count
+                } else {
+                    d.size
+                };
+                (*st).count = count * per as i64;
+            }
+            MPI_SUCCESS
+        }
+        Err(e) => e.code,
+    }
+}
+
+// ------------------------------------------------------------------ datatype attributes
+
+thread_local! {
+    static TYPE_ATTRS: std::cell::RefCell<std::collections::HashMap<(u32, i32, i32), usize>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_keyval(
+    copy: usize,
+    delete: usize,
+    key: *mut c_int,
+    extra: *mut c_void,
+) -> c_int {
+    set(key, keyval_new(copy, delete, extra as usize));
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_free_keyval(key: *mut c_int) -> c_int {
+    MPI_Comm_free_keyval(key)
+}
+
+type TypeDeleteFn = unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void) -> c_int;
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_delete_attr(dt: c_int, key: c_int) -> c_int {
+    let me = rt::current_rank();
+    let Ok((_, del, extra)) = keyval(key) else {
+        return rt::MPI_ERR_KEYVAL;
+    };
+    let old = TYPE_ATTRS.with(|m| m.borrow_mut().remove(&(me, dt, key)));
+    if let (Some(v), true) = (old, del != 0) {
+        let f: TypeDeleteFn = std::mem::transmute(del);
+        return f(dt, key, v as *mut c_void, extra as *mut c_void);
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_set_attr(dt: c_int, key: c_int, val: *mut c_void) -> c_int {
+    let me = rt::current_rank();
+    if keyval(key).is_err() {
+        return rt::MPI_ERR_KEYVAL;
+    }
+    let rc = MPI_Type_delete_attr(dt, key);
+    if rc != MPI_SUCCESS {
+        return rc;
+    }
+    TYPE_ATTRS.with(|m| m.borrow_mut().insert((me, dt, key), val as usize));
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_attr(
+    dt: c_int,
+    key: c_int,
+    val: *mut c_void,
+    flag: *mut c_int,
+) -> c_int {
+    let me = rt::current_rank();
+    if keyval(key).is_err() {
+        return rt::MPI_ERR_KEYVAL;
+    }
+    match TYPE_ATTRS.with(|m| m.borrow().get(&(me, dt, key)).copied()) {
+        Some(v) => {
+            *(val as *mut usize) = v;
+            set(flag, 1);
+        }
+        None => set(flag, 0),
+    }
+    MPI_SUCCESS
+}
+
+/// MPI_Comm_split on an intercommunicator: the result pairs, for each color,
+/// the local ranks of that color with the remote ranks of that color.
+pub fn split_intercomm(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiResult<c_int> {
+    let (shared, my_rank, errh, creation) = with_world(|w| {
+        let c = w.ranks[me as usize].comm_mut(comm)?;
+        let cr = c.creations;
+        c.creations += 1;
+        Ok::<_, rt::MpiError>((c.shared.clone(), c.my_rank, c.errhandler, cr))
+    })?;
+    let remote = shared
+        .remote
+        .clone()
+        .ok_or_else(|| mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"))?;
+    // A temporary communicator over the local group, for the local exchanges.
+    let local_ctx = with_world(|w| w.agree_context(shared.context, creation, i32::MAX - 2));
+    let local = new_entry(
+        CommShared {
+            context: local_ctx,
+            group: shared.group.clone(),
+            remote: None,
+        },
+        my_rank,
+        errh,
+    );
+    let lh = with_world(|w| w.ranks[me as usize].add_comm(local));
+    let lc = CommView::new(me, lh)?;
+    let mine = coll::allgather_i32_pairs(lc, [color, key])?;
+    // Local leaders swap their groups' (color, key) tables over the intercommunicator.
+    let mut theirs = vec![[0i32; 2]; remote.len()];
+    if my_rank == 0 {
+        rt::sendrecv(
+            me,
+            &rt::P2p {
+                buf: mine.as_ptr() as *mut u8,
+                count: 2 * mine.len(),
+                dtype: 7,
+                peer: 0,
+                tag: 7778,
+                comm,
+                coll: true,
+            },
+            &rt::P2p {
+                buf: theirs.as_mut_ptr() as *mut u8,
+                count: 2 * theirs.len(),
+                dtype: 7,
+                peer: 0,
+                tag: 7778,
+                comm,
+                coll: true,
+            },
+        )?;
+    }
+    coll::bcast(lc, theirs.as_mut_ptr() as *mut u8, 2 * theirs.len(), 7, 0)?;
+    with_world(|w| w.ranks[me as usize].comms[lh as usize] = None);
+    if color == MPI_UNDEFINED {
+        return Ok(MPI_COMM_NULL);
+    }
+    let pick = |table: &[[i32; 2]], group: &[u32]| -> Vec<u32> {
+        let mut m: Vec<(i32, usize)> = table
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p[0] == color)
+            .map(|(i, p)| (p[1], i))
+            .collect();
+        m.sort();
+        m.iter().map(|&(_, i)| group[i]).collect()
+    };
+    let lgroup = pick(&mine, &shared.group);
+    let rgroup = pick(&theirs, &remote);
+    let pos = lgroup.iter().position(|&x| x == me).expect("member of its color") as i32;
+    if rgroup.is_empty() {
+        return Ok(MPI_COMM_NULL);
+    }
+    let ctx = with_world(|w| w.agree_context(shared.context, creation, color));
+    let entry = new_entry(
+        CommShared {
+            context: ctx,
+            group: Rc::new(lgroup),
+            remote: Some(Rc::new(rgroup)),
+        },
+        pos,
+        errh,
+    );
+    Ok(with_world(|w| w.ranks[me as usize].add_comm(entry)))
+}
