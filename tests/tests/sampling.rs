@@ -24,5 +24,10 @@ fn sampled_loops_run_only_the_benchmarked_iterations() {
         // injected time covers all of them, far more than the 5 that ran.
         assert!(field_f64(l, "local_time") > 0.0, "{l}");
     }
-    assert_eq!(global_total, 5.0, "GLOBAL sampling is shared by all ranks\n{}", out.describe());
+    assert_eq!(
+        global_total,
+        5.0,
+        "GLOBAL sampling is shared by all ranks\n{}",
+        out.describe()
+    );
 }

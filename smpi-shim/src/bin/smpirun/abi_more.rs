@@ -1496,10 +1496,13 @@ pub unsafe extern "C" fn MPI_Comm_dup_with_info(comm: c_int, _info: c_int, new: 
 
 // ------------------------------------------------------------------ more communicators and p2p
 
+/// (rank, parent context, group, tag) of an MPI_Comm_create_group call.
+type CreateGroupKey = (u32, u32, Vec<u32>, i32);
+
 thread_local! {
     /// Per rank: how many MPI_Comm_create_group calls were made with a given
     /// (parent context, group, tag), so repeated calls get distinct contexts.
-    static CREATE_GROUP_SEQ: std::cell::RefCell<std::collections::HashMap<(u32, u32, Vec<u32>, i32), u64>> =
+    static CREATE_GROUP_SEQ: std::cell::RefCell<std::collections::HashMap<CreateGroupKey, u64>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
@@ -1741,11 +1744,7 @@ pub unsafe extern "C" fn MPI_Status_set_elements_x(st: *mut entry::CStatus, dt: 
     match with_world(|w| w.dtype(dt)) {
         Ok(d) => {
             if !st.is_null() {
-                let per = if d.basic_count > 0 {
-                    d.size / d.basic_count
-                } else {
-                    d.size
-                };
+                let per = d.size.checked_div(d.basic_count).unwrap_or(d.size);
                 (*st).count = count * per as i64;
             }
             MPI_SUCCESS
