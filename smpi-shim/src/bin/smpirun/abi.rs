@@ -1222,6 +1222,14 @@ fn nonneg(call: &str, v: c_int) -> MpiResult<usize> {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = crate::abi_more::inter_barrier(iv);
+            return result(g.me, comm, "MPI_Barrier", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Barrier", e),
+    }
     coll_call!(g, comm, "MPI_Barrier", coll::barrier(view(g.me, comm)?))
 }
 
@@ -1234,6 +1242,16 @@ pub unsafe extern "C" fn MPI_Bcast(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> =
+                (|| crate::abi_more::inter_bcast(iv, buf as *mut u8, nonneg("MPI_Bcast", count)?, dt, root))(
+                );
+            return result(g.me, comm, "MPI_Bcast", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Bcast", e),
+    }
     coll_call!(g, comm, "MPI_Bcast", {
         let n = nonneg("MPI_Bcast", count)?;
         with_world(|w| w.dtype(dt))?;
@@ -1252,6 +1270,24 @@ pub unsafe extern "C" fn MPI_Reduce(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                crate::abi_more::inter_reduce(
+                    iv,
+                    sbuf as *const u8,
+                    rbuf as *mut u8,
+                    nonneg("MPI_Reduce", count)?,
+                    dt,
+                    op,
+                    root,
+                )
+            })();
+            return result(g.me, comm, "MPI_Reduce", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Reduce", e),
+    }
     coll_call!(g, comm, "MPI_Reduce", {
         let n = nonneg("MPI_Reduce", count)?;
         with_world(|w| w.dtype(dt).and(w.op(op).map(|_| ())))?;
@@ -1277,6 +1313,23 @@ pub unsafe extern "C" fn MPI_Allreduce(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                crate::abi_more::inter_allreduce(
+                    iv,
+                    sbuf as *const u8,
+                    rbuf as *mut u8,
+                    nonneg("MPI_Allreduce", count)?,
+                    dt,
+                    op,
+                )
+            })();
+            return result(g.me, comm, "MPI_Allreduce", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Allreduce", e),
+    }
     coll_call!(g, comm, "MPI_Allreduce", {
         let n = nonneg("MPI_Allreduce", count)?;
         with_world(|w| w.dtype(dt).and(w.op(op).map(|_| ())))?;
@@ -1316,6 +1369,37 @@ pub unsafe extern "C" fn MPI_Gather(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let rc = if root == -3 {
+                    nonneg("MPI_Gather", rcount)?
+                } else {
+                    0
+                };
+                let n = iv.rsize as usize;
+                let displs: Vec<isize> = (0..n as isize).map(|i| i * rc as isize).collect();
+                crate::abi_more::inter_gatherv(
+                    iv,
+                    sbuf as *const u8,
+                    if root >= 0 {
+                        nonneg("MPI_Gather", scount)?
+                    } else {
+                        0
+                    },
+                    stype,
+                    rbuf as *mut u8,
+                    &vec![rc; n],
+                    &displs,
+                    rtype,
+                    root,
+                )
+            })();
+            return result(g.me, comm, "MPI_Gather", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Gather", e),
+    }
     coll_call!(g, comm, "MPI_Gather", {
         let c = view(g.me, comm)?;
         // Receive arguments matter only at the root.
@@ -1371,6 +1455,35 @@ pub unsafe extern "C" fn MPI_Gatherv(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let (cs, ds) = if root == -3 {
+                    counts_displs(iv.rsize, rcounts, displs)?
+                } else {
+                    (vec![], vec![])
+                };
+                crate::abi_more::inter_gatherv(
+                    iv,
+                    sbuf as *const u8,
+                    if root >= 0 {
+                        nonneg("MPI_Gatherv", scount)?
+                    } else {
+                        0
+                    },
+                    stype,
+                    rbuf as *mut u8,
+                    &cs,
+                    &ds,
+                    rtype,
+                    root,
+                )
+            })();
+            return result(g.me, comm, "MPI_Gatherv", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Gatherv", e),
+    }
     coll_call!(g, comm, "MPI_Gatherv", {
         let c = view(g.me, comm)?;
         let (cs, ds) = if c.rank == root {
@@ -1404,6 +1517,37 @@ pub unsafe extern "C" fn MPI_Scatter(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let sc = if root == -3 {
+                    nonneg("MPI_Scatter", scount)?
+                } else {
+                    0
+                };
+                let n = iv.rsize as usize;
+                let displs: Vec<isize> = (0..n as isize).map(|i| i * sc as isize).collect();
+                crate::abi_more::inter_scatterv(
+                    iv,
+                    sbuf as *const u8,
+                    &vec![sc; n],
+                    &displs,
+                    stype,
+                    rbuf as *mut u8,
+                    if root >= 0 {
+                        nonneg("MPI_Scatter", rcount)?
+                    } else {
+                        0
+                    },
+                    rtype,
+                    root,
+                )
+            })();
+            return result(g.me, comm, "MPI_Scatter", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Scatter", e),
+    }
     coll_call!(g, comm, "MPI_Scatter", {
         let c = view(g.me, comm)?;
         // Send arguments matter only at the root.
@@ -1441,6 +1585,35 @@ pub unsafe extern "C" fn MPI_Scatterv(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let (cs, ds) = if root == -3 {
+                    counts_displs(iv.rsize, scounts, displs)?
+                } else {
+                    (vec![], vec![])
+                };
+                crate::abi_more::inter_scatterv(
+                    iv,
+                    sbuf as *const u8,
+                    &cs,
+                    &ds,
+                    stype,
+                    rbuf as *mut u8,
+                    if root >= 0 {
+                        nonneg("MPI_Scatterv", rcount)?
+                    } else {
+                        0
+                    },
+                    rtype,
+                    root,
+                )
+            })();
+            return result(g.me, comm, "MPI_Scatterv", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Scatterv", e),
+    }
     coll_call!(g, comm, "MPI_Scatterv", {
         let c = view(g.me, comm)?;
         let (cs, ds) = if c.rank == root {
@@ -1473,6 +1646,28 @@ pub unsafe extern "C" fn MPI_Allgather(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let rc = nonneg("MPI_Allgather", rcount)?;
+                let n = iv.rsize as usize;
+                let displs: Vec<isize> = (0..n as isize).map(|i| i * rc as isize).collect();
+                crate::abi_more::inter_allgatherv(
+                    iv,
+                    sbuf as *const u8,
+                    nonneg("MPI_Allgather", scount)?,
+                    stype,
+                    rbuf as *mut u8,
+                    &vec![rc; n],
+                    &displs,
+                    rtype,
+                )
+            })();
+            return result(g.me, comm, "MPI_Allgather", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Allgather", e),
+    }
     coll_call!(g, comm, "MPI_Allgather", {
         let c = view(g.me, comm)?;
         let rc = nonneg("MPI_Allgather", rcount)?;
@@ -1503,6 +1698,26 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let (cs, ds) = counts_displs(iv.rsize, rcounts, displs)?;
+                crate::abi_more::inter_allgatherv(
+                    iv,
+                    sbuf as *const u8,
+                    nonneg("MPI_Allgatherv", scount)?,
+                    stype,
+                    rbuf as *mut u8,
+                    &cs,
+                    &ds,
+                    rtype,
+                )
+            })();
+            return result(g.me, comm, "MPI_Allgatherv", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Allgatherv", e),
+    }
     coll_call!(g, comm, "MPI_Allgatherv", {
         let c = view(g.me, comm)?;
         let (cs, ds) = counts_displs(c.size, rcounts, displs)?;
@@ -1530,6 +1745,32 @@ pub unsafe extern "C" fn MPI_Alltoall(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let (sc, rc) = (nonneg("MPI_Alltoall", scount)?, nonneg("MPI_Alltoall", rcount)?);
+                let n = iv.rsize as usize;
+                let (se, re) =
+                    with_world(|w| Ok::<_, rt::MpiError>((w.dtype(stype)?.extent, w.dtype(rtype)?.extent)))?;
+                let sd: Vec<isize> = (0..n as isize).map(|i| i * sc as isize * se).collect();
+                let rd: Vec<isize> = (0..n as isize).map(|i| i * rc as isize * re).collect();
+                crate::abi_more::inter_alltoallw(
+                    iv,
+                    sbuf as *const u8,
+                    &vec![sc; n],
+                    &sd,
+                    &vec![stype; n],
+                    rbuf as *mut u8,
+                    &vec![rc; n],
+                    &rd,
+                    &vec![rtype; n],
+                )
+            })();
+            return result(g.me, comm, "MPI_Alltoall", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Alltoall", e),
+    }
     coll_call!(g, comm, "MPI_Alltoall", {
         let c = view(g.me, comm)?;
         let sc = nonneg("MPI_Alltoall", scount)?;
@@ -1570,6 +1811,33 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let n = iv.rsize as usize;
+                let (sc, sd) = counts_displs(iv.rsize, scounts, sdispls)?;
+                let (rc, rd) = counts_displs(iv.rsize, rcounts, rdispls)?;
+                let (se, re) =
+                    with_world(|w| Ok::<_, rt::MpiError>((w.dtype(stype)?.extent, w.dtype(rtype)?.extent)))?;
+                let sd: Vec<isize> = sd.iter().map(|d| d * se).collect();
+                let rd: Vec<isize> = rd.iter().map(|d| d * re).collect();
+                crate::abi_more::inter_alltoallw(
+                    iv,
+                    sbuf as *const u8,
+                    &sc,
+                    &sd,
+                    &vec![stype; n],
+                    rbuf as *mut u8,
+                    &rc,
+                    &rd,
+                    &vec![rtype; n],
+                )
+            })();
+            return result(g.me, comm, "MPI_Alltoallv", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Alltoallv", e),
+    }
     coll_call!(g, comm, "MPI_Alltoallv", {
         let c = view(g.me, comm)?;
         let (rc, rd) = counts_displs(c.size, rcounts, rdispls)?;
@@ -1603,6 +1871,27 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let local = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.size()))?;
+                let (rc, _) = counts_displs(local, rcounts, std::ptr::null())?;
+                let total: usize = rc.iter().sum();
+                crate::abi_more::inter_reduce_scatter(
+                    iv,
+                    sbuf as *const u8,
+                    rbuf as *mut u8,
+                    &rc,
+                    total,
+                    dt,
+                    op,
+                )
+            })();
+            return result(g.me, comm, "MPI_Reduce_scatter", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Reduce_scatter", e),
+    }
     coll_call!(g, comm, "MPI_Reduce_scatter", {
         let c = view(g.me, comm)?;
         let (rc, _) = counts_displs(c.size, rcounts, std::ptr::null())?;
@@ -1620,6 +1909,27 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     comm: c_int,
 ) -> c_int {
     let g = enter();
+    match crate::abi_more::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let local = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.size()))?;
+                let rc = vec![nonneg("MPI_Reduce_scatter_block", rcount)?; local as usize];
+                let total: usize = rc.iter().sum();
+                crate::abi_more::inter_reduce_scatter(
+                    iv,
+                    sbuf as *const u8,
+                    rbuf as *mut u8,
+                    &rc,
+                    total,
+                    dt,
+                    op,
+                )
+            })();
+            return result(g.me, comm, "MPI_Reduce_scatter_block", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Reduce_scatter_block", e),
+    }
     coll_call!(g, comm, "MPI_Reduce_scatter_block", {
         let c = view(g.me, comm)?;
         let rc = vec![nonneg("MPI_Reduce_scatter_block", rcount)?; c.size as usize];
