@@ -1434,3 +1434,38 @@ fn pending_acts(id: u32) -> Vec<ActivityId> {
             .collect()
     })
 }
+
+/// MPI_Cancel: a send or receive not matched yet is withdrawn and completes
+/// as cancelled; a matched one is not affected (MPI allows a cancel to fail).
+pub fn cancel(w: &mut World, id: u32) {
+    let (kind, owner, peer_world, done) = {
+        let r = w.req(id);
+        (r.kind, r.owner, r.peer_world, r.done || r.partner.is_some())
+    };
+    let queue_of = match kind {
+        ReqKind::Recv => Some((owner as usize, true)),
+        ReqKind::Send if peer_world != u32::MAX => Some((peer_world as usize, false)),
+        _ => None,
+    };
+    let Some((mb, posted)) = queue_of else { return };
+    if done && kind == ReqKind::Recv {
+        return;
+    }
+    let q = if posted {
+        &mut w.mailboxes[mb].posted
+    } else {
+        &mut w.mailboxes[mb].unexpected
+    };
+    let Some(pos) = q.iter().position(|&r| r == id) else {
+        return;
+    };
+    q.remove(pos);
+    let r = w.req_mut(id);
+    r.done = true;
+    r.transferred = true;
+    r.status.cancelled = true;
+    r.status.bytes = 0;
+    if let Some(a) = r.act {
+        w.kernel.complete(a);
+    }
+}

@@ -985,9 +985,11 @@ pub unsafe extern "C" fn MPI_Request_get_status(req: c_int, flag: *mut c_int, st
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Cancel(_req: *mut c_int) -> c_int {
-    // Cancellation of a posted, unmatched request is not modelled: the request
-    // completes normally. MPI allows a cancel to fail.
+pub unsafe extern "C" fn MPI_Cancel(req: *mut c_int) -> c_int {
+    let _g = enter();
+    if let Ok(Some(id)) = req_id(*req) {
+        with_world(|w| rt::cancel(w, id));
+    }
     MPI_SUCCESS
 }
 
