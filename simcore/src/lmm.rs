@@ -15,7 +15,11 @@
 //! bound when that is smaller), subtract, and continue until every variable is
 //! fixed. Ties are collected exactly like SimGrid (equal ratios), and the same
 //! precision rules apply (`precision/work-amount`, default 1e-5, relative to a
-//! constraint's bound for `remaining`, absolute for `usage`).
+//! constraint's bound for `remaining`, absolute for `usage`). The smallest ratio is
+//! found with a lazily invalidated min-heap rather than SimGrid's rescan of all the
+//! constraints every round (O((E + C) log C) per solve instead of O(C²)); ties are then
+//! processed in SimGrid's light-table order, so the results are bit-identical to the
+//! scan ([`System::solve_reference`]).
 //!
 //! The solve is *incremental*: any change (new variable, penalty change, removal)
 //! marks the constraints it touches, and [`System::solve`] recomputes only the
@@ -46,9 +50,12 @@ pub enum Sharing {
 #[derive(Clone, Debug)]
 struct Element {
     var: u32,
-    weight: f64,
     /// Position of the matching entry in the variable's `cnsts`.
     slot: u32,
+    weight: f64,
+    /// Copy of the variable's penalty, so that walking a constraint's elements during a solve
+    /// does not touch the variables.
+    penalty: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -60,6 +67,11 @@ struct Constraint {
     remaining: f64,
     usage: f64,
     light_pos: u32,
+    /// Version of the constraint's only valid entry in the saturation heap.
+    heap_version: u32,
+    /// Key of that entry, a lower bound of the current ratio's key (0 while the constraint is
+    /// being saturated, `u64::MAX` when it has no entry).
+    heap_key: u64,
     visit: u64,
     modified: bool,
 }
@@ -79,17 +91,121 @@ struct Variable {
     bound: f64,
     value: f64,
     cnsts: Vec<VarCnst>,
-    visit: u64,
-    fixed: bool,
 }
 
 const NOT_IN_LIGHT: u32 = u32::MAX;
+
+/// Default size up to which the light table is scanned each round rather than kept in a heap.
+const SCAN_MAX: usize = 64;
+
+/// An entry of the saturation heap: a constraint's `remaining / usage` (as [`ratio_key`]) when
+/// it was pushed, valid while the constraint's `heap_version` is `version`.
+#[derive(Copy, Clone, Debug)]
+struct HeapEntry {
+    key: u64,
+    cnst: u32,
+    version: u32,
+}
+
+/// A 4-ary min-heap of [`HeapEntry`] ordered by `key` alone (the order among equal keys does
+/// not matter: tied constraints are sorted by light-table position afterwards). Four children
+/// of 16 bytes share a cache line.
+#[derive(Debug, Default)]
+struct MinHeap {
+    data: Vec<HeapEntry>,
+}
+
+impl MinHeap {
+    const ARITY: usize = 4;
+
+    fn clear(&mut self) {
+        self.data.clear();
+    }
+
+    fn peek(&self) -> Option<&HeapEntry> {
+        self.data.first()
+    }
+
+    fn push(&mut self, entry: HeapEntry) {
+        let mut i = self.data.len();
+        self.data.push(entry);
+        while i > 0 {
+            let parent = (i - 1) / Self::ARITY;
+            if self.data[parent].key <= entry.key {
+                break;
+            }
+            self.data[i] = self.data[parent];
+            i = parent;
+        }
+        self.data[i] = entry;
+    }
+
+    fn pop(&mut self) -> Option<HeapEntry> {
+        let last = self.data.pop()?;
+        if self.data.is_empty() {
+            return Some(last);
+        }
+        let top = self.data[0];
+        self.sift_down(0, last);
+        Some(top)
+    }
+
+    /// Puts `entry` at the hole `i` and moves it down to its place.
+    fn sift_down(&mut self, mut i: usize, entry: HeapEntry) {
+        let n = self.data.len();
+        loop {
+            let first = i * Self::ARITY + 1;
+            if first >= n {
+                break;
+            }
+            let mut best = first;
+            for c in first + 1..(first + Self::ARITY).min(n) {
+                if self.data[c].key < self.data[best].key {
+                    best = c;
+                }
+            }
+            if self.data[best].key >= entry.key {
+                break;
+            }
+            self.data[i] = self.data[best];
+            i = best;
+        }
+        self.data[i] = entry;
+    }
+
+    /// Restores the heap order of `data` after arbitrary pushes to it, in O(n).
+    fn heapify(&mut self) {
+        let n = self.data.len();
+        if n < 2 {
+            return;
+        }
+        for i in (0..=(n - 2) / Self::ARITY).rev() {
+            let entry = self.data[i];
+            self.sift_down(i, entry);
+        }
+    }
+}
+
+/// A `u64` whose unsigned order is the numeric order of a non-NaN ratio, equal keys being
+/// equal ratios (−0 is mapped to +0).
+fn ratio_key(ratio: f64) -> u64 {
+    let bits = (ratio + 0.0).to_bits();
+    if bits >> 63 == 0 {
+        bits | (1 << 63)
+    } else {
+        !bits
+    }
+}
 
 /// A max-min system. See the module documentation.
 #[derive(Debug)]
 pub struct System {
     cnsts: Vec<Constraint>,
     vars: Vec<Variable>,
+    // Per-variable scratch state of a solve, in dense arrays (cache-friendly when walking the
+    // elements of large constraints).
+    var_visit: Vec<u64>,
+    var_fixed: Vec<bool>,
     free_vars: Vec<u32>,
     modified: Vec<u32>,
     visit_epoch: u64,
@@ -101,6 +217,13 @@ pub struct System {
     light: Vec<u32>,
     saturated: Vec<u32>,
     candidates: Vec<u32>,
+    /// `min_bound` of the current round (see `collect_candidates`).
+    min_bound: f64,
+    heap: MinHeap,
+    /// Whether the current round finds the smallest ratio with `heap` (else by a scan).
+    use_heap: bool,
+    /// Light tables up to this size are scanned.
+    scan_max: usize,
 }
 
 impl Default for System {
@@ -115,6 +238,8 @@ impl System {
         System {
             cnsts: Vec::new(),
             vars: Vec::new(),
+            var_visit: Vec::new(),
+            var_fixed: Vec::new(),
             free_vars: Vec::new(),
             modified: Vec::new(),
             visit_epoch: 0,
@@ -124,7 +249,19 @@ impl System {
             light: Vec::new(),
             saturated: Vec::new(),
             candidates: Vec::new(),
+            min_bound: f64::INFINITY,
+            heap: MinHeap::default(),
+            use_heap: false,
+            scan_max: SCAN_MAX,
         }
+    }
+
+    /// Sets the size up to which the light table is scanned for the smallest ratio rather
+    /// than kept in a heap (default 64; 0 = always the heap). The results do not depend on
+    /// it: this is for tests and benchmarks.
+    #[doc(hidden)]
+    pub fn set_scan_max(&mut self, n: usize) {
+        self.scan_max = n;
     }
 
     /// Adds a resource of capacity `bound`.
@@ -136,6 +273,8 @@ impl System {
             remaining: 0.0,
             usage: 0.0,
             light_pos: NOT_IN_LIGHT,
+            heap_version: 0,
+            heap_key: u64::MAX,
             visit: 0,
             modified: false,
         });
@@ -162,8 +301,8 @@ impl System {
             var.bound = bound;
             var.value = 0.0;
             var.cnsts.clear();
-            var.visit = 0;
-            var.fixed = false;
+            self.var_visit[id as usize] = 0;
+            self.var_fixed[id as usize] = false;
             id
         } else {
             self.vars.push(Variable {
@@ -172,9 +311,9 @@ impl System {
                 bound,
                 value: 0.0,
                 cnsts: Vec::new(),
-                visit: 0,
-                fixed: false,
             });
+            self.var_visit.push(0);
+            self.var_fixed.push(false);
             (self.vars.len() - 1) as u32
         };
         VarId(id)
@@ -198,8 +337,9 @@ impl System {
             let pos = self.cnsts[ci as usize].elems.len() as u32;
             self.cnsts[ci as usize].elems.push(Element {
                 var: vi,
-                weight: w,
                 slot,
+                weight: w,
+                penalty: self.vars[vi as usize].penalty,
             });
             self.vars[vi as usize].cnsts.push(VarCnst {
                 cnst: ci,
@@ -221,6 +361,9 @@ impl System {
         var.penalty = penalty;
         if penalty <= 0.0 {
             var.value = 0.0;
+        }
+        for vc in &self.vars[v.0 as usize].cnsts {
+            self.cnsts[vc.cnst as usize].elems[vc.pos as usize].penalty = penalty;
         }
         self.mark_var(v.0);
     }
@@ -311,11 +454,19 @@ impl System {
         self.solve()
     }
 
-    /// Breadth-first walk from the modified constraints through enabled variables.
+    /// Breadth-first walk from the modified constraints through enabled variables, which also
+    /// prepares the saturation (one pass over the elements):
+    /// - each constraint of the component gets `remaining = bound` and its `usage` (`Σ w/p`,
+    ///   fat pipe `max w/p`, over enabled elements with `w > 0`); unless `remaining ≤ bound·ε`,
+    ///   it enters the light table if its usage is positive, in component order;
+    /// - each variable of the component gets value 0 and is unfixed, except that a variable
+    ///   with no positive weight is fixed at once at its bound (or 0).
     fn collect_component(&mut self) {
+        let eps = self.epsilon;
         self.visit_epoch += 1;
         let epoch = self.visit_epoch;
         self.comp_cnsts.clear();
+        self.light.clear();
         for &c in &self.modified {
             let cn = &mut self.cnsts[c as usize];
             cn.modified = false;
@@ -329,65 +480,319 @@ impl System {
         while i < self.comp_cnsts.len() {
             let c = self.comp_cnsts[i] as usize;
             i += 1;
+            let (bound, sharing) = (self.cnsts[c].bound, self.cnsts[c].sharing);
+            // (Not `bound > bound * eps`: a NaN bound is "loaded", as in SimGrid.)
+            let unloaded = bound <= bound * eps;
+            let mut usage: f64 = 0.0;
             for e in 0..self.cnsts[c].elems.len() {
-                let v = self.cnsts[c].elems[e].var as usize;
-                if self.vars[v].penalty <= 0.0 || self.vars[v].visit == epoch {
+                let Element {
+                    var, weight, penalty, ..
+                } = self.cnsts[c].elems[e];
+                debug_assert_eq!(penalty.to_bits(), self.vars[var as usize].penalty.to_bits());
+                if !unloaded && penalty > 0.0 && weight > 0.0 {
+                    let u = weight / penalty;
+                    match sharing {
+                        Sharing::Shared => usage += u,
+                        Sharing::FatPipe => usage = usage.max(u),
+                    }
+                }
+                let v = var as usize;
+                if penalty <= 0.0 || self.var_visit[v] == epoch {
                     continue;
                 }
-                self.vars[v].visit = epoch;
+                self.var_visit[v] = epoch;
                 self.comp_vars.push(v as u32);
+                let mut has_weight = false;
                 for k in 0..self.vars[v].cnsts.len() {
-                    let c2 = self.vars[v].cnsts[k].cnst as usize;
+                    let VarCnst { cnst, weight, .. } = self.vars[v].cnsts[k];
+                    has_weight |= weight > 0.0 || weight.is_nan();
+                    let c2 = cnst as usize;
                     if self.cnsts[c2].visit != epoch {
                         self.cnsts[c2].visit = epoch;
                         self.comp_cnsts.push(c2 as u32);
                     }
                 }
+                // Variables that touch no loaded constraint get their bound (or stay 0).
+                let var = &mut self.vars[v];
+                var.value = match (has_weight, var.bound > 0.0) {
+                    (false, true) => var.bound,
+                    _ => 0.0,
+                };
+                self.var_fixed[v] = !has_weight;
             }
-        }
-    }
-
-    fn saturate(&mut self) {
-        let eps = self.epsilon;
-        for &v in &self.comp_vars {
-            let var = &mut self.vars[v as usize];
-            var.value = 0.0;
-            var.fixed = false;
-        }
-        self.light.clear();
-        for idx in 0..self.comp_cnsts.len() {
-            let c = self.comp_cnsts[idx] as usize;
             let cn = &mut self.cnsts[c];
+            cn.remaining = bound;
+            cn.usage = usage;
             cn.light_pos = NOT_IN_LIGHT;
-            cn.remaining = cn.bound;
-            cn.usage = 0.0;
-            if cn.remaining <= cn.bound * eps {
-                continue;
-            }
-            for e in &cn.elems {
-                let var = &self.vars[e.var as usize];
-                if var.penalty > 0.0 && e.weight > 0.0 {
-                    let u = e.weight / var.penalty;
-                    match cn.sharing {
-                        Sharing::Shared => cn.usage += u,
-                        Sharing::FatPipe => cn.usage = cn.usage.max(u),
-                    }
-                }
-            }
-            if cn.usage > 0.0 {
+            if !unloaded && usage > 0.0 {
                 cn.light_pos = self.light.len() as u32;
                 self.light.push(c as u32);
             }
         }
-        // Variables that touch no loaded constraint get their bound (or stay 0).
-        for &v in &self.comp_vars {
-            let var = &mut self.vars[v as usize];
-            if var.cnsts.iter().all(|vc| vc.weight <= 0.0) {
-                var.value = if var.bound > 0.0 { var.bound } else { 0.0 };
-                var.fixed = true;
+    }
+
+    /// The saturation loop. The light table is kept exactly as in SimGrid (compact array,
+    /// swap-with-last removal) because its order decides the order in which tied constraints,
+    /// hence variables, are processed, and so the rounding of `remaining`. The smallest ratio is
+    /// found with a min-heap of `(remaining / usage, constraint)` instead of a scan of the table.
+    ///
+    /// The heap is lazy: each constraint of the table has one valid entry (its `heap_version`)
+    /// whose key is a *lower bound* of its current ratio. Fixing variables at the smallest
+    /// ratio can only raise the ratios of the other constraints they use (they take less than
+    /// those constraints' average share), so nothing is pushed then, except when rounding
+    /// lowers a ratio below its entry's key. A popped entry whose key is below the constraint's
+    /// current ratio is pushed again with the current one; the first entry popped with an exact
+    /// key has the smallest ratio, and the following entries with that same exact key are the
+    /// ties. Entries of constraints that left the table, or superseded by a newer push, are
+    /// skipped. Cost O((E + C) log C) per solve instead of O(C²), with results bit-identical
+    /// to [`System::solve_reference`].
+    ///
+    /// Tables of at most `scan_max` constraints (64 by default) are scanned as SimGrid does,
+    /// which is cheaper than building a heap; a large table uses the heap until it has shrunk
+    /// to that size. Both ways select the same constraints in the same order.
+    fn saturate(&mut self) {
+        self.use_heap = self.light.len() > self.scan_max;
+        if self.use_heap {
+            self.heap.clear();
+            for i in 0..self.light.len() {
+                let c = self.light[i];
+                if let Some(entry) = self.heap_entry(c) {
+                    self.heap.data.push(entry);
+                }
+            }
+            self.heap.heapify();
+        }
+        while !self.light.is_empty() {
+            if self.use_heap && self.light.len() <= self.scan_max {
+                self.use_heap = false;
+            }
+            // Smallest ratio, with exact ties collected (all constraints whose ratio equals it).
+            let min_usage = if self.use_heap {
+                self.heap_min()
+            } else {
+                self.scan_min()
+            };
+            if self.saturated.is_empty() {
+                // Every constraint left in the light table has a NaN ratio: none is ever
+                // selected (the reference scan would loop forever).
+                break;
+            }
+            self.collect_candidates(min_usage);
+            let min_bound = self.min_bound;
+            if self.candidates.is_empty() {
+                // Only possible through rounding; drop the constraints to guarantee progress.
+                for i in 0..self.saturated.len() {
+                    let c = self.saturated[i];
+                    self.light_remove(c);
+                }
+            }
+            for i in 0..self.candidates.len() {
+                let v = self.candidates[i] as usize;
+                if let Some(value) = self.candidate_value(v, min_usage, min_bound) {
+                    self.fix_variable(v, value);
+                }
+            }
+            if self.use_heap {
+                // Saturated constraints that stay (variables waiting for their bound) get an entry.
+                for i in 0..self.saturated.len() {
+                    let c = self.saturated[i];
+                    if self.cnsts[c as usize].light_pos != NOT_IN_LIGHT {
+                        self.heap_push(c);
+                    }
+                }
             }
         }
+        self.heap.clear();
+    }
 
+    /// Fills `saturated` with the constraints of smallest ratio, in light-table order, by
+    /// scanning the table (SimGrid's way); returns that ratio.
+    fn scan_min(&mut self) -> f64 {
+        let mut min_usage = f64::INFINITY;
+        self.saturated.clear();
+        for &c in &self.light {
+            let cn = &self.cnsts[c as usize];
+            let ratio = cn.remaining / cn.usage;
+            if ratio < min_usage {
+                min_usage = ratio;
+                self.saturated.clear();
+                self.saturated.push(c);
+            } else if ratio == min_usage {
+                self.saturated.push(c);
+            }
+        }
+        min_usage
+    }
+
+    /// Same as [`System::scan_min`], with the heap.
+    fn heap_min(&mut self) -> f64 {
+        self.saturated.clear();
+        let mut min_key = u64::MAX;
+        let mut min_usage = f64::INFINITY;
+        while let Some(&top) = self.heap.peek() {
+            if !self.saturated.is_empty() && top.key != min_key {
+                break;
+            }
+            self.heap.pop();
+            let cn = &self.cnsts[top.cnst as usize];
+            if cn.light_pos == NOT_IN_LIGHT || cn.heap_version != top.version {
+                continue;
+            }
+            let ratio = cn.remaining / cn.usage;
+            if ratio.is_nan() || ratio_key(ratio) != top.key {
+                // Raised since pushed: re-push at the current ratio (NaN: never selected).
+                self.heap_push(top.cnst);
+                continue;
+            }
+            if self.saturated.is_empty() {
+                min_key = top.key;
+                min_usage = ratio;
+            }
+            // Being saturated: no entry, and no push from `fix_variable` until the round ends.
+            self.cnsts[top.cnst as usize].heap_key = 0;
+            self.saturated.push(top.cnst);
+        }
+        // Tied constraints are processed in light-table order, as the scan does.
+        if self.saturated.len() > 1 {
+            let cnsts = &self.cnsts;
+            self.saturated
+                .sort_unstable_by_key(|&c| cnsts[c as usize].light_pos);
+        }
+        min_usage
+    }
+
+    /// Candidates of a round: unfixed enabled variables of the saturated constraints, in
+    /// order (with repeats). Also sets `min_bound`: the smallest `bound · penalty` below
+    /// `min_usage` among them (infinite if none).
+    fn collect_candidates(&mut self, min_usage: f64) {
+        self.candidates.clear();
+        let mut min_bound = f64::INFINITY;
+        for &c in &self.saturated {
+            for e in &self.cnsts[c as usize].elems {
+                if e.penalty <= 0.0 || e.weight <= 0.0 || self.var_fixed[e.var as usize] {
+                    continue;
+                }
+                self.candidates.push(e.var);
+                let bound = self.vars[e.var as usize].bound;
+                if bound > 0.0 {
+                    let bp = bound * e.penalty;
+                    if bp < min_usage && bp < min_bound {
+                        min_bound = bp;
+                    }
+                }
+            }
+        }
+        self.min_bound = min_bound;
+    }
+
+    /// The value a candidate gets this round, or `None` if it waits (already fixed, or some
+    /// variable's bound is hit first and this one's is not that bound).
+    fn candidate_value(&self, v: usize, min_usage: f64, min_bound: f64) -> Option<f64> {
+        if self.var_fixed[v] {
+            return None;
+        }
+        let var = &self.vars[v];
+        if min_bound.is_finite() {
+            ((var.bound * var.penalty - min_bound).abs() < self.epsilon).then_some(var.bound)
+        } else {
+            Some(min_usage / var.penalty)
+        }
+    }
+
+    /// A new entry for `c` at its current ratio, now its only valid one (a NaN ratio gets no
+    /// entry: the scan never selects it either).
+    fn heap_entry(&mut self, c: u32) -> Option<HeapEntry> {
+        let cn = &mut self.cnsts[c as usize];
+        cn.heap_version = cn.heap_version.wrapping_add(1);
+        let ratio = cn.remaining / cn.usage;
+        if ratio.is_nan() {
+            cn.heap_key = u64::MAX;
+            return None;
+        }
+        cn.heap_key = ratio_key(ratio);
+        Some(HeapEntry {
+            key: cn.heap_key,
+            cnst: c,
+            version: cn.heap_version,
+        })
+    }
+
+    fn heap_push(&mut self, c: u32) {
+        if let Some(entry) = self.heap_entry(c) {
+            self.heap.push(entry);
+        }
+    }
+
+    fn fix_variable(&mut self, v: usize, value: f64) {
+        let eps = self.epsilon;
+        self.vars[v].value = value;
+        self.var_fixed[v] = true;
+        let penalty = self.vars[v].penalty;
+        for k in 0..self.vars[v].cnsts.len() {
+            let VarCnst { cnst, weight, .. } = self.vars[v].cnsts[k];
+            if weight <= 0.0 {
+                continue;
+            }
+            let c = cnst as usize;
+            if self.cnsts[c].light_pos == NOT_IN_LIGHT {
+                continue;
+            }
+            let changed = match self.cnsts[c].sharing {
+                Sharing::Shared => {
+                    let cn = &mut self.cnsts[c];
+                    cn.remaining = snap(cn.remaining - weight * value, cn.bound * eps);
+                    cn.usage = snap(cn.usage - weight / penalty, eps);
+                    true
+                }
+                // `usage` is the max of `w / p` over the unfixed variables: it can only change
+                // if `v` reached it (same bits either way, the max is exact).
+                Sharing::FatPipe if weight / penalty < self.cnsts[c].usage => false,
+                Sharing::FatPipe => {
+                    self.cnsts[c].usage = self.fatpipe_usage(c);
+                    true
+                }
+            };
+            let cn = &self.cnsts[c];
+            if cn.usage <= eps || cn.remaining <= cn.bound * eps {
+                self.light_remove(cnst);
+            } else if changed {
+                // Normally the ratio went up and the entry stays a valid lower bound; if
+                // rounding lowered it, push the lower key now.
+                let ratio = cn.remaining / cn.usage;
+                if self.use_heap && !ratio.is_nan() && ratio_key(ratio) < cn.heap_key {
+                    self.heap_push(cnst);
+                }
+            }
+        }
+    }
+
+    /// Max of `w / p` over the unfixed enabled variables of fat pipe `c`.
+    fn fatpipe_usage(&self, c: usize) -> f64 {
+        let mut usage: f64 = 0.0;
+        for e in &self.cnsts[c].elems {
+            if !self.var_fixed[e.var as usize] && e.penalty > 0.0 && e.weight > 0.0 {
+                usage = usage.max(e.weight / e.penalty);
+            }
+        }
+        usage
+    }
+
+    /// Like [`System::solve`], but with the original saturation loop that rescans the whole
+    /// light table each round (O(C²) per solve, as SimGrid's `maxmin_solve`). Kept as the
+    /// reference `solve` must match bit for bit; not for production use.
+    pub fn solve_reference(&mut self) -> &[u32] {
+        self.comp_vars.clear();
+        if self.modified.is_empty() {
+            return &self.comp_vars;
+        }
+        self.collect_component();
+        self.saturate_reference();
+        &self.comp_vars
+    }
+
+    /// The original scan-based saturation loop (see [`System::solve_reference`]).
+    fn saturate_reference(&mut self) {
+        let eps = self.epsilon;
         while !self.light.is_empty() {
             // Smallest ratio, with exact ties collected.
             let mut min_usage = f64::INFINITY;
@@ -403,24 +808,8 @@ impl System {
                     self.saturated.push(c);
                 }
             }
-            // Candidates: unfixed enabled variables of the saturated constraints.
-            self.candidates.clear();
-            let mut min_bound = f64::INFINITY;
-            for &c in &self.saturated {
-                for e in &self.cnsts[c as usize].elems {
-                    let var = &self.vars[e.var as usize];
-                    if var.penalty <= 0.0 || e.weight <= 0.0 || var.fixed {
-                        continue;
-                    }
-                    self.candidates.push(e.var);
-                    if var.bound > 0.0 {
-                        let bp = var.bound * var.penalty;
-                        if bp < min_usage && bp < min_bound {
-                            min_bound = bp;
-                        }
-                    }
-                }
-            }
+            self.collect_candidates(min_usage);
+            let min_bound = self.min_bound;
             if self.candidates.is_empty() {
                 // Only possible through rounding; drop the constraints to guarantee progress.
                 for i in 0..self.saturated.len() {
@@ -431,28 +820,17 @@ impl System {
             }
             for i in 0..self.candidates.len() {
                 let v = self.candidates[i] as usize;
-                if self.vars[v].fixed {
-                    continue;
+                if let Some(value) = self.candidate_value(v, min_usage, min_bound) {
+                    self.fix_variable_reference(v, value, eps);
                 }
-                let (penalty, bound) = (self.vars[v].penalty, self.vars[v].bound);
-                let value = if min_bound.is_finite() {
-                    if (bound * penalty - min_bound).abs() < eps {
-                        bound
-                    } else {
-                        continue;
-                    }
-                } else {
-                    min_usage / penalty
-                };
-                self.fix_variable(v, value);
             }
         }
     }
 
-    fn fix_variable(&mut self, v: usize, value: f64) {
-        let eps = self.epsilon;
+    /// The original `fix_variable` (fat-pipe usage always recomputed, no heap bookkeeping).
+    fn fix_variable_reference(&mut self, v: usize, value: f64, eps: f64) {
         self.vars[v].value = value;
-        self.vars[v].fixed = true;
+        self.var_fixed[v] = true;
         let penalty = self.vars[v].penalty;
         for k in 0..self.vars[v].cnsts.len() {
             let VarCnst { cnst, weight, .. } = self.vars[v].cnsts[k];
@@ -469,16 +847,7 @@ impl System {
                     cn.remaining = snap(cn.remaining - weight * value, cn.bound * eps);
                     cn.usage = snap(cn.usage - weight / penalty, eps);
                 }
-                Sharing::FatPipe => {
-                    let mut usage: f64 = 0.0;
-                    for e in &self.cnsts[c].elems {
-                        let other = &self.vars[e.var as usize];
-                        if !other.fixed && other.penalty > 0.0 && e.weight > 0.0 {
-                            usage = usage.max(e.weight / other.penalty);
-                        }
-                    }
-                    self.cnsts[c].usage = usage;
-                }
+                Sharing::FatPipe => self.cnsts[c].usage = self.fatpipe_usage(c),
             }
             let cn = &self.cnsts[c];
             if cn.usage <= eps || cn.remaining <= cn.bound * eps {
@@ -551,6 +920,78 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn ratio_keys_follow_the_numeric_order() {
+        let xs = [
+            0.0,
+            -0.0,
+            1e-300,
+            5e-324,
+            0.5,
+            1.0,
+            1.0 + f64::EPSILON,
+            3e10,
+            f64::INFINITY,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(
+                    ratio_key(a).cmp(&ratio_key(b)),
+                    a.partial_cmp(&b).unwrap(),
+                    "{a} vs {b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn min_heap_pops_in_key_order() {
+        let mut heap = MinHeap::default();
+        let mut keys: Vec<u64> = Vec::new();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % 50
+        };
+        for round in 0..200 {
+            // Heapified bulk loads, interleaved pushes and pops, duplicates.
+            if round % 50 == 0 {
+                heap.clear();
+                keys.clear();
+                for i in 0..(round + 3) {
+                    let key = next();
+                    heap.data.push(HeapEntry {
+                        key,
+                        cnst: i as u32,
+                        version: 0,
+                    });
+                    keys.push(key);
+                }
+                heap.heapify();
+            }
+            for _ in 0..(next() % 4) {
+                let key = next();
+                heap.push(HeapEntry {
+                    key,
+                    cnst: 0,
+                    version: 0,
+                });
+                keys.push(key);
+            }
+            for _ in 0..(next() % 4) {
+                keys.sort_unstable();
+                let want = (!keys.is_empty()).then(|| keys.remove(0));
+                assert_eq!(heap.peek().map(|e| e.key), want);
+                assert_eq!(heap.pop().map(|e| e.key), want);
+            }
+        }
+        keys.sort_unstable();
+        let rest: Vec<u64> = std::iter::from_fn(|| heap.pop().map(|e| e.key)).collect();
+        assert_eq!(rest, keys);
     }
 
     #[test]

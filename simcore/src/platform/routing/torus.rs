@@ -48,7 +48,7 @@ impl TorusRouter {
             (next, self.cables[cur * n + j].0)
         } else {
             let next = if coord == 0 {
-                cur - stride + stride * d
+                cur + stride * d - stride
             } else {
                 cur - stride
             };
