@@ -761,6 +761,14 @@ impl Ctx {
         self.k.borrow().act(a).start
     }
 
+    /// Lets every other actor that is ready at this date run first: the
+    /// actor goes to the back of the run queue (SimGrid's scheduling round
+    /// after a simcall). Simulated time does not advance.
+    pub fn yield_now(&self) {
+        self.k.borrow_mut().ready.push_back(self.me);
+        self.suspend();
+    }
+
     /// Ends this actor now, from any call depth (e.g. C `exit()` or
     /// `MPI_Abort`), without unwinding its stack. `Err` ends the whole run.
     pub fn exit(&self, result: Result<(), String>) -> ! {

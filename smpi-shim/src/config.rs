@@ -117,6 +117,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("smpi/init", "0", "simulated cost of MPI_Init, seconds"),
     (
+        "smpi/simcall-yield",
+        "yes",
+        "ranks yield after posting a request or completing a wait, like SimGrid's simcalls (same-date ordering)",
+    ),
+    (
         "smpi/barrier-finalization",
         "no",
         "MPI_Finalize acts as a barrier",
@@ -288,6 +293,7 @@ pub struct SmpiConfig {
     pub grow_injected: bool,
     pub grow_per_rank: bool,
     pub init: f64,
+    pub simcall_yield: bool,
     pub barrier_finalization: bool,
     pub coll_selector: String,
     pub coll_forced: BTreeMap<String, String>,
@@ -468,6 +474,7 @@ impl SmpiConfig {
             grow_injected: parse_bool(raw, "smpi/grow-injected-times")?,
             grow_per_rank,
             init: parse_time(raw, "smpi/init")?,
+            simcall_yield: parse_bool(raw, "smpi/simcall-yield")?,
             barrier_finalization: parse_bool(raw, "smpi/barrier-finalization")?,
             coll_selector: raw.get("smpi/coll-selector").to_string(),
             coll_forced,

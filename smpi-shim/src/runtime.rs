@@ -614,6 +614,15 @@ fn is_bottom_ok(dt: &Datatype) -> bool {
     dt.blocks.first().is_some_and(|b| b.0 != 0)
 }
 
+/// SimGrid answers every simcall between scheduling rounds: after posting a
+/// request the rank lets the other ranks ready at this date run first.
+pub fn simcall_yield(me: u32) {
+    let ctx = with_world(|w| w.cfg.simcall_yield.then(|| w.ranks[me as usize].ctx()));
+    if let Some(ctx) = ctx {
+        ctx.yield_now();
+    }
+}
+
 /// Sleeps on behalf of `me` (no world borrow held).
 pub fn sleep_for(me: u32, seconds: f64) {
     if seconds > 0.0 {
@@ -684,6 +693,7 @@ pub fn isend(me: u32, a: &P2p, mode: SendMode, immediate: bool) -> MpiResult<u32
     })?;
     sleep_for(me, overhead);
     with_world(|w| post_send(w, req));
+    simcall_yield(me);
     Ok(req)
 }
 
@@ -776,6 +786,7 @@ pub fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
         post_recv(w, id);
         Ok(id)
     })
+    .inspect(|_| simcall_yield(me))
 }
 
 /// Matches a prepared receive against unexpected sends, or queues it.
@@ -942,7 +953,7 @@ pub fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
             ctx.wait_any(&acts);
         }
     }
-    let (act, done) = with_world(|w| {
+    let (act, done, simcall) = with_world(|w| {
         let r = w.req(id);
         let info = BlockInfo {
             call,
@@ -951,15 +962,19 @@ pub fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
             comm: r.comm_handle,
         };
         let act = r.act;
+        // A wait that reaches the kernel (not a detached send) is a simcall.
+        let simcall = act.is_some() && !(r.kind == ReqKind::Send && r.detached);
         let done = is_complete(w, id);
         w.ranks[me as usize].blocked = Some(info);
-        (act, done)
+        (act, done, simcall)
     });
     if !done {
         if let Some(a) = act {
             let ctx = with_world(|w| w.ranks[me as usize].ctx());
             ctx.wait(a);
         }
+    } else if simcall {
+        simcall_yield(me);
     }
     finish(me, id)
 }
