@@ -1215,6 +1215,9 @@ pub fn iprobe(me: u32, source: i32, tag: i32, comm: i32) -> MpiResult<Option<Sta
         let ctx = with_world(|w| w.ranks[me as usize].ctx());
         ctx.execute(flops);
     }
+    // The mailbox probe is a simcall: SimGrid answers it after the other
+    // ranks ready at this date have run.
+    simcall_yield(me);
     Ok(with_world(|w| {
         let found = probe_match(w, me, context, source, tag);
         poll_result(w, me, found.is_some());
