@@ -3,9 +3,15 @@
 # mpich source package and built with smpicc; every selected test must pass),
 # then the unit, property, platform, kernel and end-to-end tests (the
 # end-to-end tests build C programs with smpicc, including the real HPL, and
-# run them with smpirun).
+# run them with smpirun). Ends with one "N passed, N failed" line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --workspace --bins
 python3 tests/mpich/run.py --fast
-cargo test --release --workspace
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+cargo test --release --workspace 2>&1 | tee "$log" || status=$?
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } }
+     END { printf "%d passed, %d failed\n", p, f }' "$log"
+exit "$status"
