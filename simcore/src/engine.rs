@@ -103,6 +103,9 @@ pub struct KernelConfig {
     pub network: NetworkConfig,
     /// Record an event trace (see [`Simulation::trace`]).
     pub trace: bool,
+    /// `precision/timing`: events due within this many seconds of the
+    /// current date are processed at the current date (SimGrid: 1e-9).
+    pub timing_precision: f64,
 }
 
 impl Default for KernelConfig {
@@ -112,6 +115,7 @@ impl Default for KernelConfig {
             work_precision: 1e-5,
             network: NetworkConfig::default(),
             trace: false,
+            timing_precision: 0.0,
         }
     }
 }
@@ -301,6 +305,7 @@ struct Kernel {
     current: Option<ActorId>,
     trace: Option<Vec<String>>,
     events: u64,
+    timing_precision: f64,
 }
 
 impl Kernel {
@@ -509,8 +514,9 @@ impl Kernel {
 
     /// Processes every event dated `t` (the clock is already at `t`).
     fn process_events(&mut self, t: f64) {
+        let horizon = t + self.timing_precision;
         while let Some(top) = self.heap.peek() {
-            if top.time > t {
+            if top.time > horizon {
                 break;
             }
             let e = self.heap.pop().expect("peeked");
@@ -927,6 +933,7 @@ impl Simulation {
             current: None,
             trace: if config.trace { Some(Vec::new()) } else { None },
             events: 0,
+            timing_precision: config.timing_precision,
         };
         Simulation {
             k: Rc::new(RefCell::new(k)),

@@ -379,6 +379,7 @@ fn run(args: &Args) -> Result<i32, String> {
         work_precision: cfg.precision_work,
         network: net,
         trace: false,
+        timing_precision: cfg.timing_precision,
     };
     crate::shared::init(
         &cfg.shared_malloc,

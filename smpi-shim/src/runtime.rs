@@ -718,7 +718,8 @@ pub fn post_send(w: &mut World, id: u32) {
     w.ranks[owner as usize].messages_sent += 1;
     w.ranks[owner as usize].bytes_sent += size as u64;
     let ctx = w.kernel.clone();
-    let eager = size < w.cfg.async_small_thresh;
+    // Synchronous sends stay on the rendezvous path even when small.
+    let eager = size < w.cfg.async_small_thresh && w.req(id).mode != SendMode::Sync;
     // Find a posted receive at the destination.
     let mb = &w.mailboxes[peer_world as usize];
     let found = mb.posted.iter().position(|&r| matches(w.req(id), w.req(r)));
@@ -1251,7 +1252,8 @@ pub fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
 /// Sends and receives (the receive is posted first, then the send, then both are waited).
 pub fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
     let rid = irecv(me, r)?;
-    let sid = isend(me, s, SendMode::Standard, false)?;
+    // Sendrecv's send is an isend (SMPI charges `ois` on it).
+    let sid = isend(me, s, SendMode::Standard, true)?;
     wait(me, sid, "MPI_Sendrecv");
     let st = wait(me, rid, "MPI_Sendrecv");
     Ok(st)

@@ -1,0 +1,561 @@
+//! MPI_Reduce.
+
+use super::select::{self, pick};
+use super::tree::{self, Tree};
+use super::{
+    apply_op, bcast::seg_count, dtype_of, local_copy, pof2_floor, CommView, Reducer, TempBuf, IN_PLACE,
+    TAG_REDUCE,
+};
+use crate::runtime::{self as rt, with_world, MpiResult};
+
+const KNOWN: &[&str] = &[
+    "ompi_basic_linear",
+    "flat_tree",
+    "binomial",
+    "scatter_gather",
+    "ompi_chain",
+    "ompi_pipeline",
+    "ompi_binary",
+    "ompi_binomial",
+    "ompi_in_order_binary",
+];
+
+/// SMPI default: a non-blocking linear gather to the root (commutative op on a
+/// predefined type), else `ompi_basic_linear`.
+pub(crate) fn run(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    dtype: i32,
+    op: i32,
+    root: i32,
+) -> MpiResult<()> {
+    let red = Reducer::new(op, dtype)?;
+    let bytes = red.bytes(count);
+    let n = c.size;
+    let algo = pick(
+        "reduce",
+        KNOWN,
+        || "default",
+        || select::ompi_reduce(n, bytes, red.commutative),
+        || select::mpich_reduce(n, count, bytes, red.commutative),
+    )?;
+    match algo {
+        "default" => default_reduce(c, sbuf, rbuf, count, dtype, op, root),
+        "ompi_basic_linear" => linear(c, sbuf, rbuf, count, dtype, op, root),
+        _ => {
+            let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
+                rbuf as *const u8
+            } else {
+                sbuf
+            };
+            if count == 0 {
+                return Ok(());
+            }
+            let r = c.rank;
+            match algo {
+                "flat_tree" => flat_tree(c, sbuf, rbuf, count, &red, root),
+                "binomial" => binomial(c, sbuf, rbuf, count, &red, root),
+                "scatter_gather" => scatter_gather(c, sbuf, rbuf, count, &red, root),
+                // Open MPI's segmented tree reductions. Non-commutative ops use a
+                // tree of consecutive ranks rooted at 0 (then rank 0 forwards the
+                // result), or the in-order binary tree.
+                "ompi_chain" => {
+                    // chain fanout n/2, 64 KiB segments
+                    let seg = seg_count(64 << 10, red.dt.size, count);
+                    let fanout = (n / 2).max(1);
+                    if red.commutative {
+                        generic(
+                            c,
+                            sbuf,
+                            rbuf,
+                            count,
+                            &red,
+                            root,
+                            root,
+                            &tree::chain(n, r, root, fanout),
+                            seg,
+                        )
+                    } else {
+                        generic(
+                            c,
+                            sbuf,
+                            rbuf,
+                            count,
+                            &red,
+                            root,
+                            0,
+                            &tree::chain(n, r, 0, fanout),
+                            seg,
+                        )
+                    }
+                }
+                "ompi_pipeline" => {
+                    // chain fanout 1; segments of 1 KiB, 32 KiB or 64 KiB (Open MPI's rule)
+                    let m = bytes as f64;
+                    let segsize = if n as f64 > 0.0410 / 1024.0 * m + 9.7128 {
+                        1 << 10
+                    } else if n as f64 > 0.0033 / 1024.0 * m + 1.6761 {
+                        32 << 10
+                    } else {
+                        64 << 10
+                    };
+                    let seg = seg_count(segsize, red.dt.size, count);
+                    let tr = if red.commutative { root } else { 0 };
+                    generic(
+                        c,
+                        sbuf,
+                        rbuf,
+                        count,
+                        &red,
+                        root,
+                        tr,
+                        &tree::chain(n, r, tr, 1),
+                        seg,
+                    )
+                }
+                "ompi_binary" => {
+                    // binary tree, 32 KiB segments; in-order binary tree if non-commutative
+                    let seg = seg_count(32 << 10, red.dt.size, count);
+                    if red.commutative {
+                        generic(
+                            c,
+                            sbuf,
+                            rbuf,
+                            count,
+                            &red,
+                            root,
+                            root,
+                            &tree::ompi_tree(n, r, root, 2),
+                            seg,
+                        )
+                    } else {
+                        generic(
+                            c,
+                            sbuf,
+                            rbuf,
+                            count,
+                            &red,
+                            root,
+                            n - 1,
+                            &tree::in_order_binary(n, r),
+                            seg,
+                        )
+                    }
+                }
+                "ompi_binomial" => {
+                    // binomial tree, no segments (or 1 KiB ones, Open MPI's rule)
+                    let segsize = if (n < 8 && bytes < 20480) || bytes < 2048 || count <= 1 {
+                        0
+                    } else if n as f64 > 0.6016 / 1024.0 * bytes as f64 + 1.3496 {
+                        1024
+                    } else {
+                        0
+                    };
+                    let seg = seg_count(segsize, red.dt.size, count);
+                    let tr = if red.commutative { root } else { 0 };
+                    generic(
+                        c,
+                        sbuf,
+                        rbuf,
+                        count,
+                        &red,
+                        root,
+                        tr,
+                        &tree::binomial(n, r, tr),
+                        seg,
+                    )
+                }
+                // in-order binary tree rooted at n-1, no segments
+                _ => generic(
+                    c,
+                    sbuf,
+                    rbuf,
+                    count,
+                    &red,
+                    root,
+                    n - 1,
+                    &tree::in_order_binary(n, r),
+                    count,
+                ),
+            }
+        }
+    }
+}
+
+/// SMPI's `reduce__default`.
+pub(crate) fn default_reduce(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    dtype: i32,
+    op: i32,
+    root: i32,
+) -> MpiResult<()> {
+    let (commutative, dt) =
+        with_world(|w| Ok::<_, rt::MpiError>((w.op(op)?.is_commutative(), w.dtype(dtype)?)))?;
+    if !commutative || !dt.predefined {
+        linear(c, sbuf, rbuf, count, dtype, op, root)
+    } else {
+        linear_nb(c, sbuf, rbuf, count, dtype, op, root)
+    }
+}
+
+/// Non-blocking linear reduce: every non-root sends to the root; the root
+/// posts all receives, waits for them, and reduces in rank order.
+fn linear_nb(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    dtype: i32,
+    op: i32,
+    root: i32,
+) -> MpiResult<()> {
+    let dt = dtype_of(dtype)?;
+    let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
+        rbuf as *const u8
+    } else {
+        sbuf
+    };
+    if c.rank != root {
+        let r = c.isend(sbuf, count, dtype, root, TAG_REDUCE)?;
+        c.waitall(&[r]);
+        return Ok(());
+    }
+    let mut temps: Vec<TempBuf> = Vec::new();
+    let mut reqs = Vec::new();
+    for i in 0..c.size {
+        if i == root {
+            continue;
+        }
+        let mut t = TempBuf::new(&dt, count);
+        reqs.push(c.irecv(t.ptr(), count, dtype, i, TAG_REDUCE)?);
+        temps.push(t);
+    }
+    c.waitall(&reqs);
+    // SMPI's order: start from the root's own data, then acc = x_src op acc for
+    // every other source in ascending rank order.
+    let mut acc = TempBuf::new(&dt, count);
+    local_copy(sbuf, count, dtype, acc.ptr(), count, dtype)?;
+    let mut k = 0;
+    for i in 0..c.size {
+        if i == root {
+            continue;
+        }
+        apply_op(op, dtype, temps[k].ptr(), acc.ptr(), count)?;
+        k += 1;
+    }
+    local_copy(acc.ptr(), count, dtype, rbuf, count, dtype)
+}
+
+/// Blocking linear reduce (ompi_basic_linear): the root receives from each rank
+/// in decreasing rank order and reduces as data arrives.
+pub(crate) fn linear(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    dtype: i32,
+    op: i32,
+    root: i32,
+) -> MpiResult<()> {
+    let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
+        rbuf as *const u8
+    } else {
+        sbuf
+    };
+    if c.rank != root {
+        return c.send(sbuf, count, dtype, root, TAG_REDUCE);
+    }
+    let dt = dtype_of(dtype)?;
+    let mut acc = TempBuf::new(&dt, count);
+    let mut tmp = TempBuf::new(&dt, count);
+    let last = c.size - 1;
+    if last == root {
+        local_copy(sbuf, count, dtype, acc.ptr(), count, dtype)?;
+    } else {
+        c.recv(acc.ptr(), count, dtype, last, TAG_REDUCE)?;
+    }
+    for i in (0..last).rev() {
+        if i == root {
+            apply_op(op, dtype, sbuf, acc.ptr(), count)?;
+        } else {
+            c.recv(tmp.ptr(), count, dtype, i, TAG_REDUCE)?;
+            apply_op(op, dtype, tmp.ptr(), acc.ptr(), count)?;
+        }
+    }
+    local_copy(acc.ptr(), count, dtype, rbuf, count, dtype)
+}
+
+/// SMPI's `flat_tree`: the root receives from every rank in increasing rank
+/// order (blocking) and accumulates `acc = acc op x_i`.
+fn flat_tree(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    red: &Reducer,
+    root: i32,
+) -> MpiResult<()> {
+    if c.rank != root {
+        return c.send(sbuf, count, red.dtype, root, TAG_REDUCE);
+    }
+    let mut acc = red.temp(count);
+    let mut tmp = red.temp(count);
+    for i in 0..c.size {
+        let x = if i == root {
+            local_copy(sbuf, count, red.dtype, tmp.ptr(), count, red.dtype)?;
+            tmp.ptr()
+        } else {
+            c.recv(tmp.ptr(), count, red.dtype, i, TAG_REDUCE)?;
+            tmp.ptr()
+        };
+        if i == 0 {
+            local_copy(x, count, red.dtype, acc.ptr(), count, red.dtype)?;
+        } else {
+            red.right(acc.ptr(), x, count)?;
+        }
+    }
+    local_copy(acc.ptr(), count, red.dtype, rbuf, count, red.dtype)
+}
+
+/// MPICH's binomial reduce (blocking). Commutative ops use the tree rooted at
+/// `root`; others the tree of ranks rooted at 0 (every subtree is a range of
+/// consecutive ranks), and rank 0 then sends the result to `root`.
+fn binomial(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    red: &Reducer,
+    root: i32,
+) -> MpiResult<()> {
+    let n = c.size;
+    let tr = if red.commutative { root } else { 0 };
+    let mut acc = red.temp(count);
+    let mut tmp = red.temp(count);
+    local_copy(sbuf, count, red.dtype, acc.ptr(), count, red.dtype)?;
+    let rel = (c.rank - tr + n) % n;
+    let mut mask = 1;
+    while mask < n {
+        if rel & mask == 0 {
+            let src_rel = rel | mask;
+            if src_rel < n {
+                let src = (src_rel + tr) % n;
+                c.recv(tmp.ptr(), count, red.dtype, src, TAG_REDUCE)?;
+                if red.commutative {
+                    red.left(tmp.ptr(), acc.ptr(), count)?;
+                } else {
+                    red.right(acc.ptr(), tmp.ptr(), count)?;
+                }
+            }
+        } else {
+            let dst = ((rel & !mask) + tr) % n;
+            c.send(acc.ptr(), count, red.dtype, dst, TAG_REDUCE)?;
+            break;
+        }
+        mask <<= 1;
+    }
+    deliver(c, &mut acc, rbuf, count, red, root, tr)
+}
+
+/// The tree root `tr` holds the result in `acc`: copy it out at the root, or
+/// send it there.
+fn deliver(
+    c: CommView,
+    acc: &mut TempBuf,
+    rbuf: *mut u8,
+    count: usize,
+    red: &Reducer,
+    root: i32,
+    tr: i32,
+) -> MpiResult<()> {
+    if tr == root {
+        if c.rank == root {
+            local_copy(acc.ptr(), count, red.dtype, rbuf, count, red.dtype)?;
+        }
+    } else if c.rank == tr {
+        c.send(acc.ptr(), count, red.dtype, root, TAG_REDUCE)?;
+    } else if c.rank == root {
+        c.recv(rbuf, count, red.dtype, tr, TAG_REDUCE)?;
+    }
+    Ok(())
+}
+
+/// Open MPI's generic segmented tree reduction (`reduce_generic`, as SMPI
+/// transcribes it). A leaf sends its segments to its parent (blocking). An
+/// inner node walks the (segment, child) pairs in order, keeping two receives
+/// in flight: post the receive of the current pair, wait for the previous one
+/// and combine it; once the last child's piece of a segment is in, send that
+/// segment to the parent (blocking). Children are combined in rank order
+/// around the node, which is right for non-commutative ops when every subtree
+/// is a range of consecutive ranks (chain and binomial trees rooted at 0,
+/// in-order binary tree).
+fn generic(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    red: &Reducer,
+    root: i32,
+    tr: i32,
+    t: &Tree,
+    segcount: usize,
+) -> MpiResult<()> {
+    let me = c.rank;
+    let segcount = segcount.clamp(1, count);
+    let nseg = count.div_ceil(segcount);
+    let len = |s: usize| segcount.min(count - s * segcount);
+    let mut acc = red.temp(count);
+    local_copy(sbuf, count, red.dtype, acc.ptr(), count, red.dtype)?;
+    if t.children.is_empty() {
+        if let Some(p) = t.parent {
+            for s in 0..nseg {
+                c.send(red.at(acc.ptr(), s * segcount), len(s), red.dtype, p, TAG_REDUCE)?;
+            }
+        }
+        return deliver(c, &mut acc, rbuf, count, red, root, tr);
+    }
+    let mut inbuf = [red.temp(segcount), red.temp(segcount)];
+    // the request in each buffer and its (segment, child)
+    let mut reqs: [Option<(u32, usize, i32)>; 2] = [None, None];
+    let mut inbi = 0;
+    'segments: for s in 0..=nseg {
+        for (i, &ch) in t.children.iter().enumerate() {
+            if s < nseg {
+                let rq = c.irecv(inbuf[inbi].ptr(), len(s), red.dtype, ch, TAG_REDUCE)?;
+                reqs[inbi] = Some((rq, s, ch));
+            }
+            if let Some((rq, ps, pch)) = reqs[inbi ^ 1].take() {
+                c.wait(rq)?;
+                red.combine(
+                    pch < me,
+                    inbuf[inbi ^ 1].ptr(),
+                    red.at(acc.ptr(), ps * segcount),
+                    len(ps),
+                )?;
+            }
+            if i == 0 && s > 0 {
+                // every child's piece of segment s - 1 is in
+                if let Some(p) = t.parent {
+                    c.send(
+                        red.at(acc.ptr(), (s - 1) * segcount),
+                        len(s - 1),
+                        red.dtype,
+                        p,
+                        TAG_REDUCE,
+                    )?;
+                }
+                if s == nseg {
+                    break 'segments;
+                }
+            }
+            inbi ^= 1;
+        }
+    }
+    deliver(c, &mut acc, rbuf, count, red, root, tr)
+}
+
+/// MPICH's `reduce_redscat_gather` (Rabenseifner): recursive-halving
+/// reduce-scatter among the largest power of two ranks (odd ranks below
+/// 2·rem first hand their data to rank − 1), then a binomial gather of the
+/// pieces to the root. Works for any count (blocks may be empty) and keeps
+/// rank order for non-commutative ops. When the root is one of the excluded
+/// odd ranks, rank 0 gathers and then sends the whole result to the root
+/// (MPICH hands over the first piece instead).
+fn scatter_gather(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    red: &Reducer,
+    root: i32,
+) -> MpiResult<()> {
+    let n = c.size;
+    let rank = c.rank;
+    let pof2 = pof2_floor(n);
+    let rem = n - pof2;
+    let dtype = red.dtype;
+    let mut acc = red.temp(count);
+    let mut tmp = red.temp(count);
+    local_copy(sbuf, count, dtype, acc.ptr(), count, dtype)?;
+    let newrank = if rank < 2 * rem {
+        if rank % 2 == 1 {
+            c.send(acc.ptr(), count, dtype, rank - 1, TAG_REDUCE)?;
+            -1
+        } else {
+            c.recv(tmp.ptr(), count, dtype, rank + 1, TAG_REDUCE)?;
+            red.right(acc.ptr(), tmp.ptr(), count)?;
+            rank / 2
+        }
+    } else {
+        rank - rem
+    };
+    let real = |nr: i32| if nr < rem { nr * 2 } else { nr + rem };
+    let newroot = if root < 2 * rem {
+        if root % 2 == 0 {
+            root / 2
+        } else {
+            0
+        }
+    } else {
+        root - rem
+    };
+    if newrank >= 0 {
+        let p = pof2 as usize;
+        // block i: [disp[i], disp[i + 1])
+        let base = count / p;
+        let disp: Vec<usize> = (0..=p).map(|i| if i < p { i * base } else { count }).collect();
+        let span = |(a, b): (usize, usize)| (disp[a], disp[b] - disp[a]);
+        let mut steps: Vec<((usize, usize), (usize, usize))> = Vec::new();
+        let (mut lo, mut hi) = (0usize, p);
+        let mut mask = 1;
+        while mask < pof2 {
+            let newdst = newrank ^ mask;
+            let mid = lo + (hi - lo) / 2;
+            let (keep, give) = if newrank < newdst {
+                ((lo, mid), (mid, hi))
+            } else {
+                ((mid, hi), (lo, mid))
+            };
+            let (koff, klen) = span(keep);
+            let (goff, glen) = span(give);
+            c.sendrecv(
+                red.at(acc.ptr(), goff),
+                glen,
+                dtype,
+                real(newdst),
+                red.at(tmp.ptr(), koff),
+                klen,
+                dtype,
+                real(newdst),
+                TAG_REDUCE,
+            )?;
+            red.combine(
+                newdst < newrank,
+                red.at(tmp.ptr(), koff),
+                red.at(acc.ptr(), koff),
+                klen,
+            )?;
+            steps.push((keep, give));
+            (lo, hi) = keep;
+            mask <<= 1;
+        }
+        // gather: undo the halvings, last one first
+        for (j, &(keep, give)) in steps.iter().enumerate().rev() {
+            let mask = 1 << j;
+            let newdst = newrank ^ mask;
+            if (newdst >> j) & 1 == (newroot >> j) & 1 {
+                let (koff, klen) = span(keep);
+                c.send(red.at(acc.ptr(), koff), klen, dtype, real(newdst), TAG_REDUCE)?;
+                break;
+            }
+            let (goff, glen) = span(give);
+            c.recv(red.at(acc.ptr(), goff), glen, dtype, real(newdst), TAG_REDUCE)?;
+        }
+    }
+    deliver(c, &mut acc, rbuf, count, red, root, real(newroot))
+}

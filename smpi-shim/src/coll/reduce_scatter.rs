@@ -1,0 +1,344 @@
+//! MPI_Reduce_scatter (and MPI_Reduce_scatter_block).
+
+use super::select::{self, pick};
+use super::{
+    gather, is_pof2, local_copy, pof2_floor, reduce, CommView, Reducer, TempBuf, IN_PLACE, TAG_REDUCE_SCATTER,
+};
+use crate::runtime::MpiResult;
+
+const KNOWN: &[&str] = &[
+    "ompi_basic_recursivehalving",
+    "ompi_ring",
+    "mpich_pair",
+    "mpich_noncomm",
+];
+
+/// SMPI default: the default reduce of the whole vector to rank 0, then a
+/// linear scatterv. The other algorithms need a commutative op (else they run
+/// the default), except `mpich_noncomm`, which needs a power-of-two size and
+/// equal counts (else the default).
+pub(crate) fn run(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    dtype: i32,
+    op: i32,
+) -> MpiResult<()> {
+    let red = Reducer::new(op, dtype)?;
+    let total: usize = rcounts.iter().sum();
+    let bytes = red.bytes(total);
+    let n = c.size;
+    let regular = rcounts.iter().all(|&k| k == rcounts[0]);
+    let algo = pick(
+        "reduce_scatter",
+        KNOWN,
+        || "default",
+        || select::ompi_reduce_scatter(n, bytes, red.commutative),
+        || select::mpich_reduce_scatter(n, bytes, red.commutative, regular),
+    )?;
+    let algo = match algo {
+        "mpich_noncomm" if !(is_pof2(n) && regular) => "default",
+        "mpich_noncomm" => algo,
+        _ if !red.commutative => "default",
+        _ => algo,
+    };
+    if algo == "default" {
+        return default(c, sbuf, rbuf, rcounts, dtype, op, &red);
+    }
+    if total == 0 {
+        return Ok(());
+    }
+    // the input vector (MPI_IN_PLACE: it is in rbuf, which receives the result)
+    let mut copy = None;
+    let input = if std::ptr::eq(sbuf, IN_PLACE) {
+        let mut t = red.temp(total);
+        local_copy(rbuf, total, dtype, t.ptr(), total, dtype)?;
+        let p = t.ptr() as *const u8;
+        copy = Some(t);
+        p
+    } else {
+        sbuf
+    };
+    let mut disp = Vec::with_capacity(n as usize + 1);
+    let mut acc = 0;
+    for &k in rcounts {
+        disp.push(acc);
+        acc += k;
+    }
+    disp.push(acc);
+    let r = match algo {
+        "ompi_basic_recursivehalving" => recursive_halving(c, input, rbuf, rcounts, &disp, &red),
+        "ompi_ring" => ring(c, input, rbuf, rcounts, &disp, &red),
+        "mpich_pair" => pair(c, input, rbuf, rcounts, &disp, &red),
+        _ => noncomm(c, input, rbuf, rcounts[0], &red),
+    };
+    drop(copy);
+    r
+}
+
+fn default(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    dtype: i32,
+    op: i32,
+    red: &Reducer,
+) -> MpiResult<()> {
+    let total: usize = rcounts.iter().sum();
+    let mut tmp = red.temp(total);
+    let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
+        rbuf as *const u8
+    } else {
+        sbuf
+    };
+    reduce::default_reduce(c, sbuf, tmp.ptr(), total, dtype, op, 0)?;
+    let mut displs = Vec::with_capacity(rcounts.len());
+    let mut d = 0isize;
+    for &n in rcounts {
+        displs.push(d);
+        d += n as isize;
+    }
+    let mine = rcounts[c.rank as usize];
+    gather::scatterv_linear(c, tmp.ptr(), rcounts, &displs, dtype, rbuf, mine, dtype, 0)
+}
+
+/// Open MPI's `basic_recursivehalving`: even ranks below 2·rem hand their
+/// vector to rank + 1; among the pof2 others (rank i stands for the blocks of
+/// its one or two real ranks), recursive halving starting with the largest
+/// distance (irecv, blocking send, wait); finally every rank gets its block,
+/// the odd helpers sending their even neighbours' blocks.
+fn recursive_halving(
+    c: CommView,
+    input: *const u8,
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    disp: &[usize],
+    red: &Reducer,
+) -> MpiResult<()> {
+    let (n, rank) = (c.size, c.rank);
+    let dtype = red.dtype;
+    let total = disp[n as usize];
+    let mut acc = red.temp(total);
+    let mut tmp = red.temp(total);
+    local_copy(input, total, dtype, acc.ptr(), total, dtype)?;
+    let size = pof2_floor(n);
+    let rem = n - size;
+    let tmp_rank = if rank < 2 * rem {
+        if rank % 2 == 0 {
+            c.send(acc.ptr(), total, dtype, rank + 1, TAG_REDUCE_SCATTER)?;
+            -1
+        } else {
+            c.recv(tmp.ptr(), total, dtype, rank - 1, TAG_REDUCE_SCATTER)?;
+            red.left(tmp.ptr(), acc.ptr(), total)?;
+            rank / 2
+        }
+    } else {
+        rank - rem
+    };
+    if tmp_rank >= 0 {
+        // virtual rank v covers real ranks {2v, 2v+1} (v < rem) or {v + rem}
+        // (first_real(size) = n)
+        let first_real = |v: i32| if v < rem { 2 * v } else { v + rem };
+        let vdisp = |v: i32| disp[first_real(v) as usize];
+        let real = |v: i32| if v < rem { 2 * v + 1 } else { v + rem };
+        let (mut send_idx, mut recv_idx, mut last_idx) = (0, 0, size);
+        let mut mask = size >> 1;
+        while mask > 0 {
+            let peer_v = tmp_rank ^ mask;
+            let peer = real(peer_v);
+            if tmp_rank < peer_v {
+                send_idx = recv_idx + mask;
+            } else {
+                recv_idx = send_idx + mask;
+            }
+            let (s_lo, s_hi, r_lo, r_hi) = if tmp_rank < peer_v {
+                (send_idx, last_idx, recv_idx, send_idx)
+            } else {
+                (send_idx, recv_idx, recv_idx, last_idx)
+            };
+            let (soff, scnt) = (vdisp(s_lo), vdisp(s_hi) - vdisp(s_lo));
+            let (roff, rcnt) = (vdisp(r_lo), vdisp(r_hi) - vdisp(r_lo));
+            let req = if rcnt > 0 {
+                Some(c.irecv(red.at(tmp.ptr(), roff), rcnt, dtype, peer, TAG_REDUCE_SCATTER)?)
+            } else {
+                None
+            };
+            if scnt > 0 {
+                c.send(red.at(acc.ptr(), soff), scnt, dtype, peer, TAG_REDUCE_SCATTER)?;
+            }
+            if let Some(req) = req {
+                c.wait(req)?;
+                red.left(red.at(tmp.ptr(), roff), red.at(acc.ptr(), roff), rcnt)?;
+            }
+            send_idx = r_lo;
+            last_idx = r_lo + mask;
+            mask >>= 1;
+        }
+        let me = rank as usize;
+        local_copy(
+            red.at(acc.ptr(), disp[me]),
+            rcounts[me],
+            dtype,
+            rbuf,
+            rcounts[me],
+            dtype,
+        )?;
+        if tmp_rank < rem {
+            let e = me - 1;
+            c.send(
+                red.at(acc.ptr(), disp[e]),
+                rcounts[e],
+                dtype,
+                rank - 1,
+                TAG_REDUCE_SCATTER,
+            )?;
+        }
+    } else {
+        c.recv(rbuf, rcounts[rank as usize], dtype, rank + 1, TAG_REDUCE_SCATTER)?;
+    }
+    Ok(())
+}
+
+/// Open MPI's ring reduce-scatter: block b travels b+1 → b+2 → ... → b,
+/// accumulating; one receive kept ahead, blocking sends.
+fn ring(
+    c: CommView,
+    input: *const u8,
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    disp: &[usize],
+    red: &Reducer,
+) -> MpiResult<()> {
+    let n = c.size as usize;
+    let rank = c.rank as usize;
+    let dtype = red.dtype;
+    let total = disp[n];
+    let mut acc = red.temp(total);
+    local_copy(input, total, dtype, acc.ptr(), total, dtype)?;
+    if n == 1 {
+        return local_copy(acc.ptr(), total, dtype, rbuf, rcounts[0], dtype);
+    }
+    let max_block = rcounts.iter().copied().max().unwrap_or(0);
+    let mut inbuf = [red.temp(max_block), red.temp(max_block)];
+    let send_to = ((rank + 1) % n) as i32;
+    let recv_from = ((rank + n - 1) % n) as i32;
+    let mut inbi = 0;
+    let mut reqs = [0u32; 2];
+    reqs[inbi] = c.irecv(inbuf[inbi].ptr(), max_block, dtype, recv_from, TAG_REDUCE_SCATTER)?;
+    let first = (rank + n - 1) % n;
+    c.send(
+        red.at(acc.ptr(), disp[first]),
+        rcounts[first],
+        dtype,
+        send_to,
+        TAG_REDUCE_SCATTER,
+    )?;
+    for k in 2..n {
+        let prev = (rank + n - k) % n;
+        inbi ^= 1;
+        reqs[inbi] = c.irecv(inbuf[inbi].ptr(), max_block, dtype, recv_from, TAG_REDUCE_SCATTER)?;
+        c.wait(reqs[inbi ^ 1])?;
+        let a = red.at(acc.ptr(), disp[prev]);
+        red.left(inbuf[inbi ^ 1].ptr(), a, rcounts[prev])?;
+        c.send(a, rcounts[prev], dtype, send_to, TAG_REDUCE_SCATTER)?;
+    }
+    c.wait(reqs[inbi])?;
+    let a = red.at(acc.ptr(), disp[rank]);
+    red.left(inbuf[inbi].ptr(), a, rcounts[rank])?;
+    local_copy(a, rcounts[rank], dtype, rbuf, rcounts[rank], dtype)
+}
+
+/// MPICH's pairwise exchange: at step i, send block rank + i to rank + i and
+/// receive my block's contribution from rank − i.
+fn pair(
+    c: CommView,
+    input: *const u8,
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    disp: &[usize],
+    red: &Reducer,
+) -> MpiResult<()> {
+    let (n, rank) = (c.size, c.rank);
+    let dtype = red.dtype;
+    let me = rank as usize;
+    let k = rcounts[me];
+    let mut acc = red.temp(k);
+    let mut tmp = red.temp(k);
+    local_copy(red.at(input, disp[me]), k, dtype, acc.ptr(), k, dtype)?;
+    for i in 1..n {
+        let dst = (rank + i) % n;
+        let src = (rank - i + n) % n;
+        let d = dst as usize;
+        c.sendrecv(
+            red.at(input, disp[d]),
+            rcounts[d],
+            dtype,
+            dst,
+            tmp.ptr(),
+            k,
+            dtype,
+            src,
+            TAG_REDUCE_SCATTER,
+        )?;
+        red.left(tmp.ptr(), acc.ptr(), k)?;
+    }
+    local_copy(acc.ptr(), k, dtype, rbuf, k, dtype)
+}
+
+/// MPICH's non-commutative reduce-scatter (power-of-two size, equal blocks):
+/// the blocks are stored in bit-reversed order, then recursive halving at
+/// distance 1, 2, 4, ... (each rank keeps the half named by its bit), which
+/// keeps the operands in rank order.
+fn noncomm(c: CommView, input: *const u8, rbuf: *mut u8, block: usize, red: &Reducer) -> MpiResult<()> {
+    let (n, rank) = (c.size, c.rank);
+    let dtype = red.dtype;
+    let total = block * n as usize;
+    let mut bits = 0;
+    while (1 << bits) < n {
+        bits += 1;
+    }
+    let mirror = |i: i32| (0..bits).fold(0, |m, b| m | (((i >> b) & 1) << (bits - 1 - b)));
+    let mut acc = red.temp(total);
+    let mut tmp: TempBuf = red.temp(total);
+    for i in 0..n {
+        local_copy(
+            red.at(input, i as usize * block),
+            block,
+            dtype,
+            red.at(acc.ptr(), mirror(i) as usize * block),
+            block,
+            dtype,
+        )?;
+    }
+    let (mut lo, mut size) = (0usize, total);
+    for k in 0..bits {
+        size /= 2;
+        let peer = rank ^ (1 << k);
+        let (keep, give) = if rank & (1 << k) == 0 {
+            (lo, lo + size)
+        } else {
+            (lo + size, lo)
+        };
+        c.sendrecv(
+            red.at(acc.ptr(), give),
+            size,
+            dtype,
+            peer,
+            red.at(tmp.ptr(), keep),
+            size,
+            dtype,
+            peer,
+            TAG_REDUCE_SCATTER,
+        )?;
+        red.combine(
+            peer < rank,
+            red.at(tmp.ptr(), keep),
+            red.at(acc.ptr(), keep),
+            size,
+        )?;
+        lo = keep;
+    }
+    local_copy(red.at(acc.ptr(), lo), block, dtype, rbuf, block, dtype)
+}
