@@ -2,12 +2,18 @@
 """HPL emulation benchmark: runs the real HPL (apps/hpl/build/xhpl) under our
 smpirun for the issue's scenarios and prints a table: wall time, peak memory
 (PSS sampled from /proc/self/smaps_rollup, and max RSS), simulated time and
-HPL's Gflops, next to SMPI 3.32's numbers on this kind of machine (from
-../shared/reference/smpi-3.32/README.md) and the ratios.
+HPL's Gflops, next to SMPI 3.32's numbers and the ratios.
+
+SMPI's numbers come from ../shared/reference/smpi-3.32/README.md, or, with
+--smpi, from running the same scenario under the installed SimGrid 3.32 in this
+bench run (its `smpirun` in /usr/bin, HPL built by apps/hpl/simgrid/build.sh
+with the reference's BLAS model library): same platform (converted to SimGrid
+XML), same HPL.dat, same settings; the speedup is then measured in one run.
 
 Usage: apps/hpl/bench.py [--scenarios 8x8-20k,8x8-40k,...] [--json out.json]
-                         [--model apps/hpl/models/smpi_reference.toml]
+                         [--model apps/hpl/models/smpi_reference.toml] [--smpi]
 Build first: cargo build --release -p smpi-shim && apps/hpl/build.sh
+(and for --smpi: apt-get install libsimgrid-dev && apps/hpl/simgrid/build.sh)
 """
 
 import argparse
@@ -41,6 +47,71 @@ COMMON_CFG = [
     "--cfg=smpi/auto-shared-malloc-thresh:33554432",
     "--cfg=smpi/auto-shared-malloc-cow-thresh:1048576",
 ]
+
+
+def toml_cluster_to_xml(platform, out):
+    """SimGrid XML twin of one of our single-cluster TOML platforms."""
+    keys = {}
+    for line in open(platform):
+        m = re.match(r'^\s*(\w+)\s*=\s*"([^"]*)"', line)
+        if m:
+            keys[m.group(1)] = m.group(2)
+    attrs = " ".join(f'{k}="{keys[k]}"' for k in
+                     ("id", "prefix", "suffix", "radical", "speed", "bw", "lat", "sharing_policy", "topology",
+                      "topo_parameters") if k in keys)
+    with open(out, "w") as f:
+        f.write("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                f"<platform version=\"4.1\">\n  <cluster {attrs}/>\n</platform>\n")
+
+
+def peak_pss_kb(pid, peak):
+    """Sum of the PSS of `pid` and its descendants (SimGrid's smpirun is a script)."""
+    total = 0
+    pids = [pid]
+    while pids:
+        q = pids.pop()
+        try:
+            with open(f"/proc/{q}/smaps_rollup") as f:
+                total += next(int(l.split()[1]) for l in f if l.startswith("Pss:"))
+            with open(f"/proc/{q}/task/{q}/children") as f:
+                pids += [int(c) for c in f.read().split()]
+        except (OSError, StopIteration, ValueError):
+            pass
+    return max(peak, total)
+
+
+def run_smpi(name, p, q, n, platform, timeout):
+    """The scenario under SimGrid 3.32 (None if it is not installed)."""
+    xhpl = os.path.join(HERE, "simgrid", "build", "xhpl")
+    if not (os.path.exists("/usr/bin/smpirun") and os.path.exists(xhpl)):
+        return {"name": name, "error": "SimGrid or apps/hpl/simgrid/build/xhpl missing"}
+    with tempfile.TemporaryDirectory(prefix=f"hpl-smpi-{name}-") as d:
+        subprocess.run(
+            [os.path.join(HERE, "gen_dat.sh"), "--n", str(n), "--nb", "128", "--p", str(p), "--q", str(q),
+             "--bcast", "1", "--depth", "1", "--swap", "0", "--threshold", "-1", "-o", os.path.join(d, "HPL.dat")],
+            check=True, stdout=subprocess.DEVNULL)
+        xml = os.path.join(d, "platform.xml")
+        toml_cluster_to_xml(os.path.join(REPO, platform), xml)
+        cmd = ["/usr/bin/smpirun", "-platform", xml, "-np", str(p * q), "--cfg=smpi/shared-malloc:global",
+               *[c for c in COMMON_CFG if "cow-thresh" not in c], xhpl]
+        t0 = time.time()
+        proc = subprocess.Popen(cmd, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        peak = 0
+        while proc.poll() is None:
+            peak = peak_pss_kb(proc.pid, peak)
+            if time.time() - t0 > timeout:
+                proc.kill()
+                proc.wait()
+                return {"name": name, "error": f"timeout after {timeout} s"}
+            time.sleep(0.5)
+        out, err = proc.communicate()
+        wall = time.time() - t0
+        line = next((l for l in out.splitlines() if re.match(r"^W[RC]\d", l)), None)
+        if proc.returncode != 0 or line is None:
+            return {"name": name, "error": (err.strip().splitlines() or ["no HPL result line"])[-1]}
+        fields = line.split()
+        return {"name": name, "hpl_line": line, "wall_s": wall, "pss_mb": peak / 1024,
+                "hpl_time_s": float(fields[5]), "gflops": float(fields[6])}
 
 
 def run(name, p, q, n, platform, model, extra, timeout):
@@ -80,6 +151,8 @@ def main():
     ap.add_argument("--cfg", action="append", default=[], help="extra --cfg=key:value for smpirun")
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--smpi", action="store_true",
+                    help="also run each scenario under the installed SimGrid 3.32 and compare with that")
     a = ap.parse_args()
     wanted = [s[0] for s in SCENARIOS] if a.scenarios == "all" else a.scenarios.split(",")
     extra = [f"--cfg={c}" for c in a.cfg]
@@ -95,14 +168,25 @@ def main():
         if "error" in r:
             print(f"{name:12} error: {r['error']}")
             continue
+        source = "reference table"
+        if a.smpi:
+            sr = run_smpi(name, p, q, n, platform, a.timeout)
+            r["smpi"] = sr
+            if "error" in sr:
+                print(f"{'':12} SMPI run: {sr['error']}")
+            else:
+                ref = (sr["wall_s"], sr["pss_mb"] / 1024, sr["hpl_time_s"], sr["gflops"])
+                source = "this run"
         if ref:
             rw, rp, _rs, rg = ref
-            cmp = f"{rw:9.1f} {rp * 1024:8.0f} {rg:11.0f} | {rw / r['wall_s']:6.1f}x {rp * 1024 / max(r['pss_mb'], 1e-9):8.1f}x {100 * (r['gflops'] - rg) / rg:+10.2f}%"
+            cmp = f"{rw:9.1f} {rp * 1024:8.0f} {rg:11.0f} | {rw / r['wall_s']:6.1f}x {rp * 1024 / max(r['pss_mb'], 1e-9):8.1f}x {100 * (r['gflops'] - rg) / rg:+10.2f}%  ({source})"
         else:
             cmp = f"{'n/a':>9} {'n/a':>8} {'n/a':>11} | {'':>7} {'':>9} {'':>11}"
         print(f"{name:12} {r['wall_s']:8.2f} {r['pss_mb']:8.1f} {r['maxrss_mb']:9.1f} {r['simulated_s']:9.4f} {r['gflops']:10.1f} | {cmp}")
         sys.stdout.flush()
-    print(f"\nmachine: {os.cpu_count()} cores; SMPI 3.32 numbers from the reference table (same machine kind).")
+    print(f"\nmachine: {os.cpu_count()} cores; SMPI 3.32 numbers from "
+          + ("SimGrid runs in this bench run (reference table where they failed)." if a.smpi
+             else "the reference table (same machine kind); --smpi measures them here."))
     if a.json:
         json.dump(results, open(a.json, "w"), indent=2)
 

@@ -363,15 +363,15 @@ fn is_pof2(n: i32) -> bool {
 /// A reduction's operation and datatype, with helpers that keep the operand
 /// order of non-commutative operations.
 #[derive(Clone)]
-struct Reducer {
+pub(crate) struct Reducer {
     op: Op,
     dt: Rc<Datatype>,
-    dtype: i32,
+    pub(crate) dtype: i32,
     commutative: bool,
 }
 
 impl Reducer {
-    fn new(op_h: i32, dtype: i32) -> MpiResult<Self> {
+    pub(crate) fn new(op_h: i32, dtype: i32) -> MpiResult<Self> {
         let (op, dt) = with_world(|w| Ok::<_, rt::MpiError>((w.op(op_h)?, w.dtype(dtype)?)))?;
         Ok(Reducer {
             op,
@@ -382,7 +382,7 @@ impl Reducer {
     }
 
     /// `acc = x op acc` (x comes from lower ranks than acc).
-    fn left(&self, x: *const u8, acc: *mut u8, count: usize) -> MpiResult<()> {
+    pub(crate) fn left(&self, x: *const u8, acc: *mut u8, count: usize) -> MpiResult<()> {
         apply_op_dt(self.op, &self.dt, self.dtype, x, acc, count)
     }
 
@@ -404,7 +404,7 @@ impl Reducer {
         }
     }
 
-    fn temp(&self, count: usize) -> TempBuf {
+    pub(crate) fn temp(&self, count: usize) -> TempBuf {
         TempBuf::new(&self.dt, count)
     }
 
@@ -657,6 +657,60 @@ pub fn reduce_scatter(
     op: i32,
 ) -> MpiResult<()> {
     reduce_scatter::run(c, sbuf, rbuf, rcounts, dtype, op)
+}
+
+/// The `(color, key)` table of every rank, for MPI_Comm_split, moved the way
+/// SMPI 3.32 moves it so that a split costs the same simulated time: a gather
+/// of the pairs to rank 0, then, one color group after another (in order of
+/// each color's lowest rank), rank 0 sends each member but itself one
+/// pointer-sized message (SMPI sends a pointer to the new group) and waits for
+/// that group's sends. Here the pointer is to the shared table, from which
+/// each member derives its group. `None` for a rank with `MPI_UNDEFINED`
+/// color other than rank 0 (it receives nothing).
+pub fn split_tables(c: CommView, color: i32, key: i32) -> MpiResult<Option<Rc<Vec<[i32; 2]>>>> {
+    const POINTER_BYTES: usize = std::mem::size_of::<*const u8>();
+    let mine = [color, key];
+    let mut all = vec![[0i32; 2]; if c.rank == 0 { c.size as usize } else { 0 }];
+    gather::gather(c, mine.as_ptr().cast(), 2, 7, all.as_mut_ptr().cast(), 2, 7, 0)?;
+    if c.rank != 0 {
+        if color == rt::MPI_UNDEFINED {
+            return Ok(None);
+        }
+        let mut ptr_bytes = [0u8; POINTER_BYTES];
+        c.recv(ptr_bytes.as_mut_ptr(), POINTER_BYTES, BYTE, 0, TAG_SPLIT)?;
+        let raw = usize::from_ne_bytes(ptr_bytes) as *const Vec<[i32; 2]>;
+        // SAFETY: rank 0 sent a pointer made by Rc::into_raw, one per receiver.
+        return Ok(Some(unsafe { Rc::from_raw(raw) }));
+    }
+    let table = Rc::new(all);
+    let mut done = vec![false; table.len()];
+    for first in 0..table.len() {
+        let col = table[first][0];
+        if done[first] || col == rt::MPI_UNDEFINED {
+            continue;
+        }
+        let mut members: Vec<(i32, usize)> = (first..table.len())
+            .filter(|&j| !done[j] && table[j][0] == col)
+            .map(|j| (table[j][1], j))
+            .collect();
+        members.sort();
+        let mut reqs = Vec::new();
+        // The pointers must outlive their isends: keep each one's bytes here.
+        let mut payloads: Vec<[u8; POINTER_BYTES]> = Vec::with_capacity(members.len());
+        for &(_, j) in &members {
+            done[j] = true;
+            if j != 0 {
+                let raw = Rc::into_raw(table.clone()) as usize;
+                payloads.push(raw.to_ne_bytes());
+            }
+        }
+        let targets = members.iter().filter(|&&(_, j)| j != 0);
+        for (payload, &(_, j)) in payloads.iter().zip(targets) {
+            reqs.push(c.isend(payload.as_ptr(), POINTER_BYTES, BYTE, j as i32, TAG_SPLIT)?);
+        }
+        c.waitall_checked(&reqs)?;
+    }
+    Ok(Some(table))
 }
 
 /// Exchanges one `i32` pair per rank with everyone (used by Comm_split).

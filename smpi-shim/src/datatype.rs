@@ -5,6 +5,13 @@
 //! `count` elements of a non-contiguous type packs the blocks of element `i` at
 //! `buf + i·extent`; receiving unpacks the same way. Adjacent blocks are merged
 //! when they touch, so a contiguous type is one block.
+//!
+//! Besides the byte blocks, a type keeps its type signature as runs of basic
+//! elements (for MPI_Get_elements and external32 packing), its alignment (for
+//! struct padding) and, for derived types, the arguments it was built from
+//! (for MPI_Type_get_contents).
+
+use std::rc::Rc;
 
 /// Basic element types, for reductions.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -25,6 +32,8 @@ pub enum Basic {
     /// Complex numbers: two floats or two doubles.
     C32,
     C64,
+    /// `long double _Complex`: two x87 long doubles.
+    C128,
     /// Pair types for MINLOC/MAXLOC: (value type, index int).
     PairF32I32,
     PairF64I32,
@@ -45,12 +54,74 @@ impl Basic {
             Basic::I32 | Basic::U32 | Basic::F32 => 4,
             Basic::I64 | Basic::U64 | Basic::F64 | Basic::C32 => 8,
             Basic::F128 | Basic::C64 => 16,
+            Basic::C128 => 32,
             Basic::PairF32I32 | Basic::PairI32I32 => 8,
             Basic::PairF64I32 | Basic::PairI64I32 => 16,
             Basic::PairI16I32 => 8,
             Basic::PairF128I32 => 32,
         }
     }
+
+    /// Alignment in a C struct on x86-64 (complex numbers align like their parts).
+    pub fn align(self) -> usize {
+        match self {
+            Basic::I8 | Basic::U8 | Basic::Bool | Basic::Byte => 1,
+            Basic::I16 | Basic::U16 => 2,
+            Basic::I32 | Basic::U32 | Basic::F32 | Basic::C32 => 4,
+            Basic::PairF32I32 | Basic::PairI32I32 | Basic::PairI16I32 => 4,
+            Basic::I64 | Basic::U64 | Basic::F64 | Basic::C64 => 8,
+            Basic::PairF64I32 | Basic::PairI64I32 => 8,
+            Basic::F128 | Basic::C128 | Basic::PairF128I32 => 16,
+        }
+    }
+
+    /// The basic elements of one value, as `(offset, element)`: pair types
+    /// are two elements (MPI counts them so), everything else one.
+    fn elements(self) -> Vec<(isize, Basic)> {
+        match self {
+            Basic::PairF32I32 => vec![(0, Basic::F32), (4, Basic::I32)],
+            Basic::PairF64I32 => vec![(0, Basic::F64), (8, Basic::I32)],
+            Basic::PairI64I32 => vec![(0, Basic::I64), (8, Basic::I32)],
+            Basic::PairI32I32 => vec![(0, Basic::I32), (4, Basic::I32)],
+            Basic::PairI16I32 => vec![(0, Basic::I16), (4, Basic::I32)],
+            Basic::PairF128I32 => vec![(0, Basic::F128), (16, Basic::I32)],
+            b => vec![(0, b)],
+        }
+    }
+}
+
+/// One basic element of a type signature: its native kind and its size in
+/// the external32 representation (which differs for e.g. MPI_LONG: 4 bytes).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Elem {
+    pub basic: Basic,
+    pub external: u8,
+}
+
+impl Elem {
+    fn native(basic: Basic) -> Self {
+        Elem {
+            basic,
+            external: basic.size() as u8,
+        }
+    }
+}
+
+/// `count` adjacent basic elements of one kind, starting at byte `offset`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub offset: isize,
+    pub elem: Elem,
+    pub count: usize,
+}
+
+/// How a derived type was built: the arguments MPI_Type_get_contents returns.
+#[derive(Clone, Debug, Default)]
+pub struct Contents {
+    pub ints: Vec<i64>,
+    pub aints: Vec<isize>,
+    /// The old types, with the handle they had when the type was built.
+    pub types: Vec<(i32, Rc<Datatype>)>,
 }
 
 /// One datatype.
@@ -76,6 +147,12 @@ pub struct Datatype {
     pub has_ub_marker: bool,
     /// Combiner (MPI_COMBINER_*) for Type_get_envelope.
     pub combiner: i32,
+    /// Alignment of the most aligned basic element (struct extents are padded to it).
+    pub align: usize,
+    /// The type signature of one element, as runs of basic elements in type-map order.
+    pub runs: Vec<Run>,
+    /// Constructor arguments of a derived type.
+    pub contents: Option<Rc<Contents>>,
 }
 
 impl Datatype {
@@ -89,6 +166,15 @@ impl Datatype {
             Basic::PairF128I32 => (vec![(0, 20)], 20),
             _ => (vec![(0, size)], size),
         };
+        let runs = basic
+            .elements()
+            .into_iter()
+            .map(|(offset, b)| Run {
+                offset,
+                elem: Elem::native(b),
+                count: 1,
+            })
+            .collect();
         Datatype {
             name: name.into(),
             size: data,
@@ -104,6 +190,9 @@ impl Datatype {
             has_lb_marker: false,
             has_ub_marker: false,
             combiner: 0,
+            align: basic.align(),
+            runs,
+            contents: None,
         }
     }
 
@@ -124,6 +213,9 @@ impl Datatype {
             has_lb_marker: is_lb,
             has_ub_marker: !is_lb,
             combiner: 0,
+            align: 1,
+            runs: vec![],
+            contents: None,
         }
     }
 
@@ -146,9 +238,27 @@ impl Datatype {
         let mut true_ub = isize::MIN;
         let mut lb_marker: Option<isize> = None;
         let mut ub_marker: Option<isize> = None;
+        let mut runs: Vec<Run> = Vec::new();
+        let mut align = 1;
         for &(disp, child, reps) in pieces {
             if reps == 0 {
                 continue;
+            }
+            align = align.max(child.align);
+            let dense_run = match child.runs.as_slice() {
+                [r] => r.offset == 0 && (r.count * r.elem.basic.size()) as isize == child.extent,
+                _ => false,
+            };
+            if dense_run {
+                let r = child.runs[0];
+                push_run(&mut runs, disp, r.elem, r.count * reps);
+            } else {
+                for rep in 0..reps {
+                    let base = disp + rep as isize * child.extent;
+                    for r in &child.runs {
+                        push_run(&mut runs, base + r.offset, r.elem, r.count);
+                    }
+                }
             }
             let dense = child.blocks.len() == 1
                 && child.blocks[0].0 == 0
@@ -221,7 +331,51 @@ impl Datatype {
             has_lb_marker: lb_marker.is_some(),
             has_ub_marker: ub_marker.is_some(),
             combiner,
+            align,
+            runs,
+            contents: None,
         }
+    }
+
+    /// Bytes taken by the first `n` basic elements of a message of this type
+    /// (the inverse of [`Datatype::elements_in`], for MPI_Status_set_elements).
+    pub fn bytes_of_elements(&self, n: usize) -> usize {
+        let per_type: usize = self.runs.iter().map(|r| r.count).sum();
+        if per_type == 0 {
+            return 0;
+        }
+        let mut bytes = n / per_type * self.size;
+        let mut rest = n % per_type;
+        for r in &self.runs {
+            let take = rest.min(r.count);
+            bytes += take * r.elem.basic.size();
+            rest -= take;
+            if rest == 0 {
+                break;
+            }
+        }
+        bytes
+    }
+
+    /// Number of basic elements in the first `bytes` bytes of a message of
+    /// this type (MPI_Get_elements): whole elements only.
+    pub fn elements_in(&self, bytes: usize) -> usize {
+        if self.size == 0 {
+            return 0;
+        }
+        let per_type: usize = self.runs.iter().map(|r| r.count).sum();
+        let mut n = bytes / self.size * per_type;
+        let mut rest = bytes % self.size;
+        for r in &self.runs {
+            let s = r.elem.basic.size().max(1);
+            let fit = (rest / s).min(r.count);
+            n += fit;
+            if fit < r.count {
+                break;
+            }
+            rest -= fit * s;
+        }
+        n
     }
 
     /// Same data, new lower bound and extent.
@@ -234,6 +388,7 @@ impl Datatype {
         t.has_lb_marker = true;
         t.has_ub_marker = true;
         t.combiner = 10;
+        t.contents = None;
         t
     }
 
@@ -362,6 +517,19 @@ fn overlap(ranges: &[(usize, usize)], a: usize, b: usize) -> impl Iterator<Item 
         .map(move |r| (r.0.max(a), r.1.min(b)))
 }
 
+fn push_run(runs: &mut Vec<Run>, offset: isize, elem: Elem, count: usize) {
+    if count == 0 {
+        return;
+    }
+    if let Some(last) = runs.last_mut() {
+        if last.elem == elem && last.offset + (last.count * elem.basic.size()) as isize == offset {
+            last.count += count;
+            return;
+        }
+    }
+    runs.push(Run { offset, elem, count });
+}
+
 fn push_block(blocks: &mut Vec<(isize, usize)>, off: isize, len: usize) {
     if len == 0 {
         return;
@@ -374,6 +542,9 @@ fn push_block(blocks: &mut Vec<(isize, usize)>, off: isize, len: usize) {
     }
     blocks.push((off, len));
 }
+
+/// Number of predefined datatype handles (`mpi.h` values below this).
+pub const PREDEFINED_COUNT: usize = 58;
 
 /// The predefined types, indexed by their handle value in `mpi.h`.
 pub fn predefined() -> Vec<Option<Datatype>> {
@@ -414,19 +585,33 @@ pub fn predefined() -> Vec<Option<Datatype>> {
         (33, "MPI_2INT", PairI32I32),
         (34, "MPI_SHORT_INT", PairI16I32),
         (35, "MPI_LONG_DOUBLE_INT", PairF128I32),
-        (36, "MPI_C_FLOAT_COMPLEX", C32),
+        // MPI_C_COMPLEX and MPI_C_FLOAT_COMPLEX are one handle; MPI allows either name.
+        (36, "MPI_C_COMPLEX", C32),
         (37, "MPI_C_DOUBLE_COMPLEX", C64),
-        (38, "MPI_C_LONG_DOUBLE_COMPLEX", Byte),
+        (38, "MPI_C_LONG_DOUBLE_COMPLEX", C128),
+        (44, "MPI_CXX_BOOL", Bool),
+        (45, "MPI_CXX_FLOAT_COMPLEX", C32),
+        (46, "MPI_CXX_DOUBLE_COMPLEX", C64),
+        (47, "MPI_CXX_LONG_DOUBLE_COMPLEX", C128),
+        (48, "MPI_REAL4", F32),
+        (49, "MPI_REAL8", F64),
+        (50, "MPI_REAL16", F128),
+        (51, "MPI_COMPLEX8", C32),
+        (52, "MPI_COMPLEX16", C64),
+        (53, "MPI_COMPLEX32", C128),
+        (54, "MPI_INTEGER1", I8),
+        (55, "MPI_INTEGER2", I16),
+        (56, "MPI_INTEGER4", I32),
+        (57, "MPI_INTEGER8", I64),
     ];
-    let mut v: Vec<Option<Datatype>> = vec![None; 44];
+    let mut v: Vec<Option<Datatype>> = vec![None; PREDEFINED_COUNT];
     for &(h, name, b) in table {
         let mut t = Datatype::basic(name, b);
-        if h == 38 {
-            t.size = 32;
-            t.extent = 32;
-            t.true_ub = 32;
-            t.blocks = vec![(0, 32)];
-            t.basic = None;
+        // external32 sizes that differ from the native ones (MPI-4.0 table 14.4).
+        match h {
+            9 | 10 | 32 => t.runs[0].elem.external = 4,
+            16 => t.runs[0].elem.external = 2,
+            _ => {}
         }
         v[h as usize] = Some(t);
     }
@@ -472,6 +657,33 @@ mod tests {
         unsafe { v.unpack(&packed, dst.as_mut_ptr().cast(), 1) };
         assert_eq!(dst[4], 4.0);
         assert_eq!(dst[2], -1.0);
+    }
+
+    #[test]
+    fn elements_of_partial_and_pair_types() {
+        let int = Datatype::basic("i", Basic::I32);
+        let chr = Datatype::basic("c", Basic::I8);
+        // struct { int; char[256] }, of which 4 + 16 bytes arrived: 1 + 16 elements.
+        let s = Datatype::from_pieces("s", &[(0, &int, 1), (4, &chr, 256)], 8);
+        assert_eq!(s.runs.len(), 2);
+        assert_eq!(s.elements_in(20), 17);
+        assert_eq!(s.elements_in(2 * 260 + 3), 2 * 257);
+        assert_eq!(s.bytes_of_elements(2 * 257 + 17), 2 * 260 + 20);
+        // A {double, int} pair is two basic elements.
+        let di = Datatype::basic("di", Basic::PairF64I32);
+        assert_eq!(di.elements_in(24), 4);
+        assert_eq!(di.bytes_of_elements(3), 20);
+        assert_eq!(di.align, 8);
+        // A contiguous run of a contiguous type stays one run.
+        let c = Datatype::from_pieces("c", &[(0, &int, 1000)], 2);
+        assert_eq!(
+            c.runs,
+            vec![Run {
+                offset: 0,
+                elem: int.runs[0].elem,
+                count: 1000
+            }]
+        );
     }
 
     #[test]

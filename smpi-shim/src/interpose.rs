@@ -157,16 +157,27 @@ const DT_JMPREL: i64 = 23;
 const R_X86_64_GLOB_DAT: u32 = 6;
 const R_X86_64_JUMP_SLOT: u32 = 7;
 
-/// Rewrites the GOT entries of `targets` (name → address) in the object loaded
-/// as `handle`. Returns the number of entries rewritten per target.
-///
-/// # Safety
-/// `handle` must be a live `dlopen` handle.
-pub unsafe fn patch(handle: *mut c_void, targets: &[(String, usize)]) -> Result<Vec<usize>, String> {
-    let mut counts = vec![0usize; targets.len()];
-    if targets.is_empty() {
-        return Ok(counts);
-    }
+const R_X86_64_64: u32 = 1;
+const SHN_UNDEF: u16 = 0;
+const SHN_ABS: u16 = 0xfff1;
+const STT_TLS: u8 = 6;
+
+/// One relocation of the loaded program that the loader resolved by symbol.
+struct SymbolReloc<'a> {
+    name: &'a str,
+    sym: &'a Elf64Sym,
+    kind: u32,
+    addend: i64,
+    /// The relocated word, in the loaded copy.
+    slot: *mut usize,
+}
+
+/// Calls `f` for every JUMP_SLOT, GLOB_DAT and 64-bit absolute relocation of
+/// the object loaded as `handle`; `base` is its load address.
+unsafe fn for_each_symbol_reloc(
+    handle: *mut c_void,
+    mut f: impl FnMut(usize, &SymbolReloc),
+) -> Result<(), String> {
     let mut lm: *mut LinkMap = std::ptr::null_mut();
     if libc::dlinfo(
         handle,
@@ -205,7 +216,6 @@ pub unsafe fn patch(handle: *mut c_void, targets: &[(String, usize)]) -> Result<
     if strtab == 0 || symtab == 0 {
         return Err("the program has no dynamic symbol table".into());
     }
-    let page = 4096usize;
     for (table, size) in [(fix(jmprel), pltrelsz), (fix(rela), relasz)] {
         if table == 0 {
             continue;
@@ -214,21 +224,122 @@ pub unsafe fn patch(handle: *mut c_void, targets: &[(String, usize)]) -> Result<
         let relas = std::slice::from_raw_parts(table as *const Elf64Rela, n);
         for r in relas {
             let kind = (r.r_info & 0xffff_ffff) as u32;
-            if kind != R_X86_64_JUMP_SLOT && kind != R_X86_64_GLOB_DAT {
+            let index = (r.r_info >> 32) as usize;
+            if !matches!(kind, R_X86_64_JUMP_SLOT | R_X86_64_GLOB_DAT | R_X86_64_64) || index == 0 {
                 continue;
             }
-            let sym = &*((symtab as *const Elf64Sym).add((r.r_info >> 32) as usize));
+            let sym = &*((symtab as *const Elf64Sym).add(index));
             let name = CStr::from_ptr((strtab + sym.st_name as usize) as *const i8);
             let Ok(name) = name.to_str() else { continue };
-            if let Some(i) = targets.iter().position(|(t, _)| t == name) {
-                let slot = (base + r.r_offset as usize) as *mut usize;
-                let start = (slot as usize) & !(page - 1);
-                // The GOT may be read-only after relocation (RELRO).
-                libc::mprotect(start as *mut c_void, page, libc::PROT_READ | libc::PROT_WRITE);
-                *slot = targets[i].1;
-                counts[i] += 1;
-            }
+            let slot = (base + r.r_offset as usize) as *mut usize;
+            f(
+                base,
+                &SymbolReloc {
+                    name,
+                    sym,
+                    kind,
+                    addend: r.r_addend,
+                    slot,
+                },
+            );
         }
     }
+    Ok(())
+}
+
+/// Writes one relocated word, making its page writable first (the GOT may be
+/// read-only after relocation, RELRO).
+unsafe fn write_slot(slot: *mut usize, value: usize) {
+    let page = 4096usize;
+    let start = (slot as usize) & !(page - 1);
+    libc::mprotect(start as *mut c_void, page, libc::PROT_READ | libc::PROT_WRITE);
+    *slot = value;
+}
+
+thread_local! {
+    static SMPIRUN_EXPORTS: std::cell::RefCell<std::collections::HashMap<String, bool>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Whether the global scope resolves `name` to a definition in the image
+/// loaded at `smpirun_base`.
+unsafe fn exported_by(name: &str, smpirun_base: usize) -> bool {
+    let Ok(cname) = std::ffi::CString::new(name) else {
+        return false;
+    };
+    let bound = libc::dlsym(libc::RTLD_DEFAULT, cname.as_ptr());
+    if bound.is_null() {
+        return false;
+    }
+    let mut info: libc::Dl_info = std::mem::zeroed();
+    libc::dladdr(bound, &mut info) != 0 && info.dli_fbase as usize == smpirun_base
+}
+
+/// Binds the program's references to its own global symbols to its own
+/// definitions, as they would bind in an executable: a program is loaded as a
+/// shared object after `smpirun` and libc, so without this a global of the
+/// program named like a libc symbol (MPICH's tests have `int err`, and `err`
+/// is a libc function) would resolve to libc's. Symbols `smpirun` itself
+/// exports (MPI, BLAS, SMPI helpers) keep binding to `smpirun`: overriding
+/// them is the point. Unlike linking with `-Bsymbolic`, calls still go through
+/// the PLT, so [`patch`] can interpose them afterwards. Returns how many
+/// relocations were rebound.
+///
+/// # Safety
+/// `handle` must be a live `dlopen` handle.
+pub unsafe fn bind_own_symbols(handle: *mut c_void) -> Result<usize, String> {
+    let mut info: libc::Dl_info = std::mem::zeroed();
+    let here = bind_own_symbols as *const c_void;
+    if libc::dladdr(here, &mut info) == 0 {
+        return Err("cannot locate smpirun's own image".into());
+    }
+    let smpirun_base = info.dli_fbase as usize;
+    let mut rebound = 0usize;
+    for_each_symbol_reloc(handle, |base, r| {
+        let defined = r.sym.st_shndx != SHN_UNDEF && r.sym.st_shndx != SHN_ABS;
+        if !defined || r.sym.st_info & 0xf == STT_TLS {
+            return;
+        }
+        // Leave smpirun's exports alone (cached by name: every rank's copy asks).
+        let exported = SMPIRUN_EXPORTS.with(|c| {
+            *c.borrow_mut()
+                .entry(r.name.to_string())
+                .or_insert_with(|| exported_by(r.name, smpirun_base))
+        });
+        if exported {
+            return;
+        }
+        let own = base + r.sym.st_value as usize;
+        let value = match r.kind {
+            R_X86_64_64 => own.wrapping_add(r.addend as usize),
+            _ => own,
+        };
+        if *r.slot != value {
+            write_slot(r.slot, value);
+            rebound += 1;
+        }
+    })?;
+    Ok(rebound)
+}
+
+/// Rewrites the GOT entries of `targets` (name → address) in the object loaded
+/// as `handle`. Returns the number of entries rewritten per target.
+///
+/// # Safety
+/// `handle` must be a live `dlopen` handle.
+pub unsafe fn patch(handle: *mut c_void, targets: &[(String, usize)]) -> Result<Vec<usize>, String> {
+    let mut counts = vec![0usize; targets.len()];
+    if targets.is_empty() {
+        return Ok(counts);
+    }
+    for_each_symbol_reloc(handle, |_, r| {
+        if r.kind == R_X86_64_64 {
+            return; // a function's address taken in data, not a call
+        }
+        if let Some(i) = targets.iter().position(|(t, _)| t == r.name) {
+            write_slot(r.slot, targets[i].1);
+            counts[i] += 1;
+        }
+    })?;
     Ok(counts)
 }

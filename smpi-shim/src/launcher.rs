@@ -225,6 +225,24 @@ pub fn max_rss_kb() -> u64 {
 }
 
 /// Runs smpirun with the given arguments; returns the process exit code.
+/// Like mpiexec: with `MPIEXEC_TIMEOUT=<seconds>` in the environment, the
+/// run is stopped (exit status 124) after that much wall-clock time.
+fn stop_after_mpiexec_timeout() {
+    let limit = std::env::var("MPIEXEC_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok());
+    let Some(secs) = limit.filter(|s| *s > 0.0 && s.is_finite()) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+        eprintln!("smpirun: error: MPIEXEC_TIMEOUT expired: run stopped after {secs} s of wall-clock time");
+        // The simulation thread may be anywhere: leave without running its destructors.
+        // Safety: _exit only ends the process.
+        unsafe { libc::_exit(124) }
+    });
+}
+
 pub fn main_with_args(argv: &[String]) -> i32 {
     let args = match parse_args(argv) {
         Ok(Command::Run(a)) => a,
@@ -258,6 +276,7 @@ pub fn main_with_args(argv: &[String]) -> i32 {
 
 fn run(args: &Args) -> Result<i32, String> {
     let wall_start = Instant::now();
+    stop_after_mpiexec_timeout();
     let platform_path = args
         .platform
         .as_ref()
@@ -353,6 +372,7 @@ fn run(args: &Args) -> Result<i32, String> {
     let targets = interpose::register(&functions)?;
     for h in &prog.handles {
         // Safety: handles of the copies loaded just above.
+        unsafe { interpose::bind_own_symbols(*h) }?;
         let counts = unsafe { interpose::patch(*h, &targets) }?;
         if h == &prog.handles[0] {
             for ((name, _), n) in targets.iter().zip(&counts) {

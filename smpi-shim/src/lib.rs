@@ -4,9 +4,12 @@
 //! - [`config`]: `--cfg` keys with SMPI's names and defaults;
 //! - [`runtime`]: ranks, communicators, requests, matching, message timing;
 //! - [`coll`]: collective algorithms built from simulated point-to-point messages;
-//! - [`datatype`], [`op`]: MPI datatypes and reduction operations;
+//! - [`nbc`], [`nbc_inter`]: non-blocking collectives (intra- and intercommunicators);
+//! - [`datatype`], [`datatype_ext`], [`op`]: MPI datatypes (with darray and
+//!   external32) and reduction operations;
 //! - [`entry`]: what every MPI call does on entry and exit (computation
 //!   injection, error handlers);
+//! - [`topo`]: process topologies and neighbourhood collectives;
 //! - [`loader`]: per-rank private copies of the application;
 //! - [`launcher`]: `smpirun`'s command line and run loop.
 //!
@@ -17,13 +20,16 @@
 pub mod coll;
 pub mod config;
 pub mod datatype;
+pub mod datatype_ext;
 pub mod entry;
 pub mod interpose;
 pub mod kernels;
 pub mod launcher;
 pub mod loader;
 pub mod nbc;
+pub mod nbc_inter;
 pub mod op;
 pub mod runtime;
 pub mod sampling;
 pub mod shared;
+pub mod topo;

@@ -1,108 +1,191 @@
-//! Non-blocking collectives (`MPI_Ibarrier`, `MPI_Ibcast`, ...).
+//! Non-blocking collectives (`MPI_Ibarrier`, `MPI_Ibcast`, ...) on
+//! intra-communicators; [`crate::nbc_inter`] has the intercommunicator ones.
 //!
 //! Like SMPI, they use flat algorithms: every message of a stage is posted at
 //! once. A collective is a list of stages; a stage starts when the previous
 //! one's messages have all completed, which happens inside MPI calls on the
 //! request (`MPI_Wait`, `MPI_Test`, ...): MPI's weak progress rule. Local
 //! reductions run in the last stage, in rank order.
+//!
+//! Each collective has a tag of its own on the communicator's collective
+//! context, drawn from a per-communicator counter: every member starts the
+//! same collectives in the same order, so the counter names a collective alike
+//! on every rank, and several outstanding collectives on one communicator
+//! never take each other's messages.
 #![allow(clippy::not_unsafe_ptr_arg_deref, clippy::too_many_arguments)]
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::coll::{self, CommView, TempBuf, IN_PLACE};
-use crate::runtime::{self as rt, with_world, MpiResult, Stage};
+use crate::coll::{self, CommView, Reducer, TempBuf, BYTE, IN_PLACE};
+use crate::runtime::{self as rt, mpi_err, with_world, MpiResult, Stage};
 
-const TAG: i32 = 100;
+/// First tag of non-blocking collectives (blocking ones use small fixed tags).
+const TAG_BASE: i32 = 1 << 20;
+
+thread_local! {
+    /// Non-blocking collectives started so far, per (world rank, communicator context).
+    static STARTED: RefCell<HashMap<(u32, u32), u32>> = RefCell::new(HashMap::new());
+}
 
 fn dt_of(h: i32) -> MpiResult<Rc<crate::datatype::Datatype>> {
     with_world(|w| w.dtype(h))
 }
 
+/// One non-blocking collective's endpoints: the communicator and its own tag.
+#[derive(Clone, Copy, Debug)]
+pub struct Nbc {
+    pub c: CommView,
+    tag: i32,
+}
+
+impl Nbc {
+    /// Names the next collective started on `c` (call it once per collective, on every member).
+    pub fn new(c: CommView) -> MpiResult<Self> {
+        let context = with_world(|w| w.ranks[c.me as usize].comm(c.comm).map(|e| e.shared.context))?;
+        let seq = STARTED.with(|m| {
+            let mut m = m.borrow_mut();
+            let n = m.entry((c.me, context)).or_insert(0);
+            let seq = *n;
+            *n = n.wrapping_add(1);
+            seq
+        });
+        Ok(Nbc {
+            c,
+            tag: TAG_BASE + (seq % (1 << 30)) as i32,
+        })
+    }
+
+    pub fn isend(&self, buf: *const u8, count: usize, dt: i32, peer: i32) -> MpiResult<u32> {
+        self.c.isend(buf, count, dt, peer, self.tag)
+    }
+
+    pub fn irecv(&self, buf: *mut u8, count: usize, dt: i32, peer: i32) -> MpiResult<u32> {
+        self.c.irecv(buf, count, dt, peer, self.tag)
+    }
+
+    /// Starts the collective; returns its request.
+    pub fn start(&self, stages: Vec<Stage>) -> MpiResult<u32> {
+        rt::start_coll(self.c.me, self.c.comm, stages)
+    }
+}
+
+/// Appends a last stage that owns `keep`, so that buffers the earlier stages'
+/// messages use live until those messages are over.
+pub(crate) fn keep_until_done<T: 'static>(stages: &mut Vec<Stage>, keep: T) {
+    stages.push(Box::new(move || {
+        drop(keep);
+        Ok(vec![])
+    }));
+}
+
+fn check_root(c: CommView, root: i32) -> MpiResult<()> {
+    if root < 0 || root >= c.size {
+        return Err(mpi_err(
+            rt::MPI_ERR_ROOT,
+            format!("invalid root {root} (communicator size {})", c.size),
+        ));
+    }
+    Ok(())
+}
+
+/// `out = x[0] op x[1] op ... op x[n-1]`, folded from the right
+/// (`acc = x[i] op acc`) so that a non-commutative operation sees its operands
+/// in rank order.
+pub(crate) fn fold_in_order(red: &Reducer, xs: &[*const u8], count: usize, out: *mut u8) -> MpiResult<()> {
+    let Some((&last, rest)) = xs.split_last() else {
+        return Ok(());
+    };
+    let dt = red.dtype;
+    let mut acc = red.temp(count);
+    coll::local_copy(last, count, dt, acc.ptr(), count, dt)?;
+    for &x in rest.iter().rev() {
+        red.left(x, acc.ptr(), count)?;
+    }
+    coll::local_copy(acc.ptr(), count, dt, out, count, dt)
+}
+
+/// `n` temporary buffers of `count` elements and their element-0 pointers
+/// (the pointers stay valid while the buffers live, wherever they move).
+pub(crate) fn temps(red: &Reducer, n: usize, count: usize) -> (Vec<TempBuf>, Vec<*mut u8>) {
+    let mut bufs: Vec<TempBuf> = (0..n).map(|_| red.temp(count)).collect();
+    let ptrs = bufs.iter_mut().map(|b| b.ptr()).collect();
+    (bufs, ptrs)
+}
+
 /// MPI_Ibarrier: everyone notifies rank 0, then rank 0 answers everyone.
 pub fn ibarrier(c: CommView) -> MpiResult<u32> {
-    let byte = 4;
+    let n = Nbc::new(c)?;
     let s1: Stage = Box::new(move || {
         if c.rank == 0 {
             (1..c.size)
-                .map(|i| c.irecv(std::ptr::null_mut(), 0, byte, i, TAG))
+                .map(|i| n.irecv(std::ptr::null_mut(), 0, BYTE, i))
                 .collect()
         } else {
-            Ok(vec![c.isend(std::ptr::null(), 0, byte, 0, TAG)?])
+            Ok(vec![n.isend(std::ptr::null(), 0, BYTE, 0)?])
         }
     });
     let s2: Stage = Box::new(move || {
         if c.rank == 0 {
             (1..c.size)
-                .map(|i| c.isend(std::ptr::null(), 0, byte, i, TAG))
+                .map(|i| n.isend(std::ptr::null(), 0, BYTE, i))
                 .collect()
         } else {
-            Ok(vec![c.irecv(std::ptr::null_mut(), 0, byte, 0, TAG)?])
+            Ok(vec![n.irecv(std::ptr::null_mut(), 0, BYTE, 0)?])
         }
     });
-    rt::start_coll(c.me, c.comm, vec![s1, s2])
+    n.start(vec![s1, s2])
 }
 
 /// MPI_Ibcast: the root sends to everyone.
 pub fn ibcast(c: CommView, buf: *mut u8, count: usize, dt: i32, root: i32) -> MpiResult<u32> {
+    check_root(c, root)?;
+    let n = Nbc::new(c)?;
     let s: Stage = Box::new(move || {
         if c.rank == root {
             (0..c.size)
                 .filter(|&i| i != root)
-                .map(|i| c.isend(buf, count, dt, i, TAG))
+                .map(|i| n.isend(buf, count, dt, i))
                 .collect()
         } else {
-            Ok(vec![c.irecv(buf, count, dt, root, TAG)?])
+            Ok(vec![n.irecv(buf, count, dt, root)?])
         }
     });
-    rt::start_coll(c.me, c.comm, vec![s])
+    n.start(vec![s])
 }
 
-/// Stages of a flat reduce to `root` (receives, then local ops in rank order).
+/// Stages of a flat reduce to `root`: receives, then the local fold in rank
+/// order. `sbuf` is the caller's contribution (not `MPI_IN_PLACE`).
 fn reduce_stages(
-    c: CommView,
+    n: Nbc,
+    red: Reducer,
     sbuf: *const u8,
     rbuf: *mut u8,
     count: usize,
-    dt: i32,
-    op: i32,
     root: i32,
-) -> MpiResult<Vec<Stage>> {
-    let d = dt_of(dt)?;
-    let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
-        rbuf as *const u8
-    } else {
-        sbuf
-    };
+) -> Vec<Stage> {
+    let c = n.c;
+    let dt = red.dtype;
     if c.rank != root {
-        return Ok(vec![Box::new(move || {
-            Ok(vec![c.isend(sbuf, count, dt, root, TAG)?])
-        })]);
+        return vec![Box::new(move || Ok(vec![n.isend(sbuf, count, dt, root)?]))];
     }
-    let temps: Rc<RefCell<Vec<TempBuf>>> = Rc::new(RefCell::new(
-        (0..c.size).map(|_| TempBuf::new(&d, count)).collect(),
-    ));
-    let t1 = temps.clone();
+    let (bufs, mut ptrs) = temps(&red, c.size as usize, count);
+    ptrs[root as usize] = sbuf as *mut u8;
+    let recv_into = ptrs.clone();
     let recv: Stage = Box::new(move || {
-        let mut t = t1.borrow_mut();
         (0..c.size)
             .filter(|&i| i != root)
-            .map(|i| c.irecv(t[i as usize].ptr(), count, dt, i, TAG))
+            .map(|i| n.irecv(recv_into[i as usize], count, dt, i))
             .collect()
     });
     let combine: Stage = Box::new(move || {
-        let mut t = temps.borrow_mut();
-        let mut acc = TempBuf::new(&d, count);
-        coll::local_copy(sbuf, count, dt, acc.ptr(), count, dt)?;
-        // Rank order: acc = x_i op acc for the ranks above the root...; for
-        // commutative ops the order only affects rounding, as in SMPI.
-        for i in (0..c.size).filter(|&i| i != root) {
-            coll::apply_op(op, dt, t[i as usize].ptr(), acc.ptr(), count)?;
-        }
-        coll::local_copy(acc.ptr(), count, dt, rbuf, count, dt)?;
+        let xs: Vec<*const u8> = ptrs.iter().map(|&p| p as *const u8).collect();
+        fold_in_order(&red, &xs, count, rbuf)?;
+        drop(bufs);
         Ok(vec![])
     });
-    Ok(vec![recv, combine])
+    vec![recv, combine]
 }
 
 /// MPI_Ireduce.
@@ -115,11 +198,21 @@ pub fn ireduce(
     op: i32,
     root: i32,
 ) -> MpiResult<u32> {
-    let stages = reduce_stages(c, sbuf, rbuf, count, dt, op, root)?;
-    rt::start_coll(c.me, c.comm, stages)
+    check_root(c, root)?;
+    let red = Reducer::new(op, dt)?;
+    let n = Nbc::new(c)?;
+    let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
+        rbuf as *const u8
+    } else {
+        sbuf
+    };
+    n.start(reduce_stages(n, red, sbuf, rbuf, count, root))
 }
 
 /// MPI_Iallreduce: flat reduce to 0, then 0 sends the result to everyone.
+/// With `MPI_IN_PLACE` the contribution is read from `rbuf` before the result
+/// overwrites it (rank 0 folds into a temporary; the others receive after
+/// their send is over).
 pub fn iallreduce(
     c: CommView,
     sbuf: *const u8,
@@ -128,27 +221,22 @@ pub fn iallreduce(
     dt: i32,
     op: i32,
 ) -> MpiResult<u32> {
-    let d = dt_of(dt)?;
-    let tmp = Rc::new(RefCell::new(TempBuf::new(&d, count)));
+    let red = Reducer::new(op, dt)?;
+    let n = Nbc::new(c)?;
     let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
-        // Keep our contribution: rbuf is overwritten by the result.
-        let p = tmp.borrow_mut().ptr();
-        coll::local_copy(rbuf, count, dt, p, count, dt)?;
-        p as *const u8
+        rbuf as *const u8
     } else {
         sbuf
     };
-    let mut stages = reduce_stages(c, sbuf, rbuf, count, dt, op, 0)?;
-    let keep = tmp.clone();
+    let mut stages = reduce_stages(n, red, sbuf, rbuf, count, 0);
     stages.push(Box::new(move || {
-        let _keep = &keep;
         if c.rank == 0 {
-            (1..c.size).map(|i| c.isend(rbuf, count, dt, i, TAG)).collect()
+            (1..c.size).map(|i| n.isend(rbuf, count, dt, i)).collect()
         } else {
-            Ok(vec![c.irecv(rbuf, count, dt, 0, TAG)?])
+            Ok(vec![n.irecv(rbuf, count, dt, 0)?])
         }
     }));
-    rt::start_coll(c.me, c.comm, stages)
+    n.start(stages)
 }
 
 /// MPI_Igatherv (and Igather).
@@ -163,10 +251,12 @@ pub fn igatherv(
     rtype: i32,
     root: i32,
 ) -> MpiResult<u32> {
-    let rext = dt_of(rtype)?.extent;
+    check_root(c, root)?;
+    let rext = if c.rank == root { dt_of(rtype)?.extent } else { 0 };
+    let n = Nbc::new(c)?;
     let s: Stage = Box::new(move || {
         if c.rank != root {
-            return Ok(vec![c.isend(sbuf, scount, stype, root, TAG)?]);
+            return Ok(vec![n.isend(sbuf, scount, stype, root)?]);
         }
         let mut reqs = Vec::new();
         for i in 0..c.size {
@@ -176,12 +266,12 @@ pub fn igatherv(
                     coll::local_copy(sbuf, scount, stype, dst, rcounts[i as usize], rtype)?;
                 }
             } else {
-                reqs.push(c.irecv(dst, rcounts[i as usize], rtype, i, TAG)?);
+                reqs.push(n.irecv(dst, rcounts[i as usize], rtype, i)?);
             }
         }
         Ok(reqs)
     });
-    rt::start_coll(c.me, c.comm, vec![s])
+    n.start(vec![s])
 }
 
 /// MPI_Iscatterv (and Iscatter).
@@ -196,10 +286,12 @@ pub fn iscatterv(
     rtype: i32,
     root: i32,
 ) -> MpiResult<u32> {
-    let sext = dt_of(stype)?.extent;
+    check_root(c, root)?;
+    let sext = if c.rank == root { dt_of(stype)?.extent } else { 0 };
+    let n = Nbc::new(c)?;
     let s: Stage = Box::new(move || {
         if c.rank != root {
-            return Ok(vec![c.irecv(rbuf, rcount, rtype, root, TAG)?]);
+            return Ok(vec![n.irecv(rbuf, rcount, rtype, root)?]);
         }
         let mut reqs = Vec::new();
         for i in 0..c.size {
@@ -209,12 +301,12 @@ pub fn iscatterv(
                     coll::local_copy(src, scounts[i as usize], stype, rbuf, rcount, rtype)?;
                 }
             } else {
-                reqs.push(c.isend(src, scounts[i as usize], stype, i, TAG)?);
+                reqs.push(n.isend(src, scounts[i as usize], stype, i)?);
             }
         }
         Ok(reqs)
     });
-    rt::start_coll(c.me, c.comm, vec![s])
+    n.start(vec![s])
 }
 
 /// MPI_Iallgatherv (and Iallgather).
@@ -229,6 +321,7 @@ pub fn iallgatherv(
     rtype: i32,
 ) -> MpiResult<u32> {
     let rext = dt_of(rtype)?.extent;
+    let n = Nbc::new(c)?;
     let s: Stage = Box::new(move || {
         let mine = rbuf.wrapping_offset(displs[c.rank as usize] * rext);
         let (sbuf, scount, stype) = if std::ptr::eq(sbuf, IN_PLACE) {
@@ -239,16 +332,30 @@ pub fn iallgatherv(
         };
         let mut reqs = Vec::new();
         for i in (0..c.size).filter(|&i| i != c.rank) {
-            reqs.push(c.isend(sbuf, scount, stype, i, TAG)?);
+            reqs.push(n.isend(sbuf, scount, stype, i)?);
             let dst = rbuf.wrapping_offset(displs[i as usize] * rext);
-            reqs.push(c.irecv(dst, rcounts[i as usize], rtype, i, TAG)?);
+            reqs.push(n.irecv(dst, rcounts[i as usize], rtype, i)?);
         }
         Ok(reqs)
     });
-    rt::start_coll(c.me, c.comm, vec![s])
+    n.start(vec![s])
 }
 
-/// MPI_Ialltoallw (byte displacements, one type per peer); Ialltoall(v) map onto it.
+/// Packs `count` elements of `dtype` at `buf` into bytes.
+pub(crate) fn pack_block(buf: *const u8, count: usize, dtype: i32) -> MpiResult<Vec<u8>> {
+    let d = dt_of(dtype)?;
+    let mut v = Vec::with_capacity(d.size * count);
+    if count > 0 {
+        // Safety: the application's buffer holds `count` elements of `dtype`.
+        unsafe { d.pack(buf, count, &mut v) };
+    }
+    Ok(v)
+}
+
+/// MPI_Ialltoallw (byte displacements, one type per peer); Ialltoall(v) map
+/// onto it. With `sbuf == MPI_IN_PLACE` the send arguments are ignored: block
+/// `i` of the receive buffer is sent to `i` (from a packed copy, since the
+/// block it receives lands at the same place).
 pub fn ialltoallw(
     c: CommView,
     sbuf: *const u8,
@@ -260,28 +367,48 @@ pub fn ialltoallw(
     rdispls: Vec<isize>,
     rtypes: Vec<i32>,
 ) -> MpiResult<u32> {
-    let s: Stage = Box::new(move || {
+    let n = Nbc::new(c)?;
+    let in_place = std::ptr::eq(sbuf, IN_PLACE);
+    let copies: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
+    let filled = copies.clone();
+    let mut stages: Vec<Stage> = vec![Box::new(move || {
         let me = c.rank as usize;
-        coll::local_copy(
-            sbuf.wrapping_offset(sdispls[me]),
-            scounts[me],
-            stypes[me],
-            rbuf.wrapping_offset(rdispls[me]),
-            rcounts[me],
-            rtypes[me],
-        )?;
+        let peers: Vec<usize> = (0..c.size as usize).filter(|&i| i != me).collect();
+        let mut packed = Vec::new();
+        if in_place {
+            for &i in &peers {
+                packed.push(pack_block(
+                    rbuf.wrapping_offset(rdispls[i]),
+                    rcounts[i],
+                    rtypes[i],
+                )?);
+            }
+        } else {
+            coll::local_copy(
+                sbuf.wrapping_offset(sdispls[me]),
+                scounts[me],
+                stypes[me],
+                rbuf.wrapping_offset(rdispls[me]),
+                rcounts[me],
+                rtypes[me],
+            )?;
+        }
         let mut reqs = Vec::new();
-        for i in (0..c.size).filter(|&i| i != c.rank) {
-            let iu = i as usize;
-            reqs.push(c.irecv(rbuf.wrapping_offset(rdispls[iu]), rcounts[iu], rtypes[iu], i, TAG)?);
+        for &i in &peers {
+            reqs.push(n.irecv(rbuf.wrapping_offset(rdispls[i]), rcounts[i], rtypes[i], i as i32)?);
         }
-        for i in (0..c.size).filter(|&i| i != c.rank) {
-            let iu = i as usize;
-            reqs.push(c.isend(sbuf.wrapping_offset(sdispls[iu]), scounts[iu], stypes[iu], i, TAG)?);
+        for (k, &i) in peers.iter().enumerate() {
+            reqs.push(if in_place {
+                n.isend(packed[k].as_ptr(), packed[k].len(), BYTE, i as i32)?
+            } else {
+                n.isend(sbuf.wrapping_offset(sdispls[i]), scounts[i], stypes[i], i as i32)?
+            });
         }
+        *filled.borrow_mut() = packed;
         Ok(reqs)
-    });
-    rt::start_coll(c.me, c.comm, vec![s])
+    })];
+    keep_until_done(&mut stages, copies);
+    n.start(stages)
 }
 
 /// MPI_Iscan / MPI_Iexscan: each rank receives from all lower ranks and sends
@@ -295,60 +422,45 @@ pub fn iscan(
     op: i32,
     exclusive: bool,
 ) -> MpiResult<u32> {
-    let d = dt_of(dt)?;
-    let mine = Rc::new(RefCell::new(TempBuf::new(&d, count)));
+    let red = Reducer::new(op, dt)?;
+    let n = Nbc::new(c)?;
     let src = if std::ptr::eq(sbuf, IN_PLACE) {
         rbuf as *const u8
     } else {
         sbuf
     };
-    coll::local_copy(src, count, dt, mine.borrow_mut().ptr(), count, dt)?;
-    let temps: Rc<RefCell<Vec<TempBuf>>> = Rc::new(RefCell::new(
-        (0..c.rank).map(|_| TempBuf::new(&d, count)).collect(),
-    ));
-    let (t1, m1) = (temps.clone(), mine.clone());
+    // My contribution, copied: with MPI_IN_PLACE the result overwrites it.
+    let mut mine = red.temp(count);
+    let mine_ptr = mine.ptr();
+    coll::local_copy(src, count, dt, mine_ptr, count, dt)?;
+    let (lower, mut xs) = temps(&red, c.rank as usize, count);
+    let recv_into = xs.clone();
     let s1: Stage = Box::new(move || {
         let mut reqs = Vec::new();
-        let mut t = t1.borrow_mut();
         for i in 0..c.rank {
-            reqs.push(c.irecv(t[i as usize].ptr(), count, dt, i, TAG)?);
+            reqs.push(n.irecv(recv_into[i as usize], count, dt, i)?);
         }
-        let p = m1.borrow_mut().ptr() as *const u8;
         for i in c.rank + 1..c.size {
-            reqs.push(c.isend(p, count, dt, i, TAG)?);
+            reqs.push(n.isend(mine_ptr, count, dt, i)?);
         }
         Ok(reqs)
     });
     let s2: Stage = Box::new(move || {
-        let mut t = temps.borrow_mut();
-        if c.rank == 0 {
-            if !exclusive {
-                coll::local_copy(mine.borrow_mut().ptr(), count, dt, rbuf, count, dt)?;
-            }
-            return Ok(vec![]);
+        if !exclusive {
+            xs.push(mine_ptr);
         }
-        // acc = x0 op x1 op ... op x_{r-1} [op x_r], computed left to right.
-        let mut acc = TempBuf::new(&d, count);
-        coll::local_copy(t[0].ptr(), count, dt, acc.ptr(), count, dt)?;
-        let upto = if exclusive { c.rank } else { c.rank + 1 };
-        for i in 1..upto {
-            let mut next = TempBuf::new(&d, count);
-            let xi = if i == c.rank {
-                mine.borrow_mut().ptr()
-            } else {
-                t[i as usize].ptr()
-            };
-            coll::local_copy(xi, count, dt, next.ptr(), count, dt)?;
-            coll::apply_op(op, dt, acc.ptr(), next.ptr(), count)?;
-            acc = next;
+        if !xs.is_empty() {
+            let xs: Vec<*const u8> = xs.iter().map(|&p| p as *const u8).collect();
+            fold_in_order(&red, &xs, count, rbuf)?;
         }
-        coll::local_copy(acc.ptr(), count, dt, rbuf, count, dt)?;
+        drop((lower, mine));
         Ok(vec![])
     });
-    rt::start_coll(c.me, c.comm, vec![s1, s2])
+    n.start(vec![s1, s2])
 }
 
-/// MPI_Ireduce_scatter: flat reduce to 0, then 0 scatters the blocks.
+/// MPI_Ireduce_scatter (and Ireduce_scatter_block): flat reduce to 0, then 0
+/// scatters the blocks.
 pub fn ireduce_scatter(
     c: CommView,
     sbuf: *const u8,
@@ -357,36 +469,38 @@ pub fn ireduce_scatter(
     dt: i32,
     op: i32,
 ) -> MpiResult<u32> {
-    let d = dt_of(dt)?;
+    let red = Reducer::new(op, dt)?;
+    let ext = dt_of(dt)?.extent;
+    let n = Nbc::new(c)?;
     let total: usize = rcounts.iter().sum();
-    let tmp = Rc::new(RefCell::new(TempBuf::new(&d, total)));
+    let mut full = red.temp(if c.rank == 0 { total } else { 0 });
+    let full_ptr = full.ptr();
     let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
         rbuf as *const u8
     } else {
         sbuf
     };
-    let tp = tmp.borrow_mut().ptr();
-    let mut stages = reduce_stages(c, sbuf, tp, total, dt, op, 0)?;
-    let ext = d.extent;
+    let mut stages = reduce_stages(n, red, sbuf, full_ptr, total, 0);
     stages.push(Box::new(move || {
-        let _keep = &tmp;
         let mine = rcounts[c.rank as usize];
         if c.rank != 0 {
-            return Ok(vec![c.irecv(rbuf, mine, dt, 0, TAG)?]);
+            return Ok(vec![n.irecv(rbuf, mine, dt, 0)?]);
         }
         let mut reqs = Vec::new();
         let mut off = 0isize;
         for i in 0..c.size {
-            let n = rcounts[i as usize];
-            let src = tp.wrapping_offset(off * ext);
+            let k = rcounts[i as usize];
+            let src = full_ptr.wrapping_offset(off * ext);
             if i == 0 {
-                coll::local_copy(src, n, dt, rbuf, n, dt)?;
+                coll::local_copy(src, k, dt, rbuf, k, dt)?;
             } else {
-                reqs.push(c.isend(src, n, dt, i, TAG)?);
+                reqs.push(n.isend(src, k, dt, i)?);
             }
-            off += n as isize;
+            off += k as isize;
         }
         Ok(reqs)
     }));
-    rt::start_coll(c.me, c.comm, stages)
+    // Rank 0's scatter sends read the reduced vector until they are over.
+    keep_until_done(&mut stages, full);
+    n.start(stages)
 }

@@ -227,9 +227,52 @@ pub unsafe fn apply(
         PairI64I32 => loc_ops!(i64, 16, op, inv, inout, n),
         PairI32I32 => loc_ops!(i32, 8, op, inv, inout, n),
         PairI16I32 => loc_ops!(i16, 8, op, inv, inout, n),
-        PairF128I32 => return Err(OpTypeError),
+        PairF128I32 => return long_double_loc(op, inv, inout, n),
+        C128 => return Err(OpTypeError),
     }
     Ok(())
+}
+
+/// MINLOC/MAXLOC on `{long double; int}` pairs (32 bytes, index at 16),
+/// comparing the 80-bit values exactly.
+unsafe fn long_double_loc(op: Op, inv: *const u8, inout: *mut u8, n: usize) -> Result<(), OpTypeError> {
+    let want_max = match op {
+        Op::MaxLoc => true,
+        Op::MinLoc => false,
+        _ => return Err(OpTypeError),
+    };
+    for i in 0..n {
+        let pa = inv.add(32 * i);
+        let pb = inout.add(32 * i);
+        let va = f80_order_key(std::slice::from_raw_parts(pa, 10));
+        let vb = f80_order_key(std::slice::from_raw_parts(pb, 10));
+        let ia = std::ptr::read_unaligned(pa.add(16) as *const i32);
+        let ib = std::ptr::read_unaligned(pb.add(16) as *const i32);
+        let take_a = if va == vb {
+            ia < ib
+        } else if want_max {
+            va > vb
+        } else {
+            va < vb
+        };
+        if take_a {
+            std::ptr::copy_nonoverlapping(pa, pb, 10);
+            std::ptr::write_unaligned(pb.add(16) as *mut i32, ia);
+        }
+    }
+    Ok(())
+}
+
+/// A key that orders x87 extended values like the numbers they hold (NaNs aside).
+fn f80_order_key(b: &[u8]) -> i128 {
+    let mant = u64::from_le_bytes(b[0..8].try_into().unwrap_or([0; 8]));
+    let se = u16::from_le_bytes([b[8], b[9]]);
+    let magnitude = (((se & 0x7fff) as i128) << 64) | mant as i128;
+    if se & 0x8000 != 0 {
+        -magnitude
+    } else {
+        magnitude
+    }
 }
 
 unsafe fn long_double(op: Op, inv: *const u8, inout: *mut u8, n: usize) -> Result<(), OpTypeError> {
@@ -326,6 +369,34 @@ mod tests {
             .unwrap()
         };
         assert_eq!((b[0].v, b[0].i), (7.0, 3));
+    }
+
+    #[test]
+    fn long_double_minloc() {
+        let pair = |x: f64, i: i32| {
+            let mut b = [0u8; 32];
+            b[..10].copy_from_slice(&f64_to_f80(x));
+            b[16..20].copy_from_slice(&i.to_le_bytes());
+            b
+        };
+        let a = pair(-3.0, 5);
+        let mut b = pair(2.0, 1);
+        unsafe { apply(Op::MinLoc, Basic::PairF128I32, a.as_ptr(), b.as_mut_ptr(), 1).unwrap() };
+        assert_eq!(b, pair(-3.0, 5));
+        let a = pair(-3.0, 2);
+        unsafe { apply(Op::MinLoc, Basic::PairF128I32, a.as_ptr(), b.as_mut_ptr(), 1).unwrap() };
+        assert_eq!(b, pair(-3.0, 2));
+        unsafe {
+            apply(
+                Op::MaxLoc,
+                Basic::PairF128I32,
+                pair(7.5, 9).as_ptr(),
+                b.as_mut_ptr(),
+                1,
+            )
+            .unwrap()
+        };
+        assert_eq!(b, pair(7.5, 9));
     }
 
     #[test]

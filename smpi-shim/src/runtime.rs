@@ -22,6 +22,10 @@
 //!   `n·smpi/iprobe` seconds, `n` growing on consecutive failures.
 //! - The payload is copied when the communication completes (before either
 //!   side runs again), so a received buffer holds what was sent.
+//! - `MPI_Mprobe`/`MPI_Improbe` see a send once it is posted (like Iprobe) and
+//!   take it out of the unexpected queue; `MPI_Mrecv` then matches it, which
+//!   starts the transfer as a receive posted at that moment would.
+//! - `MPI_Wtime` costs `smpi/wtime`, slept lazily at the rank's next MPI call.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -129,13 +133,6 @@ pub struct CommShared {
     pub remote: Option<Group>,
 }
 
-/// Cartesian topology attached to a communicator.
-#[derive(Debug, Clone)]
-pub struct Cart {
-    pub dims: Vec<i32>,
-    pub periods: Vec<bool>,
-}
-
 /// One rank's handle on a communicator.
 #[derive(Debug, Clone)]
 pub struct CommEntry {
@@ -147,7 +144,8 @@ pub struct CommEntry {
     /// Number of communicator-creating calls made on this communicator, to
     /// agree on new contexts without communication.
     pub creations: u64,
-    pub cart: Option<Cart>,
+    /// Process topology (Cartesian, graph, distributed graph), kept by dups.
+    pub topo: Option<Rc<crate::topo::Topology>>,
 }
 
 impl CommEntry {
@@ -197,6 +195,9 @@ pub struct Rank {
     pub argv: Vec<CString>,
     pub buffer_attached: Option<(usize, usize)>,
     pub in_mpi: u32,
+    /// Simulated seconds of `MPI_Wtime` cost not slept yet: clock reads only
+    /// accumulate it, the next other MPI call sleeps it (see [`flush_clock_lag`]).
+    pub clock_lag: f64,
 }
 
 impl Rank {
@@ -245,6 +246,9 @@ pub enum ReqKind {
     Recv,
     /// A non-blocking collective: stages of point-to-point sub-requests.
     Coll,
+    /// A generalized request (`MPI_Grequest_start`): completed by the
+    /// application, its callbacks live in [`World::greqs`].
+    Generalized,
 }
 
 /// One stage of a non-blocking collective: posts sub-requests (or does local
@@ -342,6 +346,27 @@ pub struct World {
     pub global_nsleeps: u64,
     pub keyvals: Vec<Option<(usize, usize, usize)>>,
     pub messages: u64,
+    /// Messages taken out of matching by `MPI_Mprobe`/`MPI_Improbe`: handle − 1
+    /// → (send request, communicator handle of the probe).
+    pub matched_messages: Vec<Option<(u32, i32)>>,
+    /// Callbacks of generalized requests, by request id.
+    pub greqs: HashMap<u32, Greq>,
+}
+
+/// `MPI_Grequest_query_function`.
+pub type GreqQueryFn = unsafe extern "C" fn(*mut std::ffi::c_void, *mut crate::entry::CStatus) -> i32;
+/// `MPI_Grequest_free_function`.
+pub type GreqFreeFn = unsafe extern "C" fn(*mut std::ffi::c_void) -> i32;
+/// `MPI_Grequest_cancel_function`.
+pub type GreqCancelFn = unsafe extern "C" fn(*mut std::ffi::c_void, i32) -> i32;
+
+/// The application's callbacks of a generalized request.
+#[derive(Clone, Copy)]
+pub struct Greq {
+    pub query: Option<GreqQueryFn>,
+    pub free: Option<GreqFreeFn>,
+    pub cancel: Option<GreqCancelFn>,
+    pub extra_state: *mut std::ffi::c_void,
 }
 
 thread_local! {
@@ -407,7 +432,7 @@ impl World {
                 name: name.into(),
                 attrs: BTreeMap::new(),
                 creations: 0,
-                cart: None,
+                topo: None,
             };
             let self_shared = Rc::new(CommShared {
                 context: 2 + 2 * i as u32,
@@ -433,6 +458,7 @@ impl World {
                 argv: Vec::new(),
                 buffer_attached: None,
                 in_mpi: 0,
+                clock_lag: 0.0,
             });
         }
         let mut types: Vec<Option<Rc<Datatype>>> = datatype::predefined()
@@ -460,6 +486,8 @@ impl World {
             global_nsleeps: 1,
             keyvals: Vec::new(),
             messages: 0,
+            matched_messages: Vec::new(),
+            greqs: HashMap::new(),
         }
     }
 
@@ -560,11 +588,19 @@ pub struct P2p {
     pub coll: bool,
 }
 
-fn check_p2p(w: &World, me: u32, a: &P2p, is_send: bool) -> MpiResult<(u32, i32, u32, usize, Rc<Datatype>)> {
+/// Validates a send or receive. `kept` is the datatype a persistent request
+/// holds (its handle may have been freed since).
+fn check_p2p(
+    w: &World,
+    me: u32,
+    a: &P2p,
+    is_send: bool,
+    kept: Option<Rc<Datatype>>,
+) -> MpiResult<(u32, i32, u32, usize, Rc<Datatype>)> {
     let rank = &w.ranks[me as usize];
     let c = rank.comm(a.comm)?;
     // A zero-count message may name no valid type (MPI_DATATYPE_NULL).
-    let dt = match w.dtype(a.dtype) {
+    let dt = match kept.map_or_else(|| w.dtype(a.dtype), Ok) {
         Ok(d) => d,
         Err(_) if a.count == 0 => w.dtype(4)?,
         Err(e) => return Err(e),
@@ -639,8 +675,19 @@ fn matches(send: &Request, recv: &Request) -> bool {
 
 /// Posts a send; returns the request id. Applies `os`/`ois` before posting.
 pub fn isend(me: u32, a: &P2p, mode: SendMode, immediate: bool) -> MpiResult<u32> {
+    isend_kept(me, a, mode, immediate, None)
+}
+
+/// [`isend`] with the datatype a persistent request keeps.
+fn isend_kept(
+    me: u32,
+    a: &P2p,
+    mode: SendMode,
+    immediate: bool,
+    kept: Option<Rc<Datatype>>,
+) -> MpiResult<u32> {
     let (req, overhead) = with_world(|w| -> MpiResult<(u32, f64)> {
-        let (context, me_local, peer_world, size, dt) = check_p2p(w, me, a, true)?;
+        let (context, me_local, peer_world, size, dt) = check_p2p(w, me, a, true, kept)?;
         let detached = mode == SendMode::Buffered
             || (mode != SendMode::Sync && size < w.cfg.detached_thresh && a.peer != MPI_PROC_NULL);
         let mut packed = None;
@@ -752,8 +799,23 @@ pub fn post_send(w: &mut World, id: u32) {
 
 /// Posts a receive; returns the request id.
 pub fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
+    irecv_kept(me, a, None)
+}
+
+/// [`irecv`] with the datatype a persistent request keeps.
+fn irecv_kept(me: u32, a: &P2p, kept: Option<Rc<Datatype>>) -> MpiResult<u32> {
     with_world(|w| {
-        let (context, _me_local, peer_world, size, dt) = check_p2p(w, me, a, false)?;
+        let id = new_recv(w, me, a, kept)?;
+        post_recv(w, id);
+        Ok(id)
+    })
+    .inspect(|_| simcall_yield(me))
+}
+
+/// A checked receive request, not posted yet.
+fn new_recv(w: &mut World, me: u32, a: &P2p, kept: Option<Rc<Datatype>>) -> MpiResult<u32> {
+    {
+        let (context, _me_local, peer_world, size, dt) = check_p2p(w, me, a, false, kept)?;
         let r = Request {
             kind: ReqKind::Recv,
             owner: me,
@@ -783,11 +845,8 @@ pub fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
             comm_handle: a.comm,
             coll: None,
         };
-        let id = w.alloc_req(r);
-        post_recv(w, id);
-        Ok(id)
-    })
-    .inspect(|_| simcall_yield(me))
+        Ok(w.alloc_req(r))
+    }
 }
 
 /// Matches a prepared receive against unexpected sends, or queues it.
@@ -946,15 +1005,17 @@ pub fn is_complete(w: &World, id: u32) -> bool {
 pub fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
     if with_world(|w| w.req(id).kind == ReqKind::Coll) {
         loop {
+            progress_open_colls(me);
             if progress_coll(me, id) {
                 return finish(me, id);
             }
-            let acts = pending_acts(id);
+            let mut acts = pending_acts(id);
+            acts.extend(open_coll_acts(me));
             let ctx = with_world(|w| w.ranks[me as usize].ctx());
             ctx.wait_any(&acts);
         }
     }
-    let (act, done, simcall) = with_world(|w| {
+    let (act, done, simcall, info) = with_world(|w| {
         let r = w.req(id);
         let info = BlockInfo {
             call,
@@ -967,12 +1028,16 @@ pub fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
         let simcall = act.is_some() && !(r.kind == ReqKind::Send && r.detached);
         let done = is_complete(w, id);
         w.ranks[me as usize].blocked = Some(info);
-        (act, done, simcall)
+        (act, done, simcall, info)
     });
     if !done {
         if let Some(a) = act {
             let ctx = with_world(|w| w.ranks[me as usize].ctx());
-            ctx.wait(a);
+            if has_open_colls(me) {
+                wait_progressing_colls(me, id, a, info);
+            } else {
+                ctx.wait(a);
+            }
         }
     } else if simcall {
         simcall_yield(me);
@@ -982,6 +1047,9 @@ pub fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
 
 /// Final bookkeeping of a completed request: `or` overhead, status, free.
 pub fn finish(me: u32, id: u32) -> StatusInfo {
+    if with_world(|w| w.req(id).kind == ReqKind::Generalized) {
+        return finish_greq(me, id);
+    }
     let (status, or_cost) = with_world(|w| {
         w.ranks[me as usize].blocked = None;
         let r = w.req(id);
@@ -1031,6 +1099,8 @@ pub fn release_completed(w: &mut World, id: u32) {
             }
             w.req_mut(id).act = None;
             w.req_mut(id).packed = None;
+            // The pending message is the copy's from now on.
+            rename_req(w, id, nid);
         } else if let Some(a) = act {
             w.kernel.release(a);
             w.req_mut(id).act = None;
@@ -1093,7 +1163,8 @@ pub fn wait_any(me: u32, ids: &[Option<u32>]) -> Option<(usize, StatusInfo)> {
                     return (Some(i), acts);
                 }
                 if let Some(c) = &w.req(id).coll {
-                    for &s in &c.subs {
+                    // Only unfinished sub-requests: a finished one would wake us at once, forever.
+                    for &s in c.subs.iter().filter(|&&s| !is_complete(w, s)) {
                         if let Some(a) = w.req(s).act {
                             acts.push(a);
                         }
@@ -1122,6 +1193,8 @@ pub fn wait_any(me: u32, ids: &[Option<u32>]) -> Option<(usize, StatusInfo)> {
         if acts.is_empty() {
             return None;
         }
+        let mut acts = acts;
+        acts.extend(open_coll_acts(me));
         let ctx = with_world(|w| w.ranks[me as usize].ctx());
         ctx.wait_any(&acts);
     }
@@ -1170,20 +1243,22 @@ pub fn test(me: u32, id: u32) -> Option<StatusInfo> {
 }
 
 /// Looks for a matching unexpected message without receiving it.
-pub fn probe_match(w: &World, me: u32, context: u32, source: i32, tag: i32) -> Option<StatusInfo> {
+/// Returns its status and the send request.
+pub fn probe_match(w: &World, me: u32, context: u32, source: i32, tag: i32) -> Option<(StatusInfo, u32)> {
     for &s in &w.mailboxes[me as usize].unexpected {
         let r = w.req(s);
         let ok = r.context == context
             && (source == MPI_ANY_SOURCE || source == r.me_local)
             && (tag == r.tag || (tag == MPI_ANY_TAG && r.tag >= 0));
         if ok {
-            return Some(StatusInfo {
+            let st = StatusInfo {
                 source: r.me_local,
                 tag: r.tag,
                 error: 0,
                 bytes: r.size,
                 cancelled: false,
-            });
+            };
+            return Some((st, s));
         }
     }
     None
@@ -1191,6 +1266,25 @@ pub fn probe_match(w: &World, me: u32, context: u32, source: i32, tag: i32) -> O
 
 /// MPI_Iprobe semantics: computes for the polling cost, then probes.
 pub fn iprobe(me: u32, source: i32, tag: i32, comm: i32) -> MpiResult<Option<StatusInfo>> {
+    Ok(probe_for(me, source, tag, comm, false)?.map(|(st, _)| st))
+}
+
+/// MPI_Improbe semantics: like [`iprobe`], but a message found is taken out
+/// of matching and named by the returned message handle
+/// ([`MESSAGE_NO_PROC`] for `MPI_PROC_NULL`).
+pub fn improbe(me: u32, source: i32, tag: i32, comm: i32) -> MpiResult<Option<(StatusInfo, i32)>> {
+    Ok(probe_for(me, source, tag, comm, true)?.map(|(st, h)| (st, h.unwrap_or(MESSAGE_NO_PROC))))
+}
+
+/// Probe shared by [`iprobe`] and [`improbe`]; with `claim`, a matched send
+/// leaves the unexpected queue and gets a message handle.
+fn probe_for(
+    me: u32,
+    source: i32,
+    tag: i32,
+    comm: i32,
+    claim: bool,
+) -> MpiResult<Option<(StatusInfo, Option<i32>)>> {
     let (context, flops, bound) = with_world(|w| -> MpiResult<(u32, f64, f64)> {
         let c = w.ranks[me as usize].comm(comm)?;
         if source != MPI_ANY_SOURCE && source != MPI_PROC_NULL && (source < 0 || source >= c.peer_size()) {
@@ -1206,11 +1300,14 @@ pub fn iprobe(me: u32, source: i32, tag: i32, comm: i32) -> MpiResult<Option<Sta
         ))
     })?;
     if source == MPI_PROC_NULL {
-        return Ok(Some(StatusInfo {
-            source: MPI_PROC_NULL,
-            tag: MPI_ANY_TAG,
-            ..Default::default()
-        }));
+        return Ok(Some((
+            StatusInfo {
+                source: MPI_PROC_NULL,
+                tag: MPI_ANY_TAG,
+                ..Default::default()
+            },
+            None,
+        )));
     }
     if flops > 0.0 && bound > 0.0 {
         let ctx = with_world(|w| w.ranks[me as usize].ctx());
@@ -1222,7 +1319,9 @@ pub fn iprobe(me: u32, source: i32, tag: i32, comm: i32) -> MpiResult<Option<Sta
     Ok(with_world(|w| {
         let found = probe_match(w, me, context, source, tag);
         poll_result(w, me, found.is_some());
-        found
+        let (st, send) = found?;
+        let handle = claim.then(|| claim_message(w, me, send, comm));
+        Some((st, handle))
     }))
 }
 
@@ -1290,13 +1389,16 @@ pub fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode: SendM
         comm_handle: a.comm,
         coll: None,
     };
-    w.alloc_req(r)
+    let id = w.alloc_req(r);
+    // Keep the datatype: the application may free its handle before MPI_Start.
+    w.req_mut(id).dt = w.dtype(a.dtype).ok();
+    id
 }
 
 /// MPI_Start: posts a new operation with a persistent request's parameters,
 /// reusing its handle.
 pub fn start_persistent(me: u32, id: u32) -> MpiResult<()> {
-    let (kind, a, mode) = with_world(|w| -> MpiResult<_> {
+    let (kind, a, mode, kept) = with_world(|w| -> MpiResult<_> {
         let r = w
             .reqs
             .get(id as usize)
@@ -1317,12 +1419,14 @@ pub fn start_persistent(me: u32, id: u32) -> MpiResult<()> {
             comm: r.comm_handle,
             coll: false,
         };
-        Ok((r.kind, a, r.mode))
+        Ok((r.kind, a, r.mode, r.dt.clone()))
     })?;
     let new = match kind {
-        ReqKind::Send => isend(me, &a, mode, true)?,
-        ReqKind::Recv => irecv(me, &a)?,
-        ReqKind::Coll => return Err(mpi_err(MPI_ERR_REQUEST, "MPI_Start on a collective request")),
+        ReqKind::Send => isend_kept(me, &a, mode, true, kept)?,
+        ReqKind::Recv => irecv_kept(me, &a, kept)?,
+        ReqKind::Coll | ReqKind::Generalized => {
+            return Err(mpi_err(MPI_ERR_REQUEST, "MPI_Start on a non-persistent request"))
+        }
     };
     // Move the fresh request into the persistent slot.
     with_world(|w| {
@@ -1332,25 +1436,37 @@ pub fn start_persistent(me: u32, id: u32) -> MpiResult<()> {
         if let Some(p) = fresh.partner {
             w.req_mut(p).partner = Some(id);
         }
-        if let Some(act) = fresh.act {
-            // The kernel communication's user tag names the send request.
-            if fresh.kind == ReqKind::Send {
-                w.kernel.set_user(act, id as u64);
-            }
-        }
-        for mb in w.mailboxes.iter_mut() {
-            for q in [&mut mb.unexpected, &mut mb.posted] {
-                for x in q.iter_mut() {
-                    if *x == new {
-                        *x = id;
-                    }
-                }
-            }
-        }
         w.reqs[id as usize] = Some(fresh);
+        rename_req(w, new, id);
         w.free_reqs.push(new);
     });
     Ok(())
+}
+
+/// Points every reference the matching machinery holds on request `old`
+/// (queues, matched messages, the kernel communication's user tag of a
+/// send) to `new`, which now holds that operation.
+fn rename_req(w: &mut World, old: u32, new: u32) {
+    let r = w.req(new);
+    if r.kind == ReqKind::Send {
+        if let Some(act) = r.act {
+            w.kernel.set_user(act, new as u64);
+        }
+    }
+    for mb in w.mailboxes.iter_mut() {
+        for q in [&mut mb.unexpected, &mut mb.posted] {
+            for x in q.iter_mut() {
+                if *x == old {
+                    *x = new;
+                }
+            }
+        }
+    }
+    for (send, _) in w.matched_messages.iter_mut().flatten() {
+        if *send == old {
+            *send = new;
+        }
+    }
 }
 
 /// Starts a non-blocking collective made of `stages`; the first runs now.
@@ -1393,6 +1509,7 @@ pub fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
         };
         w.alloc_req(r)
     });
+    OPEN_COLLS.with(|m| m.borrow_mut().entry(me).or_default().push(id));
     Ok(id)
 }
 
@@ -1441,6 +1558,74 @@ pub fn progress_all(me: u32, ids: &[Option<u32>]) {
             progress_coll(me, *id);
         }
     }
+    progress_open_colls(me);
+}
+
+// ---- Progress of all of a rank's non-blocking collectives (MPI's progress
+// rule): a rank blocked in any MPI call keeps every collective it started
+// moving, since another rank may be waiting for one's next stage.
+
+thread_local! {
+    /// Per world rank: its non-blocking collectives not known to be complete.
+    static OPEN_COLLS: RefCell<HashMap<u32, Vec<u32>>> = RefCell::new(HashMap::new());
+}
+
+/// The open collectives of `me` that still exist (ids of freed requests may
+/// have been reused).
+fn open_colls(me: u32) -> Vec<u32> {
+    let ids = OPEN_COLLS.with(|m| m.borrow_mut().remove(&me).unwrap_or_default());
+    let mut live: Vec<u32> = Vec::with_capacity(ids.len());
+    with_world(|w| {
+        for id in ids {
+            let ok = w
+                .reqs
+                .get(id as usize)
+                .and_then(|r| r.as_ref())
+                .is_some_and(|r| r.kind == ReqKind::Coll && r.owner == me && r.coll.is_some());
+            if ok && !live.contains(&id) {
+                live.push(id);
+            }
+        }
+    });
+    live
+}
+
+fn has_open_colls(me: u32) -> bool {
+    OPEN_COLLS.with(|m| m.borrow().get(&me).is_some_and(|v| !v.is_empty()))
+}
+
+/// Advances every open collective of `me`; forgets the complete ones.
+fn progress_open_colls(me: u32) {
+    let ids = open_colls(me);
+    if ids.is_empty() {
+        return;
+    }
+    let open: Vec<u32> = ids.into_iter().filter(|&id| !progress_coll(me, id)).collect();
+    OPEN_COLLS.with(|m| m.borrow_mut().entry(me).or_default().extend(open));
+}
+
+/// Kernel activities the open collectives of `me` wait on.
+fn open_coll_acts(me: u32) -> Vec<ActivityId> {
+    let ids = open_colls(me);
+    let acts = ids.iter().flat_map(|&id| pending_acts(id)).collect();
+    OPEN_COLLS.with(|m| m.borrow_mut().entry(me).or_default().extend(ids));
+    acts
+}
+
+/// Blocks until request `id` (kernel activity `a`) completes, progressing the
+/// open collectives of `me` meanwhile.
+fn wait_progressing_colls(me: u32, id: u32, a: ActivityId, info: BlockInfo) {
+    let ctx = with_world(|w| w.ranks[me as usize].ctx());
+    loop {
+        progress_open_colls(me);
+        if with_world(|w| is_complete(w, id)) {
+            return;
+        }
+        let mut acts = vec![a];
+        acts.extend(open_coll_acts(me));
+        with_world(|w| w.ranks[me as usize].blocked = Some(info));
+        ctx.wait_any(&acts);
+    }
 }
 
 /// Kernel activities a collective request is waiting on.
@@ -1487,5 +1672,273 @@ pub fn cancel(w: &mut World, id: u32) {
     r.status.bytes = 0;
     if let Some(a) = r.act {
         w.kernel.complete(a);
+    }
+}
+
+// ------------------------------------------------------------------ matched probes
+
+/// `MPI_MESSAGE_NULL`.
+pub const MESSAGE_NULL: i32 = 0;
+/// `MPI_MESSAGE_NO_PROC`: the message of a probe on `MPI_PROC_NULL`.
+pub const MESSAGE_NO_PROC: i32 = -1;
+
+/// Takes send `send` out of rank `me`'s unexpected queue (no other receive
+/// can match it any more) and returns a message handle naming it.
+fn claim_message(w: &mut World, me: u32, send: u32, comm: i32) -> i32 {
+    let q = &mut w.mailboxes[me as usize].unexpected;
+    if let Some(pos) = q.iter().position(|&s| s == send) {
+        q.remove(pos);
+    }
+    let slot = match w.matched_messages.iter().position(|m| m.is_none()) {
+        Some(i) => i,
+        None => {
+            w.matched_messages.push(None);
+            w.matched_messages.len() - 1
+        }
+    };
+    w.matched_messages[slot] = Some((send, comm));
+    slot as i32 + 1
+}
+
+/// MPI_Imrecv: receives the message `msg` (from [`improbe`]) into `a`'s
+/// buffer (`a.peer`, `a.tag` and `a.comm` are ignored); returns the receive
+/// request. The transfer then runs as for a receive matched at this moment.
+pub fn imrecv(me: u32, a: &P2p, msg: i32) -> MpiResult<u32> {
+    let id = with_world(|w| -> MpiResult<u32> {
+        if msg == MESSAGE_NO_PROC {
+            let a = P2p {
+                peer: MPI_PROC_NULL,
+                tag: MPI_ANY_TAG,
+                comm: MPI_COMM_SELF,
+                ..*a
+            };
+            let id = new_recv(w, me, &a, None)?;
+            post_recv(w, id);
+            return Ok(id);
+        }
+        let slot = (msg as usize).wrapping_sub(1);
+        let (send, comm) = w
+            .matched_messages
+            .get(slot)
+            .copied()
+            .flatten()
+            .ok_or_else(|| mpi_err(MPI_ERR_REQUEST, format!("invalid message handle {msg}")))?;
+        let (peer, tag) = (w.req(send).me_local, w.req(send).tag);
+        let a = P2p {
+            peer,
+            tag,
+            comm,
+            ..*a
+        };
+        let id = new_recv(w, me, &a, None)?;
+        w.matched_messages[slot] = None;
+        let act = w.req(send).act.expect("a probed send has an activity");
+        w.kernel.retain(act);
+        w.req_mut(id).act = Some(act);
+        do_match(w, send, id);
+        Ok(id)
+    })?;
+    simcall_yield(me);
+    Ok(id)
+}
+
+// ------------------------------------------------------------------ generalized requests
+
+/// MPI_Grequest_start: a request the application completes itself.
+pub fn start_greq(me: u32, greq: Greq) -> u32 {
+    with_world(|w| {
+        let act = w.ranks[me as usize].ctx().manual_create();
+        let r = Request {
+            kind: ReqKind::Generalized,
+            owner: me,
+            context: 0,
+            peer: MPI_ANY_SOURCE,
+            me_local: -1,
+            peer_world: u32::MAX,
+            tag: MPI_ANY_TAG,
+            buf: std::ptr::null_mut(),
+            count: 0,
+            dtype: 0,
+            dt: None,
+            size: 0,
+            mode: SendMode::Standard,
+            detached: false,
+            packed: None,
+            garbage: false,
+            act: Some(act),
+            partner: None,
+            done: false,
+            transferred: true,
+            status: StatusInfo::default(),
+            matched_detached: false,
+            persistent: false,
+            active: true,
+            orphan: false,
+            comm_handle: MPI_COMM_SELF,
+            coll: None,
+        };
+        let id = w.alloc_req(r);
+        w.greqs.insert(id, greq);
+        id
+    })
+}
+
+/// MPI_Grequest_complete: wakes whoever waits on the request (or frees it,
+/// if the application already let its handle go).
+pub fn complete_greq(id: u32) -> MpiResult<()> {
+    let orphan = with_world(|w| {
+        let r = w
+            .reqs
+            .get_mut(id as usize)
+            .and_then(|r| r.as_mut())
+            .filter(|r| r.kind == ReqKind::Generalized)
+            .ok_or_else(|| mpi_err(MPI_ERR_REQUEST, "not a generalized request"))?;
+        r.done = true;
+        let orphan = r.orphan;
+        if let Some(a) = r.act {
+            w.kernel.complete(a);
+        }
+        Ok(orphan)
+    })?;
+    if orphan {
+        drop_greq(id);
+    }
+    Ok(())
+}
+
+/// MPI_Request_free on a generalized request: its free callback runs once
+/// it is complete (now, or at MPI_Grequest_complete).
+pub fn release_greq(id: u32) {
+    let done = with_world(|w| {
+        let r = w.req_mut(id);
+        r.orphan = true;
+        r.done
+    });
+    if done {
+        drop_greq(id);
+    }
+}
+
+fn drop_greq(id: u32) {
+    if let Some(Greq {
+        free: Some(f),
+        extra_state,
+        ..
+    }) = with_world(|w| w.greqs.remove(&id))
+    {
+        // Safety: callback and state come from the application's MPI_Grequest_start.
+        unsafe { f(extra_state) };
+    }
+    with_world(|w| w.free_req(id));
+}
+
+/// The generalized request `id`'s callbacks, if it is one.
+pub fn greq_of(id: u32) -> Option<Greq> {
+    with_world(|w| w.greqs.get(&id).copied())
+}
+
+/// Completion of a generalized request: the query callback fills the
+/// status, then the free callback runs (MPI 4.0 §13.2). Their error codes
+/// end up in the status.
+fn finish_greq(me: u32, id: u32) -> StatusInfo {
+    let greq = with_world(|w| {
+        w.ranks[me as usize].blocked = None;
+        w.greqs.remove(&id)
+    });
+    let mut st = crate::entry::CStatus {
+        source: MPI_ANY_SOURCE,
+        tag: MPI_ANY_TAG,
+        error: MPI_SUCCESS,
+        cancelled: 0,
+        count: 0,
+    };
+    let mut error = MPI_SUCCESS;
+    if let Some(g) = greq {
+        // Safety: callbacks and state come from the application's MPI_Grequest_start.
+        unsafe {
+            if let Some(q) = g.query {
+                error = q(g.extra_state, &mut st);
+            }
+            if let Some(f) = g.free {
+                let rc = f(g.extra_state);
+                if error == MPI_SUCCESS {
+                    error = rc;
+                }
+            }
+        }
+    }
+    with_world(|w| w.free_req(id));
+    StatusInfo {
+        source: st.source,
+        tag: st.tag,
+        error,
+        bytes: st.count.max(0) as usize,
+        cancelled: st.cancelled != 0,
+    }
+}
+
+// ------------------------------------------------------------------ clock reads and buffered sends
+
+/// Sleeps the `MPI_Wtime` costs rank `me` accumulated. Deferring them is
+/// exact: until its next MPI call the rank does nothing other ranks can
+/// see, and it reads the clock as kernel time + lag. It saves one kernel
+/// event per clock read (busy-wait loops on `MPI_Wtime` call it ~10⁸ times).
+pub fn flush_clock_lag(me: u32) {
+    let lag = with_world(|w| std::mem::take(&mut w.ranks[me as usize].clock_lag));
+    sleep_for(me, lag);
+}
+
+/// MPI_Wtime: the simulated clock as this rank sees it, then the
+/// `smpi/wtime` cost (deferred, see [`flush_clock_lag`]).
+pub fn read_clock(me: u32) -> f64 {
+    with_world(|w| {
+        let cost = w.cfg.wtime;
+        let r = &mut w.ranks[me as usize];
+        let now = r.ctx().now() + r.clock_lag;
+        r.clock_lag += cost;
+        now
+    })
+}
+
+/// [`read_clock`] for a rank whose computation is not simulated (nothing to
+/// inject on entry): one world borrow, as busy-wait loops call it ~10⁸ times.
+/// `None` when computation is simulated (use `entry::enter_clock_read`).
+pub fn read_clock_unbenched() -> Option<f64> {
+    let me = current_rank();
+    with_world(|w| {
+        if w.cfg.simulate_computation {
+            return None;
+        }
+        let now = w.kernel.now();
+        let r = &mut w.ranks[me as usize];
+        let t = now + r.clock_lag;
+        r.clock_lag += w.cfg.wtime;
+        Some(t)
+    })
+}
+
+/// Blocks until the transfers of every buffered send of rank `me` are over
+/// (MPI_Buffer_detach). An eager message that arrived but is not received
+/// yet no longer needs the buffer.
+pub fn drain_buffered_sends(me: u32) {
+    loop {
+        let pending = with_world(|w| {
+            w.reqs.iter().flatten().find_map(|r| {
+                let buffered = r.owner == me && r.kind == ReqKind::Send && r.mode == SendMode::Buffered;
+                r.act.filter(|&a| buffered && !r.transferred && !w.kernel.test(a))
+            })
+        });
+        let Some(act) = pending else { return };
+        with_world(|w| {
+            w.ranks[me as usize].blocked = Some(BlockInfo {
+                call: "MPI_Buffer_detach",
+                peer: MPI_ANY_SOURCE,
+                tag: MPI_ANY_TAG,
+                comm: MPI_COMM_WORLD,
+            })
+        });
+        let ctx = with_world(|w| w.ranks[me as usize].ctx());
+        ctx.wait(act);
+        with_world(|w| w.ranks[me as usize].blocked = None);
     }
 }

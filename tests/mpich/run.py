@@ -740,7 +740,8 @@ class Runner:
             p = subprocess.Popen(cmd, cwd=os.path.dirname(exe), env=env, stdout=fo, stderr=fe,
                                  stdin=subprocess.DEVNULL, start_new_session=True)
             try:
-                rc = p.wait(timeout=limit)
+                # grace period: the launcher enforces MPIEXEC_TIMEOUT itself first
+                rc = p.wait(timeout=limit + 10)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 try:

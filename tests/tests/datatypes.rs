@@ -25,3 +25,23 @@ fn freed_datatype_still_delivers_pending_message() {
         );
     }
 }
+
+/// `apps/datatypes/darray_external.c`: darray layouts (C and Fortran order),
+/// external32 bytes, and MPI_Type_get_contents, checked by every rank.
+#[test]
+fn darray_external32_and_contents() {
+    let prog = build_c(&apps_dir().join("datatypes/darray_external.c"));
+    let out = Smpirun::new(&prog)
+        .platform(platform("cluster_4.toml"))
+        .np(4)
+        .cfg("smpi/simulate-computation:no")
+        .run();
+    out.assert_success();
+    for rank in 0..4 {
+        assert!(
+            out.stdout.contains(&format!("rank {rank}: 0 errors")),
+            "{}",
+            out.describe()
+        );
+    }
+}

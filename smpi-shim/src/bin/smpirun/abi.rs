@@ -91,9 +91,14 @@ pub unsafe extern "C" fn MPI_Init_thread(
     required: c_int,
     provided: *mut c_int,
 ) -> c_int {
-    set(provided, required.min(3));
+    let level = required.clamp(0, 3);
+    THREAD_LEVEL.store(level, std::sync::atomic::Ordering::Relaxed);
+    set(provided, level);
     MPI_Init(argc, argv)
 }
+
+/// The thread level MPI_Init_thread granted (all ranks share one process).
+static THREAD_LEVEL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
@@ -105,6 +110,11 @@ pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     let g = enter();
+    // MPI_COMM_SELF's attributes are deleted first, while MPI is still up
+    // (MPI_Finalized says no), then MPI_COMM_WORLD's.
+    for comm in [rt::MPI_COMM_SELF, rt::MPI_COMM_WORLD] {
+        let _ = crate::abi_more::delete_attrs_lifo(g.me, comm);
+    }
     let barrier = with_world(|w| {
         w.ranks[g.me as usize].finalized = true;
         w.cfg.barrier_finalization
@@ -133,10 +143,11 @@ pub unsafe extern "C" fn MPI_Abort(_comm: c_int, errorcode: c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Wtime() -> f64 {
-    let g = enter();
-    let (now, cost) = with_world(|w| (w.ranks[g.me as usize].ctx().now(), w.cfg.wtime));
-    rt::sleep_for(g.me, cost);
-    now
+    if let Some(t) = rt::read_clock_unbenched() {
+        return t;
+    }
+    let g = entry::enter_clock_read();
+    rt::read_clock(g.me)
 }
 
 #[no_mangle]
@@ -184,7 +195,7 @@ pub unsafe extern "C" fn MPI_Error_class(code: c_int, class: *mut c_int) -> c_in
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
-    set(provided, 0);
+    set(provided, THREAD_LEVEL.load(std::sync::atomic::Ordering::Relaxed));
     MPI_SUCCESS
 }
 
@@ -263,7 +274,14 @@ pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
 
 // ------------------------------------------------------------------ point to point
 
-fn p2p(buf: *const c_void, count: usize, dtype: c_int, peer: c_int, tag: c_int, comm: c_int) -> P2p {
+pub(crate) fn p2p(
+    buf: *const c_void,
+    count: usize,
+    dtype: c_int,
+    peer: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> P2p {
     P2p {
         buf: buf as *mut u8,
         count,
@@ -458,7 +476,7 @@ pub unsafe extern "C" fn MPI_Recv(
     status_result(g.me, comm, "MPI_Recv", &s, n)
 }
 
-fn status_result(me: u32, comm: i32, call: &str, s: &StatusInfo, count: usize) -> c_int {
+pub(crate) fn status_result(me: u32, comm: i32, call: &str, s: &StatusInfo, count: usize) -> c_int {
     if s.error == rt::MPI_ERR_TRUNCATE {
         return entry::handle_error(
             me,
@@ -628,6 +646,17 @@ fn req_id(h: c_int) -> Result<Option<u32>, MpiError> {
     })
 }
 
+/// Writes the status of a single-request completion (MPI_Wait, MPI_Test,
+/// MPI_Mrecv): MPI leaves the `MPI_ERROR` field alone there, only the
+/// multiple-completion calls set it.
+pub(crate) unsafe fn write_single_status(st: *mut CStatus, s: &StatusInfo) {
+    if !st.is_null() {
+        let error = (*st).error;
+        write_status(st, s);
+        (*st).error = error;
+    }
+}
+
 fn is_persistent(id: u32) -> bool {
     with_world(|w| {
         w.reqs
@@ -663,7 +692,7 @@ pub unsafe extern "C" fn MPI_Wait(req: *mut c_int, st: *mut CStatus) -> c_int {
     if !persistent {
         *req = 0;
     }
-    write_status(st, &s);
+    write_single_status(st, &s);
     MPI_SUCCESS
 }
 
@@ -800,7 +829,7 @@ pub unsafe extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, st: *mut CS
                 *req = 0;
             }
             set(flag, 1);
-            write_status(st, &s);
+            write_single_status(st, &s);
         }
         None => set(flag, 0),
     }
@@ -941,6 +970,11 @@ pub unsafe extern "C" fn MPI_Testsome(
 pub unsafe extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
     let g = enter();
     match req_id(*req) {
+        Ok(Some(id)) if rt::greq_of(id).is_some() => {
+            rt::release_greq(id);
+            *req = 0;
+            MPI_SUCCESS
+        }
         Ok(Some(id)) => {
             with_world(|w| {
                 if rt::is_complete(w, id) && w.req(id).transferred {
@@ -988,6 +1022,13 @@ pub unsafe extern "C" fn MPI_Request_get_status(req: c_int, flag: *mut c_int, st
 pub unsafe extern "C" fn MPI_Cancel(req: *mut c_int) -> c_int {
     let _g = enter();
     if let Ok(Some(id)) = req_id(*req) {
+        if let Some(greq) = rt::greq_of(id) {
+            // A generalized request is cancelled by its cancel callback.
+            let complete = with_world(|w| rt::is_complete(w, id));
+            return greq
+                .cancel
+                .map_or(MPI_SUCCESS, |f| f(greq.extra_state, complete as c_int));
+        }
         with_world(|w| rt::cancel(w, id));
     }
     MPI_SUCCESS
@@ -1022,28 +1063,26 @@ pub unsafe extern "C" fn MPI_Get_count(st: *const CStatus, dt: c_int, count: *mu
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_elements(st: *const CStatus, dt: c_int, count: *mut c_int) -> c_int {
-    let d = match with_world(|w| w.dtype(dt)) {
-        Ok(d) => d,
-        Err(_) => return rt::MPI_ERR_TYPE,
-    };
-    let bytes = (*st).count as usize;
-    if d.size == 0 {
-        set(count, 0);
-        return MPI_SUCCESS;
+    match elements_of(st, dt) {
+        Ok(n) => {
+            set(count, c_int::try_from(n).unwrap_or(MPI_UNDEFINED));
+            MPI_SUCCESS
+        }
+        Err(code) => code,
     }
-    let full = bytes / d.size;
-    let mut n = full * d.basic_count.max(1);
-    let rest = bytes % d.size;
-    if rest > 0 {
-        // Count whole basic elements of the partial element.
-        let bsize = d.basic.map_or(1, |b| b.size());
-        n += rest / bsize.max(1);
-    }
-    set(count, n as c_int);
-    MPI_SUCCESS
 }
 
-unsafe fn persistent_init(
+/// Basic elements of `dt` a status holds (MPI_Get_elements[_x]), 64-bit.
+pub(crate) unsafe fn elements_of(st: *const CStatus, dt: c_int) -> Result<i64, c_int> {
+    let d = with_world(|w| w.dtype(dt)).map_err(|_| rt::MPI_ERR_TYPE)?;
+    let bytes = (*st).count.max(0) as u64;
+    if d.size == 0 {
+        return Ok(0);
+    }
+    Ok(d.elements_in(bytes as usize) as i64)
+}
+
+pub(crate) unsafe fn persistent_init(
     kind: rt::ReqKind,
     buf: *const c_void,
     count: c_int,
@@ -1185,7 +1224,10 @@ pub unsafe extern "C" fn MPI_Buffer_attach(buf: *mut c_void, size: c_int) -> c_i
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Buffer_detach(buf: *mut c_void, size: *mut c_int) -> c_int {
-    let me = rt::current_rank();
+    let g = enter();
+    let me = g.me;
+    // The buffer goes back to the application only once its messages are out.
+    rt::drain_buffered_sends(me);
     let b = with_world(|w| w.ranks[me as usize].buffer_attached.take());
     let (p, s) = b.unwrap_or((0, 0));
     if !buf.is_null() {
@@ -1410,16 +1452,13 @@ pub unsafe extern "C" fn MPI_Gather(
         } else {
             0
         };
-        let counts = vec![rc; c.size as usize];
-        let displs: Vec<isize> = (0..c.size as isize).map(|i| i * rc as isize).collect();
-        coll::gatherv(
+        coll::gather(
             c,
             sbuf as *const u8,
             in_place_count(sbuf, "MPI_Gather", scount)?,
             stype,
             rbuf as *mut u8,
-            &counts,
-            &displs,
+            rc,
             rtype,
             root,
         )
@@ -1558,13 +1597,10 @@ pub unsafe extern "C" fn MPI_Scatter(
         } else {
             0
         };
-        let counts = vec![sc; c.size as usize];
-        let displs: Vec<isize> = (0..c.size as isize).map(|i| i * sc as isize).collect();
-        coll::scatterv(
+        coll::scatter(
             c,
             sbuf as *const u8,
-            &counts,
-            &displs,
+            sc,
             stype,
             rbuf as *mut u8,
             in_place_count(rbuf as *const c_void, "MPI_Scatter", rcount)?,
@@ -1775,7 +1811,8 @@ pub unsafe extern "C" fn MPI_Alltoall(
     }
     coll_call!(g, comm, "MPI_Alltoall", {
         let c = view(g.me, comm)?;
-        let sc = nonneg("MPI_Alltoall", scount)?;
+        // The send count and type are ignored with MPI_IN_PLACE.
+        let sc = in_place_count(sbuf, "MPI_Alltoall", scount)?;
         let rc = nonneg("MPI_Alltoall", rcount)?;
         let n = c.size as usize;
         let sd: Vec<isize> = (0..n as isize).map(|i| i * sc as isize).collect();
@@ -1843,10 +1880,12 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     coll_call!(g, comm, "MPI_Alltoallv", {
         let c = view(g.me, comm)?;
         let (rc, rd) = counts_displs(c.size, rcounts, rdispls)?;
-        let (sc, sd) = if sbuf as *mut u8 == IN_PLACE {
-            (rc.clone(), rd.clone())
+        // With MPI_IN_PLACE the send arguments are those of the receive.
+        let (sc, sd, stype) = if sbuf as *mut u8 == IN_PLACE {
+            (rc.clone(), rd.clone(), rtype)
         } else {
-            counts_displs(c.size, scounts, sdispls)?
+            let (sc, sd) = counts_displs(c.size, scounts, sdispls)?;
+            (sc, sd, stype)
         };
         coll::alltoallv(
             c,
@@ -2121,7 +2160,11 @@ pub unsafe extern "C" fn MPI_Type_contiguous(count: c_int, old: c_int, new: *mut
     if count < 0 {
         return MPI_ERR_COUNT;
     }
-    new_type(&[(0, old, count as usize)], 2, new)
+    let rc = new_type(&[(0, old, count as usize)], 2, new);
+    if rc == MPI_SUCCESS {
+        crate::abi_dtype::record(*new, vec![count as i64], vec![], &[old]);
+    }
+    rc
 }
 
 #[no_mangle]
@@ -2142,7 +2185,12 @@ pub unsafe extern "C" fn MPI_Type_vector(
     let pieces: Vec<(isize, i32, usize)> = (0..count as isize)
         .map(|i| (i * stride as isize * ext, old, blen as usize))
         .collect();
-    new_type(&pieces, 3, new)
+    let rc = new_type(&pieces, 3, new);
+    if rc == MPI_SUCCESS {
+        let ints = vec![count as i64, blen as i64, stride as i64];
+        crate::abi_dtype::record(*new, ints, vec![], &[old]);
+    }
+    rc
 }
 
 #[no_mangle]
@@ -2159,7 +2207,11 @@ pub unsafe extern "C" fn MPI_Type_create_hvector(
     let pieces: Vec<(isize, i32, usize)> = (0..count as isize)
         .map(|i| (i * stride, old, blen as usize))
         .collect();
-    new_type(&pieces, 4, new)
+    let rc = new_type(&pieces, 4, new);
+    if rc == MPI_SUCCESS {
+        crate::abi_dtype::record(*new, vec![count as i64, blen as i64], vec![stride], &[old]);
+    }
+    rc
 }
 
 #[no_mangle]
@@ -2194,7 +2246,15 @@ pub unsafe extern "C" fn MPI_Type_indexed(
             )
         })
         .collect();
-    new_type(&pieces, 5, new)
+    let rc = new_type(&pieces, 5, new);
+    if rc == MPI_SUCCESS {
+        let n = count.max(0) as usize;
+        let mut ints = vec![count as i64];
+        ints.extend((0..n).map(|i| *blens.add(i) as i64));
+        ints.extend((0..n).map(|i| *displs.add(i) as i64));
+        crate::abi_dtype::record(*new, ints, vec![], &[old]);
+    }
+    rc
 }
 
 #[no_mangle]
@@ -2208,7 +2268,15 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed(
     let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
         .map(|i| (*displs.add(i), old, (*blens.add(i)).max(0) as usize))
         .collect();
-    new_type(&pieces, 6, new)
+    let rc = new_type(&pieces, 6, new);
+    if rc == MPI_SUCCESS {
+        let n = count.max(0) as usize;
+        let mut ints = vec![count as i64];
+        ints.extend((0..n).map(|i| *blens.add(i) as i64));
+        let aints = (0..n).map(|i| *displs.add(i)).collect();
+        crate::abi_dtype::record(*new, ints, aints, &[old]);
+    }
+    rc
 }
 
 #[no_mangle]
@@ -2237,7 +2305,13 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(
     let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
         .map(|i| (*displs.add(i) as isize * ext, old, blen.max(0) as usize))
         .collect();
-    new_type(&pieces, 7, new)
+    let rc = new_type(&pieces, 7, new);
+    if rc == MPI_SUCCESS {
+        let mut ints = vec![count as i64, blen as i64];
+        ints.extend((0..count.max(0) as usize).map(|i| *displs.add(i) as i64));
+        crate::abi_dtype::record(*new, ints, vec![], &[old]);
+    }
+    rc
 }
 
 #[no_mangle]
@@ -2251,7 +2325,12 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
     let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
         .map(|i| (*displs.add(i), old, blen.max(0) as usize))
         .collect();
-    new_type(&pieces, 11, new)
+    let rc = new_type(&pieces, 11, new);
+    if rc == MPI_SUCCESS {
+        let aints = (0..count.max(0) as usize).map(|i| *displs.add(i)).collect();
+        crate::abi_dtype::record(*new, vec![count as i64, blen as i64], aints, &[old]);
+    }
+    rc
 }
 
 #[no_mangle]
@@ -2273,13 +2352,8 @@ pub unsafe extern "C" fn MPI_Type_create_struct(
     // alignment of the members, unless MPI_UB/MPI_LB or a resized type set it.
     let h = *new;
     with_world(|w| {
-        let align = pieces
-            .iter()
-            .filter_map(|p| w.dtype(p.1).ok())
-            .map(|d| d.basic.map_or(1, |b| b.size().min(8)).max(1) as isize)
-            .max()
-            .unwrap_or(1);
         if let Ok(d) = w.dtype(h) {
+            let align = d.align.max(1) as isize;
             if !d.has_ub_marker && d.extent % align != 0 {
                 let mut t = (*d).clone();
                 t.extent += align - t.extent % align;
@@ -2287,6 +2361,12 @@ pub unsafe extern "C" fn MPI_Type_create_struct(
             }
         }
     });
+    let n = count.max(0) as usize;
+    let mut ints = vec![count as i64];
+    ints.extend((0..n).map(|i| *blens.add(i) as i64));
+    let aints = (0..n).map(|i| *displs.add(i)).collect();
+    let olds: Vec<c_int> = (0..n).map(|i| *types.add(i)).collect();
+    crate::abi_dtype::record(h, ints, aints, &olds);
     MPI_SUCCESS
 }
 
@@ -2314,6 +2394,7 @@ pub unsafe extern "C" fn MPI_Type_create_resized(
     });
     match r {
         Ok(h) => {
+            crate::abi_dtype::record(h, vec![], vec![lb, extent], &[old]);
             set(new, h);
             MPI_SUCCESS
         }
@@ -2385,6 +2466,12 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(
             w.types[h as usize] = Some(Rc::new(t));
         }
     });
+    let mut ints = vec![nd as i64];
+    for p in [sizes, subsizes, starts] {
+        ints.extend((0..nd).map(|i| *p.add(i) as i64));
+    }
+    ints.push(order as i64);
+    crate::abi_dtype::record(h, ints, vec![], &[old]);
     MPI_SUCCESS
 }
 
@@ -2397,7 +2484,15 @@ pub unsafe extern "C" fn MPI_Type_dup(old: c_int, new: *mut c_int) -> c_int {
         Ok(w.add_type(d))
     });
     match r {
-        Ok(h) => {
+        Ok(mut h) => {
+            crate::abi_dtype::record(h, vec![], vec![], &[old]);
+            let rc = crate::abi_more::copy_type_attrs(rt::current_rank(), old, h);
+            if rc != MPI_SUCCESS {
+                // A failing copy callback fails the dup, which yields MPI_DATATYPE_NULL.
+                MPI_Type_free(&mut h);
+                set(new, 0);
+                return rc;
+            }
             set(new, h);
             MPI_SUCCESS
         }
@@ -2424,6 +2519,12 @@ pub unsafe extern "C" fn MPI_Type_commit(dt: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_free(dt: *mut c_int) -> c_int {
     let h = *dt;
+    if matches!(with_world(|w| w.dtype(h).map(|d| d.predefined)), Ok(false)) {
+        let rc = crate::abi_more::delete_type_attrs(rt::current_rank(), h);
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
+    }
     let rc = with_world(|w| match w.dtype(h) {
         Ok(d) if d.predefined => rt::MPI_ERR_TYPE,
         Ok(_) => {
@@ -2534,7 +2635,28 @@ pub unsafe extern "C" fn MPI_Comm_size(comm: c_int, size: *mut c_int) -> c_int {
     }
 }
 
+/// Creates this rank's entry of a communicator derived from `parent` (same
+/// group, or `group`), then, like SMPI 3.32's communicator constructor, has
+/// the new communicator's rank 0 broadcast its id (one `MPI_INT`, with the
+/// selected bcast): that message is part of what a Comm_dup / split / create /
+/// Cart_create costs in simulated time.
 pub(crate) fn derive_comm(me: u32, parent: c_int, color: i32, group: Option<Vec<u32>>) -> MpiResult<c_int> {
+    let h = new_comm_entry(me, parent, color, group)?;
+    announce_comm(me, h)?;
+    Ok(h)
+}
+
+/// The id broadcast of SMPI's communicator constructor (see [`derive_comm`]).
+fn announce_comm(me: u32, h: c_int) -> MpiResult<()> {
+    const MPI_INT: c_int = 7;
+    if h != MPI_COMM_NULL {
+        let mut id: c_int = 0;
+        coll::bcast(view(me, h)?, (&mut id as *mut c_int).cast(), 1, MPI_INT, 0)?;
+    }
+    Ok(())
+}
+
+fn new_comm_entry(me: u32, parent: c_int, color: i32, group: Option<Vec<u32>>) -> MpiResult<c_int> {
     with_world(|w| {
         let r = &mut w.ranks[me as usize];
         let p = r.comm_mut(parent)?;
@@ -2560,7 +2682,7 @@ pub(crate) fn derive_comm(me: u32, parent: c_int, color: i32, group: Option<Vec<
             name: String::new(),
             attrs: Default::default(),
             creations: 0,
-            cart: None,
+            topo: None,
         };
         Ok(w.ranks[me as usize].add_comm(entry))
     })
@@ -2569,16 +2691,32 @@ pub(crate) fn derive_comm(me: u32, parent: c_int, color: i32, group: Option<Vec<
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, new: *mut c_int) -> c_int {
     let g = enter();
-    let r = (|| -> MpiResult<c_int> {
-        let (remote, cart) = with_world(|w| {
-            w.ranks[g.me as usize]
+    let r = dup_comm(g.me, comm, true);
+    match r {
+        Ok(h) => {
+            set(new, h);
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_dup", e),
+    }
+}
+
+/// Comm_dup's work. `announce`: pay SMPI's id broadcast on the new
+/// intra-communicator (MPI_Comm_idup does not: it must not block).
+pub(crate) unsafe fn dup_comm(me: u32, comm: c_int, announce: bool) -> MpiResult<c_int> {
+    {
+        let (remote, topo) = with_world(|w| {
+            w.ranks[me as usize]
                 .comm(comm)
-                .map(|c| (c.shared.remote.clone(), c.cart.clone()))
+                .map(|c| (c.shared.remote.clone(), c.topo.clone()))
         })?;
-        let h = derive_comm(g.me, comm, i32::MIN, None)?;
+        let h = new_comm_entry(me, comm, i32::MIN, None)?;
+        if announce && remote.is_none() {
+            announce_comm(me, h)?;
+        }
         with_world(|w| {
-            if let Ok(e) = w.ranks[g.me as usize].comm_mut(h) {
-                e.cart = cart;
+            if let Ok(e) = w.ranks[me as usize].comm_mut(h) {
+                e.topo = topo;
                 if remote.is_some() {
                     let sh = &e.shared;
                     e.shared = Rc::new(CommShared {
@@ -2589,15 +2727,8 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, new: *mut c_int) -> c_int {
                 }
             }
         });
-        crate::abi_more::copy_attrs(g.me, comm, h)?;
+        crate::abi_more::copy_attrs(me, comm, h)?;
         Ok(h)
-    })();
-    match r {
-        Ok(h) => {
-            set(new, h);
-            MPI_SUCCESS
-        }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_dup", e),
     }
 }
 
@@ -2620,12 +2751,15 @@ pub unsafe extern "C" fn MPI_Comm_split(comm: c_int, color: c_int, key: c_int, n
     }
     let r = (|| -> MpiResult<c_int> {
         let c = view(g.me, comm)?;
-        let pairs = coll::allgather_i32_pairs(c, [color, key])?;
-        if color == MPI_UNDEFINED {
-            // Still count the creation so contexts stay agreed.
-            with_world(|w| w.ranks[g.me as usize].comm_mut(comm).map(|p| p.creations += 1))?;
-            return Ok(MPI_COMM_NULL);
-        }
+        let pairs = coll::split_tables(c, color, key)?;
+        let pairs = match pairs {
+            Some(p) if color != MPI_UNDEFINED => p,
+            _ => {
+                // Still count the creation so contexts stay agreed.
+                with_world(|w| w.ranks[g.me as usize].comm_mut(comm).map(|p| p.creations += 1))?;
+                return Ok(MPI_COMM_NULL);
+            }
+        };
         let parent_group = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|p| p.shared.group.clone()))?;
         let mut members: Vec<(i32, usize)> = pairs
             .iter()
@@ -2657,6 +2791,10 @@ fn group_of(me: u32, h: c_int) -> MpiResult<rt::Group> {
 }
 
 fn add_group(me: u32, g: Vec<u32>) -> c_int {
+    if g.is_empty() {
+        // Every empty group is MPI_GROUP_EMPTY.
+        return 1;
+    }
     with_world(|w| {
         let gs = &mut w.ranks[me as usize].groups;
         gs.push(Some(Rc::new(g)));
@@ -2806,6 +2944,14 @@ pub unsafe extern "C" fn MPI_Comm_get_name(comm: c_int, name: *mut c_char, len: 
 
 static mut TAG_UB_VALUE: c_int = rt::TAG_UB;
 static mut WTIME_IS_GLOBAL: c_int = 1;
+/// MPI_HOST: no process is the host.
+static mut HOST_RANK: c_int = rt::MPI_PROC_NULL;
+/// MPI_IO: every process can do I/O (MPI_ANY_SOURCE).
+static mut IO_RANK: c_int = -1;
+static mut APPNUM: c_int = 0;
+static UNIVERSE_SIZE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// MPI_LASTUSEDCODE: MPI_ERR_LASTCODE until MPI_Add_error_code adds codes.
+pub(crate) static LAST_USED_CODE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(64);
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_attr(
@@ -2817,7 +2963,16 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
     let me = rt::current_rank();
     let p: Option<*mut c_int> = match key {
         1 => Some(&raw mut TAG_UB_VALUE),
+        2 => Some(&raw mut HOST_RANK),
+        3 => Some(&raw mut IO_RANK),
         4 => Some(&raw mut WTIME_IS_GLOBAL),
+        5 => {
+            let n = with_world(|w| w.ranks.len()) as c_int;
+            UNIVERSE_SIZE.store(n, std::sync::atomic::Ordering::Relaxed);
+            Some(UNIVERSE_SIZE.as_ptr())
+        }
+        6 => Some(&raw mut APPNUM),
+        7 => Some(LAST_USED_CODE.as_ptr()),
         _ => None,
     };
     if let Some(p) = p {

@@ -1,35 +1,23 @@
-//! More of the MPI C ABI: non-blocking collectives, `MPI_Alltoallw`, group
-//! algebra, attributes and keyvals, Cartesian topologies, intercommunicators,
-//! datatype introspection.
+//! More of the MPI C ABI: group algebra, attributes and keyvals, Cartesian
+//! topologies, intercommunicators and their blocking collectives, datatype
+//! introspection. (Non-blocking collectives are in `abi_nbc.rs`.)
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use std::ffi::{c_char, c_int, c_void};
 use std::rc::Rc;
 
-use smpi_shim::coll::{self, CommView, IN_PLACE};
+use smpi_shim::coll::{self, CommView};
 use smpi_shim::entry::{self, enter, result};
-use smpi_shim::nbc;
 use smpi_shim::runtime::{
-    self as rt, mpi_err, with_world, Cart, CommEntry, CommShared, MpiResult, MPI_COMM_NULL, MPI_SUCCESS,
+    self as rt, mpi_err, with_world, CommEntry, CommShared, MpiResult, MPI_COMM_NULL, MPI_SUCCESS,
     MPI_UNDEFINED,
 };
+use smpi_shim::topo::{self, Cart, Topology};
 
 unsafe fn set<T>(p: *mut T, v: T) {
     if !p.is_null() {
         *p = v;
     }
-}
-
-fn view(me: u32, comm: i32) -> MpiResult<CommView> {
-    let v = CommView::new(me, comm)?;
-    let inter = with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some()))?;
-    if inter {
-        return Err(mpi_err(
-            rt::MPI_ERR_COMM,
-            "collectives on intercommunicators are not supported",
-        ));
-    }
-    Ok(v)
 }
 
 fn nonneg(v: c_int) -> MpiResult<usize> {
@@ -38,16 +26,6 @@ fn nonneg(v: c_int) -> MpiResult<usize> {
     } else {
         Ok(v as usize)
     }
-}
-
-unsafe fn ivec(n: i32, p: *const c_int) -> MpiResult<Vec<usize>> {
-    (0..n.max(0) as usize).map(|i| nonneg(*p.add(i))).collect()
-}
-
-unsafe fn dvec(n: i32, p: *const c_int) -> Vec<isize> {
-    (0..n.max(0) as usize)
-        .map(|i| if p.is_null() { 0 } else { *p.add(i) as isize })
-        .collect()
 }
 
 macro_rules! nb {
@@ -62,492 +40,6 @@ macro_rules! nb {
             Err(e) => entry::handle_error(g.me, $comm, $name, e),
         }
     }};
-}
-
-// ------------------------------------------------------------------ non-blocking collectives
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, req: *mut c_int) -> c_int {
-    nb!("MPI_Ibarrier", comm, req, |me| nbc::ibarrier(view(me, comm)?))
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ibcast(
-    buf: *mut c_void,
-    count: c_int,
-    dt: c_int,
-    root: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Ibcast", comm, req, |me| nbc::ibcast(
-        view(me, comm)?,
-        buf as *mut u8,
-        nonneg(count)?,
-        dt,
-        root
-    ))
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce(
-    s: *const c_void,
-    r: *mut c_void,
-    count: c_int,
-    dt: c_int,
-    op: c_int,
-    root: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Ireduce", comm, req, |me| nbc::ireduce(
-        view(me, comm)?,
-        s as *const u8,
-        r as *mut u8,
-        nonneg(count)?,
-        dt,
-        op,
-        root
-    ))
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iallreduce(
-    s: *const c_void,
-    r: *mut c_void,
-    count: c_int,
-    dt: c_int,
-    op: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Iallreduce", comm, req, |me| nbc::iallreduce(
-        view(me, comm)?,
-        s as *const u8,
-        r as *mut u8,
-        nonneg(count)?,
-        dt,
-        op
-    ))
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Igather(
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rc: c_int,
-    rt_: c_int,
-    root: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Igather", comm, req, |me| {
-        let c = view(me, comm)?;
-        let rc = nonneg(rc)?;
-        let displs = (0..c.size as isize).map(|i| i * rc as isize).collect();
-        nbc::igatherv(
-            c,
-            s as *const u8,
-            nonneg(sc)?,
-            st,
-            r as *mut u8,
-            vec![rc; c.size as usize],
-            displs,
-            rt_,
-            root,
-        )
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Igatherv(
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    ds: *const c_int,
-    rt_: c_int,
-    root: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Igatherv", comm, req, |me| {
-        let c = view(me, comm)?;
-        let (cs, d) = if c.rank == root {
-            (ivec(c.size, rcs)?, dvec(c.size, ds))
-        } else {
-            (vec![0; c.size as usize], vec![0; c.size as usize])
-        };
-        nbc::igatherv(c, s as *const u8, nonneg(sc)?, st, r as *mut u8, cs, d, rt_, root)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iscatter(
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rc: c_int,
-    rt_: c_int,
-    root: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Iscatter", comm, req, |me| {
-        let c = view(me, comm)?;
-        let sc = nonneg(sc)?;
-        let displs = (0..c.size as isize).map(|i| i * sc as isize).collect();
-        nbc::iscatterv(
-            c,
-            s as *const u8,
-            vec![sc; c.size as usize],
-            displs,
-            st,
-            r as *mut u8,
-            nonneg(rc)?,
-            rt_,
-            root,
-        )
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iscatterv(
-    s: *const c_void,
-    scs: *const c_int,
-    ds: *const c_int,
-    st: c_int,
-    r: *mut c_void,
-    rc: c_int,
-    rt_: c_int,
-    root: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Iscatterv", comm, req, |me| {
-        let c = view(me, comm)?;
-        let (cs, d) = if c.rank == root {
-            (ivec(c.size, scs)?, dvec(c.size, ds))
-        } else {
-            (vec![0; c.size as usize], vec![0; c.size as usize])
-        };
-        nbc::iscatterv(c, s as *const u8, cs, d, st, r as *mut u8, nonneg(rc)?, rt_, root)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iallgather(
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rc: c_int,
-    rt_: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Iallgather", comm, req, |me| {
-        let c = view(me, comm)?;
-        let rc = nonneg(rc)?;
-        let displs = (0..c.size as isize).map(|i| i * rc as isize).collect();
-        nbc::iallgatherv(
-            c,
-            s as *const u8,
-            nonneg(sc)?,
-            st,
-            r as *mut u8,
-            vec![rc; c.size as usize],
-            displs,
-            rt_,
-        )
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iallgatherv(
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    ds: *const c_int,
-    rt_: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Iallgatherv", comm, req, |me| {
-        let c = view(me, comm)?;
-        nbc::iallgatherv(
-            c,
-            s as *const u8,
-            nonneg(sc)?,
-            st,
-            r as *mut u8,
-            ivec(c.size, rcs)?,
-            dvec(c.size, ds),
-            rt_,
-        )
-    })
-}
-
-/// Regular or v-counts alltoall as an alltoallw with byte displacements.
-unsafe fn alltoall_as_w(
-    me: u32,
-    comm: i32,
-    s: *const c_void,
-    scounts: Vec<usize>,
-    sdispls: Vec<isize>,
-    st: i32,
-    r: *mut c_void,
-    rcounts: Vec<usize>,
-    rdispls: Vec<isize>,
-    rt_: i32,
-) -> MpiResult<u32> {
-    let c = view(me, comm)?;
-    let (sext, rext) = with_world(|w| Ok::<_, rt::MpiError>((w.dtype(st)?.extent, w.dtype(rt_)?.extent)))?;
-    let n = c.size as usize;
-    if s as *mut u8 == IN_PLACE {
-        return Err(mpi_err(
-            rt::MPI_ERR_ARG,
-            "MPI_IN_PLACE is not supported for non-blocking alltoall",
-        ));
-    }
-    nbc::ialltoallw(
-        c,
-        s as *const u8,
-        scounts,
-        sdispls.iter().map(|d| d * sext).collect(),
-        vec![st; n],
-        r as *mut u8,
-        rcounts,
-        rdispls.iter().map(|d| d * rext).collect(),
-        vec![rt_; n],
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoall(
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rc: c_int,
-    rt_: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Ialltoall", comm, req, |me| {
-        let n = CommView::new(me, comm)?.size as usize;
-        let (sc, rc) = (nonneg(sc)?, nonneg(rc)?);
-        let sd = (0..n as isize).map(|i| i * sc as isize).collect();
-        let rd = (0..n as isize).map(|i| i * rc as isize).collect();
-        alltoall_as_w(me, comm, s, vec![sc; n], sd, st, r, vec![rc; n], rd, rt_)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoallv(
-    s: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    st: c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rt_: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Ialltoallv", comm, req, |me| {
-        let n = CommView::new(me, comm)?.size;
-        alltoall_as_w(
-            me,
-            comm,
-            s,
-            ivec(n, scs)?,
-            dvec(n, sds),
-            st,
-            r,
-            ivec(n, rcs)?,
-            dvec(n, rds),
-            rt_,
-        )
-    })
-}
-
-unsafe fn alltoallw_req(
-    me: u32,
-    comm: i32,
-    s: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    sts: *const c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rts: *const c_int,
-) -> MpiResult<u32> {
-    let c = view(me, comm)?;
-    let n = c.size;
-    let types = |p: *const c_int| -> Vec<i32> { (0..n as usize).map(|i| *p.add(i)).collect() };
-    let (rcounts, rdispls, rtypes) = (ivec(n, rcs)?, dvec(n, rds), types(rts));
-    if s as *mut u8 == IN_PLACE {
-        // Send from a copy of the receive buffer (same layout).
-        let span = (0..n as usize)
-            .map(|i| {
-                let ext = with_world(|w| w.dtype(rtypes[i]).map(|d| d.extent).unwrap_or(0));
-                rdispls[i] + rcounts[i] as isize * ext
-            })
-            .max()
-            .unwrap_or(0)
-            .max(0) as usize;
-        let copy: &'static mut [u8] = Box::leak(vec![0u8; span].into_boxed_slice());
-        std::ptr::copy_nonoverlapping(r as *const u8, copy.as_mut_ptr(), span);
-        return nbc::ialltoallw(
-            c,
-            copy.as_ptr(),
-            rcounts.clone(),
-            rdispls.clone(),
-            rtypes.clone(),
-            r as *mut u8,
-            rcounts,
-            rdispls,
-            rtypes,
-        );
-    }
-    nbc::ialltoallw(
-        c,
-        s as *const u8,
-        ivec(n, scs)?,
-        dvec(n, sds),
-        types(sts),
-        r as *mut u8,
-        rcounts,
-        rdispls,
-        rtypes,
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoallw(
-    s: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    sts: *const c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rts: *const c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Ialltoallw", comm, req, |me| alltoallw_req(
-        me, comm, s, scs, sds, sts, r, rcs, rds, rts
-    ))
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallw(
-    s: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    sts: *const c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rts: *const c_int,
-    comm: c_int,
-) -> c_int {
-    let g = enter();
-    let res = alltoallw_req(g.me, comm, s, scs, sds, sts, r, rcs, rds, rts).map(|id| {
-        rt::wait(g.me, id, "MPI_Alltoallw");
-    });
-    result(g.me, comm, "MPI_Alltoallw", res)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce_scatter(
-    s: *const c_void,
-    r: *mut c_void,
-    rcs: *const c_int,
-    dt: c_int,
-    op: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Ireduce_scatter", comm, req, |me| {
-        let c = view(me, comm)?;
-        nbc::ireduce_scatter(c, s as *const u8, r as *mut u8, ivec(c.size, rcs)?, dt, op)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
-    s: *const c_void,
-    r: *mut c_void,
-    rc: c_int,
-    dt: c_int,
-    op: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Ireduce_scatter_block", comm, req, |me| {
-        let c = view(me, comm)?;
-        nbc::ireduce_scatter(
-            c,
-            s as *const u8,
-            r as *mut u8,
-            vec![nonneg(rc)?; c.size as usize],
-            dt,
-            op,
-        )
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iscan(
-    s: *const c_void,
-    r: *mut c_void,
-    count: c_int,
-    dt: c_int,
-    op: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Iscan", comm, req, |me| nbc::iscan(
-        view(me, comm)?,
-        s as *const u8,
-        r as *mut u8,
-        nonneg(count)?,
-        dt,
-        op,
-        false
-    ))
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iexscan(
-    s: *const c_void,
-    r: *mut c_void,
-    count: c_int,
-    dt: c_int,
-    op: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    nb!("MPI_Iexscan", comm, req, |me| nbc::iscan(
-        view(me, comm)?,
-        s as *const u8,
-        r as *mut u8,
-        nonneg(count)?,
-        dt,
-        op,
-        true
-    ))
 }
 
 // ------------------------------------------------------------------ groups
@@ -740,7 +232,7 @@ fn new_entry(shared: CommShared, my_rank: i32, errh: i32) -> CommEntry {
         name: String::new(),
         attrs: Default::default(),
         creations: 0,
-        cart: None,
+        topo: None,
     }
 }
 
@@ -752,12 +244,15 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
     _info: c_int,
     new: *mut c_int,
 ) -> c_int {
-    // MPI_COMM_TYPE_SHARED: ranks on the same simulated host.
+    // MPI_COMM_TYPE_SHARED: ranks on the same simulated host. The hardware
+    // types (MPI_COMM_TYPE_HW_GUIDED / _UNGUIDED) may give MPI_COMM_NULL, as
+    // in SMPI: a simulated host has no hardware hierarchy below it.
+    const MPI_COMM_TYPE_SHARED: c_int = 1;
     let me = rt::current_rank();
-    let color = if split_type == MPI_UNDEFINED {
-        MPI_UNDEFINED
-    } else {
+    let color = if split_type == MPI_COMM_TYPE_SHARED {
         with_world(|w| w.ranks[me as usize].host.0 as c_int)
+    } else {
+        MPI_UNDEFINED
     };
     crate::abi::MPI_Comm_split(comm, color, key, new)
 }
@@ -1048,9 +543,44 @@ pub unsafe extern "C" fn MPI_Comm_set_attr(comm: c_int, key: c_int, val: *mut c_
                 .comm_mut(comm)
                 .map(|c| c.attrs.insert(key, val as usize))
         })?;
+        ATTR_SET_ORDER.with(|o| {
+            let mut o = o.borrow_mut();
+            o.1 += 1;
+            let seq = o.1;
+            o.0.insert((me, comm, key), seq);
+        });
         Ok(())
     });
     result(me, comm, "MPI_Comm_set_attr", r)
+}
+
+thread_local! {
+    /// When each communicator attribute was last set, for the LIFO deletion
+    /// MPI_Finalize does on MPI_COMM_SELF: ((rank, comm, keyval) -> sequence, next sequence).
+    #[allow(clippy::type_complexity)]
+    static ATTR_SET_ORDER: std::cell::RefCell<(std::collections::HashMap<(u32, i32, i32), u64>, u64)> =
+        Default::default();
+}
+
+/// Runs the delete callbacks of all of `comm`'s attributes, the most recently
+/// set first (what MPI_Finalize does to MPI_COMM_SELF before anything else).
+pub unsafe fn delete_attrs_lifo(me: u32, comm: c_int) -> MpiResult<()> {
+    let mut keys: Vec<(u64, i32)> = with_world(|w| {
+        w.ranks[me as usize]
+            .comm(comm)
+            .map(|c| c.attrs.keys().copied().collect::<Vec<i32>>())
+    })?
+    .into_iter()
+    .map(|k| {
+        let seq = ATTR_SET_ORDER.with(|o| o.borrow().0.get(&(me, comm, k)).copied().unwrap_or(0));
+        (seq, k)
+    })
+    .collect();
+    keys.sort_unstable_by(|a, b| b.cmp(a));
+    for (_, k) in keys {
+        delete_attr(me, comm, k)?;
+    }
+    Ok(())
 }
 
 #[no_mangle]
@@ -1122,37 +652,30 @@ pub unsafe fn delete_all_attrs(me: u32, comm: c_int) -> MpiResult<()> {
 
 // ------------------------------------------------------------------ Cartesian topologies
 
+/// The Cartesian topology of `comm` and my rank in it.
 fn cart_of(me: u32, comm: c_int) -> MpiResult<(Cart, i32)> {
     with_world(|w| {
         let c = w.ranks[me as usize].comm(comm)?;
-        c.cart
-            .clone()
-            .map(|k| (k, c.my_rank))
-            .ok_or_else(|| mpi_err(11, "communicator has no Cartesian topology"))
+        match c.topo.as_deref() {
+            Some(Topology::Cart(k)) => Ok((k.clone(), c.my_rank)),
+            _ => Err(mpi_err(
+                topo::MPI_ERR_TOPOLOGY,
+                "communicator has no Cartesian topology",
+            )),
+        }
     })
 }
 
-fn coords_of(cart: &Cart, mut rank: i32) -> Vec<i32> {
-    let mut c = vec![0; cart.dims.len()];
-    for i in (0..cart.dims.len()).rev() {
-        c[i] = rank % cart.dims[i];
-        rank /= cart.dims[i];
+/// Attaches `topology` to my handle `h` (unless it is `MPI_COMM_NULL`).
+pub(crate) fn attach_topology(me: u32, h: c_int, topology: Topology) {
+    if h == MPI_COMM_NULL {
+        return;
     }
-    c
-}
-
-fn rank_of(cart: &Cart, coords: &[i32]) -> Option<i32> {
-    let mut r = 0;
-    for (i, &d) in cart.dims.iter().enumerate() {
-        let mut x = coords[i];
-        if cart.periods[i] {
-            x = x.rem_euclid(d);
-        } else if x < 0 || x >= d {
-            return None;
+    with_world(|w| {
+        if let Ok(c) = w.ranks[me as usize].comm_mut(h) {
+            c.topo = Some(Rc::new(topology));
         }
-        r = r * d + x;
-    }
-    Some(r)
+    });
 }
 
 #[no_mangle]
@@ -1165,37 +688,33 @@ pub unsafe extern "C" fn MPI_Cart_create(
     new: *mut c_int,
 ) -> c_int {
     let g = enter();
-    let nd = ndims.max(0) as usize;
-    let d: Vec<i32> = (0..nd).map(|i| *dims.add(i)).collect();
-    let p: Vec<bool> = (0..nd).map(|i| *periods.add(i) != 0).collect();
-    let total: i64 = d.iter().map(|&x| x as i64).product();
-    let size = match CommView::new(g.me, comm) {
-        Ok(c) => c.size,
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Cart_create", e),
-    };
-    if d.iter().any(|&x| x <= 0) || total > size as i64 {
-        return entry::handle_error(
-            g.me,
-            comm,
-            "MPI_Cart_create",
-            mpi_err(12, format!("dims {d:?} do not fit {size} ranks")),
-        );
-    }
-    let group: Option<Vec<u32>> = with_world(|w| {
-        w.ranks[g.me as usize]
-            .comm(comm)
-            .ok()
-            .map(|c| c.shared.group[..total as usize].to_vec())
-    });
-    match crate::abi::derive_comm(g.me, comm, -7, group) {
+    let r = (|| -> MpiResult<c_int> {
+        if ndims < 0 {
+            return Err(mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")));
+        }
+        let nd = ndims as usize;
+        let d: Vec<i32> = (0..nd).map(|i| *dims.add(i)).collect();
+        let p: Vec<bool> = (0..nd).map(|i| *periods.add(i) != 0).collect();
+        let total: i64 = d.iter().map(|&x| x as i64).product();
+        let size = CommView::new(g.me, comm)?.size;
+        if d.iter().any(|&x| x <= 0) || total > size as i64 {
+            return Err(mpi_err(
+                topo::MPI_ERR_DIMS,
+                format!("dims {d:?} do not fit {size} ranks"),
+            ));
+        }
+        let group: Option<Vec<u32>> = with_world(|w| {
+            w.ranks[g.me as usize]
+                .comm(comm)
+                .ok()
+                .map(|c| c.shared.group[..total as usize].to_vec())
+        });
+        let h = crate::abi::derive_comm(g.me, comm, -7, group)?;
+        attach_topology(g.me, h, Topology::Cart(Cart { dims: d, periods: p }));
+        Ok(h)
+    })();
+    match r {
         Ok(h) => {
-            if h != MPI_COMM_NULL {
-                with_world(|w| {
-                    if let Ok(c) = w.ranks[g.me as usize].comm_mut(h) {
-                        c.cart = Some(Cart { dims: d, periods: p });
-                    }
-                });
-            }
             set(new, h);
             MPI_SUCCESS
         }
@@ -1205,12 +724,13 @@ pub unsafe extern "C" fn MPI_Cart_create(
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Cartdim_get(comm: c_int, ndims: *mut c_int) -> c_int {
-    match cart_of(rt::current_rank(), comm) {
+    let me = rt::current_rank();
+    match cart_of(me, comm) {
         Ok((c, _)) => {
             set(ndims, c.dims.len() as c_int);
             MPI_SUCCESS
         }
-        Err(e) => e.code,
+        Err(e) => entry::handle_error(me, comm, "MPI_Cartdim_get", e),
     }
 }
 
@@ -1222,9 +742,10 @@ pub unsafe extern "C" fn MPI_Cart_get(
     periods: *mut c_int,
     coords: *mut c_int,
 ) -> c_int {
-    match cart_of(rt::current_rank(), comm) {
-        Ok((c, me)) => {
-            let co = coords_of(&c, me);
+    let me = rt::current_rank();
+    match cart_of(me, comm) {
+        Ok((c, my)) => {
+            let co = c.coords(my);
             for (i, x) in co.iter().enumerate().take(maxdims.max(0) as usize) {
                 set(dims.add(i), c.dims[i]);
                 set(periods.add(i), c.periods[i] as c_int);
@@ -1232,7 +753,7 @@ pub unsafe extern "C" fn MPI_Cart_get(
             }
             MPI_SUCCESS
         }
-        Err(e) => e.code,
+        Err(e) => entry::handle_error(me, comm, "MPI_Cart_get", e),
     }
 }
 
@@ -1243,33 +764,31 @@ pub unsafe extern "C" fn MPI_Cart_coords(
     maxdims: c_int,
     coords: *mut c_int,
 ) -> c_int {
-    match cart_of(rt::current_rank(), comm) {
-        Ok((c, _)) => {
-            let co = coords_of(&c, rank);
-            for (i, x) in co.iter().enumerate().take(maxdims.max(0) as usize) {
-                *coords.add(i) = *x;
-            }
-            MPI_SUCCESS
+    let me = rt::current_rank();
+    let r = cart_of(me, comm).and_then(|(c, _)| {
+        if rank < 0 || rank >= c.size() {
+            return Err(mpi_err(rt::MPI_ERR_RANK, format!("invalid rank {rank}")));
         }
-        Err(e) => e.code,
-    }
+        for (i, x) in c.coords(rank).iter().enumerate().take(maxdims.max(0) as usize) {
+            *coords.add(i) = *x;
+        }
+        Ok(())
+    });
+    result(me, comm, "MPI_Cart_coords", r)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Cart_rank(comm: c_int, coords: *const c_int, rank: *mut c_int) -> c_int {
-    match cart_of(rt::current_rank(), comm) {
-        Ok((c, _)) => {
-            let co: Vec<i32> = (0..c.dims.len()).map(|i| *coords.add(i)).collect();
-            match rank_of(&c, &co) {
-                Some(r) => {
-                    set(rank, r);
-                    MPI_SUCCESS
-                }
-                None => rt::MPI_ERR_ARG,
-            }
-        }
-        Err(e) => e.code,
-    }
+    let me = rt::current_rank();
+    let r = cart_of(me, comm).and_then(|(c, _)| {
+        let co: Vec<i32> = (0..c.dims.len()).map(|i| *coords.add(i)).collect();
+        let r = c
+            .rank_of(&co)
+            .ok_or_else(|| mpi_err(rt::MPI_ERR_ARG, format!("coordinates {co:?} outside the grid")))?;
+        set(rank, r);
+        Ok(())
+    });
+    result(me, comm, "MPI_Cart_rank", r)
 }
 
 #[no_mangle]
@@ -1280,23 +799,17 @@ pub unsafe extern "C" fn MPI_Cart_shift(
     src: *mut c_int,
     dst: *mut c_int,
 ) -> c_int {
-    match cart_of(rt::current_rank(), comm) {
-        Ok((c, me)) => {
-            let d = dir as usize;
-            if d >= c.dims.len() {
-                return 12;
-            }
-            let co = coords_of(&c, me);
-            let mut up = co.clone();
-            up[d] += disp;
-            let mut down = co;
-            down[d] -= disp;
-            set(dst, rank_of(&c, &up).unwrap_or(rt::MPI_PROC_NULL));
-            set(src, rank_of(&c, &down).unwrap_or(rt::MPI_PROC_NULL));
-            MPI_SUCCESS
+    let me = rt::current_rank();
+    let r = cart_of(me, comm).and_then(|(c, my)| {
+        if dir < 0 || dir as usize >= c.dims.len() {
+            return Err(mpi_err(topo::MPI_ERR_DIMS, format!("invalid direction {dir}")));
         }
-        Err(e) => e.code,
-    }
+        let (s, d) = c.shift(my, dir as usize, disp);
+        set(src, s);
+        set(dst, d);
+        Ok(())
+    });
+    result(me, comm, "MPI_Cart_shift", r)
 }
 
 #[no_mangle]
@@ -1307,7 +820,7 @@ pub unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain: *const c_int, new: *m
         Err(e) => return entry::handle_error(g.me, comm, "MPI_Cart_sub", e),
     };
     let keep: Vec<bool> = (0..c.dims.len()).map(|i| *remain.add(i) != 0).collect();
-    let co = coords_of(&c, me);
+    let co = c.coords(me);
     // Color: coordinates along dropped dimensions; key: along kept ones.
     let (mut color, mut key) = (0i32, 0i32);
     for i in 0..c.dims.len() {
@@ -1317,8 +830,13 @@ pub unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain: *const c_int, new: *m
             color = color * c.dims[i] + co[i];
         }
     }
+    // Keeping no dimension gives a 0-dimensional grid: one point, held by
+    // rank 0 (as MPICH, whose test suite expects MPI_COMM_NULL elsewhere).
+    if !keep.contains(&true) && me != 0 {
+        color = MPI_UNDEFINED;
+    }
     let rc = crate::abi::MPI_Comm_split(comm, color, key, new);
-    if rc == MPI_SUCCESS && *new != MPI_COMM_NULL {
+    if rc == MPI_SUCCESS {
         let dims: Vec<i32> = (0..c.dims.len())
             .filter(|&i| keep[i])
             .map(|i| c.dims[i])
@@ -1327,12 +845,7 @@ pub unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain: *const c_int, new: *m
             .filter(|&i| keep[i])
             .map(|i| c.periods[i])
             .collect();
-        let h = *new;
-        with_world(|w| {
-            if let Ok(e) = w.ranks[g.me as usize].comm_mut(h) {
-                e.cart = Some(Cart { dims, periods });
-            }
-        });
+        attach_topology(g.me, *new, Topology::Cart(Cart { dims, periods }));
     }
     rc
 }
@@ -1340,101 +853,46 @@ pub unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain: *const c_int, new: *m
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Topo_test(comm: c_int, status: *mut c_int) -> c_int {
     let me = rt::current_rank();
-    match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.cart.is_some())) {
-        Ok(true) => set(status, 2),
-        Ok(false) => set(status, MPI_UNDEFINED),
-        Err(e) => return e.code,
+    match with_world(|w| {
+        w.ranks[me as usize]
+            .comm(comm)
+            .map(|c| c.topo.as_ref().map(|t| t.kind()))
+    }) {
+        Ok(kind) => {
+            set(status, kind.unwrap_or(MPI_UNDEFINED));
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(me, comm, "MPI_Topo_test", e),
     }
-    MPI_SUCCESS
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
-    let nd = ndims.max(0) as usize;
+    let me = rt::current_rank();
+    if ndims < 0 {
+        return entry::handle_error(
+            me,
+            rt::MPI_COMM_WORLD,
+            "MPI_Dims_create",
+            mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")),
+        );
+    }
+    let nd = ndims as usize;
     let mut d: Vec<i32> = (0..nd).map(|i| *dims.add(i)).collect();
-    let fixed: i32 = d.iter().filter(|&&x| x > 0).product();
-    if d.iter().any(|&x| x < 0) || fixed == 0 || nnodes % fixed != 0 {
-        return 12;
-    }
-    let free: Vec<usize> = (0..nd).filter(|&i| d[i] == 0).collect();
-    let mut rest = nnodes / fixed;
-    // Prime factors, largest first, each given to the currently smallest free dimension.
-    let mut factors = Vec::new();
-    let mut f = 2;
-    while rest > 1 {
-        while rest % f == 0 {
-            factors.push(f);
-            rest /= f;
+    match topo::dims_create(nnodes, &mut d) {
+        Ok(()) => {
+            for (i, x) in d.iter().enumerate() {
+                *dims.add(i) = *x;
+            }
+            MPI_SUCCESS
         }
-        f += 1;
+        Err(e) => entry::handle_error(me, rt::MPI_COMM_WORLD, "MPI_Dims_create", e),
     }
-    factors.sort_unstable_by(|a, b| b.cmp(a));
-    let mut vals = vec![1i32; free.len()];
-    if !free.is_empty() {
-        for p in factors {
-            let i = (0..vals.len()).min_by_key(|&i| vals[i]).expect("non-empty");
-            vals[i] *= p;
-        }
-    } else if nnodes != fixed {
-        return 12;
-    }
-    vals.sort_unstable_by(|a, b| b.cmp(a));
-    for (k, &i) in free.iter().enumerate() {
-        d[i] = vals[k];
-    }
-    for (i, x) in d.iter().enumerate() {
-        *dims.add(i) = *x;
-    }
-    MPI_SUCCESS
 }
 
 // ------------------------------------------------------------------ datatype introspection
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_envelope(
-    dt: c_int,
-    ni: *mut c_int,
-    na: *mut c_int,
-    nd: *mut c_int,
-    combiner: *mut c_int,
-) -> c_int {
-    match with_world(|w| w.dtype(dt)) {
-        Ok(d) => {
-            set(ni, 0);
-            set(na, 0);
-            set(nd, 0);
-            set(combiner, if d.predefined { 0 } else { d.combiner });
-            MPI_SUCCESS
-        }
-        Err(e) => e.code,
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_set_name(_dt: c_int, _name: *const c_char) -> c_int {
-    MPI_SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_name(dt: c_int, name: *mut c_char, len: *mut c_int) -> c_int {
-    match with_world(|w| w.dtype(dt)) {
-        Ok(d) => {
-            let s = if d.predefined {
-                d.name.clone()
-            } else {
-                String::new()
-            };
-            let n = s.len().min(127);
-            if !name.is_null() {
-                std::ptr::copy_nonoverlapping(s.as_ptr(), name as *mut u8, n);
-                *name.add(n) = 0;
-            }
-            set(len, n as c_int);
-            MPI_SUCCESS
-        }
-        Err(e) => e.code,
-    }
-}
+// MPI_Type_get_envelope, MPI_Type_set_name and MPI_Type_get_name: see abi_dtype.rs.
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_size_x(dt: c_int, size: *mut i64) -> c_int {
@@ -1449,17 +907,26 @@ pub unsafe extern "C" fn MPI_Type_size_x(dt: c_int, size: *mut i64) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_elements_x(st: *const entry::CStatus, dt: c_int, count: *mut i64) -> c_int {
-    let mut c: c_int = 0;
-    let rc = crate::abi::MPI_Get_elements(st, dt, &mut c);
-    set(count, c as i64);
-    rc
+    match crate::abi::elements_of(st, dt) {
+        Ok(n) => {
+            set(count, n);
+            MPI_SUCCESS
+        }
+        Err(code) => code,
+    }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_idup(comm: c_int, new: *mut c_int, req: *mut c_int) -> c_int {
-    let rc = crate::abi::MPI_Comm_dup(comm, new);
-    set(req, 0);
-    rc
+    let g = enter();
+    match crate::abi::dup_comm(g.me, comm, false) {
+        Ok(h) => {
+            set(new, h);
+            set(req, 0);
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_idup", e),
+    }
 }
 
 #[no_mangle]
@@ -1710,7 +1177,18 @@ pub unsafe extern "C" fn MPI_Bsend_init(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    crate::abi::MPI_Send_init(buf, count, dt, dst, tag, comm, req)
+    crate::abi::persistent_init(
+        rt::ReqKind::Send,
+        buf,
+        count,
+        dt,
+        dst,
+        tag,
+        comm,
+        rt::SendMode::Buffered,
+        req,
+        "MPI_Bsend_init",
+    )
 }
 
 #[no_mangle]
@@ -1744,8 +1222,7 @@ pub unsafe extern "C" fn MPI_Status_set_elements_x(st: *mut entry::CStatus, dt: 
     match with_world(|w| w.dtype(dt)) {
         Ok(d) => {
             if !st.is_null() {
-                let per = d.size.checked_div(d.basic_count).unwrap_or(d.size);
-                (*st).count = count * per as i64;
+                (*st).count = d.bytes_of_elements(count.max(0) as usize) as i64;
             }
             MPI_SUCCESS
         }
@@ -1787,7 +1264,68 @@ pub unsafe extern "C" fn MPI_Type_delete_attr(dt: c_int, key: c_int) -> c_int {
     let old = TYPE_ATTRS.with(|m| m.borrow_mut().remove(&(me, dt, key)));
     if let (Some(v), true) = (old, del != 0) {
         let f: TypeDeleteFn = std::mem::transmute(del);
-        return f(dt, key, v as *mut c_void, extra as *mut c_void);
+        let rc = f(dt, key, v as *mut c_void, extra as *mut c_void);
+        if rc != MPI_SUCCESS {
+            // A failing delete callback keeps the attribute.
+            TYPE_ATTRS.with(|m| m.borrow_mut().insert((me, dt, key), v));
+        }
+        return rc;
+    }
+    MPI_SUCCESS
+}
+
+/// Copies the attributes of type `old` to its duplicate `new` through their
+/// copy callbacks (MPI_Type_dup); returns the first failing callback's code.
+pub unsafe fn copy_type_attrs(me: u32, old: c_int, new: c_int) -> c_int {
+    let mut attrs: Vec<(i32, usize)> = TYPE_ATTRS.with(|m| {
+        m.borrow()
+            .iter()
+            .filter(|((r, t, _), _)| *r == me && *t == old)
+            .map(|((_, _, k), v)| (*k, *v))
+            .collect()
+    });
+    attrs.sort_unstable();
+    for (k, v) in attrs {
+        let Ok((copy, _, extra)) = keyval(k) else { continue };
+        if copy == 0 {
+            continue;
+        }
+        let f: CopyFn = std::mem::transmute(copy);
+        let mut out: *mut c_void = std::ptr::null_mut();
+        let mut flag: c_int = 0;
+        let rc = f(
+            old,
+            k,
+            extra as *mut c_void,
+            v as *mut c_void,
+            (&mut out as *mut *mut c_void).cast(),
+            &mut flag,
+        );
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
+        if flag != 0 {
+            TYPE_ATTRS.with(|m| m.borrow_mut().insert((me, new, k), out as usize));
+        }
+    }
+    MPI_SUCCESS
+}
+
+/// Deletes every attribute of type `dt` through its delete callback (MPI_Type_free).
+pub unsafe fn delete_type_attrs(me: u32, dt: c_int) -> c_int {
+    let mut keys: Vec<i32> = TYPE_ATTRS.with(|m| {
+        m.borrow()
+            .keys()
+            .filter(|(r, t, _)| *r == me && *t == dt)
+            .map(|(_, _, k)| *k)
+            .collect()
+    });
+    keys.sort_unstable();
+    for k in keys {
+        let rc = MPI_Type_delete_attr(dt, k);
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
     }
     MPI_SUCCESS
 }

@@ -2,7 +2,11 @@
 //! See `smpirun --help`.
 
 mod abi;
+mod abi_dtype;
 mod abi_more;
+mod abi_nbc;
+mod abi_p2p;
+mod abi_topo;
 mod blas_abi;
 mod helpers_abi;
 

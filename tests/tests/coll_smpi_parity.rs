@@ -1,0 +1,344 @@
+//! Parity with SimGrid SMPI 3.32 itself, when it is installed (`smpirun` and
+//! `smpicc` on the PATH, `smpirun -version` saying 3.32; skipped with a
+//! message otherwise).
+//!
+//! `apps/coll/coll_time.c` is built with both tool chains and run on the same
+//! SimGrid XML platform (8 hosts on a star: private 1 GB/s, 10 us links, no
+//! backbone) with `network/model:CM02`, `network/crosstraffic:0`, no
+//! computation and `smpi/wtime:0`. The largest per-rank time of one call must
+//! agree within 1e-6 (relative) for:
+//! * every algorithm of every collective, forced by `--cfg=smpi/<coll>:<algo>`,
+//!   on 4 ranks (root 0) and 7 ranks (root 6), with an eager and a rendezvous
+//!   message size;
+//! * the default selector and the `ompi` selector on every collective.
+//!
+//! Known differences, skipped below (our behaviour is the correct MPI one):
+//! * `pair` on a non-power-of-two size: SMPI aborts; we run `ring`;
+//! * `mpich_noncomm` on a non-power-of-two size: SMPI aborts; we run the default;
+//! * `ompi_two_procs` on more than 2 ranks: SMPI does one exchange (no
+//!   barrier); we run `ompi_recursivedoubling`;
+//! * `ompi_split_bintree` on messages too small to split: SMPI aborts in its
+//!   SMP-linear fallback; we run `NTSL`;
+//! * `mvapich2_knomial_intra_node` (also chosen by `ompi` for 8..127 ranks
+//!   and small messages): SMPI's first call pays the set-up of its SMP
+//!   sub-communicators, which we do not simulate; compared on a second call.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use e2e_tests::{apps_dir, build_c, field_f64, run_command, scratch_path, write_scratch, RunOutput, Smpirun};
+
+const PLATFORM: &str = r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <cluster id="star" prefix="h-" suffix="" radical="0-7" speed="1Gf" bw="1GBps" lat="10us"/>
+</platform>
+"#;
+
+const CFG: &[&str] = &[
+    "network/model:CM02",
+    "network/crosstraffic:0",
+    "smpi/simulate-computation:no",
+    "smpi/wtime:0",
+];
+
+struct Smpi {
+    coll_time: PathBuf,
+    platform: PathBuf,
+    hostfile: PathBuf,
+}
+
+/// SMPI 3.32 and coll_time built with its smpicc, or `None` (with a message).
+fn smpi() -> Option<&'static Smpi> {
+    static S: OnceLock<Option<Smpi>> = OnceLock::new();
+    S.get_or_init(|| {
+        let version = Command::new("smpirun").arg("-version").output().ok()?;
+        let text =
+            String::from_utf8_lossy(&version.stdout).to_string() + &String::from_utf8_lossy(&version.stderr);
+        if !text.contains("3.32") {
+            eprintln!("skipped: smpirun is not SimGrid 3.32 ({})", text.trim());
+            return None;
+        }
+        let out = scratch_path("coll_time_smpi");
+        let mut cc = Command::new("smpicc");
+        cc.arg("-O2")
+            .arg(apps_dir().join("coll/coll_time.c"))
+            .arg("-o")
+            .arg(&out);
+        let r = run_command(cc, Duration::from_secs(120));
+        if r.code != Some(0) {
+            eprintln!("skipped: SMPI's smpicc failed\n{}", r.describe());
+            return None;
+        }
+        let hosts: String = (0..8).map(|i| format!("h-{i}\n")).collect();
+        Some(Smpi {
+            coll_time: out,
+            platform: write_scratch("star8.xml", PLATFORM),
+            hostfile: write_scratch("hosts8", &hosts),
+        })
+    })
+    .as_ref()
+    .or_else(|| {
+        eprintln!("skipped: SimGrid SMPI 3.32 (smpirun, smpicc) not installed");
+        None
+    })
+}
+
+fn max_time(out: &RunOutput, np: usize) -> Option<f64> {
+    let t: Vec<f64> = out
+        .lines_starting_with("time ")
+        .map(|l| field_f64(l, "t"))
+        .collect();
+    (out.code == Some(0) && t.len() == np).then(|| t.into_iter().fold(0.0, f64::max))
+}
+
+/// (SMPI's time, ours) for one configuration.
+fn both(
+    s: &Smpi,
+    np: usize,
+    cfg: &[String],
+    args: &[String],
+) -> (Option<f64>, Option<f64>, RunOutput, RunOutput) {
+    let mut cmd = Command::new("smpirun");
+    cmd.current_dir(s.coll_time.parent().unwrap_or(Path::new(".")))
+        .arg("-np")
+        .arg(np.to_string())
+        .arg("-platform")
+        .arg(&s.platform)
+        .arg("-hostfile")
+        .arg(&s.hostfile);
+    for c in CFG.iter().map(|c| c.to_string()).chain(cfg.iter().cloned()) {
+        cmd.arg(format!("--cfg={c}"));
+    }
+    cmd.arg(&s.coll_time).args(args);
+    let theirs = run_command(cmd, Duration::from_secs(120));
+    let mut run = Smpirun::new(build_c(&apps_dir().join("coll/coll_time.c")))
+        .platform(&s.platform)
+        .np(np);
+    for c in CFG.iter().map(|c| c.to_string()).chain(cfg.iter().cloned()) {
+        run = run.cfg(&c);
+    }
+    let ours = run.args(args.iter().cloned()).run();
+    (max_time(&theirs, np), max_time(&ours, np), theirs, ours)
+}
+
+/// One comparison: (cfg, np, collective, bytes, root, warm).
+type Case<'a> = (Vec<String>, usize, &'a str, usize, usize, bool);
+
+/// Compares every case; panics with all the mismatches.
+fn compare(cases: &[Case]) {
+    let Some(s) = smpi() else { return };
+    let mut bad = Vec::new();
+    for (cfg, np, coll, bytes, root, warm) in cases {
+        let mut args = vec![coll.to_string(), bytes.to_string(), root.to_string()];
+        if *warm {
+            args.push("warm".into());
+        }
+        let (theirs, ours, t_out, o_out) = both(s, *np, cfg, &args);
+        match (theirs, ours) {
+            (Some(a), Some(b)) if (a - b).abs() <= 1e-6 * a.abs().max(1e-12) => {}
+            (Some(a), Some(b)) => bad.push(format!(
+                "{coll} np={np} S={bytes} root={root} {cfg:?}: SMPI {a:.9e} s, ours {b:.9e} s"
+            )),
+            (None, _) => bad.push(format!(
+                "{coll} np={np} {cfg:?}: SMPI failed\n{}",
+                t_out.describe()
+            )),
+            (_, None) => bad.push(format!("{coll} np={np} {cfg:?}: we failed\n{}", o_out.describe())),
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} mismatch(es) with SMPI 3.32:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+/// Sizes (bytes): whole vector for bcast/reduce/allreduce, one block otherwise.
+fn sizes(coll: &str) -> [usize; 2] {
+    match coll {
+        "bcast" | "reduce" | "allreduce" => [16384, 1048576],
+        _ => [4096, 262144],
+    }
+}
+
+fn algorithms(coll: &str, algos: &[&str]) {
+    let mut cases = Vec::new();
+    for a in algos {
+        for (np, root) in [(4usize, 0usize), (7, 6)] {
+            let pof2 = np.is_power_of_two();
+            if (*a == "pair" || *a == "mpich_noncomm") && !pof2 {
+                continue; // SMPI aborts
+            }
+            for bytes in sizes(coll) {
+                let warm = *a == "mvapich2_knomial_intra_node";
+                cases.push((vec![format!("smpi/{coll}:{a}")], np, coll, bytes, root, warm));
+            }
+        }
+    }
+    compare(&cases);
+}
+
+#[test]
+fn barrier_parity() {
+    algorithms(
+        "barrier",
+        &[
+            "ompi_basic_linear",
+            "ompi_recursivedoubling",
+            "ompi_bruck",
+            "ompi_tree",
+            "ompi_doublering",
+            "mvapich2_pair",
+        ],
+    );
+}
+
+#[test]
+fn bcast_parity() {
+    algorithms(
+        "bcast",
+        &[
+            "binomial_tree",
+            "flattree",
+            "flattree_pipeline",
+            "scatter_rdb_allgather",
+            "scatter_LR_allgather",
+            "ompi_pipeline",
+            "ompi_split_bintree",
+            "NTSL",
+            "NTSB",
+            "mvapich2_knomial_intra_node",
+        ],
+    );
+}
+
+#[test]
+fn reduce_parity() {
+    algorithms(
+        "reduce",
+        &[
+            "ompi_basic_linear",
+            "flat_tree",
+            "binomial",
+            "scatter_gather",
+            "ompi_chain",
+            "ompi_pipeline",
+            "ompi_binary",
+            "ompi_binomial",
+            "ompi_in_order_binary",
+        ],
+    );
+}
+
+#[test]
+fn allreduce_parity() {
+    algorithms(
+        "allreduce",
+        &["redbcast", "rdb", "lr", "rab_rdb", "ompi_ring_segmented"],
+    );
+}
+
+#[test]
+fn gather_scatter_parity() {
+    algorithms(
+        "gather",
+        &["ompi_basic_linear", "ompi_binomial", "ompi_linear_sync"],
+    );
+    algorithms(
+        "scatter",
+        &["ompi_basic_linear", "ompi_binomial", "ompi_linear_nb"],
+    );
+}
+
+#[test]
+fn allgather_parity() {
+    algorithms(
+        "allgather",
+        &[
+            "GB",
+            "ring",
+            "rdb",
+            "bruck",
+            "pair",
+            "ompi_neighborexchange",
+            "NTSLR",
+            "NTSLR_NB",
+        ],
+    );
+    algorithms(
+        "allgatherv",
+        &[
+            "GB",
+            "ring",
+            "pair",
+            "mpich_ring",
+            "mpich_rdb",
+            "ompi_bruck",
+            "ompi_neighborexchange",
+        ],
+    );
+}
+
+#[test]
+fn alltoall_parity() {
+    algorithms(
+        "alltoall",
+        &["basic_linear", "pair", "ring", "bruck", "mvapich2_scatter_dest"],
+    );
+    algorithms("alltoallv", &["ompi_basic_linear", "pair", "ring"]);
+}
+
+#[test]
+fn reduce_scatter_parity() {
+    algorithms(
+        "reduce_scatter",
+        &[
+            "ompi_basic_recursivehalving",
+            "ompi_ring",
+            "mpich_pair",
+            "mpich_noncomm",
+        ],
+    );
+}
+
+const ALL: &[&str] = &[
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "gather",
+    "scatter",
+    "allgather",
+    "allgatherv",
+    "alltoall",
+    "alltoallv",
+    "reduce_scatter",
+];
+
+/// The default selector and the ompi selector (4 and 7 ranks: sizes where
+/// Open MPI's table never picks the k-nomial bcast) over a range of sizes.
+#[test]
+fn selector_parity() {
+    let mut cases = Vec::new();
+    for sel in ["default", "ompi"] {
+        for coll in ALL {
+            for (np, root) in [(4usize, 1usize), (7, 0)] {
+                for bytes in [100usize, 4096, 65536, 1048576] {
+                    cases.push((
+                        vec![format!("smpi/coll-selector:{sel}")],
+                        np,
+                        *coll,
+                        bytes,
+                        root,
+                        false,
+                    ));
+                }
+            }
+        }
+    }
+    compare(&cases);
+}
