@@ -56,6 +56,8 @@ def toml_cluster_to_xml(platform, out):
         m = re.match(r'^\s*(\w+)\s*=\s*"([^"]*)"', line)
         if m:
             keys[m.group(1)] = m.group(2)
+    if "topology" in keys:
+        keys["topology"] = keys["topology"].upper()  # SimGrid: FLAT, FAT_TREE, TORUS, DRAGONFLY
     attrs = " ".join(f'{k}="{keys[k]}"' for k in
                      ("id", "prefix", "suffix", "radical", "speed", "bw", "lat", "sharing_policy", "topology",
                       "topo_parameters") if k in keys)
@@ -123,7 +125,10 @@ def run(name, p, q, n, platform, model, extra, timeout):
              "--bcast", "1", "--depth", "1", "--swap", "0", "--threshold", "-1", "-o", os.path.join(d, "HPL.dat")],
             check=True, stdout=subprocess.DEVNULL)
         js = os.path.join(d, "run.json")
-        cmd = [smpirun, "-platform", os.path.join(REPO, platform), "-np", str(p * q), *COMMON_CFG, *extra,
+        # 32 MiB folding blocks: the 1 MiB default needs one mapping per MiB folded, and
+        # 1024 ranks x 80 MB would exceed vm.max_map_count (65530). Same simulated time.
+        cmd = [smpirun, "-platform", os.path.join(REPO, platform), "-np", str(p * q), *COMMON_CFG,
+               "--cfg=smpi/shared-malloc-blocksize:33554432", *extra,
                "-model", model, "--json", js, "-quiet", xhpl]
         t0 = time.time()
         try:

@@ -468,13 +468,11 @@ case!(
     incast__torus_64__cm02__default,
     incast__torus_64__cm02__default_exact,
     "incast.torus_64.CM02.default",
-    "differs from SMPI: tie_order (11 values; equal-date completions processed in another order (pairing heap vs FIFO): ANY_SOURCE order; e.g. incast_recvany_1KiB_order_hash SMPI 73338 ours 72319, rel 1.389457e-02); precision (1 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. incast_waitall_64KiB_max SMPI 2.057324920e-04 ours 2.057328238e-04, rel 1.612843e-06)"
+    "differs from SMPI: tie_order (11 values; equal-date completions processed in another order (pairing heap vs FIFO): ANY_SOURCE order; e.g. incast_recvany_1KiB_order_hash SMPI 73338 ours 72319, rel 1.389457e-02)"
 );
 case!(
     contention__torus_64__cm02__default,
-    contention__torus_64__cm02__default_exact,
-    "contention.torus_64.CM02.default",
-    "differs from SMPI: precision (11 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. contention_half_oneway_1KiB_max SMPI 2.115600000e-06 ours 2.118433804e-06, rel 1.339480e-03)"
+    "contention.torus_64.CM02.default"
 );
 case!(
     incast__dragonfly_64__cm02__default,
@@ -521,27 +519,21 @@ case!(
 );
 case!(
     pingpong__fattree2_64__cm02__default,
-    pingpong__fattree2_64__cm02__default_exact,
-    "pingpong.fattree2_64.CM02.default",
-    "differs from SMPI: precision (1 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. end_time SMPI 1.243649880e-02 ours 1.243651200e-02, rel 1.061392e-06)"
+    "pingpong.fattree2_64.CM02.default"
 );
 case!(
     pingpong__fattree2_64__cm02__thresh64k,
-    pingpong__fattree2_64__cm02__thresh64k_exact,
-    "pingpong.fattree2_64.CM02.thresh64k",
-    "differs from SMPI: precision (21 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. pp_p1_1B_rtt SMPI 4.014900000e-06 ours 4.015000000e-06, rel 2.490722e-05)"
+    "pingpong.fattree2_64.CM02.thresh64k"
 );
 case!(
     pingpong__fattree2_64__cm02__thresh1k,
-    pingpong__fattree2_64__cm02__thresh1k_exact,
-    "pingpong.fattree2_64.CM02.thresh1k",
-    "differs from SMPI: precision (29 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. pp_p1_1B_rtt SMPI 4.014900000e-06 ours 4.015000000e-06, rel 2.490722e-05)"
+    "pingpong.fattree2_64.CM02.thresh1k"
 );
 case!(
     pingpong__fattree2_64__cm02__os,
     pingpong__fattree2_64__cm02__os_exact,
     "pingpong.fattree2_64.CM02.os",
-    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_lr_send SMPI 7.259300000e-05 ours 4.092950000e-05, rel 4.361784e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.566294180e-02 ours 2.242716020e-02, rel 4.318613e-01)"
+    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_lr_send SMPI 7.259300000e-05 ours 4.092950000e-05, rel 4.361784e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.566294180e-02 ours 1.535571480e-02, rel 1.961490e-02)"
 );
 case!(
     pingpong__fattree2_64__cm02__or,
@@ -553,7 +545,7 @@ case!(
     pingpong__fattree2_64__cm02__ois,
     pingpong__fattree2_64__cm02__ois_exact,
     "pingpong.fattree2_64.CM02.ois",
-    "differs from SMPI: overhead (90 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.654600000e-05 ours 3.478600000e-05, rel 4.772638e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.012171830e-02 ours 1.326288000e-02, rel 3.408674e-01)"
+    "differs from SMPI: overhead (52 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.654600000e-05 ours 3.478600000e-05, rel 4.772638e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.012171830e-02 ours 2.023460950e-02, rel 5.610415e-03)"
 );
 case!(
     pingpong__fattree2_64__cm02__ovh_all,
@@ -570,15 +562,13 @@ case!(
 case!(p2p__fattree2_64__cm02__default, "p2p.fattree2_64.CM02.default");
 case!(
     p2p__fattree2_64__cm02__thresh64k,
-    p2p__fattree2_64__cm02__thresh64k_exact,
-    "p2p.fattree2_64.CM02.thresh64k",
-    "differs from SMPI: ssend_eager (4 values; with async-small-thresh, ours sends Ssend/Issend eagerly, SMPI keeps them rendezvous; e.g. late_recv_ssend_1KiB_sender SMPI 1.041257143e-04 ours 2.122400000e-06, rel 9.796169e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.372468325e-02 ours 1.371839674e-02, rel 4.580440e-04)"
+    "p2p.fattree2_64.CM02.thresh64k"
 );
 case!(
     p2p__fattree2_64__cm02__ovh_all,
     p2p__fattree2_64__cm02__ovh_all_exact,
     "p2p.fattree2_64.CM02.ovh_all",
-    "differs from SMPI: overhead (42 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1MiB_max SMPI 6.960164552e-04 ours 1.706843905e-04, rel 7.547696e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.076601831e-02 ours 2.029020179e-02, rel 2.291323e-02)"
+    "differs from SMPI: overhead (42 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1KiB_max SMPI 6.516040000e-05 ours 6.616840000e-05, rel 1.546952e-02); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.076601831e-02 ours 2.081690567e-02, rel 2.450511e-03)"
 );
 case!(p2p__fattree2_64__cm02__testcost, "p2p.fattree2_64.CM02.testcost");
 case!(p2p__fattree2_64__cm02__nogrow, "p2p.fattree2_64.CM02.nogrow");
@@ -598,7 +588,7 @@ case!(
     pingpong__small_routes__cm02__os,
     pingpong__small_routes__cm02__os_exact,
     "pingpong.small_routes.CM02.os",
-    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_lr_send SMPI 6.856100000e-05 ours 3.683350000e-05, rel 4.627631e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.622207490e-02 ours 5.614454760e-02, rel 1.378948e-03)"
+    "differs from SMPI: overhead (170 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_lr_send SMPI 6.856100000e-05 ours 3.683350000e-05, rel 4.627631e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.622207490e-02 ours 5.590880200e-02, rel 5.572062e-03)"
 );
 case!(
     pingpong__small_routes__cm02__or,
@@ -610,7 +600,7 @@ case!(
     pingpong__small_routes__cm02__ois,
     pingpong__small_routes__cm02__ois_exact,
     "pingpong.small_routes.CM02.ois",
-    "differs from SMPI: overhead (90 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.654600000e-05 ours 3.478600000e-05, rel 4.772638e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.446020850e-02 ours 5.423325810e-02, rel 4.167270e-03)"
+    "differs from SMPI: overhead (90 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.654600000e-05 ours 3.478600000e-05, rel 4.772638e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.446020850e-02 ours 5.446385650e-02, rel 6.698469e-05)"
 );
 case!(
     pingpong__small_routes__cm02__ovh_all,
@@ -627,15 +617,13 @@ case!(
 case!(p2p__small_routes__cm02__default, "p2p.small_routes.CM02.default");
 case!(
     p2p__small_routes__cm02__thresh64k,
-    p2p__small_routes__cm02__thresh64k_exact,
-    "p2p.small_routes.CM02.thresh64k",
-    "differs from SMPI: ssend_eager (4 values; with async-small-thresh, ours sends Ssend/Issend eagerly, SMPI keeps them rendezvous; e.g. late_recv_ssend_1KiB_sender SMPI 1.231340000e-04 ours 1.213400000e-05, rel 9.014569e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.309714065e-02 ours 3.307264585e-02, rel 7.400881e-04)"
+    "p2p.small_routes.CM02.thresh64k"
 );
 case!(
     p2p__small_routes__cm02__ovh_all,
     p2p__small_routes__cm02__ovh_all_exact,
     "p2p.small_routes.CM02.ovh_all",
-    "differs from SMPI: overhead (25 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1MiB_max SMPI 4.999418000e-03 ours 4.473182655e-03, rel 1.052593e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.731309430e-02 ours 3.680549130e-02, rel 1.360388e-02)"
+    "differs from SMPI: overhead (25 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. late_recv_send_1KiB_sender SMPI 4.050000000e-06 ours 4.098000000e-06, rel 1.185185e-02); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.731309430e-02 ours 3.732371784e-02, rel 2.847137e-04)"
 );
 case!(
     p2p__small_routes__cm02__testcost,
@@ -648,9 +636,7 @@ case!(
 );
 case!(
     pingpong__torus_64__cm02__default,
-    pingpong__torus_64__cm02__default_exact,
-    "pingpong.torus_64.CM02.default",
-    "differs from SMPI: precision (41 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. pp_p1_1B_lr_recv SMPI 1.030149000e-04 ours 1.030157000e-04, rel 7.765867e-06)"
+    "pingpong.torus_64.CM02.default"
 );
 case!(
     pingpong__fattree2_16x4__cm02__default,
@@ -666,93 +652,60 @@ case!(
 );
 case!(
     coll__fattree2_64_np16__cm02__default,
-    coll__fattree2_64_np16__cm02__default_exact,
-    "coll.fattree2_64_np16.CM02.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 4.029200000e-06 ours 3.004440000e-05, rel 6.456666e+00); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 4.237300584e-02 ours 4.248169624e-02, rel 2.565086e-03)"
+    "coll.fattree2_64_np16.CM02.default"
 );
-case!(
-    coll__fattree2_64__cm02__default,
-    coll__fattree2_64__cm02__default_exact,
-    "coll.fattree2_64.CM02.default",
-    "differs from SMPI: precision (1 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. bcast_8B_max SMPI 1.804000000e-05 ours 1.804110903e-05, rel 6.147629e-05); scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 4.144400000e-06 ours 1.381476000e-04, rel 3.233356e+01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.283483030e-02 ours 5.337500131e-02, rel 1.022377e-02)"
-);
+case!(coll__fattree2_64__cm02__default, "coll.fattree2_64.CM02.default");
 case!(
     coll__fattree2_tapered__cm02__default,
-    coll__fattree2_tapered__cm02__default_exact,
-    "coll.fattree2_tapered.CM02.default",
-    "differs from SMPI: precision (1 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. bcast_8B_max SMPI 1.804000000e-05 ours 1.804110903e-05, rel 6.147629e-05); scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 4.547600000e-06 ours 1.381476000e-04, rel 2.937813e+01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 7.305746670e-02 ours 5.563804411e-02, rel 2.384345e-01)"
+    "coll.fattree2_tapered.CM02.default"
 );
-case!(
-    coll__fattree3_64__cm02__default,
-    coll__fattree3_64__cm02__default_exact,
-    "coll.fattree3_64.CM02.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 6.129146667e-06 ours 1.580934800e-04, rel 2.479372e+01); precision (1 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. alltoall_8B_max SMPI 4.225401524e-05 ours 4.225412862e-05, rel 2.683280e-06); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.315743500e-02 ours 5.377451413e-02, rel 1.160852e-02)"
-);
+case!(coll__fattree3_64__cm02__default, "coll.fattree3_64.CM02.default");
 case!(
     coll__flat_bb_shared__cm02__default,
-    coll__flat_bb_shared__cm02__default_exact,
-    "coll.flat_bb_shared.CM02.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 6.550160000e-06 ours 2.521687600e-04, rel 3.749811e+01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.026191377e-01 ours 9.295416027e-02, rel 5.412370e-01)"
+    "coll.flat_bb_shared.CM02.default"
 );
 case!(
     coll__torus_64__cm02__default,
     coll__torus_64__cm02__default_exact,
     "coll.torus_64.CM02.default",
-    "differs from SMPI: precision (5 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. bcast_8B_max SMPI 8.015600000e-06 ours 8.016400000e-06, rel 9.980538e-05); scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_1KiB_max SMPI 1.021917934e-05 ours 8.556360000e-05, rel 7.372845e+00); precision_partial (1 values; mostly SimGrid's 1e-9 s event merging; small remainder not diagnosed; e.g. allgather_1KiB_max SMPI 1.332238918e-05 ours 1.332340200e-05, rel 7.602348e-05); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.023173953e-02 ours 3.218879554e-02, rel 6.473514e-02)"
+    "differs from SMPI: unknown (2 values; not diagnosed; e.g. allgather_1KiB_max SMPI 1.332238918e-05 ours 1.332225053e-05, rel 1.040746e-05)"
 );
 case!(
     coll__dragonfly_64__cm02__default,
     coll__dragonfly_64__cm02__default_exact,
     "coll.dragonfly_64.CM02.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 8.146103618e-06 ours 1.761416000e-04, rel 2.062280e+01); precision (2 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. alltoall_8B_max SMPI 3.820405744e-05 ours 3.820472000e-05, rel 1.734277e-05); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 6.233778301e-02 ours 5.482429266e-02, rel 1.205287e-01)"
+    "differs from SMPI: scan (1 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 8.146103618e-06 ours 8.146367275e-06, rel 3.236606e-05)"
 );
 case!(
     coll__small_routes__cm02__default,
-    coll__small_routes__cm02__default_exact,
-    "coll.small_routes.CM02.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 3.511080000e-05 ours 5.406880000e-05, rel 5.399478e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.035128316e-01 ours 1.012397547e-01, rel 2.195937e-02)"
+    "coll.small_routes.CM02.default"
 );
 case!(
     coll__fattree2_16x4__cm02__default,
-    coll__fattree2_16x4__cm02__default_exact,
-    "coll.fattree2_16x4.CM02.default",
-    "differs from SMPI: precision (3 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. bcast_8B_max SMPI 1.404900000e-05 ours 1.404948000e-05, rel 3.416613e-05); scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 4.317200000e-06 ours 1.261656000e-04, rel 2.822394e+01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 7.638321865e-02 ours 5.670344907e-02, rel 2.576452e-01)"
+    "coll.fattree2_16x4.CM02.default"
 );
 case!(
     coll__flat_bb_16x4__cm02__default,
-    coll__flat_bb_16x4__cm02__default_exact,
-    "coll.flat_bb_16x4.CM02.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 6.432303833e-06 ours 2.030730000e-04, rel 3.057080e+01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.025561152e-01 ours 9.269943320e-02, rel 5.423518e-01)"
+    "coll.flat_bb_16x4.CM02.default"
 );
-case!(
-    coll__small_x2__cm02__default,
-    coll__small_x2__cm02__default_exact,
-    "coll.small_x2.CM02.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_1MiB_max SMPI 4.426130000e-03 ours 1.310718000e-03, rel 7.038682e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.252692320e-02 ours 4.921933840e-02, rel 6.296932e-02)"
-);
+case!(coll__small_x2__cm02__default, "coll.small_x2.CM02.default");
 case!(
     coll__fattree2_64__cm02__thresh64k,
-    coll__fattree2_64__cm02__thresh64k_exact,
-    "coll.fattree2_64.CM02.thresh64k",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 4.125200000e-06 ours 1.360803874e-04, rel 3.198759e+01); precision (2 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. alltoall_8B_max SMPI 2.221017743e-05 ours 2.221142805e-05, rel 5.630868e-05); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.265343508e-02 ours 5.318972991e-02, rel 1.018537e-02)"
+    "coll.fattree2_64.CM02.thresh64k"
 );
 case!(
     split__fattree2_64__cm02__default,
-    split__fattree2_64__cm02__default_exact,
-    "split.fattree2_64.CM02.default",
-    "differs from SMPI: split (3 values; MPI_Comm_split: SMPI gather + per-color-group isends from rank 0, ours one allgather; e.g. split_cols_split_max SMPI 2.438124000e-05 ours 8.258360000e-06, rel 6.612822e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.304719176e-02 ours 2.300305419e-02, rel 1.915095e-03)"
+    "split.fattree2_64.CM02.default"
 );
 case!(
     split__torus_64__cm02__default,
     split__torus_64__cm02__default_exact,
     "split.torus_64.CM02.default",
-    "differs from SMPI: split (3 values; MPI_Comm_split: SMPI gather + per-color-group isends from rank 0, ours one allgather; e.g. split_cols_split_max SMPI 2.004200000e-05 ours 1.201412000e-05, rel 4.005528e-01); precision (8 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. split_rows_alltoall_1KiB_max SMPI 6.040240000e-06 ours 6.041813000e-06, rel 2.604201e-04); precision_partial (2 values; mostly SimGrid's 1e-9 s event merging; small remainder not diagnosed; e.g. split_rows_gather_1MiB_max SMPI 4.214498291e-04 ours 4.214505663e-04, rel 1.749074e-06); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.590151513e-02 ours 1.587752031e-02, rel 1.508964e-03)"
+    "differs from SMPI: precision_partial (2 values; mostly SimGrid's 1e-9 s event merging; small remainder not diagnosed; e.g. split_cols_reduce_1MiB_max SMPI 4.214539478e-04 ours 4.214546379e-04, rel 1.637516e-06)"
 );
 case!(
     split__small_routes__cm02__default,
-    split__small_routes__cm02__default_exact,
-    "split.small_routes.CM02.default",
-    "differs from SMPI: split (3 values; MPI_Comm_split: SMPI gather + per-color-group isends from rank 0, ours one allgather; e.g. split_cols_split_max SMPI 1.593276000e-04 ours 8.926680000e-05, rel 4.397280e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.154273590e-01 ours 1.152334422e-01, rel 1.679990e-03)"
+    "split.small_routes.CM02.default"
 );
 case!(
     incast__fattree2_64__smpi__default,
@@ -800,9 +753,7 @@ case!(
 );
 case!(
     contention__torus_64__smpi__default,
-    contention__torus_64__smpi__default_exact,
-    "contention.torus_64.SMPI.default",
-    "differs from SMPI: precision (9 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. contention_xor_sendrecv_1KiB_max SMPI 8.278184434e-06 ours 8.278952778e-06, rel 9.281554e-05)"
+    "contention.torus_64.SMPI.default"
 );
 case!(
     incast__dragonfly_64__smpi__default,
@@ -812,9 +763,7 @@ case!(
 );
 case!(
     contention__dragonfly_64__smpi__default,
-    contention__dragonfly_64__smpi__default_exact,
-    "contention.dragonfly_64.SMPI.default",
-    "differs from SMPI: precision (12 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. contention_half_oneway_1KiB_max SMPI 1.548612128e-05 ours 1.548673076e-05, rel 3.935638e-05)"
+    "contention.dragonfly_64.SMPI.default"
 );
 case!(
     incast__small_routes__smpi__default,
@@ -855,21 +804,17 @@ case!(
 );
 case!(
     pingpong__fattree2_64__smpi__thresh64k,
-    pingpong__fattree2_64__smpi__thresh64k_exact,
-    "pingpong.fattree2_64.SMPI.thresh64k",
-    "differs from SMPI: precision (22 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. pp_p1_1B_rtt SMPI 8.074713859e-06 ours 8.074836999e-06, rel 1.525007e-05)"
+    "pingpong.fattree2_64.SMPI.thresh64k"
 );
 case!(
     pingpong__fattree2_64__smpi__thresh1k,
-    pingpong__fattree2_64__smpi__thresh1k_exact,
-    "pingpong.fattree2_64.SMPI.thresh1k",
-    "differs from SMPI: precision (30 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. pp_p1_1B_rtt SMPI 8.074713859e-06 ours 8.074836999e-06, rel 1.525007e-05)"
+    "pingpong.fattree2_64.SMPI.thresh1k"
 );
 case!(
     pingpong__fattree2_64__smpi__os,
     pingpong__fattree2_64__smpi__os_exact,
     "pingpong.fattree2_64.SMPI.os",
-    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_lr_send SMPI 7.259300000e-05 ours 4.092950000e-05, rel 4.361784e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.992766739e-02 ours 2.655816303e-02, rel 3.327281e-01)"
+    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_lr_send SMPI 7.259300000e-05 ours 4.092950000e-05, rel 4.361784e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.992766739e-02 ours 1.962036758e-02, rel 1.542076e-02)"
 );
 case!(
     pingpong__fattree2_64__smpi__or,
@@ -881,7 +826,7 @@ case!(
     pingpong__fattree2_64__smpi__ois,
     pingpong__fattree2_64__smpi__ois_exact,
     "pingpong.fattree2_64.SMPI.ois",
-    "differs from SMPI: overhead (90 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.654600000e-05 ours 3.478600000e-05, rel 4.772638e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.424886373e-02 ours 1.758346027e-02, rel 2.748749e-01)"
+    "differs from SMPI: overhead (52 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.654600000e-05 ours 3.478600000e-05, rel 4.772638e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.424886373e-02 ours 2.436177458e-02, rel 4.656336e-03)"
 );
 case!(
     pingpong__fattree2_64__smpi__ovh_all,
@@ -898,15 +843,13 @@ case!(
 case!(p2p__fattree2_64__smpi__default, "p2p.fattree2_64.SMPI.default");
 case!(
     p2p__fattree2_64__smpi__thresh64k,
-    p2p__fattree2_64__smpi__thresh64k_exact,
-    "p2p.fattree2_64.SMPI.thresh64k",
-    "differs from SMPI: ssend_eager (4 values; with async-small-thresh, ours sends Ssend/Issend eagerly, SMPI keeps them rendezvous; e.g. late_recv_ssend_1KiB_sender SMPI 1.082594618e-04 ours 4.237362881e-06, rel 9.608592e-01); precision (2 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. mixed_waitall_sender SMPI 3.735741342e-04 ours 3.735746154e-04, rel 1.287976e-06); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.424079076e-02 ours 1.422829538e-02, rel 8.774361e-04)"
+    "p2p.fattree2_64.SMPI.thresh64k"
 );
 case!(
     p2p__fattree2_64__smpi__ovh_all,
     p2p__fattree2_64__smpi__ovh_all_exact,
     "p2p.fattree2_64.SMPI.ovh_all",
-    "differs from SMPI: overhead (42 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1MiB_max SMPI 7.237253628e-04 ours 1.978963379e-04, rel 7.265588e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.173023147e-02 ours 2.128717308e-02, rel 2.038903e-02)"
+    "differs from SMPI: overhead (42 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1KiB_max SMPI 6.523336513e-05 ours 6.624136513e-05, rel 1.545222e-02); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.173023147e-02 ours 2.181388147e-02, rel 3.849476e-03)"
 );
 case!(p2p__fattree2_64__smpi__testcost, "p2p.fattree2_64.SMPI.testcost");
 case!(p2p__fattree2_64__smpi__nogrow, "p2p.fattree2_64.SMPI.nogrow");
@@ -926,7 +869,7 @@ case!(
     pingpong__small_routes__smpi__os,
     pingpong__small_routes__smpi__os_exact,
     "pingpong.small_routes.SMPI.os",
-    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_lr_send SMPI 6.856100000e-05 ours 3.683350000e-05, rel 4.627631e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 9.036156662e-02 ours 9.033251931e-02, rel 3.214565e-04)"
+    "differs from SMPI: overhead (170 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_lr_send SMPI 6.856100000e-05 ours 3.683350000e-05, rel 4.627631e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 9.036156662e-02 ours 9.011101062e-02, rel 2.772816e-03)"
 );
 case!(
     pingpong__small_routes__smpi__or,
@@ -938,7 +881,7 @@ case!(
     pingpong__small_routes__smpi__ois,
     pingpong__small_routes__smpi__ois_exact,
     "pingpong.small_routes.SMPI.ois",
-    "differs from SMPI: overhead (107 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.654600000e-05 ours 3.478600000e-05, rel 4.772638e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 8.894510504e-02 ours 8.873212104e-02, rel 2.394556e-03)"
+    "differs from SMPI: overhead (107 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.654600000e-05 ours 3.478600000e-05, rel 4.772638e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 8.894510504e-02 ours 8.894852904e-02, rel 3.849565e-05)"
 );
 case!(
     pingpong__small_routes__smpi__ovh_all,
@@ -955,15 +898,13 @@ case!(
 case!(p2p__small_routes__smpi__default, "p2p.small_routes.SMPI.default");
 case!(
     p2p__small_routes__smpi__thresh64k,
-    p2p__small_routes__smpi__thresh64k_exact,
-    "p2p.small_routes.SMPI.thresh64k",
-    "differs from SMPI: ssend_eager (4 values; with async-small-thresh, ours sends Ssend/Issend eagerly, SMPI keeps them rendezvous; e.g. late_recv_ssend_1KiB_sender SMPI 1.468594926e-04 ours 2.470812262e-05, rel 8.317567e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.675394699e-02 ours 3.675207622e-02, rel 5.089978e-05)"
+    "p2p.small_routes.SMPI.thresh64k"
 );
 case!(
     p2p__small_routes__smpi__ovh_all,
     p2p__small_routes__smpi__ovh_all_exact,
     "p2p.small_routes.SMPI.ovh_all",
-    "differs from SMPI: overhead (24 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1MiB_max SMPI 5.663833403e-03 ours 5.137561403e-03, rel 9.291799e-02); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 4.252800209e-02 ours 4.201552529e-02, rel 1.205034e-02)"
+    "differs from SMPI: overhead (24 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1KiB_max SMPI 1.527451404e-04 ours 1.507531404e-04, rel 1.304133e-02); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 4.252800209e-02 ours 4.252668191e-02, rel 3.104260e-05)"
 );
 case!(
     p2p__small_routes__smpi__testcost,
@@ -976,9 +917,7 @@ case!(
 );
 case!(
     pingpong__torus_64__smpi__default,
-    pingpong__torus_64__smpi__default_exact,
-    "pingpong.torus_64.SMPI.default",
-    "differs from SMPI: precision (41 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. pp_p1_1411B_lr_recv SMPI 1.058883867e-04 ours 1.058893719e-04, rel 9.303378e-06)"
+    "pingpong.torus_64.SMPI.default"
 );
 case!(
     pingpong__fattree2_16x4__smpi__default,
@@ -994,92 +933,57 @@ case!(
 );
 case!(
     coll__fattree2_64_np16__smpi__default,
-    coll__fattree2_64_np16__smpi__default_exact,
-    "coll.fattree2_64_np16.SMPI.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 8.092322874e-06 ours 6.049246015e-05, rel 6.475290e+00); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 4.675979391e-02 ours 4.755538233e-02, rel 1.701437e-02)"
+    "coll.fattree2_64_np16.SMPI.default"
 );
-case!(
-    coll__fattree2_64__smpi__default,
-    coll__fattree2_64__smpi__default_exact,
-    "coll.fattree2_64.SMPI.default",
-    "differs from SMPI: precision (1 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. bcast_8B_max SMPI 3.631144375e-05 ours 3.631204392e-05, rel 1.652826e-05); scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 8.234180121e-06 ours 2.782039006e-04, rel 3.278647e+01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.835291140e-02 ours 6.209096343e-02, rel 6.405939e-02)"
-);
+case!(coll__fattree2_64__smpi__default, "coll.fattree2_64.SMPI.default");
 case!(
     coll__fattree2_tapered__smpi__default,
-    coll__fattree2_tapered__smpi__default_exact,
-    "coll.fattree2_tapered.SMPI.default",
-    "differs from SMPI: precision (2 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. bcast_8B_max SMPI 3.631144375e-05 ours 3.631204392e-05, rel 1.652826e-05); scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 8.730680483e-06 ours 2.782039006e-04, rel 3.086509e+01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 8.003619651e-02 ours 6.460748635e-02, rel 1.927717e-01)"
+    "coll.fattree2_tapered.SMPI.default"
 );
-case!(
-    coll__fattree3_64__smpi__default,
-    coll__fattree3_64__smpi__default_exact,
-    "coll.fattree3_64.SMPI.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 1.224435150e-05 ours 3.184329712e-04, rel 2.500652e+01); precision (1 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. alltoall_8B_max SMPI 8.300800378e-05 ours 8.300894652e-05, rel 1.135723e-05); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.945707414e-02 ours 6.377071506e-02, rel 7.255051e-02)"
-);
+case!(coll__fattree3_64__smpi__default, "coll.fattree3_64.SMPI.default");
 case!(
     coll__flat_bb_shared__smpi__default,
-    coll__flat_bb_shared__smpi__default_exact,
-    "coll.flat_bb_shared.SMPI.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 1.119663228e-05 ours 5.079023370e-04, rel 4.436206e+01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.192283206e-01 ours 1.081609909e-01, rel 5.066286e-01)"
+    "coll.flat_bb_shared.SMPI.default"
 );
 case!(
     coll__torus_64__smpi__default,
     coll__torus_64__smpi__default_exact,
     "coll.torus_64.SMPI.default",
-    "differs from SMPI: precision (10 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. bcast_root3_8B_max SMPI 2.421066799e-05 ours 2.421263823e-05, rel 8.137898e-05); scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 2.016662507e-05 ours 1.593501920e-04, rel 6.901679e+00); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.370501432e-02 ours 3.759040226e-02, rel 1.152763e-01)"
+    "differs from SMPI: scan (1 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_1KiB_max SMPI 2.191335782e-05 ours 2.191438535e-05, rel 4.689080e-05)"
 );
 case!(
     coll__dragonfly_64__smpi__default,
-    coll__dragonfly_64__smpi__default_exact,
-    "coll.dragonfly_64.SMPI.default",
-    "differs from SMPI: precision (7 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. bcast_8B_max SMPI 4.031870652e-05 ours 4.031896170e-05, rel 6.329199e-06); scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 1.629523830e-05 ours 3.547562862e-04, rel 2.077055e+01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 6.932146890e-02 ours 6.521852025e-02, rel 5.918727e-02)"
+    "coll.dragonfly_64.SMPI.default"
 );
 case!(
     coll__small_routes__smpi__default,
-    coll__small_routes__smpi__default_exact,
-    "coll.small_routes.SMPI.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 7.064757509e-05 ours 1.088745863e-04, rel 5.410945e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.290202185e-01 ours 1.274097922e-01, rel 1.248197e-02)"
+    "coll.small_routes.SMPI.default"
 );
 case!(
     coll__fattree2_16x4__smpi__default,
-    coll__fattree2_16x4__smpi__default_exact,
-    "coll.fattree2_16x4.SMPI.default",
-    "differs from SMPI: precision (2 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. bcast_root3_8B_max SMPI 3.638131715e-05 ours 3.638173359e-05, rel 1.144645e-05); scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 8.446965990e-06 ours 2.540500258e-04, rel 2.907589e+01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 8.317943024e-02 ours 6.511173411e-02, rel 2.172135e-01)"
+    "coll.fattree2_16x4.SMPI.default"
 );
 case!(
     coll__flat_bb_16x4__smpi__default,
-    coll__flat_bb_16x4__smpi__default_exact,
-    "coll.flat_bb_16x4.SMPI.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 1.105004459e-05 ours 4.090655882e-04, rel 3.601936e+01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.188714181e-01 ours 1.065158184e-01, rel 5.133407e-01)"
+    "coll.flat_bb_16x4.SMPI.default"
 );
-case!(
-    coll__small_x2__smpi__default,
-    coll__small_x2__smpi__default_exact,
-    "coll.small_x2.SMPI.default",
-    "differs from SMPI: scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_1MiB_max SMPI 4.832034123e-03 ours 1.499264354e-03, rel 6.897240e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 6.050960967e-02 ours 5.697710492e-02, rel 5.837924e-02)"
-);
+case!(coll__small_x2__smpi__default, "coll.small_x2.SMPI.default");
 case!(
     coll__fattree2_64__smpi__thresh64k,
-    coll__fattree2_64__smpi__thresh64k_exact,
-    "coll.fattree2_64.SMPI.thresh64k",
-    "differs from SMPI: precision (4 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. scatter_8B_max SMPI 6.551046443e-08 ours 6.516670689e-08, rel 5.247368e-03); scan (4 values; MPI_Scan is a chain in ours, SMPI sends to every higher rank (colls::scan); e.g. scan_8B_max SMPI 8.210537246e-06 ours 2.740921180e-04, rel 3.238297e+01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.798852464e-02 ours 6.171889077e-02, rel 6.432939e-02)"
+    "coll.fattree2_64.SMPI.thresh64k"
 );
 case!(
     split__fattree2_64__smpi__default,
-    split__fattree2_64__smpi__default_exact,
-    "split.fattree2_64.SMPI.default",
-    "differs from SMPI: split (3 values; MPI_Comm_split: SMPI gather + per-color-group isends from rank 0, ours one allgather; e.g. split_cols_split_max SMPI 4.881922483e-05 ours 1.643319043e-05, rel 6.633869e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.656850756e-02 ours 2.647969151e-02, rel 3.342907e-03)"
+    "split.fattree2_64.SMPI.default"
 );
 case!(
     split__torus_64__smpi__default,
     split__torus_64__smpi__default_exact,
     "split.torus_64.SMPI.default",
-    "differs from SMPI: split (3 values; MPI_Comm_split: SMPI gather + per-color-group isends from rank 0, ours one allgather; e.g. split_cols_split_max SMPI 4.034295359e-05 ours 2.419111337e-05, rel 4.003634e-01); precision (7 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. split_cols_ring_1KiB_max SMPI 8.507106909e-06 ours 8.508836708e-06, rel 2.033357e-04); history (3 values; only after earlier differing phases of the run; alone it matches; e.g. split_rows_alltoall_1MiB_max SMPI 1.034927065e-04 ours 1.035178425e-04, rel 2.428768e-04); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.849015845e-02 ours 1.844184937e-02, rel 2.612691e-03)"
+    "differs from SMPI: history (3 values; only after earlier differing phases of the run; alone it matches; e.g. split_rows_alltoall_1MiB_max SMPI 1.034927065e-04 ours 1.035178425e-04, rel 2.428768e-04); precision (1 values; SimGrid ends actions due within surf/precision 1e-9 s of now in the same step, ours does not; e.g. split_halves_reduce_1KiB_max SMPI 1.300012771e-05 ours 1.300047147e-05, rel 2.644263e-05); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.849015845e-02 ours 1.849023550e-02, rel 4.167448e-06)"
 );
 case!(
     split__small_routes__smpi__default,
-    split__small_routes__smpi__default_exact,
-    "split.small_routes.SMPI.default",
-    "differs from SMPI: split (3 values; MPI_Comm_split: SMPI gather + per-color-group isends from rank 0, ours one allgather; e.g. split_cols_split_max SMPI 3.207336225e-04 ours 1.796318534e-04, rel 4.399344e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.396481487e-01 ours 1.392574052e-01, rel 2.798057e-03)"
+    "split.small_routes.SMPI.default"
 );
 // END GENERATED
