@@ -100,7 +100,9 @@ pub fn init(
     };
     let hugepage = !hugepage.is_empty();
     let block = if hugepage {
-        2 << 20
+        // whole huge pages (2 MiB): the block is that many huge pages of memory
+        const HUGE: usize = 2 << 20;
+        block.max(HUGE).div_ceil(HUGE) * HUGE
     } else {
         block.max(PAGE).div_ceil(PAGE) * PAGE
     };
@@ -241,7 +243,8 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
                 unsafe { libc::ftruncate(fd, span as i64) };
             }
             st.sites.insert(site.to_string(), (fd, cur.max(span)));
-            map_fixed(base, span, fd, 0, libc::PROT_READ | libc::PROT_WRITE)?;
+            map_fixed(base, span, fd, 0, libc::PROT_READ | libc::PROT_WRITE)
+                .map_err(|e| huge_page_hint(e, st.hugepage, span))?;
             mappings += 1;
             st.allocs.insert(base, Alloc { size, span, poolable: None, cow: None, private: vec![], mappings });
             st.mappings += mappings;
@@ -280,7 +283,7 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
         }
         let prot = if cow { libc::PROT_READ } else { libc::PROT_READ | libc::PROT_WRITE };
         for &(at, len) in &plan {
-            map_fixed(base + at, len, st.fd, 0, prot)?;
+            map_fixed(base + at, len, st.fd, 0, prot).map_err(|e| huge_page_hint(e, st.hugepage, st.block))?;
         }
         mappings += plan.len();
         // Private ranges: the complement of the folded ones.
@@ -308,6 +311,20 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
         st.mappings += mappings;
         Ok(base as *mut u8)
     })
+}
+
+/// Says what to change when a mapping of huge pages fails (usually: too few
+/// free huge pages for the block).
+fn huge_page_hint(e: FoldError, hugepage: bool, bytes: usize) -> FoldError {
+    if !hugepage {
+        return e;
+    }
+    FoldError(format!(
+        "{} (smpi/shared-malloc-hugepage: a block of {} bytes needs {} free huge pages of 2 MiB; see HugePages_Free in /proc/meminfo, raise vm.nr_hugepages or lower smpi/shared-malloc-blocksize)",
+        e.0,
+        bytes,
+        bytes.div_ceil(2 << 20)
+    ))
 }
 
 fn map_fixed(addr: usize, len: usize, fd: i32, offset: i64, prot: i32) -> Result<(), FoldError> {

@@ -215,6 +215,43 @@ fn folding_4_gib_per_rank_on_64_ranks_fits_in_200_mib() {
     assert!(pss < 200 * 1024, "peak PSS {pss} KiB");
 }
 
+/// `smpi/shared-malloc-hugepage`: the folded block is made of 2 MiB huge pages
+/// (here 64 MiB = 32 of them). Where the machine has that many free huge
+/// pages the 64 × 4 GiB run works as without them; where it has not, smpirun
+/// must say so, not fall back silently.
+#[test]
+fn folding_on_huge_pages_works_or_fails_clearly() {
+    let free_huge = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("HugePages_Free:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .unwrap_or(0);
+    let prog = build_c(&apps_dir().join("memory/fold.c"));
+    let out = Smpirun::new(prog)
+        .platform(platform("fat_tree.toml"))
+        .np(64)
+        .cfg("smpi/simulate-computation:no")
+        .cfg("smpi/auto-shared-malloc-thresh:1048576")
+        .cfg("smpi/shared-malloc-blocksize:67108864")
+        .cfg("smpi/shared-malloc-hugepage:/dev/hugepages")
+        .json()
+        .args(["4"])
+        .run();
+    if free_huge >= 32 {
+        out.assert_success();
+        assert!(out.stdout.contains("private data OK"), "{}", out.describe());
+        let pss = out.json()["peak_pss_kb"].as_u64().expect("peak_pss_kb");
+        assert!(pss < 200 * 1024, "peak PSS {pss} KiB");
+    } else {
+        eprintln!("only {free_huge} free huge pages: checking the error path");
+        out.assert_failure();
+        out.assert_stderr_has(&["huge pages"]);
+    }
+}
+
 #[test]
 fn folding_beyond_the_mapping_limit_fails_clearly() {
     let prog = build_c(&apps_dir().join("memory/fold.c"));
