@@ -65,6 +65,9 @@ typedef struct MPI_Status {
 #define MPI_ERR_NO_MEM 21
 #define MPI_ERR_INFO 22
 #define MPI_ERR_UNSUPPORTED_OPERATION 23
+#define MPI_ERR_INFO_KEY 24
+#define MPI_ERR_INFO_VALUE 25
+#define MPI_ERR_INFO_NOKEY 26
 #define MPI_ERR_LASTCODE 64
 
 /* Wildcards and special values */
@@ -92,6 +95,7 @@ typedef struct MPI_Status {
 #define MPI_GROUP_EMPTY 1
 #define MPI_DATATYPE_NULL 0
 #define MPI_INFO_NULL 0
+#define MPI_INFO_ENV 1
 #define MPI_ERRHANDLER_NULL 0
 #define MPI_ERRORS_ARE_FATAL 1
 #define MPI_ERRORS_RETURN 2
@@ -631,6 +635,10 @@ int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Coun
 int MPI_Info_create(MPI_Info *info);
 int MPI_Info_free(MPI_Info *info);
 int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
 int MPI_Add_error_string(int errorcode, const char *string);
 
 /* Datatypes: contents, darray, external32, type matching, MPI_Count ("_c") forms */

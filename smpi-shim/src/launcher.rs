@@ -420,6 +420,18 @@ fn run(args: &Args) -> Result<i32, String> {
     ));
     let mut prog_args = vec![program.display().to_string()];
     prog_args.extend(args.program_args.iter().cloned());
+    crate::info::set_env(vec![
+        ("command".into(), program.display().to_string()),
+        ("argv".into(), args.program_args.join(" ")),
+        ("maxprocs".into(), rank_hosts.len().to_string()),
+        (
+            "wdir".into(),
+            std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+        ),
+        ("thread_level".into(), "MPI_THREAD_FUNNELED".into()),
+    ]);
     for (rank, host) in rank_hosts.iter().enumerate() {
         let main = prog.mains[rank];
         let argv = prog_args.clone();

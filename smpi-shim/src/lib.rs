@@ -22,6 +22,7 @@ pub mod config;
 pub mod datatype;
 pub mod datatype_ext;
 pub mod entry;
+pub mod info;
 pub mod interpose;
 pub mod kernels;
 pub mod launcher;

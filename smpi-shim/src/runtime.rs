@@ -116,6 +116,9 @@ pub fn error_string(code: i32) -> &'static str {
         21 => "MPI_ERR_NO_MEM: out of memory",
         22 => "MPI_ERR_INFO: invalid info object",
         23 => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
+        24 => "MPI_ERR_INFO_KEY: invalid info key",
+        25 => "MPI_ERR_INFO_VALUE: invalid info value",
+        26 => "MPI_ERR_INFO_NOKEY: info key not found",
         _ => "unknown error code",
     }
 }

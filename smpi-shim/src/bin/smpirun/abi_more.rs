@@ -930,23 +930,6 @@ pub unsafe extern "C" fn MPI_Comm_idup(comm: c_int, new: *mut c_int, req: *mut c
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_create(info: *mut c_int) -> c_int {
-    set(info, 1);
-    MPI_SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Info_free(info: *mut c_int) -> c_int {
-    set(info, 0);
-    MPI_SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Info_set(_info: c_int, _k: *const c_char, _v: *const c_char) -> c_int {
-    MPI_SUCCESS
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_set_info(_comm: c_int, _info: c_int) -> c_int {
     MPI_SUCCESS
 }
@@ -1037,36 +1020,8 @@ pub unsafe extern "C" fn MPI_Comm_idup_with_info(
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_info(_comm: c_int, info: *mut c_int) -> c_int {
-    set(info, 1);
-    MPI_SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get(
-    _info: c_int,
-    _key: *const c_char,
-    _len: c_int,
-    _value: *mut c_char,
-    flag: *mut c_int,
-) -> c_int {
-    set(flag, 0);
-    MPI_SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get_nkeys(_info: c_int, n: *mut c_int) -> c_int {
-    set(n, 0);
-    MPI_SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Info_dup(_info: c_int, new: *mut c_int) -> c_int {
-    set(new, 1);
-    MPI_SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Info_delete(_info: c_int, _key: *const c_char) -> c_int {
+    // No hints are used: a new, empty object the caller frees.
+    set(info, smpi_shim::info::create());
     MPI_SUCCESS
 }
 

@@ -3,6 +3,7 @@
 
 mod abi;
 mod abi_dtype;
+mod abi_info;
 mod abi_more;
 mod abi_nbc;
 mod abi_p2p;

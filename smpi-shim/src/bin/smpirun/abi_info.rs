@@ -1,0 +1,175 @@
+//! `MPI_Info_*`: the C side of `smpi_shim::info`. Errors go to the handler of
+//! `MPI_COMM_SELF`, as MPI 4 says for calls without a communicator; these
+//! calls are also valid before `MPI_Init` and after `MPI_Finalize`.
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+use std::ffi::{c_char, c_int, CStr};
+
+use smpi_shim::entry::{enter, result};
+use smpi_shim::info;
+use smpi_shim::runtime::{mpi_err, MpiResult, MPI_ERR_ARG, MPI_SUCCESS};
+
+const MPI_COMM_SELF: c_int = 2;
+
+unsafe fn set<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        *p = v;
+    }
+}
+
+unsafe fn text(p: *const c_char, what: &str) -> MpiResult<String> {
+    if p.is_null() {
+        return Err(mpi_err(MPI_ERR_ARG, format!("null {what}")));
+    }
+    Ok(CStr::from_ptr(p).to_string_lossy().into_owned())
+}
+
+/// Copies at most `room` characters of `s` and a NUL into `dst`.
+unsafe fn copy_out(dst: *mut c_char, s: &str, room: usize) {
+    if dst.is_null() {
+        return;
+    }
+    let n = s.len().min(room);
+    std::ptr::copy_nonoverlapping(s.as_ptr(), dst as *mut u8, n);
+    *dst.add(n) = 0;
+}
+
+fn report<T>(call: &str, r: MpiResult<T>) -> c_int {
+    let g = enter();
+    result(g.me, MPI_COMM_SELF, call, r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_create(h: *mut c_int) -> c_int {
+    set(h, info::create());
+    MPI_SUCCESS
+}
+
+/// MPI 4: an info object with what `MPI_INFO_ENV` holds for this program.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_create_env(_argc: c_int, _argv: *mut *mut c_char, h: *mut c_int) -> c_int {
+    let r = info::dup(info::INFO_ENV);
+    if let Ok(new) = r {
+        set(h, new);
+    }
+    report("MPI_Info_create_env", r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_free(h: *mut c_int) -> c_int {
+    if h.is_null() {
+        return report(
+            "MPI_Info_free",
+            Err::<(), _>(mpi_err(MPI_ERR_ARG, "null info pointer")),
+        );
+    }
+    let r = info::free(*h);
+    if r.is_ok() {
+        *h = 0;
+    }
+    report("MPI_Info_free", r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_dup(h: c_int, new: *mut c_int) -> c_int {
+    let r = info::dup(h);
+    if let Ok(n) = r {
+        set(new, n);
+    }
+    report("MPI_Info_dup", r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_set(h: c_int, key: *const c_char, value: *const c_char) -> c_int {
+    let r = (|| info::set(h, &text(key, "key")?, &text(value, "value")?))();
+    report("MPI_Info_set", r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_delete(h: c_int, key: *const c_char) -> c_int {
+    let r = (|| info::delete(h, &text(key, "key")?))();
+    report("MPI_Info_delete", r)
+}
+
+/// `valuelen`: room for that many characters plus the NUL; longer values are
+/// truncated.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get(
+    h: c_int,
+    key: *const c_char,
+    valuelen: c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
+    let r = (|| {
+        if valuelen < 0 {
+            return Err(mpi_err(MPI_ERR_ARG, format!("negative valuelen {valuelen}")));
+        }
+        info::get(h, &text(key, "key")?)
+    })();
+    if let Ok(v) = &r {
+        set(flag, v.is_some() as c_int);
+        if let Some(v) = v {
+            copy_out(value, v, valuelen as usize);
+        }
+    }
+    report("MPI_Info_get", r)
+}
+
+/// MPI 4: `buflen` in: room including the NUL; out: the value's length + 1.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_string(
+    h: c_int,
+    key: *const c_char,
+    buflen: *mut c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
+    let r = (|| info::get(h, &text(key, "key")?))();
+    if let Ok(v) = &r {
+        set(flag, v.is_some() as c_int);
+        if let Some(v) = v {
+            let room = if buflen.is_null() { 0 } else { *buflen };
+            if room > 0 {
+                copy_out(value, v, room as usize - 1);
+            }
+            set(buflen, v.len() as c_int + 1);
+        }
+    }
+    report("MPI_Info_get_string", r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_valuelen(
+    h: c_int,
+    key: *const c_char,
+    valuelen: *mut c_int,
+    flag: *mut c_int,
+) -> c_int {
+    let r = (|| info::get(h, &text(key, "key")?))();
+    if let Ok(v) = &r {
+        set(flag, v.is_some() as c_int);
+        if let Some(v) = v {
+            set(valuelen, v.len() as c_int);
+        }
+    }
+    report("MPI_Info_get_valuelen", r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_nkeys(h: c_int, n: *mut c_int) -> c_int {
+    let r = info::nkeys(h);
+    if let Ok(k) = r {
+        set(n, k as c_int);
+    }
+    report("MPI_Info_get_nkeys", r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_get_nthkey(h: c_int, n: c_int, key: *mut c_char) -> c_int {
+    let r = info::nth_key(h, n);
+    if let Ok(k) = &r {
+        copy_out(key, k, info::MAX_KEY);
+    }
+    report("MPI_Info_get_nthkey", r)
+}

@@ -1,0 +1,184 @@
+//! MPI_Info objects: ordered (key, value) string pairs.
+//!
+//! Handles index one process-wide table (every rank runs in this process, and
+//! each creates its own objects). Handle 0 is `MPI_INFO_NULL`; `MPI_INFO_ENV`
+//! is a predefined, read-only object holding what MPI-4 lists for it that
+//! smpirun knows (`command`, `argv`, `maxprocs`, `host`).
+
+use std::cell::RefCell;
+
+use crate::runtime::{mpi_err, MpiResult, MPI_ERR_ARG};
+
+/// `MPI_ERR_INFO`.
+pub const MPI_ERR_INFO: i32 = 22;
+/// `MPI_ERR_INFO_KEY`: key empty or longer than `MPI_MAX_INFO_KEY`.
+pub const MPI_ERR_INFO_KEY: i32 = 24;
+/// `MPI_ERR_INFO_VALUE`: value longer than `MPI_MAX_INFO_VAL`.
+pub const MPI_ERR_INFO_VALUE: i32 = 25;
+/// `MPI_ERR_INFO_NOKEY`: deleting a key that is not there.
+pub const MPI_ERR_INFO_NOKEY: i32 = 26;
+/// `MPI_MAX_INFO_KEY` (without the terminating NUL).
+pub const MAX_KEY: usize = 255;
+/// `MPI_MAX_INFO_VAL` (without the terminating NUL).
+pub const MAX_VALUE: usize = 1024;
+/// `MPI_INFO_ENV`'s handle.
+pub const INFO_ENV: i32 = 1;
+
+type Pairs = Vec<(String, String)>;
+
+thread_local! {
+    /// Index = handle; `None` = freed. Slot 0 is `MPI_INFO_NULL`, slot 1 `MPI_INFO_ENV`.
+    static TABLE: RefCell<Vec<Option<Pairs>>> = RefCell::new(vec![None, Some(Vec::new())]);
+}
+
+/// Fills `MPI_INFO_ENV` (called once by the launcher).
+pub fn set_env(pairs: Pairs) {
+    TABLE.with(|t| t.borrow_mut()[INFO_ENV as usize] = Some(pairs));
+}
+
+fn with_pairs<R>(h: i32, f: impl FnOnce(&mut Pairs) -> R) -> MpiResult<R> {
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        match t.get_mut(h.max(0) as usize).and_then(|p| p.as_mut()) {
+            Some(p) if h > 0 => Ok(f(p)),
+            _ => Err(mpi_err(MPI_ERR_INFO, format!("invalid info handle {h}"))),
+        }
+    })
+}
+
+fn writable(h: i32) -> MpiResult<()> {
+    if h == INFO_ENV {
+        return Err(mpi_err(MPI_ERR_INFO, "MPI_INFO_ENV is read-only"));
+    }
+    Ok(())
+}
+
+fn check_key(key: &str) -> MpiResult<()> {
+    if key.is_empty() || key.len() > MAX_KEY {
+        return Err(mpi_err(
+            MPI_ERR_INFO_KEY,
+            format!("info key of {} characters (1..={MAX_KEY} allowed)", key.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// MPI_Info_create.
+pub fn create() -> i32 {
+    add(Vec::new())
+}
+
+fn add(pairs: Pairs) -> i32 {
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        t.push(Some(pairs));
+        (t.len() - 1) as i32
+    })
+}
+
+/// MPI_Info_free.
+pub fn free(h: i32) -> MpiResult<()> {
+    writable(h)?;
+    with_pairs(h, |_| ())?;
+    TABLE.with(|t| t.borrow_mut()[h as usize] = None);
+    Ok(())
+}
+
+/// MPI_Info_dup.
+pub fn dup(h: i32) -> MpiResult<i32> {
+    let pairs = with_pairs(h, |p| p.clone())?;
+    Ok(add(pairs))
+}
+
+/// MPI_Info_set: replaces the value of an existing key (keeping its position).
+pub fn set(h: i32, key: &str, value: &str) -> MpiResult<()> {
+    writable(h)?;
+    check_key(key)?;
+    if value.len() > MAX_VALUE {
+        return Err(mpi_err(
+            MPI_ERR_INFO_VALUE,
+            format!("info value of {} characters (at most {MAX_VALUE})", value.len()),
+        ));
+    }
+    with_pairs(h, |p| match p.iter_mut().find(|(k, _)| k == key) {
+        Some(slot) => slot.1 = value.to_string(),
+        None => p.push((key.to_string(), value.to_string())),
+    })
+}
+
+/// MPI_Info_delete.
+pub fn delete(h: i32, key: &str) -> MpiResult<()> {
+    writable(h)?;
+    check_key(key)?;
+    let found = with_pairs(h, |p| {
+        let before = p.len();
+        p.retain(|(k, _)| k != key);
+        p.len() != before
+    })?;
+    if !found {
+        return Err(mpi_err(MPI_ERR_INFO_NOKEY, format!("no info key '{key}'")));
+    }
+    Ok(())
+}
+
+/// The value of `key`, if set.
+pub fn get(h: i32, key: &str) -> MpiResult<Option<String>> {
+    check_key(key)?;
+    with_pairs(h, |p| p.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()))
+}
+
+/// MPI_Info_get_nkeys.
+pub fn nkeys(h: i32) -> MpiResult<usize> {
+    with_pairs(h, |p| p.len())
+}
+
+/// MPI_Info_get_nthkey (keys in the order they were first set).
+pub fn nth_key(h: i32, n: i32) -> MpiResult<String> {
+    let key = with_pairs(h, |p| {
+        usize::try_from(n)
+            .ok()
+            .and_then(|i| p.get(i))
+            .map(|(k, _)| k.clone())
+    })?;
+    key.ok_or_else(|| mpi_err(MPI_ERR_ARG, format!("info key index {n} out of range")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_replaces_in_place_and_keeps_order() {
+        let h = create();
+        set(h, "b", "1").unwrap();
+        set(h, "a", "2").unwrap();
+        set(h, "b", "3").unwrap();
+        assert_eq!(nkeys(h).unwrap(), 2);
+        assert_eq!(nth_key(h, 0).unwrap(), "b");
+        assert_eq!(get(h, "b").unwrap().as_deref(), Some("3"));
+        let d = dup(h).unwrap();
+        delete(h, "b").unwrap();
+        assert_eq!(get(h, "b").unwrap(), None);
+        assert_eq!(get(d, "b").unwrap().as_deref(), Some("3"));
+        assert_eq!(delete(h, "b").unwrap_err().code, MPI_ERR_INFO_NOKEY);
+        free(h).unwrap();
+        assert_eq!(nkeys(h).unwrap_err().code, MPI_ERR_INFO);
+    }
+
+    #[test]
+    fn limits_and_read_only_env() {
+        let h = create();
+        assert_eq!(set(h, "", "x").unwrap_err().code, MPI_ERR_INFO_KEY);
+        assert_eq!(
+            set(h, &"k".repeat(MAX_KEY + 1), "x").unwrap_err().code,
+            MPI_ERR_INFO_KEY
+        );
+        assert_eq!(
+            set(h, "k", &"v".repeat(MAX_VALUE + 1)).unwrap_err().code,
+            MPI_ERR_INFO_VALUE
+        );
+        assert!(set(INFO_ENV, "k", "v").is_err());
+        assert!(free(INFO_ENV).is_err());
+        assert!(nkeys(0).is_err());
+    }
+}
