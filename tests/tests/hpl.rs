@@ -135,6 +135,14 @@ fn model_mode_2x2_is_deterministic() {
     let t = ja["simulated_time"].as_f64().expect("simulated_time");
     assert!(t > 0.0);
     assert!(ja["kernels"]["dgemm"]["calls"].as_u64().unwrap_or(0) > 0, "{ja}");
+    // HPL's own functions named by the model file are interposed in the real xhpl (linking
+    // programs with -Bsymbolic once disabled this silently): one HPL_pdmatgen per rank.
+    assert_eq!(ja["kernels"]["HPL_pdmatgen"]["calls"].as_u64(), Some(4), "{ja}");
+    assert!(
+        ja["kernels"]["HPL_dlaswp01T"]["calls"].as_u64().unwrap_or(0) > 0,
+        "{ja}"
+    );
+    assert!(!a.stderr.contains("never applies"), "{}", a.describe());
 }
 
 #[test]
