@@ -1472,14 +1472,13 @@ fn rename_req(w: &mut World, old: u32, new: u32) {
     }
 }
 
-/// Starts a non-blocking collective made of `stages`; the first runs now.
-pub fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
-    let mut stages: VecDeque<Stage> = stages.into();
-    let first = stages.pop_front().map(|f| f()).transpose()?.unwrap_or_default();
-    let id = with_world(|w| {
-        let r = Request {
-            kind: ReqKind::Coll,
-            owner: me,
+impl Request {
+    /// A request with no message of its own (a non-blocking collective, a
+    /// generalized request): active, never matched, completed by `act` if any.
+    fn local(kind: ReqKind, owner: u32, comm_handle: i32, act: Option<ActivityId>) -> Request {
+        Request {
+            kind,
+            owner,
             context: 0,
             peer: MPI_ANY_SOURCE,
             me_local: -1,
@@ -1494,21 +1493,34 @@ pub fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
             detached: false,
             packed: None,
             garbage: false,
-            act: None,
+            act,
             partner: None,
             done: false,
             transferred: true,
+            status: StatusInfo::default(),
+            matched_detached: false,
+            persistent: false,
+            active: true,
+            orphan: false,
+            comm_handle,
+            coll: None,
+        }
+    }
+}
+
+/// Starts a non-blocking collective made of `stages`; the first runs now.
+pub fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
+    let mut stages: VecDeque<Stage> = stages.into();
+    let first = stages.pop_front().map(|f| f()).transpose()?.unwrap_or_default();
+    let id = with_world(|w| {
+        let r = Request {
             status: StatusInfo {
                 source: MPI_ANY_SOURCE,
                 tag: MPI_ANY_TAG,
                 ..Default::default()
             },
-            matched_detached: false,
-            persistent: false,
-            active: true,
-            orphan: false,
-            comm_handle: comm,
             coll: Some(Box::new(CollState { subs: first, stages })),
+            ..Request::local(ReqKind::Coll, me, comm, None)
         };
         w.alloc_req(r)
     });
@@ -1751,35 +1763,7 @@ pub fn imrecv(me: u32, a: &P2p, msg: i32) -> MpiResult<u32> {
 pub fn start_greq(me: u32, greq: Greq) -> u32 {
     with_world(|w| {
         let act = w.ranks[me as usize].ctx().manual_create();
-        let r = Request {
-            kind: ReqKind::Generalized,
-            owner: me,
-            context: 0,
-            peer: MPI_ANY_SOURCE,
-            me_local: -1,
-            peer_world: u32::MAX,
-            tag: MPI_ANY_TAG,
-            buf: std::ptr::null_mut(),
-            count: 0,
-            dtype: 0,
-            dt: None,
-            size: 0,
-            mode: SendMode::Standard,
-            detached: false,
-            packed: None,
-            garbage: false,
-            act: Some(act),
-            partner: None,
-            done: false,
-            transferred: true,
-            status: StatusInfo::default(),
-            matched_detached: false,
-            persistent: false,
-            active: true,
-            orphan: false,
-            comm_handle: MPI_COMM_SELF,
-            coll: None,
-        };
+        let r = Request::local(ReqKind::Generalized, me, MPI_COMM_SELF, Some(act));
         let id = w.alloc_req(r);
         w.greqs.insert(id, greq);
         id
