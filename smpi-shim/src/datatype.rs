@@ -457,6 +457,60 @@ impl Datatype {
         }
     }
 
+    /// The `(offset from buf, len)` pieces of `count` elements, in type-map order.
+    fn pieces(&self, count: usize) -> impl Iterator<Item = (isize, usize)> + '_ {
+        (0..count).flat_map(move |i| {
+            let base = i as isize * self.extent;
+            self.blocks.iter().map(move |&(off, len)| (base + off, len))
+        })
+    }
+
+    /// Copies the first `bytes` of the type signature from `scount` elements
+    /// of `self` at `src` into `rcount` elements of `rdt` at `dst`, block by
+    /// block, with no intermediate buffer. Folded memory is neither read nor
+    /// written: only bytes private on both sides move (as [`crate::shared::copy`]).
+    ///
+    /// # Safety
+    /// Both buffers must be valid for their type maps; `bytes` must not
+    /// exceed either side's size.
+    pub unsafe fn copy_to(
+        &self,
+        src: *const u8,
+        scount: usize,
+        rdt: &Datatype,
+        dst: *mut u8,
+        rcount: usize,
+        bytes: usize,
+    ) {
+        if bytes == 0 {
+            return;
+        }
+        let slay = self.folded_layout(src, scount);
+        let dlay = rdt.folded_layout(dst, rcount);
+        let mut spieces = self.pieces(scount).filter(|p| p.1 > 0);
+        let mut dpieces = rdt.pieces(rcount).filter(|p| p.1 > 0);
+        let (mut s, mut d) = (spieces.next(), dpieces.next());
+        let mut left = bytes;
+        while left > 0 {
+            let (Some((soff, slen)), Some((doff, dlen))) = (s, d) else {
+                break;
+            };
+            let n = slen.min(dlen).min(left);
+            copy_private(src.offset(soff), &slay, soff, dst.offset(doff), &dlay, doff, n);
+            left -= n;
+            s = if n < slen {
+                Some((soff + n as isize, slen - n))
+            } else {
+                spieces.next()
+            };
+            d = if n < dlen {
+                Some((doff + n as isize, dlen - n))
+            } else {
+                dpieces.next()
+            };
+        }
+    }
+
     /// Like [`Datatype::unpack`], but writes folded memory only where it is private.
     ///
     /// # Safety
@@ -509,6 +563,46 @@ impl Datatype {
 }
 
 /// The parts of `[a, b)` inside the sorted, disjoint `ranges`.
+/// Copies `n` bytes from `src` to `dst` (at `soff`/`doff` from their type
+/// maps' buffers), skipping parts that a folded layout (from
+/// [`Datatype::folded_layout`]) marks as folded on either side.
+unsafe fn copy_private(
+    src: *const u8,
+    slay: &Option<(isize, Vec<(usize, usize)>)>,
+    soff: isize,
+    dst: *mut u8,
+    dlay: &Option<(isize, Vec<(usize, usize)>)>,
+    doff: isize,
+    n: usize,
+) {
+    // Private sub-ranges `[a, b)` of `[0, n)` on one side.
+    fn private_part(
+        lay: &Option<(isize, Vec<(usize, usize)>)>,
+        off: isize,
+        a: usize,
+        b: usize,
+    ) -> Vec<(usize, usize)> {
+        match lay {
+            None => vec![(a, b)],
+            Some((lo, private)) => {
+                let rel = (off - lo) as usize;
+                overlap(private, rel + a, rel + b)
+                    .map(|(x, y)| (x - rel, y - rel))
+                    .collect()
+            }
+        }
+    }
+    if slay.is_none() && dlay.is_none() {
+        std::ptr::copy(src, dst, n);
+        return;
+    }
+    for (a, b) in private_part(slay, soff, 0, n) {
+        for (x, y) in private_part(dlay, doff, a, b) {
+            std::ptr::copy(src.add(x), dst.add(x), y - x);
+        }
+    }
+}
+
 fn overlap(ranges: &[(usize, usize)], a: usize, b: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
     let first = ranges.partition_point(|r| r.1 <= a);
     ranges[first..]
@@ -657,6 +751,81 @@ mod tests {
         unsafe { v.unpack(&packed, dst.as_mut_ptr().cast(), 1) };
         assert_eq!(dst[4], 4.0);
         assert_eq!(dst[2], -1.0);
+    }
+
+    /// vector(count, blocklen, stride) of doubles.
+    fn dvector(count: isize, blocklen: usize, stride: isize) -> Datatype {
+        let dbl = Datatype::basic("d", Basic::F64);
+        let pieces: Vec<(isize, &Datatype, usize)> =
+            (0..count).map(|i| (i * stride * 8, &dbl, blocklen)).collect();
+        Datatype::from_pieces("vec", &pieces, 3)
+    }
+
+    #[test]
+    fn direct_copy_between_two_layouts_matches_pack_then_unpack() {
+        // 3 blocks of 4 doubles, stride 5 -> 4 blocks of 3 doubles, stride 4; the
+        // blocks do not line up, so copies split at both sides' boundaries.
+        let (s, r) = (dvector(3, 4, 5), dvector(4, 3, 4));
+        let src: Vec<f64> = (0..15).map(|x| x as f64).collect();
+        let mut direct = vec![-1.0f64; 16];
+        let mut via_pack = vec![-1.0f64; 16];
+        // Only the first 10 doubles of the signature (a truncated receive).
+        unsafe { s.copy_to(src.as_ptr().cast(), 1, &r, direct.as_mut_ptr().cast(), 1, 80) };
+        let mut packed = Vec::new();
+        unsafe { s.pack(src.as_ptr().cast(), 1, &mut packed) };
+        unsafe { r.unpack(&packed[..80], via_pack.as_mut_ptr().cast(), 1) };
+        assert_eq!(direct, via_pack);
+        assert_eq!(&direct[..4], &[0.0, 1.0, 2.0, -1.0]);
+        assert_eq!(&direct[8..14], &[7.0, 8.0, 10.0, -1.0, 11.0, -1.0]);
+    }
+
+    #[test]
+    fn direct_copy_moves_only_bytes_private_on_both_sides() {
+        crate::shared::init("global", 1 << 20, "", 0, 0).unwrap();
+        let page = 4096;
+        // Three pages, the middle one folded, on each side.
+        let src = crate::shared::alloc(3 * page, &[(page, 2 * page)], "t:1").unwrap();
+        let dst = crate::shared::alloc(3 * page, &[(page, 2 * page)], "t:2").unwrap();
+        unsafe {
+            std::ptr::write_bytes(src, 7, page);
+            std::ptr::write_bytes(src.add(2 * page), 9, page);
+            std::ptr::write_bytes(dst, 0, page);
+            std::ptr::write_bytes(dst.add(2 * page), 0, page);
+            // Shift by half a page: half of each private source page lands in folded memory.
+            let half = page / 2;
+            let bytes = Datatype::basic("b", Basic::U8);
+            let body = Datatype::from_pieces("body", &[(0, &bytes, 3 * page - half)], 3);
+            body.copy_to(src, 1, &body, dst.add(half), 1, 3 * page - half);
+            assert_eq!(*dst.add(half), 7);
+            assert_eq!(*dst.add(page - 1), 7);
+            assert_eq!(
+                *dst.add(2 * page + half),
+                9,
+                "private source and destination bytes arrive"
+            );
+            assert_eq!(
+                *dst.add(2 * page + half - 1),
+                0,
+                "folded source bytes are not read"
+            );
+        }
+        crate::shared::reset();
+    }
+
+    #[test]
+    fn private_ranges_cover_ordinary_memory_around_a_folded_allocation() {
+        crate::shared::init("global", 1 << 20, "", 0, 0).unwrap();
+        let page = 4096;
+        let a = crate::shared::alloc(4 * page, &[(page, 3 * page)], "t:3").unwrap();
+        // From one page before the allocation to one page after it.
+        let ranges = crate::shared::private_ranges(unsafe { a.sub(page) }, 6 * page).unwrap();
+        assert_eq!(ranges, vec![(0, 2 * page), (4 * page, 6 * page)]);
+        // Wholly inside the folded part: nothing private.
+        assert_eq!(
+            crate::shared::private_ranges(unsafe { a.add(page) }, 2 * page),
+            Some(vec![])
+        );
+        crate::shared::reset();
     }
 
     #[test]

@@ -696,7 +696,10 @@ fn isend_kept(
         let mut packed = None;
         // Safety: the user promises `buf` holds `count` elements of `dtype`.
         let garbage = size > 0 && unsafe { dt.is_all_folded(a.buf, a.count) };
-        if (detached || !dt.is_contiguous()) && !garbage {
+        // Only detached sends need a copy now; the others are copied straight
+        // into the receive buffer when the transfer completes (the sender may
+        // not touch its buffer before that).
+        if detached && !garbage {
             let mut v = Vec::with_capacity(size);
             // Safety: the user promises `buf` holds `count` elements of `dtype`.
             unsafe { dt.pack_folded(a.buf, a.count, &mut v) };
@@ -962,9 +965,7 @@ fn deliver(w: &mut World, send: u32) {
                     crate::shared::copy(s.buf, rbuf, rbytes);
                 }
             } else {
-                let mut v = Vec::with_capacity(s.size);
-                sdt.pack_folded(s.buf, s.count, &mut v);
-                copy_in(&rdt, rbuf, rcount, &v[..rbytes.min(v.len())]);
+                sdt.copy_to(s.buf, s.count, &rdt, rbuf, rcount, rbytes.min(s.size));
             }
         }
     }

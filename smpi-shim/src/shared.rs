@@ -22,11 +22,12 @@
 //! page and its two neighbours with private zeroed memory, from then on real.
 //! Messages are delivered only into private pages. This keeps small control
 //! data that lives inside large buffers (HPL's pivot vector inside its panel
-//! buffers) correct while the bulk stays folded.
+//! buffers) correct while the bulk stays folded. Freed regions are folded
+//! again and recycled (HPL allocates and frees its panels at every step).
 //!
 //! Each folded block is one kernel mapping; we count them and fail early, with
 //! a clear message, before `vm.max_map_count` would be exceeded. Messages whose
-//! buffers lie in folded ranges copy only the private parts ([`private_overlap`]).
+//! buffers lie in folded ranges copy only the private parts ([`private_ranges`]).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -205,7 +206,7 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
         // Whole-buffer folds of 1 MiB or more use 1 MiB-rounded regions that
         // are recycled: programs such as HPL allocate and free large buffers
         // at every step.
-        let poolable = st.mode == Mode::Global && !cow && size >= MIB && shared == [(0, size)];
+        let poolable = st.mode == Mode::Global && size >= MIB && shared == [(0, size)];
         let span = if poolable { size.div_ceil(MIB) * MIB } else { size.div_ceil(PAGE) * PAGE };
         if poolable {
             if let Some((base, mut a)) = st.pool.get_mut(&(span, cow)).and_then(|v| v.pop()) {
@@ -380,15 +381,37 @@ pub fn free(p: *mut u8) -> bool {
 fn refold(base: usize, a: &mut Alloc, block: usize, fd: i32) {
     let Some(bits) = a.cow.as_mut() else { return };
     let pages = a.span / PAGE;
-    for pg in 0..pages {
-        if bits[pg / 64] & (1 << (pg % 64)) == 0 {
+    let is_private = |bits: &[u64], pg: usize| bits[pg / 64] & (1 << (pg % 64)) != 0;
+    let mut pg = 0;
+    while pg < pages {
+        if bits[pg / 64] == 0 {
+            pg = (pg / 64 + 1) * 64;
             continue;
         }
-        let off = pg * PAGE;
-        // Every block of the region maps the folding file from offset 0.
-        let file_off = (off % block) as i64;
-        if map_fixed(base + off, PAGE, fd, file_off, libc::PROT_READ).is_ok() {
-            bits[pg / 64] &= !(1 << (pg % 64));
+        if !is_private(bits, pg) {
+            pg += 1;
+            continue;
+        }
+        // One mapping per run of private pages within one block: every block
+        // of the region maps the folding file from offset 0.
+        let first = pg;
+        let block_end = ((first * PAGE) / block + 1) * block / PAGE;
+        while pg < pages.min(block_end) && is_private(bits, pg) {
+            pg += 1;
+        }
+        let off = first * PAGE;
+        if map_fixed(
+            base + off,
+            (pg - first) * PAGE,
+            fd,
+            (off % block) as i64,
+            libc::PROT_READ,
+        )
+        .is_ok()
+        {
+            for p in first..pg {
+                bits[p / 64] &= !(1 << (p % 64));
+            }
         }
     }
 }
@@ -407,44 +430,74 @@ pub fn any() -> bool {
     STATE.with(|s| s.borrow().as_ref().is_some_and(|st| !st.allocs.is_empty()))
 }
 
-/// Private byte ranges (relative to `p`) of `[p, p+len)`: `None` if the range
-/// is not inside a folded allocation (everything is private).
+/// Private byte ranges (relative to `p`) of `[p, p+len)`, sorted: `None` if
+/// the range touches no folded allocation (everything is private). Bytes
+/// outside folded allocations (the range may span several) are private.
 pub fn private_ranges(p: *const u8, len: usize) -> Option<Vec<(usize, usize)>> {
     STATE.with(|s| {
         let s = s.borrow();
         let st = s.as_ref()?;
         let addr = p as usize;
-        let (&base, a) = st.allocs.range(..=addr).next_back()?;
-        if addr >= base + a.size {
-            return None;
-        }
-        let off = addr - base;
-        let end = off + len;
-        if let Some(bits) = &a.cow {
-            let mut out = Vec::new();
-            let first = off / PAGE;
-            let last = end.min(a.size).div_ceil(PAGE);
-            for pg in first..last {
-                if bits[pg / 64] & (1 << (pg % 64)) != 0 {
-                    let (s0, e0) = ((pg * PAGE).max(off), ((pg + 1) * PAGE).min(end));
-                    match out.last_mut() {
-                        Some((_, e)) if *e == s0 - off => *e = e0 - off,
-                        _ => out.push((s0 - off, e0 - off)),
+        let end = addr + len;
+        // The allocation containing `addr`, if any, then those starting inside the range.
+        let first = st
+            .allocs
+            .range(..=addr)
+            .next_back()
+            .filter(|(&b, a)| addr < b + a.size);
+        let rest = st.allocs.range(addr + 1..end);
+        let mut touched = first.into_iter().chain(rest).peekable();
+        touched.peek()?;
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        let mut push = |s0: usize, e0: usize| {
+            if s0 >= e0 {
+                return;
+            }
+            match out.last_mut() {
+                Some((_, e)) if *e == s0 => *e = e0,
+                _ => out.push((s0, e0)),
+            }
+        };
+        let mut cursor = addr;
+        for (&base, a) in touched {
+            // Ordinary memory before this allocation.
+            push(cursor - addr, base.max(cursor).min(end) - addr);
+            let off = cursor.max(base) - base;
+            let stop = (end - base).min(a.size);
+            if let Some(bits) = &a.cow {
+                // Runs of private pages, a bitmap word at a time (panels span
+                // thousands of pages, mostly still folded).
+                let (mut pg, last) = (off / PAGE, stop.div_ceil(PAGE));
+                while pg < last {
+                    let word = bits[pg / 64] >> (pg % 64);
+                    if word == 0 {
+                        pg = (pg / 64 + 1) * 64;
+                        continue;
                     }
+                    pg += word.trailing_zeros() as usize;
+                    if pg >= last {
+                        break;
+                    }
+                    let run = ((bits[pg / 64] >> (pg % 64)).trailing_ones() as usize).min(64 - pg % 64);
+                    let end = (pg + run).min(last);
+                    push(
+                        (pg * PAGE).max(off) + base - addr,
+                        (end * PAGE).min(stop) + base - addr,
+                    );
+                    pg = end;
+                }
+            } else {
+                for &(s0, e0) in &a.private {
+                    push(
+                        s0.max(off) + base - addr,
+                        e0.min(stop).max(s0.max(off)) + base - addr,
+                    );
                 }
             }
-            return Some(out);
+            cursor = base + stop;
         }
-        Some(
-            a.private
-                .iter()
-                .filter_map(|&(s0, e0)| {
-                    let s1 = s0.max(off);
-                    let e1 = e0.min(end);
-                    (s1 < e1).then_some((s1 - off, e1 - off))
-                })
-                .collect(),
-        )
+        push(cursor - addr, len);
+        Some(out)
     })
 }
 

@@ -260,6 +260,26 @@ fn folding_on_huge_pages_works_or_fails_clearly() {
     }
 }
 
+/// Copy-on-write folding: written pages keep their data, messages between
+/// private pages arrive, and freed buffers are folded again before reuse (64
+/// a recycled buffer of each size from 2 to 17 MiB would keep 152 MiB otherwise).
+#[test]
+fn copy_on_write_folding_keeps_written_data_and_refolds_freed_buffers() {
+    let prog = build_c(&apps_dir().join("memory/fold_cow.c"));
+    let out = Smpirun::new(prog)
+        .platform(platform("fat_tree.toml"))
+        .np(64)
+        .cfg("smpi/simulate-computation:no")
+        .cfg("smpi/auto-shared-malloc-thresh:33554432")
+        .cfg("smpi/auto-shared-malloc-cow-thresh:1048576")
+        .json()
+        .run();
+    out.assert_success();
+    assert!(out.stdout.contains("copy-on-write data OK"), "{}", out.describe());
+    let pss = out.json()["peak_pss_kb"].as_u64().expect("peak_pss_kb");
+    assert!(pss < 100 * 1024, "peak PSS {pss} KiB");
+}
+
 #[test]
 fn folding_beyond_the_mapping_limit_fails_clearly() {
     let prog = build_c(&apps_dir().join("memory/fold.c"));
