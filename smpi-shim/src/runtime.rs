@@ -303,9 +303,8 @@ pub struct Request {
     pub size: usize,
     pub mode: SendMode,
     pub detached: bool,
-    pub packed: Option<Vec<u8>>,
-    /// The payload lies entirely in folded memory: nothing to copy.
-    pub garbage: bool,
+    /// Where a send's payload is (unused for other requests).
+    pub payload: Payload,
     pub act: Option<ActivityId>,
     pub partner: Option<u32>,
     pub done: bool,
@@ -319,6 +318,22 @@ pub struct Request {
     pub comm_handle: i32,
     /// Sub-requests and remaining stages (non-blocking collectives only).
     pub coll: Option<Box<CollState>>,
+}
+
+/// Where the data of a send is until its receive buffer has it.
+#[derive(Clone, Debug, Default)]
+pub enum Payload {
+    /// In the sender's buffer, copied into the receive buffer when the
+    /// transfer completes (the sender may not touch it before that).
+    #[default]
+    InBuffer,
+    /// Copied aside, packed (detached sends not matched when posted).
+    Staged(Vec<u8>),
+    /// Entirely in folded memory: garbage by definition, nothing to copy.
+    Folded,
+    /// Already in the receive buffer (a detached send whose receive was
+    /// posted first: copied when the send was posted, sparing the staging copy).
+    Delivered,
 }
 
 #[derive(Default)]
@@ -693,18 +708,13 @@ fn isend_kept(
         let (context, me_local, peer_world, size, dt) = check_p2p(w, me, a, true, kept)?;
         let detached = mode == SendMode::Buffered
             || (mode != SendMode::Sync && size < w.cfg.detached_thresh && a.peer != MPI_PROC_NULL);
-        let mut packed = None;
         // Safety: the user promises `buf` holds `count` elements of `dtype`.
-        let garbage = size > 0 && unsafe { dt.is_all_folded(a.buf, a.count) };
-        // Only detached sends need a copy now; the others are copied straight
-        // into the receive buffer when the transfer completes (the sender may
-        // not touch its buffer before that).
-        if detached && !garbage {
-            let mut v = Vec::with_capacity(size);
-            // Safety: the user promises `buf` holds `count` elements of `dtype`.
-            unsafe { dt.pack_folded(a.buf, a.count, &mut v) };
-            packed = Some(v);
-        }
+        let payload = if size > 0 && unsafe { dt.is_all_folded(a.buf, a.count) } {
+            Payload::Folded
+        } else {
+            // Detached sends are copied when posted (see `post_send`).
+            Payload::InBuffer
+        };
         let wire = (size + ENVELOPE) as f64;
         let overhead = if immediate {
             w.cfg.ois.cost(wire)
@@ -728,8 +738,7 @@ fn isend_kept(
             size,
             mode,
             detached,
-            packed,
-            garbage,
+            payload,
             act: None,
             partner: None,
             done: false,
@@ -787,6 +796,13 @@ pub fn post_send(w: &mut World, id: u32) {
         ctx.set_user(act, id as u64);
         w.req_mut(id).act = Some(act);
         do_match(w, id, recv);
+        if detached && !w.req(id).transferred && matches!(w.req(id).payload, Payload::InBuffer) {
+            // The sender may reuse its buffer as soon as it returns: copy now,
+            // straight into the receive buffer, which is not the receiver's
+            // until its receive completes.
+            copy_payload(w, id, recv);
+            w.req_mut(id).payload = Payload::Delivered;
+        }
     } else {
         let act = ctx.comm_create(id as u64);
         w.req_mut(id).act = Some(act);
@@ -795,6 +811,16 @@ pub fn post_send(w: &mut World, id: u32) {
             ctx.comm_start(act, src, dst, (size + ENVELOPE) as f64);
         }
         w.mailboxes[peer_world as usize].unexpected.push_back(id);
+        if detached && matches!(w.req(id).payload, Payload::InBuffer) {
+            let r = w.req(id);
+            let mut v = Vec::with_capacity(size);
+            if let Some(dt) = r.dt.clone() {
+                // Safety: the user promised `buf` holds `count` elements of `dtype`,
+                // and the sender has not returned from its call yet.
+                unsafe { dt.pack_folded(r.buf, r.count, &mut v) };
+            }
+            w.req_mut(id).payload = Payload::Staged(v);
+        }
     }
     if detached {
         let r = w.req_mut(id);
@@ -837,8 +863,7 @@ fn new_recv(w: &mut World, me: u32, a: &P2p, kept: Option<Rc<Datatype>>) -> MpiR
             size,
             mode: SendMode::Standard,
             detached: false,
-            packed: None,
-            garbage: false,
+            payload: Payload::InBuffer,
             act: None,
             partner: None,
             done: false,
@@ -939,43 +964,41 @@ fn deliver(w: &mut World, send: u32) {
     if w.req(send).transferred {
         return;
     }
-    let (rbuf, rcount, rtype, rbytes) = {
-        let r = w.req(recv);
-        (r.buf, r.count, r.dtype, r.status.bytes)
-    };
-    if w.req(send).garbage {
-        // The payload is folded memory (garbage by definition): nothing to copy.
-        w.req_mut(send).transferred = true;
-        w.req_mut(recv).transferred = true;
-        if w.req(send).orphan {
-            w.free_req(send);
-        }
-        return;
-    }
-    let rdt = w.req(recv).dt.clone().or_else(|| w.dtype(rtype).ok());
-    let s = w.req(send);
-    let sdt = s.dt.clone().or_else(|| w.dtype(s.dtype).ok());
-    if let (Some(rdt), Some(sdt)) = (rdt, sdt) {
-        // Safety: both buffers were given by the application for these type maps.
-        unsafe {
-            if let Some(data) = &s.packed {
-                copy_in(&rdt, rbuf, rcount, &data[..rbytes.min(data.len())]);
-            } else if sdt.is_contiguous() && rdt.is_contiguous() {
-                if rbytes > 0 && s.buf != rbuf {
-                    crate::shared::copy(s.buf, rbuf, rbytes);
-                }
-            } else {
-                sdt.copy_to(s.buf, s.count, &rdt, rbuf, rcount, rbytes.min(s.size));
-            }
-        }
-    }
+    copy_payload(w, send, recv);
     let s = w.req_mut(send);
     s.transferred = true;
-    s.packed = None;
+    s.payload = Payload::Delivered;
     let orphan = s.orphan;
     w.req_mut(recv).transferred = true;
     if orphan {
         w.free_req(send);
+    }
+}
+
+/// Copies a matched send's payload (as much as its receive takes) into the
+/// receive buffer, wherever the payload is.
+fn copy_payload(w: &World, send: u32, recv: u32) {
+    let (s, r) = (w.req(send), w.req(recv));
+    let rbytes = r.status.bytes;
+    if matches!(s.payload, Payload::Folded | Payload::Delivered) {
+        return;
+    }
+    let rdt = r.dt.clone().or_else(|| w.dtype(r.dtype).ok());
+    let sdt = s.dt.clone().or_else(|| w.dtype(s.dtype).ok());
+    let (Some(rdt), Some(sdt)) = (rdt, sdt) else {
+        return;
+    };
+    // Safety: both buffers were given by the application for these type maps.
+    unsafe {
+        if let Payload::Staged(data) = &s.payload {
+            copy_in(&rdt, r.buf, r.count, &data[..rbytes.min(data.len())]);
+        } else if sdt.is_contiguous() && rdt.is_contiguous() {
+            if rbytes > 0 && s.buf != r.buf {
+                crate::shared::copy(s.buf, r.buf, rbytes);
+            }
+        } else {
+            sdt.copy_to(s.buf, s.count, &rdt, r.buf, r.count, rbytes.min(s.size));
+        }
     }
 }
 
@@ -1102,7 +1125,7 @@ pub fn release_completed(w: &mut World, id: u32) {
                 w.req_mut(p).partner = Some(nid);
             }
             w.req_mut(id).act = None;
-            w.req_mut(id).packed = None;
+            w.req_mut(id).payload = Payload::InBuffer;
             // The pending message is the copy's from now on.
             rename_req(w, id, nid);
         } else if let Some(a) = act {
@@ -1137,8 +1160,7 @@ fn clone_req(r: &Request) -> Request {
         size: r.size,
         mode: r.mode,
         detached: r.detached,
-        packed: r.packed.clone(),
-        garbage: r.garbage,
+        payload: r.payload.clone(),
         act: r.act,
         partner: r.partner,
         done: r.done,
@@ -1379,8 +1401,7 @@ pub fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode: SendM
         size: 0,
         mode,
         detached: false,
-        packed: None,
-        garbage: false,
+        payload: Payload::InBuffer,
         act: None,
         partner: None,
         done: false,
@@ -1492,8 +1513,7 @@ impl Request {
             size: 0,
             mode: SendMode::Standard,
             detached: false,
-            packed: None,
-            garbage: false,
+            payload: Payload::InBuffer,
             act,
             partner: None,
             done: false,

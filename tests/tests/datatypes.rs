@@ -45,3 +45,18 @@ fn darray_external32_and_contents() {
         );
     }
 }
+
+/// `apps/datatypes/send_buffer_reuse.c`: a detached send's buffer is
+/// overwritten right after MPI_Send returns; the receiver still gets what was
+/// sent, with its receive posted before or after the send, contiguous or strided.
+#[test]
+fn detached_send_buffer_can_be_reused_at_once() {
+    let prog = build_c(&apps_dir().join("datatypes/send_buffer_reuse.c"));
+    let out = Smpirun::new(&prog)
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .cfg("smpi/simulate-computation:no")
+        .run();
+    out.assert_success();
+    assert!(out.stdout.contains("0 errors"), "{}", out.describe());
+}
