@@ -467,8 +467,8 @@ impl Datatype {
 
     /// Copies the first `bytes` of the type signature from `scount` elements
     /// of `self` at `src` into `rcount` elements of `rdt` at `dst`, block by
-    /// block, with no intermediate buffer. Folded memory is neither read nor
-    /// written: only bytes private on both sides move (as [`crate::shared::copy`]).
+    /// block, with no intermediate buffer. Folded memory is handled as by
+    /// [`crate::shared::copy`]: folded source bytes are not read.
     ///
     /// # Safety
     /// Both buffers must be valid for their type maps; `bytes` must not
@@ -486,7 +486,7 @@ impl Datatype {
             return;
         }
         let slay = self.folded_layout(src, scount);
-        let dlay = rdt.folded_layout(dst, rcount);
+        let dst_folded = rdt.folded_layout(dst, rcount).is_some();
         let mut spieces = self.pieces(scount).filter(|p| p.1 > 0);
         let mut dpieces = rdt.pieces(rcount).filter(|p| p.1 > 0);
         let (mut s, mut d) = (spieces.next(), dpieces.next());
@@ -496,7 +496,7 @@ impl Datatype {
                 break;
             };
             let n = slen.min(dlen).min(left);
-            copy_private(src.offset(soff), &slay, soff, dst.offset(doff), &dlay, doff, n);
+            copy_private(src.offset(soff), &slay, soff, dst.offset(doff), dst_folded, n);
             left -= n;
             s = if n < slen {
                 Some((soff + n as isize, slen - n))
@@ -516,26 +516,21 @@ impl Datatype {
     /// # Safety
     /// `buf` must be valid for the type map of `count` elements.
     pub unsafe fn unpack_folded(&self, data: &[u8], buf: *mut u8, count: usize) -> usize {
-        let Some((lo, private)) = self.folded_layout(buf, count) else {
+        if self.folded_layout(buf, count).is_none() {
             return self.unpack(data, buf, count);
-        };
+        }
         let mut pos = 0;
-        'outer: for i in 0..count {
-            for &(off, len) in &self.blocks {
-                if pos >= data.len() {
-                    break 'outer;
-                }
-                let n = len.min(data.len() - pos);
-                let rel = (i as isize * self.extent + off - lo) as usize;
-                for (a, b) in overlap(&private, rel, rel + n) {
-                    std::ptr::copy_nonoverlapping(
-                        data.as_ptr().add(pos + a - rel),
-                        buf.offset(lo).add(a),
-                        b - a,
-                    );
-                }
-                pos += n;
+        for (off, len) in self.pieces(count) {
+            if pos >= data.len() {
+                break;
             }
+            let n = len.min(data.len() - pos);
+            let dst = buf.offset(off);
+            let ranges = crate::shared::writable_ranges(dst, n).unwrap_or_else(|| vec![(0, n)]);
+            for (a, b) in ranges {
+                std::ptr::copy_nonoverlapping(data.as_ptr().add(pos + a), dst.add(a), b - a);
+            }
+            pos += n;
         }
         pos
     }
@@ -563,42 +558,36 @@ impl Datatype {
 }
 
 /// The parts of `[a, b)` inside the sorted, disjoint `ranges`.
-/// Copies `n` bytes from `src` to `dst` (at `soff`/`doff` from their type
-/// maps' buffers), skipping parts that a folded layout (from
-/// [`Datatype::folded_layout`]) marks as folded on either side.
+/// Copies `n` bytes from `src` to `dst` (at `soff` from the source type
+/// map's buffer): only source bytes that are private per `slay` (from
+/// [`Datatype::folded_layout`]) move, and only where the destination may be
+/// written ([`crate::shared::writable_ranges`]); `dst_folded` says whether the
+/// destination touches folded memory at all.
 unsafe fn copy_private(
     src: *const u8,
     slay: &Option<(isize, Vec<(usize, usize)>)>,
     soff: isize,
     dst: *mut u8,
-    dlay: &Option<(isize, Vec<(usize, usize)>)>,
-    doff: isize,
+    dst_folded: bool,
     n: usize,
 ) {
-    // Private sub-ranges `[a, b)` of `[0, n)` on one side.
-    fn private_part(
-        lay: &Option<(isize, Vec<(usize, usize)>)>,
-        off: isize,
-        a: usize,
-        b: usize,
-    ) -> Vec<(usize, usize)> {
-        match lay {
-            None => vec![(a, b)],
-            Some((lo, private)) => {
-                let rel = (off - lo) as usize;
-                overlap(private, rel + a, rel + b)
-                    .map(|(x, y)| (x - rel, y - rel))
-                    .collect()
-            }
+    let source: Vec<(usize, usize)> = match slay {
+        None => vec![(0, n)],
+        Some((lo, private)) => {
+            let rel = (soff - lo) as usize;
+            overlap(private, rel, rel + n)
+                .map(|(x, y)| (x - rel, y - rel))
+                .collect()
         }
-    }
-    if slay.is_none() && dlay.is_none() {
-        std::ptr::copy(src, dst, n);
-        return;
-    }
-    for (a, b) in private_part(slay, soff, 0, n) {
-        for (x, y) in private_part(dlay, doff, a, b) {
-            std::ptr::copy(src.add(x), dst.add(x), y - x);
+    };
+    for (a, b) in source {
+        if !dst_folded {
+            std::ptr::copy(src.add(a), dst.add(a), b - a);
+            continue;
+        }
+        let dest = crate::shared::writable_ranges(dst.add(a), b - a).unwrap_or_else(|| vec![(0, b - a)]);
+        for (x, y) in dest {
+            std::ptr::copy(src.add(a + x), dst.add(a + x), y - x);
         }
     }
 }

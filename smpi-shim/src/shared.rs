@@ -20,7 +20,8 @@
 //! extension): allocations between that size and the auto threshold are
 //! folded read-only; the first write to a page (by the program) replaces that
 //! page and its two neighbours with private zeroed memory, from then on real.
-//! Messages are delivered only into private pages. This keeps small control
+//! Messages carrying real (private) data make the pages they land on private
+//! too; folded data is not copied. This keeps small control
 //! data that lives inside large buffers (HPL's pivot vector inside its panel
 //! buffers) correct while the bulk stays folded. Freed regions are folded
 //! again and recycled (HPL allocates and frees its panels at every step).
@@ -501,8 +502,62 @@ pub fn private_ranges(p: *const u8, len: usize) -> Option<Vec<(usize, usize)>> {
     })
 }
 
-/// Copies `len` bytes from `src` to `dst`, skipping folded parts: only bytes
-/// private on both sides are copied (SMPI semantics).
+/// The byte ranges of `[p, p+len)` (relative to `p`) a message may write:
+/// like [`private_ranges`], but folded copy-on-write pages are made private
+/// first, as a write by the program would (received data is real data).
+/// Plain folded memory stays folded.
+pub fn writable_ranges(p: *mut u8, len: usize) -> Option<Vec<(usize, usize)>> {
+    let addr = p as usize;
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let st = s.as_mut()?;
+        let first = st.allocs.range(..=addr).next_back().map(|(&b, _)| b).into_iter();
+        let bases: Vec<usize> = first
+            .chain(st.allocs.range(addr + 1..addr + len).map(|(&b, _)| b))
+            .collect();
+        for base in bases {
+            let a = st.allocs.get_mut(&base).expect("listed above");
+            let Some(bits) = a.cow.as_mut() else { continue };
+            let (lo, hi) = (addr.max(base), (addr + len).min(base + a.size));
+            if lo >= hi {
+                continue;
+            }
+            let (mut pg, last) = ((lo - base) / PAGE, (hi - base).div_ceil(PAGE));
+            while pg < last {
+                if bits[pg / 64] & (1 << (pg % 64)) != 0 {
+                    pg += 1;
+                    continue;
+                }
+                let run = pg;
+                while pg < last && bits[pg / 64] & (1 << (pg % 64)) == 0 {
+                    pg += 1;
+                }
+                // Safety: replacing folded pages of our own region.
+                let m = unsafe {
+                    libc::mmap(
+                        (base + run * PAGE) as *mut c_void,
+                        (pg - run) * PAGE,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                        -1,
+                        0,
+                    )
+                };
+                if m != libc::MAP_FAILED {
+                    for q in run..pg {
+                        bits[q / 64] |= 1 << (q % 64);
+                    }
+                }
+            }
+        }
+        Some(())
+    })?;
+    private_ranges(p, len)
+}
+
+/// Copies `len` bytes from `src` to `dst`, skipping folded parts: private
+/// source bytes go to the destination where it is private or copy-on-write
+/// (which they make private); folded source bytes are garbage and not copied.
 ///
 /// # Safety
 /// Both ranges must be valid for `len` bytes.
@@ -514,22 +569,13 @@ pub unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
         std::ptr::copy(src, dst, len);
         return;
     }
-    let s = private_ranges(src, len);
-    let d = private_ranges(dst, len);
-    match (s, d) {
-        (None, None) => std::ptr::copy(src, dst, len),
-        (Some(r), None) | (None, Some(r)) => {
-            for (a, b) in r {
-                std::ptr::copy(src.add(a), dst.add(a), b - a);
-            }
-        }
-        (Some(r1), Some(r2)) => {
-            for &(a1, b1) in &r1 {
-                for &(a2, b2) in &r2 {
-                    let (a, b) = (a1.max(a2), b1.min(b2));
-                    if a < b {
-                        std::ptr::copy(src.add(a), dst.add(a), b - a);
-                    }
+    let source = private_ranges(src, len).unwrap_or_else(|| vec![(0, len)]);
+    for (a, b) in source {
+        match writable_ranges(dst.add(a), b - a) {
+            None => std::ptr::copy(src.add(a), dst.add(a), b - a),
+            Some(dest) => {
+                for (x, y) in dest {
+                    std::ptr::copy(src.add(a + x), dst.add(a + x), y - x);
                 }
             }
         }
