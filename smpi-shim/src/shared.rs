@@ -378,40 +378,24 @@ pub fn free(p: *mut u8) -> bool {
     })
 }
 
-/// Folds back the pages a copy-on-write region made private, before reuse.
+/// Folds back the pages a copy-on-write region made private, before reuse:
+/// each block holding private pages is mapped again whole (one call, however
+/// scattered its private pages are).
 fn refold(base: usize, a: &mut Alloc, block: usize, fd: i32) {
     let Some(bits) = a.cow.as_mut() else { return };
+    let pages_per_block = block / PAGE;
     let pages = a.span / PAGE;
-    let is_private = |bits: &[u64], pg: usize| bits[pg / 64] & (1 << (pg % 64)) != 0;
-    let mut pg = 0;
-    while pg < pages {
-        if bits[pg / 64] == 0 {
-            pg = (pg / 64 + 1) * 64;
+    for first in (0..pages).step_by(pages_per_block) {
+        let last = (first + pages_per_block).min(pages);
+        // Whole bitmap words: a word shared with the next block may remap a
+        // block with no private page, which is harmless.
+        if bits[first / 64..=(last - 1) / 64].iter().all(|&w| w == 0) {
             continue;
         }
-        if !is_private(bits, pg) {
-            pg += 1;
-            continue;
-        }
-        // One mapping per run of private pages within one block: every block
-        // of the region maps the folding file from offset 0.
-        let first = pg;
-        let block_end = ((first * PAGE) / block + 1) * block / PAGE;
-        while pg < pages.min(block_end) && is_private(bits, pg) {
-            pg += 1;
-        }
-        let off = first * PAGE;
-        if map_fixed(
-            base + off,
-            (pg - first) * PAGE,
-            fd,
-            (off % block) as i64,
-            libc::PROT_READ,
-        )
-        .is_ok()
-        {
-            for p in first..pg {
-                bits[p / 64] &= !(1 << (p % 64));
+        // Every block of the region maps the folding file from offset 0.
+        if map_fixed(base + first * PAGE, (last - first) * PAGE, fd, 0, libc::PROT_READ).is_ok() {
+            for pg in first..last {
+                bits[pg / 64] &= !(1 << (pg % 64));
             }
         }
     }
