@@ -3,9 +3,10 @@
  * writes become private and keep their contents. Checks that
  *  - written values read back, in several pages of one buffer;
  *  - a strided (vector) message from private pages of one rank's buffer
- *    arrives in its neighbour's buffer, which it never wrote;
+ *    arrives in its neighbour's buffer, which it never wrote; a never-written
+ *    buffer sends zeros (strided and contiguous);
  *  - freed buffers are folded again before they are recycled (the test
- *    checks the peak PSS).
+ *    checks the peak PSS), and read as zeros again (calloc).
  * Prints "fold_cow: ... OK" on success. */
 #include <mpi.h>
 #include <stdio.h>
@@ -41,6 +42,17 @@ int main(int argc, char **argv)
   MPI_Sendrecv(a, 1, every_64_pages, right, 0, b, 1, every_64_pages, left, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   for (int k = 0; k < 16; k++)
     ok &= b[k * 64 * per_page] == left * 100.0 + k;
+  /* 2b. the other way: a never-written buffer holds zeros, and sending it
+   * overwrites data the receiver had written */
+  double *fresh = malloc(8 * MIB);
+  for (int k = 0; k < 16; k++)
+    b[k * 64 * per_page] = 7.0;
+  MPI_Sendrecv(fresh, 1, every_64_pages, right, 1, b, 1, every_64_pages, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  for (int k = 0; k < 16; k++)
+    ok &= b[k * 64 * per_page] == 0.0;
+  MPI_Sendrecv(fresh, MIB, MPI_BYTE, right, 2, a, MIB, MPI_BYTE, left, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  ok &= a[0] == 0.0;
+  free(fresh);
   MPI_Type_free(&every_64_pages);
   free(a);
   free(b);
@@ -54,6 +66,18 @@ int main(int argc, char **argv)
     for (size_t off = 0; off < (size_t)mib * MIB; off += PAGE)
       ok &= c[off] == (char)(rank + mib);
     free(c);
+  }
+
+  /* 4. calloc: the recycled buffers filled above read as zeros again, even
+   * when folded (not copy-on-write) memory holds non-zero garbage */
+  char *folded = malloc(40 * MIB);
+  memset(folded, 0x5a, MIB);
+  free(folded);
+  for (int mib = 2; rank < 2 && mib <= 17; mib++) {
+    char *z = calloc((size_t)mib, MIB);
+    for (size_t off = 0; off < (size_t)mib * MIB; off += PAGE / 2)
+      ok &= z[off] == 0;
+    free(z);
   }
 
   int all_ok;

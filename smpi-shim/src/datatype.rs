@@ -421,13 +421,18 @@ impl Datatype {
         crate::shared::private_ranges(buf.wrapping_offset(lo), span as usize).map(|r| (lo, r))
     }
 
-    /// Whether `count` elements at `buf` lie entirely in folded memory.
+    /// Whether `count` elements at `buf` lie entirely in folded memory
+    /// (garbage: nothing to copy).
     ///
     /// # Safety
     /// `buf` must be valid for the type map of `count` elements.
     pub unsafe fn is_all_folded(&self, buf: *const u8, count: usize) -> bool {
-        self.folded_layout(buf, count)
-            .is_some_and(|(_, private)| private.is_empty())
+        self.folded_layout(buf, count).is_some_and(|(lo, private)| {
+            let span = (count as isize - 1) * self.extent + (self.true_ub - self.true_lb);
+            // Never-written copy-on-write memory is zeros, not garbage.
+            private.is_empty()
+                && crate::shared::zero_ranges(buf.wrapping_offset(lo), span as usize).is_empty()
+        })
     }
 
     /// Like [`Datatype::pack`], but reads folded memory only where it is
@@ -574,6 +579,10 @@ unsafe fn copy_private(
     let source: Vec<(usize, usize)> = match slay {
         None => vec![(0, n)],
         Some((lo, private)) => {
+            // Never-written copy-on-write source bytes are zeros.
+            for (a, b) in crate::shared::zero_ranges(src, n) {
+                crate::shared::zero_private(dst.add(a), b - a);
+            }
             let rel = (soff - lo) as usize;
             overlap(private, rel, rel + n)
                 .map(|(x, y)| (x - rel, y - rel))

@@ -18,8 +18,10 @@
 //!
 //! *Copy-on-write folding* (`smpi/auto-shared-malloc-cow-thresh`, our
 //! extension): allocations between that size and the auto threshold are
-//! folded read-only; the first write to a page (by the program) replaces that
-//! page and its two neighbours with private zeroed memory, from then on real.
+//! folded read-only over a file nobody writes, so they read as zeros (like
+//! fresh memory: `calloc` needs nothing more); the first write to a page (by
+//! the program) replaces that page and its two neighbours with private zeroed
+//! memory, from then on real.
 //! Messages carrying real (private) data make the pages they land on private
 //! too; folded data is not copied. This keeps small control
 //! data that lives inside large buffers (HPL's pivot vector inside its panel
@@ -53,6 +55,8 @@ struct State {
     mode: Mode,
     block: usize,
     fd: i32,
+    /// Backs copy-on-write regions; mapped read-only only, so it stays zero.
+    zero_fd: i32,
     hugepage: bool,
     sites: BTreeMap<String, (i32, usize)>,
     allocs: BTreeMap<usize, Alloc>,
@@ -120,6 +124,7 @@ pub fn init(
             mode,
             block,
             fd: -1,
+            zero_fd: -1,
             hugepage,
             sites: BTreeMap::new(),
             allocs: BTreeMap::new(),
@@ -255,6 +260,10 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
         if st.fd < 0 {
             st.fd = memfd("smpi-shared-block", st.block, st.hugepage)?;
         }
+        if cow && st.zero_fd < 0 {
+            st.zero_fd = memfd("smpi-cow-zero-block", st.block, st.hugepage)?;
+        }
+        let fd = if cow { st.zero_fd } else { st.fd };
         // Plan the mappings first so a too-large request fails cleanly.
         let mut plan: Vec<(usize, usize)> = Vec::new();
         for &(start, stop) in shared {
@@ -285,7 +294,7 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
         }
         let prot = if cow { libc::PROT_READ } else { libc::PROT_READ | libc::PROT_WRITE };
         for &(at, len) in &plan {
-            map_fixed(base + at, len, st.fd, 0, prot).map_err(|e| huge_page_hint(e, st.hugepage, st.block))?;
+            map_fixed(base + at, len, fd, 0, prot).map_err(|e| huge_page_hint(e, st.hugepage, st.block))?;
         }
         mappings += plan.len();
         // Private ranges: the complement of the folded ones.
@@ -359,7 +368,7 @@ pub fn free(p: *mut u8) -> bool {
             Some(mut a) => {
                 if let (Some(cow), true) = (a.poolable, st.pooled < POOL_MAX) {
                     if cow {
-                        refold(p as usize, &mut a, st.block, st.fd);
+                        refold(p as usize, &mut a, st.block, st.zero_fd);
                     }
                     st.pool.entry((a.span, cow)).or_default().push((p as usize, a));
                     st.pooled += 1;
@@ -486,6 +495,53 @@ pub fn private_ranges(p: *const u8, len: usize) -> Option<Vec<(usize, usize)>> {
     })
 }
 
+/// The byte ranges of `[p, p+len)` (relative to `p`, sorted) in copy-on-write
+/// pages never written: they read as zeros, and a message from them carries zeros.
+pub fn zero_ranges(p: *const u8, len: usize) -> Vec<(usize, usize)> {
+    let addr = p as usize;
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    STATE.with(|s| {
+        let s = s.borrow();
+        let Some(st) = s.as_ref() else { return };
+        let first = st.allocs.range(..=addr).next_back().into_iter();
+        for (&base, a) in first.chain(st.allocs.range(addr + 1..addr + len)) {
+            let Some(bits) = &a.cow else { continue };
+            let (lo, hi) = (addr.max(base), (addr + len).min(base + a.size));
+            for pg in lo.saturating_sub(base) / PAGE..hi.saturating_sub(base).div_ceil(PAGE) {
+                if lo >= hi || bits[pg / 64] & (1 << (pg % 64)) != 0 {
+                    continue;
+                }
+                let (s0, e0) = (
+                    (base + pg * PAGE).max(lo) - addr,
+                    (base + (pg + 1) * PAGE).min(hi) - addr,
+                );
+                match out.last_mut() {
+                    Some((_, e)) if *e == s0 => *e = e0,
+                    _ => out.push((s0, e0)),
+                }
+            }
+        }
+    });
+    out
+}
+
+/// Writes zeros over the bytes of `[p, p+len)` that hold data (private
+/// memory); never-written copy-on-write pages already read as zeros and
+/// folded memory is garbage.
+///
+/// # Safety
+/// The range must be valid for `len` bytes.
+pub unsafe fn zero_private(p: *mut u8, len: usize) {
+    match private_ranges(p, len) {
+        None => std::ptr::write_bytes(p, 0, len),
+        Some(r) => {
+            for (a, b) in r {
+                std::ptr::write_bytes(p.add(a), 0, b - a);
+            }
+        }
+    }
+}
+
 /// The byte ranges of `[p, p+len)` (relative to `p`) a message may write:
 /// like [`private_ranges`], but folded copy-on-write pages are made private
 /// first, as a write by the program would (received data is real data).
@@ -541,7 +597,9 @@ pub fn writable_ranges(p: *mut u8, len: usize) -> Option<Vec<(usize, usize)>> {
 
 /// Copies `len` bytes from `src` to `dst`, skipping folded parts: private
 /// source bytes go to the destination where it is private or copy-on-write
-/// (which they make private); folded source bytes are garbage and not copied.
+/// (which they make private); never-written copy-on-write source bytes are
+/// zeros, written as such where the destination holds data; folded source
+/// bytes are garbage and not copied.
 ///
 /// # Safety
 /// Both ranges must be valid for `len` bytes.
@@ -553,7 +611,13 @@ pub unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
         std::ptr::copy(src, dst, len);
         return;
     }
-    let source = private_ranges(src, len).unwrap_or_else(|| vec![(0, len)]);
+    let source = private_ranges(src, len);
+    if source.is_some() {
+        for (a, b) in zero_ranges(src, len) {
+            zero_private(dst.add(a), b - a);
+        }
+    }
+    let source = source.unwrap_or_else(|| vec![(0, len)]);
     for (a, b) in source {
         match writable_ranges(dst.add(a), b - a) {
             None => std::ptr::copy(src.add(a), dst.add(a), b - a),

@@ -260,10 +260,11 @@ fn folding_on_huge_pages_works_or_fails_clearly() {
     }
 }
 
-/// Copy-on-write folding: written pages keep their data, real data received
-/// into never-written pages arrives, and freed buffers are folded again before
-/// reuse (a recycled buffer of each size from 2 to 17 MiB would keep 152 MiB
-/// otherwise).
+/// Copy-on-write folding behaves as real memory that costs only the pages
+/// written: written pages keep their data, real data received into
+/// never-written pages arrives, never-written pages read and send zeros
+/// (calloc), and freed buffers are folded again before reuse (a recycled
+/// buffer of each size from 2 to 17 MiB would keep 152 MiB otherwise).
 #[test]
 fn copy_on_write_folding_keeps_written_data_and_refolds_freed_buffers() {
     let prog = build_c(&apps_dir().join("memory/fold_cow.c"));

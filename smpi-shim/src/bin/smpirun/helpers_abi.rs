@@ -77,6 +77,7 @@ pub unsafe extern "C" fn smpi_auto_calloc(n: usize, size: usize) -> *mut c_void 
     let c = shared::cow_threshold();
     if (t > 0 && total >= t) || (c > 0 && total >= c) {
         // Folded memory is garbage by definition: it is not zeroed.
+        // Copy-on-write memory reads as zeros until written.
         smpi_auto_malloc(total)
     } else {
         libc::calloc(n, size)
