@@ -418,7 +418,11 @@ impl Datatype {
         if span <= 0 {
             return None;
         }
-        crate::shared::private_ranges(buf.wrapping_offset(lo), span as usize).map(|r| (lo, r))
+        let start = buf.wrapping_offset(lo);
+        if !crate::shared::touches_folded(start, span as usize) {
+            return None;
+        }
+        crate::shared::private_ranges(start, span as usize).map(|r| (lo, r))
     }
 
     /// Whether `count` elements at `buf` lie entirely in folded memory

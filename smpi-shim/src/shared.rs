@@ -424,6 +424,20 @@ pub fn any() -> bool {
     STATE.with(|s| s.borrow().as_ref().is_some_and(|st| !st.allocs.is_empty()))
 }
 
+/// Whether `[p, p+len)` overlaps any folded allocation (one lookup, no
+/// allocation: the common case of ordinary buffers stays cheap).
+pub fn touches_folded(p: *const u8, len: usize) -> bool {
+    let addr = p as usize;
+    STATE.with(|s| {
+        s.borrow().as_ref().is_some_and(|st| {
+            st.allocs
+                .range(..addr.saturating_add(len.max(1)))
+                .next_back()
+                .is_some_and(|(&base, a)| base + a.size > addr)
+        })
+    })
+}
+
 /// Private byte ranges (relative to `p`) of `[p, p+len)`, sorted: `None` if
 /// the range touches no folded allocation (everything is private). Bytes
 /// outside folded allocations (the range may span several) are private.
@@ -607,7 +621,7 @@ pub unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
     if len == 0 {
         return;
     }
-    if !any() {
+    if !touches_folded(src, len) && !touches_folded(dst, len) {
         std::ptr::copy(src, dst, len);
         return;
     }
