@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """HPL emulation benchmark: runs the real HPL (apps/hpl/build/xhpl) under our
 smpirun for the issue's scenarios and prints a table: wall time, peak memory
-(PSS sampled every 0.1 s from /proc/<pid>/smaps_rollup, the same way for both
-simulators, and max RSS), simulated time and HPL's Gflops, next to SMPI 3.32's
+(PSS sampled every second from /proc/<pid>/smaps_rollup, the same way for
+both simulators, and for ours also smpirun's own finer samples; and max RSS), simulated time and HPL's Gflops, next to SMPI 3.32's
 numbers and the ratios.
 
 SMPI's numbers come from ../shared/reference/smpi-3.32/README.md, or, with
@@ -86,9 +86,11 @@ def peak_pss_kb(pid, peak):
 
 
 def sample_until_exit(proc, t0, timeout):
-    """Peak PSS (KiB) of a running simulator, sampled every 0.1 s the same way
-    for both simulators; None (after killing it) on timeout. Output goes to
-    files so a full pipe cannot stall the process."""
+    """Peak PSS (KiB) of a running simulator, sampled every second the same
+    way for both simulators (a read walks every page table and holds the
+    process's memory-map lock: sampling faster slows a run with gigabytes
+    folded by several times); None (after killing it) on timeout. Output goes
+    to files so a full pipe cannot stall the process."""
     peak = 0
     while proc.poll() is None:
         peak = peak_pss_kb(proc.pid, peak)
@@ -96,7 +98,7 @@ def sample_until_exit(proc, t0, timeout):
             proc.kill()
             proc.wait()
             return None
-        time.sleep(0.1)
+        time.sleep(1.0)
     return peak
 
 
