@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -85,6 +86,13 @@ def peak_pss_kb(pid, peak):
     return max(peak, total)
 
 
+def children_cpu_s():
+    """User + system CPU seconds of the waited-for children so far (unlike the
+    wall time, not inflated by time a virtual machine's host steals)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def sample_until_exit(proc, t0, timeout):
     """Peak PSS (KiB) of a running simulator, sampled every second the same
     way for both simulators (a read walks every page table and holds the
@@ -116,19 +124,19 @@ def run_smpi(name, p, q, n, platform, timeout):
         toml_cluster_to_xml(os.path.join(REPO, platform), xml)
         cmd = ["/usr/bin/smpirun", "-platform", xml, "-np", str(p * q), "--cfg=smpi/shared-malloc:global",
                *[c for c in COMMON_CFG if "cow-thresh" not in c], xhpl]
-        t0 = time.time()
+        t0, cpu0 = time.time(), children_cpu_s()
         with open(os.path.join(d, "stdout"), "w") as fo, open(os.path.join(d, "stderr"), "w") as fe:
             proc = subprocess.Popen(cmd, cwd=d, stdout=fo, stderr=fe)
             peak = sample_until_exit(proc, t0, timeout)
         if peak is None:
             return {"name": name, "error": f"timeout after {timeout} s"}
         out, err = open(os.path.join(d, "stdout")).read(), open(os.path.join(d, "stderr")).read()
-        wall = time.time() - t0
+        wall, cpu = time.time() - t0, children_cpu_s() - cpu0
         line = next((l for l in out.splitlines() if re.match(r"^W[RC]\d", l)), None)
         if proc.returncode != 0 or line is None:
             return {"name": name, "error": (err.strip().splitlines() or ["no HPL result line"])[-1]}
         fields = line.split()
-        return {"name": name, "hpl_line": line, "wall_s": wall, "pss_mb": peak / 1024,
+        return {"name": name, "hpl_line": line, "wall_s": wall, "cpu_s": cpu, "pss_mb": peak / 1024,
                 "hpl_time_s": float(fields[5]), "gflops": float(fields[6])}
 
 
@@ -146,21 +154,21 @@ def run(name, p, q, n, platform, model, extra, timeout):
         cmd = [smpirun, "-platform", os.path.join(REPO, platform), "-np", str(p * q), *COMMON_CFG,
                "--cfg=smpi/shared-malloc-blocksize:33554432", *extra,
                "-model", model, "--json", js, "-quiet", xhpl]
-        t0 = time.time()
+        t0, cpu0 = time.time(), children_cpu_s()
         with open(os.path.join(d, "stdout"), "w") as fo, open(os.path.join(d, "stderr"), "w") as fe:
             proc = subprocess.Popen(cmd, cwd=d, stdout=fo, stderr=fe)
             peak = sample_until_exit(proc, t0, timeout)
         if peak is None:
             return {"name": name, "error": f"timeout after {timeout} s"}
         out, err = open(os.path.join(d, "stdout")).read(), open(os.path.join(d, "stderr")).read()
-        wall = time.time() - t0
+        wall, cpu = time.time() - t0, children_cpu_s() - cpu0
         line = next((l for l in out.splitlines() if re.match(r"^W[RC]\d", l)), None)
         if proc.returncode != 0 or line is None:
             return {"name": name, "error": (err.strip().splitlines() or ["no HPL result line"])[-1]}
         fields = line.split()
         info = json.load(open(js))
         return {
-            "name": name, "cmd": " ".join(cmd), "hpl_line": line, "wall_s": wall,
+            "name": name, "cmd": " ".join(cmd), "hpl_line": line, "wall_s": wall, "cpu_s": cpu,
             "pss_mb": max(peak, info["peak_pss_kb"]) / 1024, "maxrss_mb": info["max_rss_kb"] / 1024,
             "simulated_s": info["simulated_time"], "hpl_time_s": float(fields[5]), "gflops": float(fields[6]),
         }
@@ -206,6 +214,9 @@ def main():
         else:
             cmp = f"{'n/a':>9} {'n/a':>8} {'n/a':>11} | {'':>7} {'':>9} {'':>11}"
         print(f"{name:12} {r['wall_s']:8.2f} {r['pss_mb']:8.1f} {r['maxrss_mb']:9.1f} {r['simulated_s']:9.4f} {r['gflops']:10.1f} | {cmp}")
+        if a.smpi and "error" not in r.get("smpi", {"error": 1}):
+            oc, sc = r["cpu_s"], r["smpi"]["cpu_s"]
+            print(f"{'':12} CPU time (user+sys): ours {oc:.2f} s, SimGrid {sc:.2f} s: {sc / max(oc, 1e-9):.1f}x")
         sys.stdout.flush()
     print(f"\nmachine: {os.cpu_count()} cores; SMPI 3.32 numbers from "
           + ("SimGrid runs in this bench run (reference table where they failed)." if a.smpi

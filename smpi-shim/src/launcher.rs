@@ -456,9 +456,9 @@ fn run(args: &Args) -> Result<i32, String> {
     let mut last_report = Instant::now();
     let mut last_sample = Instant::now();
     // Reading smaps walks every page table (milliseconds with gigabytes
-    // folded): sample PSS at an interval 100 times the last read's cost, so
-    // the peak is caught closely for at most 1 % of the run time.
-    let mut sample_interval = 0.2f64;
+    // folded): sample PSS at an interval 200 times the last read's cost, so
+    // the peak is caught closely for at most 0.5 % of the run time.
+    let mut sample_interval = 0.5f64;
     let start = Instant::now();
     let peak_pss = Rc::new(std::cell::Cell::new(proportional_set_size_kb()));
     let peak = peak_pss.clone();
@@ -472,7 +472,7 @@ fn run(args: &Args) -> Result<i32, String> {
         if last_sample.elapsed().as_secs_f64() > sample_interval {
             let read = Instant::now();
             peak.set(peak.get().max(proportional_set_size_kb()));
-            sample_interval = (100.0 * read.elapsed().as_secs_f64()).max(0.2);
+            sample_interval = (200.0 * read.elapsed().as_secs_f64()).max(0.5);
             last_sample = Instant::now();
         }
         if progress && last_report.elapsed().as_secs_f64() > 3.0 {
