@@ -110,6 +110,23 @@ def sample_until_exit(proc, t0, timeout):
     return peak
 
 
+def measure(cmd, d, timeout):
+    """Runs one simulation in directory `d`: its HPL line, wall and CPU time
+    and peak PSS (KiB), or {"error": ...}."""
+    t0, cpu0 = time.time(), children_cpu_s()
+    with open(os.path.join(d, "stdout"), "w") as fo, open(os.path.join(d, "stderr"), "w") as fe:
+        proc = subprocess.Popen(cmd, cwd=d, stdout=fo, stderr=fe)
+        peak = sample_until_exit(proc, t0, timeout)
+    if peak is None:
+        return {"error": f"timeout after {timeout} s"}
+    out, err = open(os.path.join(d, "stdout")).read(), open(os.path.join(d, "stderr")).read()
+    wall, cpu = time.time() - t0, children_cpu_s() - cpu0
+    line = next((l for l in out.splitlines() if re.match(r"^W[RC]\d", l)), None)
+    if proc.returncode != 0 or line is None:
+        return {"error": (err.strip().splitlines() or ["no HPL result line"])[-1]}
+    return {"hpl_line": line, "wall_s": wall, "cpu_s": cpu, "peak_kb": peak}
+
+
 def run_smpi(name, p, q, n, platform, timeout):
     """The scenario under SimGrid 3.32 (None if it is not installed)."""
     xhpl = os.path.join(HERE, "simgrid", "build", "xhpl")
@@ -124,20 +141,12 @@ def run_smpi(name, p, q, n, platform, timeout):
         toml_cluster_to_xml(os.path.join(REPO, platform), xml)
         cmd = ["/usr/bin/smpirun", "-platform", xml, "-np", str(p * q), "--cfg=smpi/shared-malloc:global",
                *[c for c in COMMON_CFG if "cow-thresh" not in c], xhpl]
-        t0, cpu0 = time.time(), children_cpu_s()
-        with open(os.path.join(d, "stdout"), "w") as fo, open(os.path.join(d, "stderr"), "w") as fe:
-            proc = subprocess.Popen(cmd, cwd=d, stdout=fo, stderr=fe)
-            peak = sample_until_exit(proc, t0, timeout)
-        if peak is None:
-            return {"name": name, "error": f"timeout after {timeout} s"}
-        out, err = open(os.path.join(d, "stdout")).read(), open(os.path.join(d, "stderr")).read()
-        wall, cpu = time.time() - t0, children_cpu_s() - cpu0
-        line = next((l for l in out.splitlines() if re.match(r"^W[RC]\d", l)), None)
-        if proc.returncode != 0 or line is None:
-            return {"name": name, "error": (err.strip().splitlines() or ["no HPL result line"])[-1]}
-        fields = line.split()
-        return {"name": name, "hpl_line": line, "wall_s": wall, "cpu_s": cpu, "pss_mb": peak / 1024,
-                "hpl_time_s": float(fields[5]), "gflops": float(fields[6])}
+        m = measure(cmd, d, timeout)
+        if "error" in m:
+            return {"name": name, **m}
+        line, fields = m["hpl_line"], m["hpl_line"].split()
+        return {"name": name, "hpl_line": line, "wall_s": m["wall_s"], "cpu_s": m["cpu_s"],
+                "pss_mb": m["peak_kb"] / 1024, "hpl_time_s": float(fields[5]), "gflops": float(fields[6])}
 
 
 def run(name, p, q, n, platform, model, extra, timeout):
@@ -154,22 +163,14 @@ def run(name, p, q, n, platform, model, extra, timeout):
         cmd = [smpirun, "-platform", os.path.join(REPO, platform), "-np", str(p * q), *COMMON_CFG,
                "--cfg=smpi/shared-malloc-blocksize:33554432", *extra,
                "-model", model, "--json", js, "-quiet", xhpl]
-        t0, cpu0 = time.time(), children_cpu_s()
-        with open(os.path.join(d, "stdout"), "w") as fo, open(os.path.join(d, "stderr"), "w") as fe:
-            proc = subprocess.Popen(cmd, cwd=d, stdout=fo, stderr=fe)
-            peak = sample_until_exit(proc, t0, timeout)
-        if peak is None:
-            return {"name": name, "error": f"timeout after {timeout} s"}
-        out, err = open(os.path.join(d, "stdout")).read(), open(os.path.join(d, "stderr")).read()
-        wall, cpu = time.time() - t0, children_cpu_s() - cpu0
-        line = next((l for l in out.splitlines() if re.match(r"^W[RC]\d", l)), None)
-        if proc.returncode != 0 or line is None:
-            return {"name": name, "error": (err.strip().splitlines() or ["no HPL result line"])[-1]}
-        fields = line.split()
+        m = measure(cmd, d, timeout)
+        if "error" in m:
+            return {"name": name, **m}
+        line, fields = m["hpl_line"], m["hpl_line"].split()
         info = json.load(open(js))
         return {
-            "name": name, "cmd": " ".join(cmd), "hpl_line": line, "wall_s": wall, "cpu_s": cpu,
-            "pss_mb": max(peak, info["peak_pss_kb"]) / 1024, "maxrss_mb": info["max_rss_kb"] / 1024,
+            "name": name, "cmd": " ".join(cmd), "hpl_line": line, "wall_s": m["wall_s"], "cpu_s": m["cpu_s"],
+            "pss_mb": max(m["peak_kb"], info["peak_pss_kb"]) / 1024, "maxrss_mb": info["max_rss_kb"] / 1024,
             "simulated_s": info["simulated_time"], "hpl_time_s": float(fields[5]), "gflops": float(fields[6]),
         }
 
