@@ -597,10 +597,13 @@ pub fn writable_ranges(p: *mut u8, len: usize) -> Option<Vec<(usize, usize)>> {
                         0,
                     )
                 };
-                if m != libc::MAP_FAILED {
-                    for q in run..pg {
-                        bits[q / 64] |= 1 << (q % 64);
-                    }
+                if m == libc::MAP_FAILED {
+                    // Received data would be lost: stop, saying why.
+                    eprintln!("{} ({})", COW_FAILED.trim(), std::io::Error::last_os_error());
+                    std::process::exit(1);
+                }
+                for q in run..pg {
+                    bits[q / 64] |= 1 << (q % 64);
                 }
             }
         }
@@ -675,22 +678,34 @@ fn cow_unregister(start: usize) {
     }
 }
 
-/// Makes the page at `addr` (and its neighbours) private if it is a folded
-/// copy-on-write page; returns whether the fault was ours.
-fn cow_fault(addr: usize) -> bool {
+/// What a write fault in a copy-on-write region came to.
+#[derive(PartialEq)]
+enum CowFault {
+    /// Not a folded copy-on-write page.
+    NotOurs,
+    /// The page (and its free neighbours) is private now.
+    Fixed,
+    /// The page could not be made private (no memory mapping left).
+    Failed,
+}
+
+/// Makes the page at `addr` (and its neighbours, as far as possible) private
+/// if it is a folded copy-on-write page.
+fn cow_fault(addr: usize) -> CowFault {
     // Safety: read-only use of the table on the simulation thread.
     let t = unsafe { &*COW.0.get() };
     let i = t.partition_point(|r| r.0 <= addr);
     if i == 0 {
-        return false;
+        return CowFault::NotOurs;
     }
     let (start, span, bits) = t[i - 1];
     if addr >= start + span {
-        return false;
+        return CowFault::NotOurs;
     }
     let page = (addr - start) / PAGE;
     let pages = span / PAGE;
-    let mut fixed = false;
+    // A fault on an already-private page is not ours (should not happen).
+    let mut outcome = CowFault::NotOurs;
     for pg in page.saturating_sub(1)..(page + 2).min(pages) {
         // Safety: the bitmap has one bit per page of the region.
         let word = unsafe { &mut *bits.add(pg / 64) };
@@ -709,22 +724,35 @@ fn cow_fault(addr: usize) -> bool {
             )
         };
         if p == libc::MAP_FAILED {
-            return false;
+            // Neighbours are a convenience; the faulting page is not.
+            if pg == page {
+                return CowFault::Failed;
+            }
+            continue;
         }
         *word |= 1 << (pg % 64);
-        fixed = true;
+        if pg == page {
+            outcome = CowFault::Fixed;
+        }
     }
-    // A fault on an already-private page is not ours (should not happen).
-    fixed
+    outcome
 }
+
+/// Said before the crash report when a copy-on-write page cannot be made private.
+const COW_FAILED: &str = "\nerror: a copy-on-write folded page could not be made private: the process ran out of memory mappings (vm.max_map_count); raise vm.max_map_count (sysctl) or smpi/auto-shared-malloc-cow-thresh\n";
 
 extern "C" fn cow_handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
     // Safety: `info` comes from the kernel (SA_SIGINFO).
     let addr = unsafe { (*info).si_addr() } as usize;
-    if cow_fault(addr) {
-        return;
+    match cow_fault(addr) {
+        CowFault::Fixed => return,
+        // Safety: write(2) is async-signal-safe.
+        CowFault::Failed => unsafe {
+            libc::write(2, COW_FAILED.as_ptr().cast(), COW_FAILED.len());
+        },
+        CowFault::NotOurs => {}
     }
-    // Not ours: hand over to the previous handler (the crash reporter).
+    // Not ours, or failed: hand over to the previous handler (the crash reporter).
     // Safety: PREVIOUS was filled by sigaction before this handler was installed.
     unsafe {
         let prev = std::ptr::addr_of!(PREVIOUS).read();
