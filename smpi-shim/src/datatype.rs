@@ -413,16 +413,18 @@ impl Datatype {
         if count == 0 || self.size == 0 || !crate::shared::any() {
             return None;
         }
-        let lo = self.true_lb;
+        let (start, span) = self.span_of(buf, count)?;
+        if !crate::shared::touches_folded(start, span) {
+            return None;
+        }
+        crate::shared::private_ranges(start, span).map(|r| (self.true_lb, r))
+    }
+
+    /// The first byte and the length of the memory `count` elements at `buf`
+    /// touch (`None` if empty).
+    fn span_of(&self, buf: *const u8, count: usize) -> Option<(*const u8, usize)> {
         let span = (count as isize - 1) * self.extent + (self.true_ub - self.true_lb);
-        if span <= 0 {
-            return None;
-        }
-        let start = buf.wrapping_offset(lo);
-        if !crate::shared::touches_folded(start, span as usize) {
-            return None;
-        }
-        crate::shared::private_ranges(start, span as usize).map(|r| (lo, r))
+        (span > 0).then(|| (buf.wrapping_offset(self.true_lb), span as usize))
     }
 
     /// Whether `count` elements at `buf` lie entirely in folded memory
@@ -431,11 +433,12 @@ impl Datatype {
     /// # Safety
     /// `buf` must be valid for the type map of `count` elements.
     pub unsafe fn is_all_folded(&self, buf: *const u8, count: usize) -> bool {
-        self.folded_layout(buf, count).is_some_and(|(lo, private)| {
-            let span = (count as isize - 1) * self.extent + (self.true_ub - self.true_lb);
-            // Never-written copy-on-write memory is zeros, not garbage.
+        // Never-written copy-on-write memory is zeros, not garbage.
+        self.folded_layout(buf, count).is_some_and(|(_, private)| {
             private.is_empty()
-                && crate::shared::zero_ranges(buf.wrapping_offset(lo), span as usize).is_empty()
+                && self
+                    .span_of(buf, count)
+                    .is_some_and(|(start, span)| crate::shared::zero_ranges(start, span).is_empty())
         })
     }
 

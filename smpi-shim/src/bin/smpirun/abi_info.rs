@@ -105,15 +105,19 @@ pub unsafe extern "C" fn MPI_Info_get(
         if valuelen < 0 {
             return Err(mpi_err(MPI_ERR_ARG, format!("negative valuelen {valuelen}")));
         }
-        info::get(h, &text(key, "key")?)
+        lookup(h, key, flag)
     })();
-    if let Ok(v) = &r {
-        set(flag, v.is_some() as c_int);
-        if let Some(v) = v {
-            copy_out(value, v, valuelen as usize);
-        }
+    if let Ok(Some(v)) = &r {
+        copy_out(value, v, valuelen as usize);
     }
     report("MPI_Info_get", r)
+}
+
+/// The value of `key` in info `h`, if set; `flag` says whether it is.
+unsafe fn lookup(h: c_int, key: *const c_char, flag: *mut c_int) -> MpiResult<Option<String>> {
+    let v = info::get(h, &text(key, "key")?)?;
+    set(flag, v.is_some() as c_int);
+    Ok(v)
 }
 
 /// MPI 4: `buflen` in: room including the NUL; out: the value's length + 1.
@@ -125,16 +129,13 @@ pub unsafe extern "C" fn MPI_Info_get_string(
     value: *mut c_char,
     flag: *mut c_int,
 ) -> c_int {
-    let r = (|| info::get(h, &text(key, "key")?))();
-    if let Ok(v) = &r {
-        set(flag, v.is_some() as c_int);
-        if let Some(v) = v {
-            let room = if buflen.is_null() { 0 } else { *buflen };
-            if room > 0 {
-                copy_out(value, v, room as usize - 1);
-            }
-            set(buflen, v.len() as c_int + 1);
+    let r = lookup(h, key, flag);
+    if let Ok(Some(v)) = &r {
+        let room = if buflen.is_null() { 0 } else { *buflen };
+        if room > 0 {
+            copy_out(value, v, room as usize - 1);
         }
+        set(buflen, v.len() as c_int + 1);
     }
     report("MPI_Info_get_string", r)
 }
@@ -146,12 +147,9 @@ pub unsafe extern "C" fn MPI_Info_get_valuelen(
     valuelen: *mut c_int,
     flag: *mut c_int,
 ) -> c_int {
-    let r = (|| info::get(h, &text(key, "key")?))();
-    if let Ok(v) = &r {
-        set(flag, v.is_some() as c_int);
-        if let Some(v) = v {
-            set(valuelen, v.len() as c_int);
-        }
+    let r = lookup(h, key, flag);
+    if let Ok(Some(v)) = &r {
+        set(valuelen, v.len() as c_int);
     }
     report("MPI_Info_get_valuelen", r)
 }
