@@ -406,18 +406,37 @@ impl Datatype {
         }
     }
 
-    /// The private byte ranges (relative to the start of the type map) of
-    /// `count` elements at `buf` when they touch folded memory (see
-    /// `crate::shared`); `None` when everything is ordinary memory.
-    fn folded_layout(&self, buf: *const u8, count: usize) -> Option<(isize, Vec<(usize, usize)>)> {
+    /// The layout (see [`crate::shared::Layout`]) of the memory `count`
+    /// elements at `buf` span, from their first byte (`true_lb`), when it
+    /// touches folded memory; `None` when everything is ordinary memory.
+    /// A send computes it once when posted (MPI forbids touching a send
+    /// buffer before completion) and hands it to [`Datatype::copy_to_with`].
+    pub fn folded_layout(&self, buf: *const u8, count: usize) -> Option<SpanLayout> {
         if count == 0 || self.size == 0 || !crate::shared::any() {
             return None;
         }
         let (start, span) = self.span_of(buf, count)?;
-        if !crate::shared::touches_folded(start, span) {
-            return None;
-        }
-        crate::shared::private_ranges(start, span).map(|r| (self.true_lb, r))
+        // A dense type map is looked up whole; a sparse one (far-apart blocks)
+        // only where its blocks are, in address order, nearby blocks merged.
+        let layout = if span <= 2 * self.size * count || span <= SPARSE_GAP {
+            crate::shared::Layout::of(start, span)
+        } else {
+            let mut pieces: Vec<(usize, usize)> = self
+                .pieces(count)
+                .filter(|p| p.1 > 0)
+                .map(|(off, len)| ((off - self.true_lb) as usize, (off - self.true_lb) as usize + len))
+                .collect();
+            pieces.sort_unstable();
+            let mut merged: Vec<(usize, usize)> = Vec::with_capacity(pieces.len());
+            for (a, b) in pieces {
+                match merged.last_mut() {
+                    Some((_, e)) if a <= *e + SPARSE_GAP => *e = (*e).max(b),
+                    _ => merged.push((a, b)),
+                }
+            }
+            crate::shared::Layout::of_ranges(start, &merged)
+        };
+        layout.map(|l| (self.true_lb, l))
     }
 
     /// The first byte and the length of the memory `count` elements at `buf`
@@ -434,38 +453,47 @@ impl Datatype {
     /// `buf` must be valid for the type map of `count` elements.
     pub unsafe fn is_all_folded(&self, buf: *const u8, count: usize) -> bool {
         // Never-written copy-on-write memory is zeros, not garbage.
-        self.folded_layout(buf, count).is_some_and(|(_, private)| {
-            private.is_empty()
-                && self
-                    .span_of(buf, count)
-                    .is_some_and(|(start, span)| crate::shared::zero_ranges(start, span).is_empty())
-        })
+        self.folded_layout(buf, count)
+            .is_some_and(|(_, l)| l.all_garbage())
     }
 
-    /// Like [`Datatype::pack`], but reads folded memory only where it is
-    /// private: folded parts come out as zeros, uncopied.
+    /// Like [`Datatype::pack`], but reads only the bytes that hold data:
+    /// folded and never-written parts come out as zeros, unread.
     ///
     /// # Safety
     /// `buf` must be valid for the type map of `count` elements.
     pub unsafe fn pack_folded(&self, buf: *const u8, count: usize, out: &mut Vec<u8>) {
-        let Some((lo, private)) = self.folded_layout(buf, count) else {
+        self.pack_with(buf, count, self.folded_layout(buf, count).as_ref(), out)
+    }
+
+    /// [`Datatype::pack_folded`] with the buffer's layout already known.
+    ///
+    /// # Safety
+    /// `buf` must be valid for the type map of `count` elements; `layout`
+    /// must be this buffer's [`Datatype::folded_layout`].
+    pub unsafe fn pack_with(
+        &self,
+        buf: *const u8,
+        count: usize,
+        layout: Option<&SpanLayout>,
+        out: &mut Vec<u8>,
+    ) {
+        let Some((lo, layout)) = layout else {
             return self.pack(buf, count, out);
         };
+        let lo = *lo;
         let start = out.len();
         out.resize(start + self.size * count, 0);
-        if private.is_empty() {
-            return;
-        }
         let mut pos = start;
-        for i in 0..count {
-            for &(off, len) in &self.blocks {
-                let rel = (i as isize * self.extent + off - lo) as usize;
-                for (a, b) in overlap(&private, rel, rel + len) {
+        for (off, len) in self.pieces(count) {
+            let rel = (off - lo) as usize;
+            for (a, b, what) in layout.runs_in(rel, rel + len) {
+                if matches!(what, crate::shared::Bytes::Data | crate::shared::Bytes::Unknown) {
                     let src = buf.offset(lo).add(a);
                     std::ptr::copy_nonoverlapping(src, out.as_mut_ptr().add(pos + a - rel), b - a);
                 }
-                pos += len;
             }
+            pos += len;
         }
     }
 
@@ -494,11 +522,39 @@ impl Datatype {
         rcount: usize,
         bytes: usize,
     ) {
+        let slay = self.folded_layout(src, scount);
+        self.copy_to_with(src, scount, slay.as_ref(), rdt, dst, rcount, bytes)
+    }
+
+    /// [`Datatype::copy_to`] with the source's layout already known.
+    ///
+    /// # Safety
+    /// As [`Datatype::copy_to`]; `slay` must be the source's
+    /// [`Datatype::folded_layout`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn copy_to_with(
+        &self,
+        src: *const u8,
+        scount: usize,
+        slay: Option<&SpanLayout>,
+        rdt: &Datatype,
+        dst: *mut u8,
+        rcount: usize,
+        bytes: usize,
+    ) {
         if bytes == 0 {
             return;
         }
-        let slay = self.folded_layout(src, scount);
-        let dst_folded = rdt.folded_layout(dst, rcount).is_some();
+        // Each side is classified once; the pieces then look their bytes up.
+        let dlay = rdt.folded_layout(dst, rcount);
+        fn rel(lay: Option<&SpanLayout>, off: isize) -> (Option<&crate::shared::Layout>, usize) {
+            lay.map_or((None, 0), |(lo, l)| (Some(l), (off - lo) as usize))
+        }
+        if self.is_contiguous() && rdt.is_contiguous() {
+            let ((sl, sr), (dl, dr)) = (rel(slay, 0), rel(dlay.as_ref(), 0));
+            crate::shared::transfer(src, sl, sr, dst, dl, dr, bytes);
+            return;
+        }
         let mut spieces = self.pieces(scount).filter(|p| p.1 > 0);
         let mut dpieces = rdt.pieces(rcount).filter(|p| p.1 > 0);
         let (mut s, mut d) = (spieces.next(), dpieces.next());
@@ -508,7 +564,8 @@ impl Datatype {
                 break;
             };
             let n = slen.min(dlen).min(left);
-            copy_private(src.offset(soff), &slay, soff, dst.offset(doff), dst_folded, n);
+            let ((sl, sr), (dl, dr)) = (rel(slay, soff), rel(dlay.as_ref(), doff));
+            crate::shared::transfer(src.offset(soff), sl, sr, dst.offset(doff), dl, dr, n);
             left -= n;
             s = if n < slen {
                 Some((soff + n as isize, slen - n))
@@ -523,25 +580,31 @@ impl Datatype {
         }
     }
 
-    /// Like [`Datatype::unpack`], but writes folded memory only where it is private.
+    /// Like [`Datatype::unpack`], but leaves folded memory alone and writes
+    /// never-written copy-on-write pages only where the data differs.
     ///
     /// # Safety
     /// `buf` must be valid for the type map of `count` elements.
     pub unsafe fn unpack_folded(&self, data: &[u8], buf: *mut u8, count: usize) -> usize {
-        if self.folded_layout(buf, count).is_none() {
+        let Some((lo, layout)) = self.folded_layout(buf, count) else {
             return self.unpack(data, buf, count);
-        }
+        };
         let mut pos = 0;
         for (off, len) in self.pieces(count) {
             if pos >= data.len() {
                 break;
             }
             let n = len.min(data.len() - pos);
-            let dst = buf.offset(off);
-            let ranges = crate::shared::writable_ranges(dst, n).unwrap_or_else(|| vec![(0, n)]);
-            for (a, b) in ranges {
-                std::ptr::copy_nonoverlapping(data.as_ptr().add(pos + a), dst.add(a), b - a);
-            }
+            let rel = (off - lo) as usize;
+            crate::shared::transfer(
+                data.as_ptr().add(pos),
+                None,
+                0,
+                buf.offset(off),
+                Some(&layout),
+                rel,
+                n,
+            );
             pos += n;
         }
         pos
@@ -569,52 +632,13 @@ impl Datatype {
     }
 }
 
-/// The parts of `[a, b)` inside the sorted, disjoint `ranges`.
-/// Copies `n` bytes from `src` to `dst` (at `soff` from the source type
-/// map's buffer): only source bytes that are private per `slay` (from
-/// [`Datatype::folded_layout`]) move, and only where the destination may be
-/// written ([`crate::shared::writable_ranges`]); `dst_folded` says whether the
-/// destination touches folded memory at all.
-unsafe fn copy_private(
-    src: *const u8,
-    slay: &Option<(isize, Vec<(usize, usize)>)>,
-    soff: isize,
-    dst: *mut u8,
-    dst_folded: bool,
-    n: usize,
-) {
-    let source: Vec<(usize, usize)> = match slay {
-        None => vec![(0, n)],
-        Some((lo, private)) => {
-            // Never-written copy-on-write source bytes are zeros.
-            for (a, b) in crate::shared::zero_ranges(src, n) {
-                crate::shared::zero_private(dst.add(a), b - a);
-            }
-            let rel = (soff - lo) as usize;
-            overlap(private, rel, rel + n)
-                .map(|(x, y)| (x - rel, y - rel))
-                .collect()
-        }
-    };
-    for (a, b) in source {
-        if !dst_folded {
-            std::ptr::copy(src.add(a), dst.add(a), b - a);
-            continue;
-        }
-        let dest = crate::shared::writable_ranges(dst.add(a), b - a).unwrap_or_else(|| vec![(0, b - a)]);
-        for (x, y) in dest {
-            std::ptr::copy(src.add(a + x), dst.add(a + x), y - x);
-        }
-    }
-}
+/// A buffer's [`crate::shared::Layout`] from the first byte its type map
+/// touches, with that byte's offset from the buffer (`true_lb`).
+pub type SpanLayout = (isize, crate::shared::Layout);
 
-fn overlap(ranges: &[(usize, usize)], a: usize, b: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let first = ranges.partition_point(|r| r.1 <= a);
-    ranges[first..]
-        .iter()
-        .take_while(move |r| r.0 < b)
-        .map(move |r| (r.0.max(a), r.1.min(b)))
-}
+/// Blocks of a type map closer than this are classified together (with the
+/// bytes between them) when looking up folded memory.
+const SPARSE_GAP: usize = 64 << 10;
 
 fn push_run(runs: &mut Vec<Run>, offset: isize, elem: Elem, count: usize) {
     if count == 0 {
@@ -818,17 +842,54 @@ mod tests {
     }
 
     #[test]
-    fn private_ranges_cover_ordinary_memory_around_a_folded_allocation() {
+    fn layout_covers_ordinary_memory_around_a_folded_allocation() {
+        use crate::shared::{Bytes, Layout};
         crate::shared::init("global", 1 << 20, "", 0, 0).unwrap();
         let page = 4096;
         let a = crate::shared::alloc(4 * page, &[(page, 3 * page)], "t:3").unwrap();
         // From one page before the allocation to one page after it.
-        let ranges = crate::shared::private_ranges(unsafe { a.sub(page) }, 6 * page).unwrap();
-        assert_eq!(ranges, vec![(0, 2 * page), (4 * page, 6 * page)]);
-        // Wholly inside the folded part: nothing private.
+        let l = Layout::of(unsafe { a.sub(page) }, 6 * page).unwrap();
         assert_eq!(
-            crate::shared::private_ranges(unsafe { a.add(page) }, 2 * page),
-            Some(vec![])
+            l.runs_in(0, 6 * page).collect::<Vec<_>>(),
+            vec![
+                (0, 2 * page, Bytes::Data),
+                (2 * page, 4 * page, Bytes::Garbage),
+                (4 * page, 6 * page, Bytes::Data)
+            ]
+        );
+        // Wholly inside the folded part: all garbage.
+        assert!(Layout::of(unsafe { a.add(page) }, 2 * page)
+            .unwrap()
+            .all_garbage());
+        crate::shared::reset();
+    }
+
+    #[test]
+    fn sparse_type_maps_classify_only_their_blocks() {
+        use crate::shared::Bytes;
+        crate::shared::init("global", 1 << 20, "", 0, 0).unwrap();
+        let page = 4096;
+        // Two folded allocations far apart, one private page at the start of each.
+        let a = crate::shared::alloc(64 * page, &[(page, 64 * page)], "t:4").unwrap();
+        let b = crate::shared::alloc(64 * page, &[(page, 64 * page)], "t:5").unwrap();
+        let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+        let gap = hi as isize - lo as isize;
+        let bytes = Datatype::basic("b", Basic::U8);
+        // One page of each: the first page (private) and the second (folded) of `hi`.
+        let t = Datatype::from_pieces("two", &[(0, &bytes, page), (gap, &bytes, 2 * page)], 3);
+        let (at, l) = t.folded_layout(lo, 1).expect("touches folded memory");
+        assert_eq!(at, 0);
+        let g = gap as usize;
+        assert_eq!(
+            l.runs_in(0, page).collect::<Vec<_>>(),
+            vec![(0, page, Bytes::Data)]
+        );
+        assert_eq!(
+            l.runs_in(g, g + 2 * page).collect::<Vec<_>>(),
+            vec![
+                (g, g + page, Bytes::Data),
+                (g + page, g + 2 * page, Bytes::Garbage)
+            ]
         );
         crate::shared::reset();
     }

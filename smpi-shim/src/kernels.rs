@@ -210,7 +210,65 @@ pub fn modelled_idamax(n: usize) -> Option<usize> {
     Some(with_world(|w| w.kernels.random_index(me, n)))
 }
 
+/// Whether a kernel that runs for real may use our own implementation
+/// instead of the system BLAS: only when computation is not simulated (its
+/// time is not measured, so the implementation does not matter, only the
+/// result, which is the same).
+pub fn native_allowed() -> bool {
+    with_world(|w| !w.cfg.simulate_computation)
+}
+
+/// The 0-based index of the first element of largest absolute value (the
+/// reference BLAS idamax, minus one): NaNs are never chosen, unless the first
+/// element is one; 0 for `n < 1` or `incx < 1`. Vectorized for `incx == 1`.
+///
+/// # Safety
+/// `x` must be valid for `n` elements with stride `incx`.
+pub unsafe fn idamax(n: i32, x: *const f64, incx: i32) -> usize {
+    if n < 1 || incx < 1 {
+        return 0;
+    }
+    let (n, inc) = (n as usize, incx as usize);
+    let at = |i: usize| (*x.add(i * inc)).abs();
+    if at(0).is_nan() {
+        return 0;
+    }
+    // The largest |x| (NaNs skipped: a comparison with NaN is false), eight
+    // lanes at a time, then the first element that reaches it.
+    let mut best = at(0);
+    if inc == 1 {
+        let v = std::slice::from_raw_parts(x, n);
+        let mut lanes = [best; 8];
+        let mut chunks = v.chunks_exact(8);
+        for c in &mut chunks {
+            for (m, &e) in lanes.iter_mut().zip(c) {
+                let a = e.abs();
+                *m = if a > *m { a } else { *m };
+            }
+        }
+        for &e in chunks.remainder() {
+            let a = e.abs();
+            best = if a > best { a } else { best };
+        }
+        for m in lanes {
+            best = if m > best { m } else { best };
+        }
+        return v.iter().position(|e| e.abs() == best).unwrap_or(0);
+    }
+    let mut index = 0;
+    for i in 1..n {
+        if at(i) > best {
+            best = at(i);
+            index = i;
+        }
+    }
+    index
+}
+
 /// Strided copy of `n` doubles (BLAS dcopy semantics, negative increments included).
+/// An element that already holds the value (bit for bit) is not written: a
+/// write into a never-written copy-on-write folded page would make the page
+/// private for nothing (in model mode HPL copies many zeros onto zeros).
 ///
 /// # Safety
 /// `x` and `y` must be valid for the strided ranges.
@@ -220,13 +278,17 @@ pub unsafe fn dcopy(n: i32, x: *const f64, incx: i32, y: *mut f64, incy: i32) {
     }
     let (mut ix, mut iy) = (start(n, incx), start(n, incy));
     for _ in 0..n {
-        *y.offset(iy) = *x.offset(ix);
+        let v = *x.offset(ix);
+        if (*y.offset(iy)).to_bits() != v.to_bits() {
+            *y.offset(iy) = v;
+        }
         ix += incx as isize;
         iy += incy as isize;
     }
 }
 
-/// Strided swap of `n` doubles (BLAS dswap semantics).
+/// Strided swap of `n` doubles (BLAS dswap semantics); equal pairs (bit for
+/// bit) are left unwritten, as in [`dcopy`].
 ///
 /// # Safety
 /// `x` and `y` must be valid for the strided ranges.
@@ -236,7 +298,10 @@ pub unsafe fn dswap(n: i32, x: *mut f64, incx: i32, y: *mut f64, incy: i32) {
     }
     let (mut ix, mut iy) = (start(n, incx), start(n, incy));
     for _ in 0..n {
-        std::ptr::swap(x.offset(ix), y.offset(iy));
+        let (px, py) = (x.offset(ix), y.offset(iy));
+        if (*px).to_bits() != (*py).to_bits() {
+            std::ptr::swap(px, py);
+        }
         ix += incx as isize;
         iy += incy as isize;
     }
@@ -247,5 +312,86 @@ fn start(n: i32, inc: i32) -> isize {
         (1 - n as isize) * inc as isize
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference BLAS loop (0-based).
+    fn reference_idamax(x: &[f64], inc: usize) -> usize {
+        let n = x.len().div_ceil(inc);
+        let (mut best, mut index) = (x[0].abs(), 0);
+        for i in 1..n {
+            if x[i * inc].abs() > best {
+                best = x[i * inc].abs();
+                index = i;
+            }
+        }
+        index
+    }
+
+    #[test]
+    fn idamax_matches_the_reference_loop() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for n in [1usize, 2, 7, 8, 9, 31, 64, 100, 1000] {
+            for _ in 0..50 {
+                // Few distinct values, so ties are common; some NaNs and negative zeros.
+                let x: Vec<f64> = (0..n)
+                    .map(|_| match next() % 11 {
+                        0 => f64::NAN,
+                        1 => -0.0,
+                        k => (k as f64 - 6.0) * 0.5,
+                    })
+                    .collect();
+                for inc in [1usize, 3] {
+                    let m = n.div_ceil(inc) as i32;
+                    let got = unsafe { idamax(m, x.as_ptr(), inc as i32) };
+                    assert_eq!(got, reference_idamax(&x, inc), "n={n} inc={inc} x={x:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn idamax_edge_cases() {
+        let x = [f64::NAN, 5.0, -7.0];
+        assert_eq!(unsafe { idamax(3, x.as_ptr(), 1) }, 0, "a leading NaN wins");
+        let y = [1.0, f64::NAN, -3.0, 3.0];
+        assert_eq!(
+            unsafe { idamax(4, y.as_ptr(), 1) },
+            2,
+            "first of the ties, NaN skipped"
+        );
+        assert_eq!(unsafe { idamax(0, y.as_ptr(), 1) }, 0);
+        assert_eq!(unsafe { idamax(4, y.as_ptr(), 0) }, 0);
+    }
+
+    #[test]
+    fn dcopy_and_dswap_leave_equal_elements_unwritten_but_move_the_rest() {
+        let x = [1.0, 2.0, 3.0, 4.0];
+        let mut y = [0.0, 2.0, 0.0, 0.0];
+        unsafe { dcopy(4, x.as_ptr(), 1, y.as_mut_ptr(), 1) };
+        assert_eq!(y, x);
+        let mut a = [1.0, 2.0, 3.0];
+        let mut b = [3.0, 2.0, 1.0];
+        unsafe { dswap(3, a.as_mut_ptr(), 1, b.as_mut_ptr(), -1) };
+        assert_eq!(a, [1.0, 2.0, 3.0]);
+        assert_eq!(b, [3.0, 2.0, 1.0]);
+        let mut c = [0.0, -0.0];
+        let d = [-0.0, 0.0];
+        unsafe { dcopy(2, d.as_ptr(), 1, c.as_mut_ptr(), 1) };
+        assert_eq!(
+            c[0].to_bits(),
+            (-0.0f64).to_bits(),
+            "signed zeros are different bits"
+        );
     }
 }

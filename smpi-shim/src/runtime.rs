@@ -36,7 +36,7 @@ use simcore::platform::{HostId, Platform};
 use simcore::{ActivityId, Ctx, KernelHandle};
 
 use crate::config::SmpiConfig;
-use crate::datatype::{self, Datatype};
+use crate::datatype::{self, Datatype, SpanLayout};
 use crate::op::Op;
 
 pub const MPI_SUCCESS: i32 = 0;
@@ -321,12 +321,13 @@ pub struct Request {
 }
 
 /// Where the data of a send is until its receive buffer has it.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub enum Payload {
     /// In the sender's buffer, copied into the receive buffer when the
-    /// transfer completes (the sender may not touch it before that).
-    #[default]
-    InBuffer,
+    /// transfer completes (the sender may not touch it before that), with
+    /// the buffer's layout when it touches folded memory (computed when
+    /// posted; valid until completion, since the buffer may not change).
+    InBuffer(Option<Rc<SpanLayout>>),
     /// Copied aside, packed (detached sends not matched when posted).
     Staged(Vec<u8>),
     /// Entirely in folded memory: garbage by definition, nothing to copy.
@@ -334,6 +335,12 @@ pub enum Payload {
     /// Already in the receive buffer (a detached send whose receive was
     /// posted first: copied when the send was posted, sparing the staging copy).
     Delivered,
+}
+
+impl Default for Payload {
+    fn default() -> Self {
+        Payload::InBuffer(None)
+    }
 }
 
 #[derive(Default)]
@@ -709,11 +716,16 @@ fn isend_kept(
         let detached = mode == SendMode::Buffered
             || (mode != SendMode::Sync && size < w.cfg.detached_thresh && a.peer != MPI_PROC_NULL);
         // Safety: the user promises `buf` holds `count` elements of `dtype`.
-        let payload = if size > 0 && unsafe { dt.is_all_folded(a.buf, a.count) } {
+        let layout = if size > 0 {
+            dt.folded_layout(a.buf, a.count)
+        } else {
+            None
+        };
+        let payload = if layout.as_ref().is_some_and(|(_, l)| l.all_garbage()) {
             Payload::Folded
         } else {
             // Detached sends are copied when posted (see `post_send`).
-            Payload::InBuffer
+            Payload::InBuffer(layout.map(Rc::new))
         };
         let wire = (size + ENVELOPE) as f64;
         let overhead = if immediate {
@@ -796,7 +808,7 @@ pub fn post_send(w: &mut World, id: u32) {
         ctx.set_user(act, id as u64);
         w.req_mut(id).act = Some(act);
         do_match(w, id, recv);
-        if detached && !w.req(id).transferred && matches!(w.req(id).payload, Payload::InBuffer) {
+        if detached && !w.req(id).transferred && matches!(w.req(id).payload, Payload::InBuffer(_)) {
             // The sender may reuse its buffer as soon as it returns: copy now,
             // straight into the receive buffer, which is not the receiver's
             // until its receive completes.
@@ -811,13 +823,13 @@ pub fn post_send(w: &mut World, id: u32) {
             ctx.comm_start(act, src, dst, (size + ENVELOPE) as f64);
         }
         w.mailboxes[peer_world as usize].unexpected.push_back(id);
-        if detached && matches!(w.req(id).payload, Payload::InBuffer) {
+        if let (true, Payload::InBuffer(layout)) = (detached, &w.req(id).payload) {
             let r = w.req(id);
             let mut v = Vec::with_capacity(size);
             if let Some(dt) = r.dt.clone() {
                 // Safety: the user promised `buf` holds `count` elements of `dtype`,
                 // and the sender has not returned from its call yet.
-                unsafe { dt.pack_folded(r.buf, r.count, &mut v) };
+                unsafe { dt.pack_with(r.buf, r.count, layout.as_deref(), &mut v) };
             }
             w.req_mut(id).payload = Payload::Staged(v);
         }
@@ -863,7 +875,7 @@ fn new_recv(w: &mut World, me: u32, a: &P2p, kept: Option<Rc<Datatype>>) -> MpiR
             size,
             mode: SendMode::Standard,
             detached: false,
-            payload: Payload::InBuffer,
+            payload: Payload::default(),
             act: None,
             partner: None,
             done: false,
@@ -988,16 +1000,23 @@ fn copy_payload(w: &World, send: u32, recv: u32) {
     let (Some(rdt), Some(sdt)) = (rdt, sdt) else {
         return;
     };
-    // Safety: both buffers were given by the application for these type maps.
+    // Safety: both buffers were given by the application for these type maps,
+    // and a send's layout was computed when it was posted.
     unsafe {
-        if let Payload::Staged(data) = &s.payload {
-            copy_in(&rdt, r.buf, r.count, &data[..rbytes.min(data.len())]);
-        } else if sdt.is_contiguous() && rdt.is_contiguous() {
-            if rbytes > 0 && s.buf != r.buf {
-                crate::shared::copy(s.buf, r.buf, rbytes);
+        match &s.payload {
+            Payload::Staged(data) => copy_in(&rdt, r.buf, r.count, &data[..rbytes.min(data.len())]),
+            Payload::InBuffer(None) if sdt.is_contiguous() && rdt.is_contiguous() => {
+                if rbytes > 0 && s.buf != r.buf {
+                    crate::shared::copy(s.buf, r.buf, rbytes);
+                }
             }
-        } else {
-            sdt.copy_to(s.buf, s.count, &rdt, r.buf, r.count, rbytes.min(s.size));
+            Payload::InBuffer(layout) => {
+                if s.buf != r.buf || !(sdt.is_contiguous() && rdt.is_contiguous()) {
+                    let bytes = rbytes.min(s.size);
+                    sdt.copy_to_with(s.buf, s.count, layout.as_deref(), &rdt, r.buf, r.count, bytes);
+                }
+            }
+            Payload::Folded | Payload::Delivered => {}
         }
     }
 }
@@ -1125,7 +1144,7 @@ pub fn release_completed(w: &mut World, id: u32) {
                 w.req_mut(p).partner = Some(nid);
             }
             w.req_mut(id).act = None;
-            w.req_mut(id).payload = Payload::InBuffer;
+            w.req_mut(id).payload = Payload::InBuffer(None);
             // The pending message is the copy's from now on.
             rename_req(w, id, nid);
         } else if let Some(a) = act {
@@ -1401,7 +1420,7 @@ pub fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode: SendM
         size: 0,
         mode,
         detached: false,
-        payload: Payload::InBuffer,
+        payload: Payload::default(),
         act: None,
         partner: None,
         done: false,
@@ -1513,7 +1532,7 @@ impl Request {
             size: 0,
             mode: SendMode::Standard,
             detached: false,
-            payload: Payload::InBuffer,
+            payload: Payload::default(),
             act,
             partner: None,
             done: false,

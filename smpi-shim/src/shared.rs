@@ -17,20 +17,25 @@
 //! program's allocation calls here).
 //!
 //! *Copy-on-write folding* (`smpi/auto-shared-malloc-cow-thresh`, our
-//! extension): allocations between that size and the auto threshold are
-//! folded read-only over a file nobody writes, so they read as zeros (like
-//! fresh memory: `calloc` needs nothing more); the first write to a page (by
-//! the program) replaces that page and its two neighbours with private zeroed
-//! memory, from then on real.
-//! Messages carrying real (private) data make the pages they land on private
-//! too; folded data is not copied. This keeps small control
-//! data that lives inside large buffers (HPL's pivot vector inside its panel
-//! buffers) correct while the bulk stays folded. Freed regions are folded
-//! again and recycled (HPL allocates and frees its panels at every step).
+//! extension): allocations between that size and the auto threshold are one
+//! private mapping of a never-written file, so they read as zeros (like fresh
+//! memory: `calloc` needs nothing more) and cost nothing until written; the
+//! kernel's own copy-on-write gives a page its private copy at the first
+//! write (no signal, no extra mapping). Which pages were written is read from
+//! `/proc/self/pagemap` (`PAGEMAP_SCAN` where the kernel has it): present and
+//! no longer the file's page. Messages carrying real data make the pages
+//! they land on private too, unless those pages already hold the same bytes
+//! (all-zero blocks stay folded); never-written pages are not copied. This
+//! keeps small control data that
+//! lives inside large buffers (HPL's pivot vector inside its panel buffers)
+//! correct while the bulk stays folded. Freed regions drop their private
+//! pages (`MADV_DONTNEED`) and are recycled (HPL allocates and frees its
+//! panels at every step).
 //!
 //! Each folded block is one kernel mapping; we count them and fail early, with
-//! a clear message, before `vm.max_map_count` would be exceeded. Messages whose
-//! buffers lie in folded ranges copy only the private parts ([`private_ranges`]).
+//! a clear message, before `vm.max_map_count` would be exceeded. A message
+//! classifies its buffers once ([`Layout`]) and moves only real data
+//! ([`transfer`]).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -43,8 +48,8 @@ struct Alloc {
     span: usize,
     /// Fully folded regions are recycled through a pool: Some(is_cow).
     poolable: Option<bool>,
-    /// Copy-on-write allocations: pages already made private.
-    cow: Option<Box<[u64]>>,
+    /// A copy-on-write allocation (private mapping of the zero file).
+    cow: bool,
     /// Private `[start, end)` byte ranges (relative), sorted.
     private: Vec<(usize, usize)>,
     /// Mappings this allocation uses (for the map count).
@@ -55,8 +60,11 @@ struct State {
     mode: Mode,
     block: usize,
     fd: i32,
-    /// Backs copy-on-write regions; mapped read-only only, so it stays zero.
+    /// Backs copy-on-write regions: a sparse file mapped privately only, so
+    /// it stays zero.
     zero_fd: i32,
+    /// `/proc/self/pagemap`, open while copy-on-write folding is on.
+    pagemap: i32,
     hugepage: bool,
     sites: BTreeMap<String, (i32, usize)>,
     allocs: BTreeMap<usize, Alloc>,
@@ -64,8 +72,9 @@ struct State {
     max_mappings: usize,
     auto_thresh: usize,
     cow_thresh: usize,
-    /// Freed fully folded regions by (span, copy-on-write), ready for reuse.
-    pool: BTreeMap<(usize, bool), Vec<(usize, Alloc)>>,
+    /// Freed fully folded regions by copy-on-write or not, then span, ready
+    /// for reuse.
+    pool: [BTreeMap<usize, Vec<(usize, Alloc)>>; 2],
     pooled: usize,
 }
 
@@ -125,6 +134,7 @@ pub fn init(
             block,
             fd: -1,
             zero_fd: -1,
+            pagemap: -1,
             hugepage,
             sites: BTreeMap::new(),
             allocs: BTreeMap::new(),
@@ -133,15 +143,16 @@ pub fn init(
             max_mappings: max_map.saturating_sub(in_use).saturating_sub(max_map / 8),
             auto_thresh,
             cow_thresh,
-            pool: BTreeMap::new(),
+            pool: [BTreeMap::new(), BTreeMap::new()],
             pooled: 0,
         })
     });
-    if cow_thresh > 0 {
-        install_cow_handler();
-    }
     Ok(())
 }
+
+/// Largest copy-on-write region: the zero file is this large (sparse; only
+/// pages read through some mapping take memory, once for all regions).
+const ZERO_FILE_SIZE: usize = 1 << 40;
 
 /// Stops folding (end of run).
 pub fn reset() {
@@ -209,18 +220,28 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
             // Safety: plain allocation.
             return Ok(unsafe { libc::malloc(size) } as *mut u8);
         }
-        // Whole-buffer folds of 1 MiB or more use 1 MiB-rounded regions that
-        // are recycled: programs such as HPL allocate and free large buffers
-        // at every step.
-        let poolable = st.mode == Mode::Global && size >= MIB && shared == [(0, size)];
+        // Whole-buffer folds of 1 MiB or more, and copy-on-write regions, use
+        // 1 MiB-rounded regions that are recycled: programs such as HPL
+        // allocate and free large buffers at every step.
+        let poolable = st.mode == Mode::Global && (cow || (size >= MIB && shared == [(0, size)]));
         let span = if poolable { size.div_ceil(MIB) * MIB } else { size.div_ceil(PAGE) * PAGE };
         if poolable {
-            if let Some((base, mut a)) = st.pool.get_mut(&(span, cow)).and_then(|v| v.pop()) {
+            // The smallest free region that is large enough (programs such as
+            // HPL free a buffer and allocate a slightly smaller one).
+            let pool = &mut st.pool[cow as usize];
+            let fit = pool.range_mut(span..).next().map(|(&k, v)| (k, v.pop()));
+            if let Some((key, Some((base, mut a)))) = fit {
+                if pool.get(&key).is_some_and(|v| v.is_empty()) {
+                    pool.remove(&key);
+                }
                 st.pooled -= 1;
                 a.size = size;
                 st.allocs.insert(base, a);
                 return Ok(base as *mut u8);
             }
+        }
+        if cow {
+            return alloc_cow_region(st, size, span);
         }
         let shared_full = [(0, span)];
         let shared: &[(usize, usize)] = if poolable { &shared_full } else { shared };
@@ -253,17 +274,14 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
             map_fixed(base, span, fd, 0, libc::PROT_READ | libc::PROT_WRITE)
                 .map_err(|e| huge_page_hint(e, st.hugepage, span))?;
             mappings += 1;
-            st.allocs.insert(base, Alloc { size, span, poolable: None, cow: None, private: vec![], mappings });
+            st.allocs.insert(base, Alloc { size, span, poolable: None, cow: false, private: vec![], mappings });
             st.mappings += mappings;
             return Ok(base as *mut u8);
         }
         if st.fd < 0 {
             st.fd = memfd("smpi-shared-block", st.block, st.hugepage)?;
         }
-        if cow && st.zero_fd < 0 {
-            st.zero_fd = memfd("smpi-cow-zero-block", st.block, st.hugepage)?;
-        }
-        let fd = if cow { st.zero_fd } else { st.fd };
+        let fd = st.fd;
         // Plan the mappings first so a too-large request fails cleanly.
         let mut plan: Vec<(usize, usize)> = Vec::new();
         for &(start, stop) in shared {
@@ -292,9 +310,9 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
                 st.block
             )));
         }
-        let prot = if cow { libc::PROT_READ } else { libc::PROT_READ | libc::PROT_WRITE };
         for &(at, len) in &plan {
-            map_fixed(base + at, len, fd, 0, prot).map_err(|e| huge_page_hint(e, st.hugepage, st.block))?;
+            map_fixed(base + at, len, fd, 0, libc::PROT_READ | libc::PROT_WRITE)
+                .map_err(|e| huge_page_hint(e, st.hugepage, st.block))?;
         }
         mappings += plan.len();
         // Private ranges: the complement of the folded ones.
@@ -309,19 +327,69 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
         if cursor < size {
             private.push((cursor, size));
         }
-        let cow = if cow {
-            let pages = span / PAGE;
-            let bits = vec![0u64; pages.div_ceil(64)].into_boxed_slice();
-            cow_register(base, span, bits.as_ptr() as *mut u64);
-            Some(bits)
-        } else {
-            None
-        };
-        let poolable = poolable.then_some(cow.is_some());
-        st.allocs.insert(base, Alloc { size, span, poolable, cow, private, mappings });
+        let poolable = poolable.then_some(false);
+        st.allocs.insert(base, Alloc { size, span, poolable, cow: false, private, mappings });
         st.mappings += mappings;
         Ok(base as *mut u8)
     })
+}
+
+/// Maps a new copy-on-write region: one private mapping of the zero file.
+fn alloc_cow_region(st: &mut State, size: usize, span: usize) -> Result<*mut u8, FoldError> {
+    if span > ZERO_FILE_SIZE {
+        return Err(FoldError(format!(
+            "{size} bytes is beyond the largest copy-on-write region ({ZERO_FILE_SIZE} B); raise smpi/auto-shared-malloc-thresh"
+        )));
+    }
+    if st.zero_fd < 0 {
+        st.zero_fd = memfd("smpi-cow-zero", ZERO_FILE_SIZE, false)?;
+    }
+    if st.pagemap < 0 {
+        // Safety: opening a file read-only.
+        let fd = unsafe { libc::open(c"/proc/self/pagemap".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(FoldError(format!(
+                "copy-on-write folding reads /proc/self/pagemap, which cannot be opened: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        st.pagemap = fd;
+    }
+    if st.mappings + 1 > st.max_mappings {
+        return Err(FoldError(format!(
+            "a copy-on-write region needs one more memory mapping, beyond the system limit (vm.max_map_count allows about {} for folding, {} in use); raise vm.max_map_count or smpi/auto-shared-malloc-cow-thresh",
+            st.max_mappings, st.mappings
+        )));
+    }
+    // Safety: a fresh private mapping of our own sparse file.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            span,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_NORESERVE,
+            st.zero_fd,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err(FoldError(format!(
+            "cannot map a copy-on-write region of {size} bytes: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    let base = base as usize;
+    let a = Alloc {
+        size,
+        span,
+        poolable: Some(true),
+        cow: true,
+        private: vec![],
+        mappings: 1,
+    };
+    st.allocs.insert(base, a);
+    st.mappings += 1;
+    Ok(base as *mut u8)
 }
 
 /// Says what to change when a mapping of huge pages fails (usually: too few
@@ -365,17 +433,19 @@ pub fn free(p: *mut u8) -> bool {
         let mut s = s.borrow_mut();
         let Some(st) = s.as_mut() else { return false };
         match st.allocs.remove(&(p as usize)) {
-            Some(mut a) => {
+            Some(a) => {
                 if let (Some(cow), true) = (a.poolable, st.pooled < POOL_MAX) {
                     if cow {
-                        refold(p as usize, &mut a, st.block, st.zero_fd);
+                        // Drop the written pages: the region reads as zeros again.
+                        // Safety: our own private mapping.
+                        unsafe { libc::madvise(p as *mut c_void, a.span, libc::MADV_DONTNEED) };
                     }
-                    st.pool.entry((a.span, cow)).or_default().push((p as usize, a));
+                    st.pool[cow as usize]
+                        .entry(a.span)
+                        .or_default()
+                        .push((p as usize, a));
                     st.pooled += 1;
                     return true;
-                }
-                if a.cow.is_some() {
-                    cow_unregister(p as usize);
                 }
                 st.mappings -= a.mappings;
                 // Safety: unmapping exactly the reservation we made.
@@ -387,27 +457,145 @@ pub fn free(p: *mut u8) -> bool {
     })
 }
 
-/// Folds back the pages a copy-on-write region made private, before reuse:
-/// each block holding private pages is mapped again whole (one call, however
-/// scattered its private pages are).
-fn refold(base: usize, a: &mut Alloc, block: usize, fd: i32) {
-    let Some(bits) = a.cow.as_mut() else { return };
-    let pages_per_block = block / PAGE;
-    let pages = a.span / PAGE;
-    for first in (0..pages).step_by(pages_per_block) {
-        let last = (first + pages_per_block).min(pages);
-        // Whole bitmap words: a word shared with the next block may remap a
-        // block with no private page, which is harmless.
-        if bits[first / 64..=(last - 1) / 64].iter().all(|&w| w == 0) {
-            continue;
+/// Calls `f(first, last)` for each run `[first, last)` of written (private)
+/// pages among pages `[first, last)` of the copy-on-write region at `base`:
+/// pages present in memory that are no longer the zero file's. If the page
+/// map cannot be read, every page counts as written (always correct: a
+/// never-written page holds zeros; only memory is lost).
+fn written_runs(pagemap: i32, base: usize, first: usize, last: usize, mut f: impl FnMut(usize, usize)) {
+    if first >= last {
+        return;
+    }
+    if SCAN_WORKS.with(|w| w.get()) && scan_written(pagemap, base, first, last, &mut f) {
+        return;
+    }
+    SCAN_WORKS.with(|w| w.set(false));
+    read_written(pagemap, base, first, last, f)
+}
+
+/// `PAGEMAP_SCAN` (Linux 6.7+): the kernel reports only the matching runs,
+/// skipping unmapped and never-written pages quickly. False if the kernel
+/// lacks it (nothing was reported then).
+fn scan_written(
+    pagemap: i32,
+    base: usize,
+    first: usize,
+    last: usize,
+    f: &mut impl FnMut(usize, usize),
+) -> bool {
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct PageRegion {
+        start: u64,
+        end: u64,
+        categories: u64,
+    }
+    #[repr(C)]
+    #[derive(Default)]
+    struct PmScanArg {
+        size: u64,
+        flags: u64,
+        start: u64,
+        end: u64,
+        walk_end: u64,
+        vec: u64,
+        vec_len: u64,
+        max_pages: u64,
+        category_inverted: u64,
+        category_mask: u64,
+        category_anyof_mask: u64,
+        return_mask: u64,
+    }
+    const PAGE_IS_FILE: u64 = 1 << 2;
+    const PAGE_IS_PRESENT: u64 = 1 << 3;
+    const PAGE_IS_SWAPPED: u64 = 1 << 4;
+    // _IOWR('f', 16, struct pm_scan_arg)
+    const PAGEMAP_SCAN: libc::c_ulong = 0xc060_6610;
+    let mut regions = [PageRegion::default(); 64];
+    let end = (base + last * PAGE) as u64;
+    let mut at = (base + first * PAGE) as u64;
+    while at < end {
+        // Written = not the file's page, and present or swapped out.
+        let mut arg = PmScanArg {
+            size: std::mem::size_of::<PmScanArg>() as u64,
+            start: at,
+            end,
+            vec: regions.as_mut_ptr() as u64,
+            vec_len: regions.len() as u64,
+            category_inverted: PAGE_IS_FILE,
+            category_mask: PAGE_IS_FILE,
+            category_anyof_mask: PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+            return_mask: PAGE_IS_FILE,
+            ..Default::default()
+        };
+        // Safety: the kernel fills at most vec_len regions of our array.
+        let n = unsafe { libc::ioctl(pagemap, PAGEMAP_SCAN, &mut arg) };
+        if n < 0 {
+            return at > (base + first * PAGE) as u64;
         }
-        // Every block of the region maps the folding file from offset 0.
-        if map_fixed(base + first * PAGE, (last - first) * PAGE, fd, 0, libc::PROT_READ).is_ok() {
-            for pg in first..last {
-                bits[pg / 64] &= !(1 << (pg % 64));
+        for r in &regions[..n as usize] {
+            f((r.start as usize - base) / PAGE, (r.end as usize - base) / PAGE);
+        }
+        if arg.walk_end <= at {
+            break;
+        }
+        at = arg.walk_end;
+    }
+    true
+}
+
+/// The page map read entry by entry (kernels before 6.7). If it cannot be
+/// read, every page counts as written (always correct; only memory is lost).
+fn read_written(pagemap: i32, base: usize, first: usize, last: usize, mut f: impl FnMut(usize, usize)) {
+    const PRESENT: u64 = 1 << 63;
+    const SWAPPED: u64 = 1 << 62;
+    const FILE: u64 = 1 << 61;
+    PAGEMAP_ENTRIES.with(|buf| {
+        let mut entries = buf.borrow_mut();
+        let n = last - first;
+        entries.clear();
+        entries.resize(n, 0);
+        // One read for the whole range (the kernel walks only the page tables).
+        let mut valid = 0;
+        while valid < n {
+            let offset = ((base / PAGE + first + valid) * 8) as i64;
+            // Safety: reading into our own buffer, within its length.
+            let got = unsafe {
+                libc::pread(
+                    pagemap,
+                    entries[valid..].as_mut_ptr().cast(),
+                    (n - valid) * 8,
+                    offset,
+                )
+            };
+            if got <= 0 {
+                break;
+            }
+            valid += got as usize / 8;
+        }
+        let mut run: Option<usize> = None;
+        for (i, &e) in entries.iter().enumerate() {
+            let written = i >= valid || (e & SWAPPED != 0) || (e & PRESENT != 0 && e & FILE == 0);
+            match (written, run) {
+                (true, None) => run = Some(first + i),
+                (false, Some(r)) => {
+                    f(r, first + i);
+                    run = None;
+                }
+                _ => {}
             }
         }
-    }
+        if let Some(r) = run {
+            f(r, last);
+        }
+    });
+}
+
+thread_local! {
+    /// Whether `PAGEMAP_SCAN` works here (cleared at its first failure).
+    static SCAN_WORKS: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+    /// Scratch buffer for page map entries.
+    static PAGEMAP_ENTRIES: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The size of the folded allocation starting at `p`, if it is one.
@@ -438,185 +626,229 @@ pub fn touches_folded(p: *const u8, len: usize) -> bool {
     })
 }
 
-/// Private byte ranges (relative to `p`) of `[p, p+len)`, sorted: `None` if
-/// the range touches no folded allocation (everything is private). Bytes
-/// outside folded allocations (the range may span several) are private.
-pub fn private_ranges(p: *const u8, len: usize) -> Option<Vec<(usize, usize)>> {
-    STATE.with(|s| {
-        let s = s.borrow();
-        let st = s.as_ref()?;
-        let addr = p as usize;
-        let end = addr + len;
-        // The allocation containing `addr`, if any, then those starting inside the range.
-        let first = st
-            .allocs
-            .range(..=addr)
-            .next_back()
-            .filter(|(&b, a)| addr < b + a.size);
-        let rest = st.allocs.range(addr + 1..end);
-        let mut touched = first.into_iter().chain(rest).peekable();
-        touched.peek()?;
-        let mut out: Vec<(usize, usize)> = Vec::new();
-        let mut push = |s0: usize, e0: usize| {
-            if s0 >= e0 {
-                return;
-            }
-            match out.last_mut() {
-                Some((_, e)) if *e == s0 => *e = e0,
-                _ => out.push((s0, e0)),
-            }
-        };
-        let mut cursor = addr;
-        for (&base, a) in touched {
-            // Ordinary memory before this allocation.
-            push(cursor - addr, base.max(cursor).min(end) - addr);
-            let off = cursor.max(base) - base;
-            let stop = (end - base).min(a.size);
-            if let Some(bits) = &a.cow {
-                // Runs of private pages, a bitmap word at a time (panels span
-                // thousands of pages, mostly still folded).
-                let (mut pg, last) = (off / PAGE, stop.div_ceil(PAGE));
-                while pg < last {
-                    let word = bits[pg / 64] >> (pg % 64);
-                    if word == 0 {
-                        pg = (pg / 64 + 1) * 64;
-                        continue;
-                    }
-                    pg += word.trailing_zeros() as usize;
-                    if pg >= last {
-                        break;
-                    }
-                    let run = ((bits[pg / 64] >> (pg % 64)).trailing_ones() as usize).min(64 - pg % 64);
-                    let end = (pg + run).min(last);
-                    push(
-                        (pg * PAGE).max(off) + base - addr,
-                        (end * PAGE).min(stop) + base - addr,
-                    );
-                    pg = end;
-                }
-            } else {
-                for &(s0, e0) in &a.private {
-                    push(
-                        s0.max(off) + base - addr,
-                        e0.min(stop).max(s0.max(off)) + base - addr,
-                    );
-                }
-            }
-            cursor = base + stop;
-        }
-        push(cursor - addr, len);
-        Some(out)
-    })
+/// What the bytes of a memory range hold, as far as copying goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bytes {
+    /// Real data: ordinary memory, unfolded parts of partial folds, written
+    /// pages of copy-on-write regions.
+    Data,
+    /// Never-written copy-on-write pages: they read as zeros, and stay
+    /// folded unless something different is written.
+    Zero,
+    /// Folded memory (shared by everyone): garbage, never copied.
+    Garbage,
+    /// Copy-on-write pages not looked up (short ranges): data or zeros.
+    Unknown,
 }
 
-/// The byte ranges of `[p, p+len)` (relative to `p`, sorted) in copy-on-write
-/// pages never written: they read as zeros, and a message from them carries zeros.
-pub fn zero_ranges(p: *const u8, len: usize) -> Vec<(usize, usize)> {
-    let addr = p as usize;
-    let mut out: Vec<(usize, usize)> = Vec::new();
-    STATE.with(|s| {
-        let s = s.borrow();
-        let Some(st) = s.as_ref() else { return };
-        let first = st.allocs.range(..=addr).next_back().into_iter();
-        for (&base, a) in first.chain(st.allocs.range(addr + 1..addr + len)) {
-            let Some(bits) = &a.cow else { continue };
-            let (lo, hi) = (addr.max(base), (addr + len).min(base + a.size));
-            for pg in lo.saturating_sub(base) / PAGE..hi.saturating_sub(base).div_ceil(PAGE) {
-                if lo >= hi || bits[pg / 64] & (1 << (pg % 64)) != 0 {
-                    continue;
-                }
-                let (s0, e0) = (
-                    (base + pg * PAGE).max(lo) - addr,
-                    (base + (pg + 1) * PAGE).min(hi) - addr,
-                );
-                match out.last_mut() {
-                    Some((_, e)) if *e == s0 => *e = e0,
-                    _ => out.push((s0, e0)),
-                }
-            }
-        }
-    });
-    out
+/// Below this many bytes of a copy-on-write region, a classification does not
+/// read the page map: the bytes are [`Bytes::Unknown`], read as data and
+/// written only where they differ ([`copy_changed`]), which is always
+/// correct; a page map read costs more than a few pages of copying.
+const PAGEMAP_MIN_BYTES: usize = 16 * PAGE;
+
+/// The classification of `[p, p+len)`: sorted runs `(start, end, what)`
+/// relative to `p` that cover the range. Built once per buffer and message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    runs: Vec<(usize, usize, Bytes)>,
 }
 
-/// Writes zeros over the bytes of `[p, p+len)` that hold data (private
-/// memory); never-written copy-on-write pages already read as zeros and
-/// folded memory is garbage.
+impl Layout {
+    /// Classifies `[p, p+len)`; `None` when it touches no folded allocation
+    /// (everything is data).
+    pub fn of(p: *const u8, len: usize) -> Option<Layout> {
+        Self::of_ranges(p, &[(0, len)])
+    }
+
+    /// Classifies the byte ranges `ranges` (relative to `origin`, sorted and
+    /// disjoint; the bytes between them are left out); `None` when none of
+    /// them touches a folded allocation. A message's type map may reach far
+    /// apart buffers (HPL's panel type holds a column block of the matrix and
+    /// a small workspace): only the bytes it uses are looked up.
+    pub fn of_ranges(origin: *const u8, ranges: &[(usize, usize)]) -> Option<Layout> {
+        let origin = origin as usize;
+        if !ranges
+            .iter()
+            .any(|&(a, b)| b > a && touches_folded((origin + a) as *const u8, b - a))
+        {
+            return None;
+        }
+        STATE.with(|s| {
+            let s = s.borrow();
+            let st = s.as_ref()?;
+            let mut runs: Vec<(usize, usize, Bytes)> = Vec::new();
+            for &(a, b) in ranges {
+                classify(st, origin, a, b, &mut runs);
+            }
+            Some(Layout { runs })
+        })
+    }
+
+    /// The runs of `[a, b)`, clipped to it.
+    pub fn runs_in(&self, a: usize, b: usize) -> impl Iterator<Item = (usize, usize, Bytes)> + '_ {
+        let first = self.runs.partition_point(|r| r.1 <= a);
+        self.runs[first..]
+            .iter()
+            .take_while(move |r| r.0 < b)
+            .map(move |&(s0, e0, w)| (s0.max(a), e0.min(b), w))
+    }
+
+    /// Whether every byte is folded garbage (a message from it carries nothing).
+    pub fn all_garbage(&self) -> bool {
+        self.runs.iter().all(|r| r.2 == Bytes::Garbage)
+    }
+}
+
+/// Appends to `runs` the classification of bytes `[a, b)` after `origin`
+/// (runs relative to `origin`, merged with the previous one when alike).
+fn classify(st: &State, origin: usize, a: usize, b: usize, runs: &mut Vec<(usize, usize, Bytes)>) {
+    if a >= b {
+        return;
+    }
+    let (addr, end) = (origin + a, origin + b);
+    let mut push = |s0: usize, e0: usize, what: Bytes| {
+        if s0 >= e0 {
+            return;
+        }
+        match runs.last_mut() {
+            Some((_, e, w)) if *e == s0 && *w == what => *e = e0,
+            _ => runs.push((s0, e0, what)),
+        }
+    };
+    // The allocation containing `addr`, if any, then those starting inside the range.
+    let first = st
+        .allocs
+        .range(..=addr)
+        .next_back()
+        .filter(|(&base, al)| addr < base + al.size);
+    let rest = st.allocs.range(addr + 1..end);
+    let mut cursor = addr;
+    for (&base, al) in first.into_iter().chain(rest) {
+        // Ordinary memory before this allocation.
+        push(cursor - origin, base.max(cursor).min(end) - origin, Bytes::Data);
+        let off = cursor.max(base) - base;
+        let stop = (end - base).min(al.size);
+        let clip = |x: usize| x.clamp(off, stop) + base - origin;
+        if !al.cow {
+            let mut at = off;
+            for &(s0, e0) in &al.private {
+                push(clip(at), clip(s0), Bytes::Garbage);
+                push(clip(s0), clip(e0), Bytes::Data);
+                at = at.max(e0);
+            }
+            push(clip(at), clip(stop), Bytes::Garbage);
+        } else if stop - off < PAGEMAP_MIN_BYTES {
+            push(clip(off), clip(stop), Bytes::Unknown);
+        } else {
+            // Written pages hold data; the gaps between them are zeros.
+            let mut at = off;
+            written_runs(st.pagemap, base, off / PAGE, stop.div_ceil(PAGE), |f, l| {
+                push(clip(at), clip(f * PAGE), Bytes::Zero);
+                push(clip(f * PAGE), clip(l * PAGE), Bytes::Data);
+                at = l * PAGE;
+            });
+            push(clip(at), clip(stop), Bytes::Zero);
+        }
+        cursor = base + stop;
+    }
+    push(cursor - origin, b, Bytes::Data);
+}
+
+/// The class of bytes `[a, b)` of an optional layout, as runs (no layout: all data).
+fn runs_of(layout: Option<&Layout>, a: usize, b: usize) -> Vec<(usize, usize, Bytes)> {
+    match layout {
+        None => vec![(a, b, Bytes::Data)],
+        Some(l) => l.runs_in(a, b).collect(),
+    }
+}
+
+/// Moves `n` bytes from `src` to `dst` as a message does, given the layouts
+/// of the buffers they lie in (`soff`/`doff`: their offsets in those
+/// layouts). Folded garbage is neither read nor written; zeros from
+/// never-written pages land as zeros; never-written destination pages are
+/// written only where the data differs, so they stay folded when it is zeros.
 ///
 /// # Safety
-/// The range must be valid for `len` bytes.
-pub unsafe fn zero_private(p: *mut u8, len: usize) {
-    match private_ranges(p, len) {
-        None => std::ptr::write_bytes(p, 0, len),
-        Some(r) => {
-            for (a, b) in r {
-                std::ptr::write_bytes(p.add(a), 0, b - a);
+/// Both ranges must be valid for `n` bytes; the layouts must describe them.
+pub unsafe fn transfer(
+    src: *const u8,
+    slay: Option<&Layout>,
+    soff: usize,
+    dst: *mut u8,
+    dlay: Option<&Layout>,
+    doff: usize,
+    n: usize,
+) {
+    if slay.is_none() && dlay.is_none() {
+        std::ptr::copy(src, dst, n);
+        return;
+    }
+    let dest = runs_of(dlay, doff, doff + n);
+    for (sa, sb, sw) in runs_of(slay, soff, soff + n) {
+        if sw == Bytes::Garbage {
+            continue;
+        }
+        let (lo, hi) = (sa - soff, sb - soff);
+        let first = dest.partition_point(|r| r.1 - doff <= lo);
+        for &(da, db, dw) in dest[first..].iter().take_while(|r| r.0 - doff < hi) {
+            let (a, b) = ((da - doff).max(lo), (db - doff).min(hi));
+            let (s, d) = (src.add(a), dst.add(a));
+            match (sw, dw) {
+                (_, Bytes::Garbage) | (Bytes::Zero, Bytes::Zero) => {}
+                (Bytes::Zero, Bytes::Data) => std::ptr::write_bytes(d, 0, b - a),
+                (Bytes::Zero, _) => zero_changed(d, b - a),
+                (_, Bytes::Data) => std::ptr::copy(s, d, b - a),
+                _ => copy_changed(s, d, b - a),
             }
         }
     }
 }
 
-/// The byte ranges of `[p, p+len)` (relative to `p`) a message may write:
-/// like [`private_ranges`], but folded copy-on-write pages are made private
-/// first, as a write by the program would (received data is real data).
-/// Plain folded memory stays folded.
-pub fn writable_ranges(p: *mut u8, len: usize) -> Option<Vec<(usize, usize)>> {
-    let addr = p as usize;
-    STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        let st = s.as_mut()?;
-        let first = st.allocs.range(..=addr).next_back().map(|(&b, _)| b).into_iter();
-        let bases: Vec<usize> = first
-            .chain(st.allocs.range(addr + 1..addr + len).map(|(&b, _)| b))
-            .collect();
-        for base in bases {
-            let a = st.allocs.get_mut(&base).expect("listed above");
-            let Some(bits) = a.cow.as_mut() else { continue };
-            let (lo, hi) = (addr.max(base), (addr + len).min(base + a.size));
-            if lo >= hi {
-                continue;
-            }
-            let (mut pg, last) = ((lo - base) / PAGE, (hi - base).div_ceil(PAGE));
-            while pg < last {
-                if bits[pg / 64] & (1 << (pg % 64)) != 0 {
-                    pg += 1;
-                    continue;
-                }
-                let run = pg;
-                while pg < last && bits[pg / 64] & (1 << (pg % 64)) == 0 {
-                    pg += 1;
-                }
-                // Safety: replacing folded pages of our own region.
-                let m = unsafe {
-                    libc::mmap(
-                        (base + run * PAGE) as *mut c_void,
-                        (pg - run) * PAGE,
-                        libc::PROT_READ | libc::PROT_WRITE,
-                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
-                        -1,
-                        0,
-                    )
-                };
-                if m == libc::MAP_FAILED {
-                    // Received data would be lost: stop, saying why.
-                    eprintln!("{} ({})", COW_FAILED.trim(), std::io::Error::last_os_error());
-                    std::process::exit(1);
-                }
-                for q in run..pg {
-                    bits[q / 64] |= 1 << (q % 64);
-                }
-            }
+/// Copies `n` bytes from `src` to `dst` one destination page at a time,
+/// skipping the pages whose bytes are already equal: a write of the same data
+/// into a never-written copy-on-write page would make it private for nothing
+/// (HPL moves many all-zero blocks).
+///
+/// # Safety
+/// Both ranges must be valid for `n` bytes.
+pub unsafe fn copy_changed(src: *const u8, dst: *mut u8, n: usize) {
+    let mut at = 0;
+    while at < n {
+        let page_end = ((dst as usize + at) / PAGE + 1) * PAGE - dst as usize;
+        let len = page_end.min(n) - at;
+        let (s, d) = (src.add(at), dst.add(at));
+        if std::slice::from_raw_parts(s, len) != std::slice::from_raw_parts(d as *const u8, len) {
+            std::ptr::copy(s, d, len);
         }
-        Some(())
-    })?;
-    private_ranges(p, len)
+        at += len;
+    }
 }
 
-/// Copies `len` bytes from `src` to `dst`, skipping folded parts: private
-/// source bytes go to the destination where it is private or copy-on-write
-/// (which they make private); never-written copy-on-write source bytes are
-/// zeros, written as such where the destination holds data; folded source
-/// bytes are garbage and not copied.
+/// Writes zeros over `n` bytes at `dst`, skipping pages already zero (see
+/// [`copy_changed`]).
+///
+/// # Safety
+/// The range must be valid for `n` bytes.
+unsafe fn zero_changed(dst: *mut u8, n: usize) {
+    let mut at = 0;
+    while at < n {
+        let page_end = ((dst as usize + at) / PAGE + 1) * PAGE - dst as usize;
+        let len = page_end.min(n) - at;
+        let d = dst.add(at);
+        if std::slice::from_raw_parts(d as *const u8, len)
+            .iter()
+            .any(|&b| b != 0)
+        {
+            std::ptr::write_bytes(d, 0, len);
+        }
+        at += len;
+    }
+}
+
+/// Copies `len` bytes from `src` to `dst` as a message does (see
+/// [`transfer`]): folded source bytes are not copied, never-written
+/// copy-on-write pages carry zeros.
 ///
 /// # Safety
 /// Both ranges must be valid for `len` bytes.
@@ -624,27 +856,8 @@ pub unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
     if len == 0 {
         return;
     }
-    if !touches_folded(src, len) && !touches_folded(dst, len) {
-        std::ptr::copy(src, dst, len);
-        return;
-    }
-    let source = private_ranges(src, len);
-    if source.is_some() {
-        for (a, b) in zero_ranges(src, len) {
-            zero_private(dst.add(a), b - a);
-        }
-    }
-    let source = source.unwrap_or_else(|| vec![(0, len)]);
-    for (a, b) in source {
-        match writable_ranges(dst.add(a), b - a) {
-            None => std::ptr::copy(src.add(a), dst.add(a), b - a),
-            Some(dest) => {
-                for (x, y) in dest {
-                    std::ptr::copy(src.add(a + x), dst.add(a + x), y - x);
-                }
-            }
-        }
-    }
+    let (slay, dlay) = (Layout::of(src, len), Layout::of(dst, len));
+    transfer(src, slay.as_ref(), 0, dst, dlay.as_ref(), 0, len);
 }
 
 /// Mappings currently used by folding.
@@ -652,133 +865,103 @@ pub fn mapping_count() -> usize {
     STATE.with(|s| s.borrow().as_ref().map_or(0, |st| st.mappings))
 }
 
-// ---------------------------------------------------------------- copy-on-write faults
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Copy-on-write regions readable from the signal handler without locks:
-/// (start, span, bitmap). Only the simulation thread touches it.
-struct CowTable(std::cell::UnsafeCell<Vec<(usize, usize, *mut u64)>>);
-// Safety: single simulation thread; the handler runs on that thread.
-unsafe impl Sync for CowTable {}
-static COW: CowTable = CowTable(std::cell::UnsafeCell::new(Vec::new()));
-static mut PREVIOUS: libc::sigaction = unsafe { std::mem::zeroed() };
-static COW_INSTALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-fn cow_register(start: usize, span: usize, bits: *mut u64) {
-    // Safety: see CowTable.
-    let t = unsafe { &mut *COW.0.get() };
-    let pos = t.partition_point(|r| r.0 < start);
-    t.insert(pos, (start, span, bits));
-}
-
-fn cow_unregister(start: usize) {
-    // Safety: see CowTable.
-    let t = unsafe { &mut *COW.0.get() };
-    if let Ok(i) = t.binary_search_by_key(&start, |r| r.0) {
-        t.remove(i);
+    fn cow_setup() {
+        init("global", MIB, "", 32 * MIB, 256 << 10).unwrap();
     }
-}
 
-/// What a write fault in a copy-on-write region came to.
-#[derive(PartialEq)]
-enum CowFault {
-    /// Not a folded copy-on-write page.
-    NotOurs,
-    /// The page (and its free neighbours) is private now.
-    Fixed,
-    /// The page could not be made private (no memory mapping left).
-    Failed,
-}
+    fn runs(p: *const u8, len: usize) -> Vec<(usize, usize, Bytes)> {
+        Layout::of(p, len).expect("folded").runs_in(0, len).collect()
+    }
 
-/// Makes the page at `addr` (and its neighbours, as far as possible) private
-/// if it is a folded copy-on-write page.
-fn cow_fault(addr: usize) -> CowFault {
-    // Safety: read-only use of the table on the simulation thread.
-    let t = unsafe { &*COW.0.get() };
-    let i = t.partition_point(|r| r.0 <= addr);
-    if i == 0 {
-        return CowFault::NotOurs;
-    }
-    let (start, span, bits) = t[i - 1];
-    if addr >= start + span {
-        return CowFault::NotOurs;
-    }
-    let page = (addr - start) / PAGE;
-    let pages = span / PAGE;
-    // A fault on an already-private page is not ours (should not happen).
-    let mut outcome = CowFault::NotOurs;
-    for pg in page.saturating_sub(1)..(page + 2).min(pages) {
-        // Safety: the bitmap has one bit per page of the region.
-        let word = unsafe { &mut *bits.add(pg / 64) };
-        if *word & (1 << (pg % 64)) != 0 {
-            continue;
+    #[test]
+    fn copy_on_write_pages_are_zeros_until_written_then_data() {
+        cow_setup();
+        let p = alloc_cow(MIB).unwrap();
+        // Never written (and read, which maps the zero file): zeros.
+        assert_eq!(unsafe { *p.add(5 * PAGE) }, 0);
+        assert_eq!(runs(p, MIB), vec![(0, MIB, Bytes::Zero)]);
+        unsafe {
+            *p.add(3 * PAGE + 7) = 1;
+            std::ptr::write_bytes(p.add(10 * PAGE), 2, 2 * PAGE);
         }
-        // Safety: replacing one folded page of our own region.
-        let p = unsafe {
-            libc::mmap(
-                (start + pg * PAGE) as *mut c_void,
-                PAGE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            // Neighbours are a convenience; the faulting page is not.
-            if pg == page {
-                return CowFault::Failed;
-            }
-            continue;
-        }
-        *word |= 1 << (pg % 64);
-        if pg == page {
-            outcome = CowFault::Fixed;
-        }
+        assert_eq!(
+            runs(p, MIB),
+            vec![
+                (0, 3 * PAGE, Bytes::Zero),
+                (3 * PAGE, 4 * PAGE, Bytes::Data),
+                (4 * PAGE, 10 * PAGE, Bytes::Zero),
+                (10 * PAGE, 12 * PAGE, Bytes::Data),
+                (12 * PAGE, MIB, Bytes::Zero),
+            ]
+        );
+        // A short range is not looked up: data or zeros.
+        assert_eq!(runs(p, 2 * PAGE), vec![(0, 2 * PAGE, Bytes::Unknown)]);
+        assert!(free(p));
+        reset();
     }
-    outcome
-}
 
-/// Said before the crash report when a copy-on-write page cannot be made private.
-const COW_FAILED: &str = "\nerror: a copy-on-write folded page could not be made private: the process ran out of memory mappings (vm.max_map_count); raise vm.max_map_count (sysctl) or smpi/auto-shared-malloc-cow-thresh\n";
-
-extern "C" fn cow_handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
-    // Safety: `info` comes from the kernel (SA_SIGINFO).
-    let addr = unsafe { (*info).si_addr() } as usize;
-    match cow_fault(addr) {
-        CowFault::Fixed => return,
-        // Safety: write(2) is async-signal-safe.
-        CowFault::Failed => unsafe {
-            libc::write(2, COW_FAILED.as_ptr().cast(), COW_FAILED.len());
-        },
-        CowFault::NotOurs => {}
+    #[test]
+    fn freed_copy_on_write_regions_come_back_as_zeros() {
+        cow_setup();
+        let p = alloc_cow(2 * MIB).unwrap();
+        unsafe { std::ptr::write_bytes(p, 0x5a, 2 * MIB) };
+        assert!(free(p));
+        // A slightly smaller request reuses the region (best fit), wiped.
+        let q = alloc_cow(2 * MIB - 3 * PAGE).unwrap();
+        assert_eq!(p, q);
+        assert!(unsafe { std::slice::from_raw_parts(q, 2 * MIB - 3 * PAGE) }
+            .iter()
+            .all(|&b| b == 0));
+        assert_eq!(
+            runs(q, 2 * MIB - 3 * PAGE),
+            vec![(0, 2 * MIB - 3 * PAGE, Bytes::Zero)]
+        );
+        assert!(free(q));
+        reset();
     }
-    // Not ours, or failed: hand over to the previous handler (the crash reporter).
-    // Safety: PREVIOUS was filled by sigaction before this handler was installed.
-    unsafe {
-        let prev = std::ptr::addr_of!(PREVIOUS).read();
-        if prev.sa_flags & libc::SA_SIGINFO != 0 && prev.sa_sigaction > 1 {
-            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void) =
-                std::mem::transmute(prev.sa_sigaction);
-            f(sig, info, ctx);
-        } else {
-            libc::signal(sig, libc::SIG_DFL);
-            libc::raise(sig);
+
+    #[test]
+    fn copies_keep_never_written_pages_folded_when_the_data_is_zeros() {
+        cow_setup();
+        let (src, dst) = (alloc_cow(MIB).unwrap(), alloc_cow(MIB).unwrap());
+        unsafe {
+            // Source: page 0 written with zeros (data, but all zero), page 1 with ones.
+            std::ptr::write_bytes(src, 0, PAGE);
+            std::ptr::write_bytes(src.add(PAGE), 1, PAGE);
+            copy(src, dst, MIB);
+            assert_eq!(*dst.add(PAGE + 9), 1, "real data arrives");
+            assert_eq!(*dst.add(9), 0);
         }
+        // Only the page that received different bytes became private.
+        assert_eq!(
+            runs(dst, MIB),
+            vec![
+                (0, PAGE, Bytes::Zero),
+                (PAGE, 2 * PAGE, Bytes::Data),
+                (2 * PAGE, MIB, Bytes::Zero)
+            ]
+        );
+        // Never-written source pages carry zeros over data.
+        let mut plain = vec![7u8; 3 * PAGE];
+        unsafe { copy(src.add(MIB - 3 * PAGE), plain.as_mut_ptr(), 3 * PAGE) };
+        assert!(plain.iter().all(|&b| b == 0));
+        assert!(free(src) && free(dst));
+        reset();
     }
-}
 
-fn install_cow_handler() {
-    if COW_INSTALLED.swap(true, std::sync::atomic::Ordering::SeqCst) {
-        return;
-    }
-    // The crash reporter must be installed first so we can chain to it.
-    simcore::crash::install();
-    // Safety: installing a SIGSEGV handler that chains to the previous one.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = cow_handler as *const () as usize;
-        sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGSEGV, &sa, std::ptr::addr_of_mut!(PREVIOUS));
+    #[test]
+    fn folded_source_bytes_are_never_copied() {
+        cow_setup();
+        let folded = alloc(4 * PAGE, &[(0, 4 * PAGE)], "t:folded").unwrap();
+        unsafe { std::ptr::write_bytes(folded, 3, 4 * PAGE) };
+        let mut plain = vec![9u8; 4 * PAGE];
+        unsafe { copy(folded, plain.as_mut_ptr(), 4 * PAGE) };
+        assert!(plain.iter().all(|&b| b == 9), "garbage is not copied");
+        assert!(free(folded));
+        reset();
     }
 }

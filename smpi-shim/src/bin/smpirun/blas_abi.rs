@@ -248,6 +248,7 @@ pub unsafe extern "C" fn cblas_idamax(n: c_int, x: *const f64, incx: c_int) -> u
     }
     match modelled_idamax(n as usize) {
         Some(i) => i,
+        None if kernels::native_allowed() => kernels::idamax(n, x, incx),
         None => in_real(|| real::<Idamax>("cblas_idamax")(n, x, incx)),
     }
 }
