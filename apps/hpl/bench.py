@@ -106,7 +106,12 @@ def sample_until_exit(proc, t0, timeout):
             proc.kill()
             proc.wait()
             return None
-        time.sleep(1.0)
+        try:
+            # Waits up to a second, but returns as soon as the process ends:
+            # the wall time must not be rounded up to the sampling period.
+            proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            pass
     return peak
 
 

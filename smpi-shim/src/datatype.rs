@@ -397,6 +397,10 @@ impl Datatype {
     /// # Safety
     /// `buf` must be valid for the type map of `count` elements.
     pub unsafe fn pack(&self, buf: *const u8, count: usize, out: &mut Vec<u8>) {
+        if self.is_contiguous() {
+            out.extend_from_slice(std::slice::from_raw_parts(buf, self.size * count));
+            return;
+        }
         out.reserve(self.size * count);
         for i in 0..count {
             let base = buf.offset(i as isize * self.extent);
@@ -498,10 +502,18 @@ impl Datatype {
     }
 
     /// The `(offset from buf, len)` pieces of `count` elements, in type-map order.
+    /// A contiguous type gives one piece for all `count` elements.
     fn pieces(&self, count: usize) -> impl Iterator<Item = (isize, usize)> + '_ {
-        (0..count).flat_map(move |i| {
+        let (elements, scale) = if self.is_contiguous() && self.size > 0 {
+            (count.min(1), count)
+        } else {
+            (count, 1)
+        };
+        (0..elements).flat_map(move |i| {
             let base = i as isize * self.extent;
-            self.blocks.iter().map(move |&(off, len)| (base + off, len))
+            self.blocks
+                .iter()
+                .map(move |&(off, len)| (base + off, len * scale))
         })
     }
 
@@ -616,6 +628,11 @@ impl Datatype {
     /// # Safety
     /// `buf` must be valid for the type map of `count` elements.
     pub unsafe fn unpack(&self, data: &[u8], buf: *mut u8, count: usize) -> usize {
+        if self.is_contiguous() {
+            let n = data.len().min(self.size * count);
+            std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n);
+            return n;
+        }
         let mut pos = 0;
         'outer: for i in 0..count {
             let base = buf.offset(i as isize * self.extent);

@@ -229,40 +229,69 @@ pub unsafe fn idamax(n: i32, x: *const f64, incx: i32) -> usize {
         return 0;
     }
     let (n, inc) = (n as usize, incx as usize);
-    let at = |i: usize| (*x.add(i * inc)).abs();
+    let view = crate::shared::fold_view(x.cast());
+    let place = |i: usize| {
+        let p = x.add(i * inc);
+        view.map_or(p, |v| v.at(p as usize) as *const f64)
+    };
+    let at = |i: usize| (*place(i)).abs();
     if at(0).is_nan() {
         return 0;
     }
+    if inc != 1 {
+        let (mut best, mut index) = (at(0), 0);
+        for i in 1..n {
+            if at(i) > best {
+                best = at(i);
+                index = i;
+            }
+        }
+        return index;
+    }
+    // Contiguous: the pieces where the elements are best read (one, unless
+    // they are folded memory crossing a folded block).
+    let pieces: Vec<&[f64]> = match view {
+        None => vec![std::slice::from_raw_parts(x, n)],
+        Some(v) => v
+            .pieces(x as usize, n * 8)
+            .map(|(p, len)| std::slice::from_raw_parts(p as *const f64, len / 8))
+            .collect(),
+    };
     // The largest |x| (NaNs skipped: a comparison with NaN is false), eight
     // lanes at a time, then the first element that reaches it.
     let mut best = at(0);
-    if inc == 1 {
-        let v = std::slice::from_raw_parts(x, n);
-        let mut lanes = [best; 8];
-        let mut chunks = v.chunks_exact(8);
-        for c in &mut chunks {
-            for (m, &e) in lanes.iter_mut().zip(c) {
-                let a = e.abs();
-                *m = if a > *m { a } else { *m };
-            }
-        }
-        for &e in chunks.remainder() {
-            let a = e.abs();
-            best = if a > best { a } else { best };
-        }
-        for m in lanes {
-            best = if m > best { m } else { best };
-        }
-        return v.iter().position(|e| e.abs() == best).unwrap_or(0);
+    for v in &pieces {
+        best = largest_abs(v, best);
     }
     let mut index = 0;
-    for i in 1..n {
-        if at(i) > best {
-            best = at(i);
-            index = i;
+    for v in &pieces {
+        match v.iter().position(|e| e.abs() == best) {
+            Some(i) => return index + i,
+            None => index += v.len(),
         }
     }
-    index
+    0
+}
+
+/// The largest of `start` and the |e| of `v`, NaNs skipped (vectorized).
+fn largest_abs(v: &[f64], start: f64) -> f64 {
+    let mut best = start;
+    let mut lanes = [best; 8];
+    let mut chunks = v.chunks_exact(8);
+    for c in &mut chunks {
+        for (m, &e) in lanes.iter_mut().zip(c) {
+            let a = e.abs();
+            *m = if a > *m { a } else { *m };
+        }
+    }
+    for &e in chunks.remainder() {
+        let a = e.abs();
+        best = if a > best { a } else { best };
+    }
+    for m in lanes {
+        best = if m > best { m } else { best };
+    }
+    best
 }
 
 /// Strided copy of `n` doubles (BLAS dcopy semantics, negative increments included).
@@ -276,11 +305,19 @@ pub unsafe fn dcopy(n: i32, x: *const f64, incx: i32, y: *mut f64, incy: i32) {
     if n <= 0 {
         return;
     }
+    // Folded elements are reached through the canonical view (same memory).
+    let (vx, vy) = (
+        crate::shared::fold_view(x.cast()),
+        crate::shared::fold_view(y.cast()),
+    );
     let (mut ix, mut iy) = (start(n, incx), start(n, incy));
     for _ in 0..n {
-        let v = *x.offset(ix);
-        if (*y.offset(iy)).to_bits() != v.to_bits() {
-            *y.offset(iy) = v;
+        let (px, py) = (x.offset(ix), y.offset(iy));
+        let px = vx.map_or(px, |v| v.at(px as usize) as *const f64);
+        let py = vy.map_or(py, |v| v.at(py as usize) as *mut f64);
+        let v = *px;
+        if (*py).to_bits() != v.to_bits() {
+            *py = v;
         }
         ix += incx as isize;
         iy += incy as isize;
@@ -296,9 +333,15 @@ pub unsafe fn dswap(n: i32, x: *mut f64, incx: i32, y: *mut f64, incy: i32) {
     if n <= 0 {
         return;
     }
+    let (vx, vy) = (
+        crate::shared::fold_view(x.cast()),
+        crate::shared::fold_view(y.cast()),
+    );
     let (mut ix, mut iy) = (start(n, incx), start(n, incy));
     for _ in 0..n {
         let (px, py) = (x.offset(ix), y.offset(iy));
+        let px = vx.map_or(px, |v| v.at(px as usize) as *mut f64);
+        let py = vy.map_or(py, |v| v.at(py as usize) as *mut f64);
         if (*px).to_bits() != (*py).to_bits() {
             std::ptr::swap(px, py);
         }

@@ -3,6 +3,8 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use simcore::platform::{HostId, Platform};
@@ -212,6 +214,64 @@ pub fn proportional_set_size_kb() -> u64 {
                 .and_then(|v| v.parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// Samples this process's PSS on a thread of its own, so the simulation never
+/// waits for it: a read walks every page table (a tenth of a second with
+/// gigabytes folded). The period is at least 0.2 s and 50 times the last
+/// read's cost, so on a single core the sampler takes at most 2 %.
+struct PssSampler {
+    peak_kb: Arc<AtomicU64>,
+    /// When the last read finished and how long the period is, in ms since `origin`.
+    last_done_ms: Arc<AtomicU64>,
+    period_ms: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    origin: Instant,
+}
+
+impl PssSampler {
+    fn start() -> Self {
+        let s = PssSampler {
+            peak_kb: Arc::new(AtomicU64::new(0)),
+            last_done_ms: Arc::new(AtomicU64::new(0)),
+            period_ms: Arc::new(AtomicU64::new(200)),
+            stop: Arc::new(AtomicBool::new(false)),
+            origin: Instant::now(),
+        };
+        let (peak, done, period, stop, origin) = (
+            s.peak_kb.clone(),
+            s.last_done_ms.clone(),
+            s.period_ms.clone(),
+            s.stop.clone(),
+            s.origin,
+        );
+        std::thread::Builder::new()
+            .name("pss-sampler".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let read = Instant::now();
+                    peak.fetch_max(proportional_set_size_kb(), Ordering::Relaxed);
+                    let p = (50 * read.elapsed().as_millis() as u64).max(200);
+                    period.store(p, Ordering::Relaxed);
+                    done.store(origin.elapsed().as_millis() as u64, Ordering::Relaxed);
+                    std::thread::sleep(std::time::Duration::from_millis(p));
+                }
+            })
+            .expect("spawning the PSS sampler");
+        s
+    }
+
+    /// Stops sampling and returns the peak, KiB; reads once more here when
+    /// the last sample is older than a period (short runs).
+    fn finish(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        let age = self.origin.elapsed().as_millis() as u64 - self.last_done_ms.load(Ordering::Relaxed);
+        if age > self.period_ms.load(Ordering::Relaxed) {
+            self.peak_kb
+                .fetch_max(proportional_set_size_kb(), Ordering::Relaxed);
+        }
+        self.peak_kb.load(Ordering::Relaxed)
+    }
 }
 
 /// Peak resident set size of this process, KiB.
@@ -454,26 +514,14 @@ fn run(args: &Args) -> Result<i32, String> {
     sim.on_comm_done(|_a, user| with_world(|w| rt::on_comm_done(w, user)));
     let progress = std::io::stderr().is_terminal() && !args.quiet;
     let mut last_report = Instant::now();
-    let mut last_sample = Instant::now();
-    // Reading smaps walks every page table (milliseconds with gigabytes
-    // folded): sample PSS at an interval 200 times the last read's cost, so
-    // the peak is caught closely for at most 0.5 % of the run time.
-    let mut sample_interval = 0.5f64;
     let start = Instant::now();
-    let peak_pss = Rc::new(std::cell::Cell::new(proportional_set_size_kb()));
-    let peak = peak_pss.clone();
+    let pss_sampler = PssSampler::start();
     let mut advances = 0u32;
     sim.on_progress(move |t| {
         // Reading the clock at every time advance shows in profiles.
         advances = advances.wrapping_add(1);
         if !advances.is_multiple_of(64) {
             return;
-        }
-        if last_sample.elapsed().as_secs_f64() > sample_interval {
-            let read = Instant::now();
-            peak.set(peak.get().max(proportional_set_size_kb()));
-            sample_interval = (200.0 * read.elapsed().as_secs_f64()).max(0.5);
-            last_sample = Instant::now();
         }
         if progress && last_report.elapsed().as_secs_f64() > 3.0 {
             last_report = Instant::now();
@@ -536,7 +584,7 @@ fn run(args: &Args) -> Result<i32, String> {
         }
         Err(e) => return Err(e.to_string()),
     };
-    let peak_pss_kb = peak_pss.get().max(proportional_set_size_kb());
+    let peak_pss_kb = pss_sampler.finish();
     let report = with_world(|w| Report {
         simulated_time: summary.time,
         wall_time: wall,

@@ -54,6 +54,10 @@ struct Alloc {
     private: Vec<(usize, usize)>,
     /// Mappings this allocation uses (for the map count).
     mappings: usize,
+    /// Whole-buffer global folds: bytes `[0, folded_end)` are folded in
+    /// blocks from offset 0 (so byte `r` is byte `r % block` of the file);
+    /// 0 otherwise.
+    folded_end: usize,
 }
 
 struct State {
@@ -65,6 +69,9 @@ struct State {
     zero_fd: i32,
     /// `/proc/self/pagemap`, open while copy-on-write folding is on.
     pagemap: i32,
+    /// One mapping of the whole folding file (`fd`), populated once: the
+    /// BLAS kernels reach folded memory through it (see [`FoldView`]).
+    canon: usize,
     hugepage: bool,
     sites: BTreeMap<String, (i32, usize)>,
     allocs: BTreeMap<usize, Alloc>,
@@ -135,6 +142,7 @@ pub fn init(
             fd: -1,
             zero_fd: -1,
             pagemap: -1,
+            canon: 0,
             hugepage,
             sites: BTreeMap::new(),
             allocs: BTreeMap::new(),
@@ -274,12 +282,33 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
             map_fixed(base, span, fd, 0, libc::PROT_READ | libc::PROT_WRITE)
                 .map_err(|e| huge_page_hint(e, st.hugepage, span))?;
             mappings += 1;
-            st.allocs.insert(base, Alloc { size, span, poolable: None, cow: false, private: vec![], mappings });
+            let a = Alloc { size, span, poolable: None, cow: false, private: vec![], mappings, folded_end: 0 };
+            st.allocs.insert(base, a);
             st.mappings += mappings;
             return Ok(base as *mut u8);
         }
         if st.fd < 0 {
             st.fd = memfd("smpi-shared-block", st.block, st.hugepage)?;
+            // Safety: a fresh shared mapping of our own file.
+            let canon = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    st.block,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED | libc::MAP_POPULATE,
+                    st.fd,
+                    0,
+                )
+            };
+            if canon == libc::MAP_FAILED {
+                return Err(huge_page_hint(
+                    FoldError(format!("cannot map the folding file: {}", std::io::Error::last_os_error())),
+                    st.hugepage,
+                    st.block,
+                ));
+            }
+            st.canon = canon as usize;
+            st.mappings += 1;
         }
         let fd = st.fd;
         // Plan the mappings first so a too-large request fails cleanly.
@@ -328,7 +357,12 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
             private.push((cursor, size));
         }
         let poolable = poolable.then_some(false);
-        st.allocs.insert(base, Alloc { size, span, poolable, cow: false, private, mappings });
+        // Folded from offset 0 in whole blocks: byte r is byte r % block of the file.
+        let uniform = plan.first().is_some_and(|c| c.0 == 0)
+            && plan.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0 && w[0].1 == st.block);
+        let folded_end = if uniform { plan.last().map_or(0, |c| c.0 + c.1) } else { 0 };
+        let a = Alloc { size, span, poolable, cow: false, private, mappings, folded_end };
+        st.allocs.insert(base, a);
         st.mappings += mappings;
         Ok(base as *mut u8)
     })
@@ -386,6 +420,7 @@ fn alloc_cow_region(st: &mut State, size: usize, span: usize) -> Result<*mut u8,
         cow: true,
         private: vec![],
         mappings: 1,
+        folded_end: 0,
     };
     st.allocs.insert(base, a);
     st.mappings += 1;
@@ -622,6 +657,88 @@ pub fn touches_folded(p: *const u8, len: usize) -> bool {
                 .range(..addr.saturating_add(len.max(1)))
                 .next_back()
                 .is_some_and(|(&base, a)| base + a.size > addr)
+        })
+    })
+}
+
+/// Folded memory seen through the one canonical mapping of the folding file.
+/// Every folded block maps the same file, so a folded byte can be read or
+/// written there instead: the same physical memory, without populating the
+/// page tables of each rank's view (HPL's pivot search reads rows of its
+/// folded matrix, one page per element, on every rank: page faults were a
+/// fifth of the run).
+#[derive(Clone, Copy, Debug)]
+pub struct FoldView {
+    base: usize,
+    end: usize,
+    mask: usize,
+    block: usize,
+    canon: usize,
+}
+
+impl FoldView {
+    /// Where the byte at `addr` is best accessed: its place in the canonical
+    /// mapping if it is folded memory of this view's allocation, else `addr`.
+    #[inline]
+    pub fn at(&self, addr: usize) -> usize {
+        if addr.wrapping_sub(self.base) < self.end - self.base {
+            let r = addr - self.base;
+            self.canon
+                + if self.mask != 0 {
+                    r & self.mask
+                } else {
+                    r % self.block
+                }
+        } else {
+            addr
+        }
+    }
+
+    /// Splits `[addr, addr+len)` into pieces that are contiguous where they
+    /// are best accessed: `(where, len)`.
+    pub fn pieces(&self, addr: usize, len: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let mut at = addr;
+        let end = addr + len;
+        std::iter::from_fn(move || {
+            if at >= end {
+                return None;
+            }
+            let next = if at < self.base {
+                self.base.min(end)
+            } else if at < self.end {
+                // The end of this folded block (or of the folded part).
+                (self.base + ((at - self.base) / self.block + 1) * self.block)
+                    .min(self.end)
+                    .min(end)
+            } else {
+                end
+            };
+            let piece = (self.at(at), next - at);
+            at = next;
+            Some(piece)
+        })
+    }
+}
+
+/// The [`FoldView`] of the globally folded allocation holding `p` (whole
+/// buffers folded from their start only), if any.
+pub fn fold_view(p: *const u8) -> Option<FoldView> {
+    let addr = p as usize;
+    STATE.with(|s| {
+        let s = s.borrow();
+        let st = s.as_ref()?;
+        let (&base, a) = st.allocs.range(..=addr).next_back()?;
+        let end = base + a.folded_end.min(a.size);
+        (addr < end && st.canon != 0).then(|| FoldView {
+            base,
+            end,
+            mask: if st.block.is_power_of_two() {
+                st.block - 1
+            } else {
+                0
+            },
+            block: st.block,
+            canon: st.canon,
         })
     })
 }
@@ -962,6 +1079,34 @@ mod tests {
         unsafe { copy(folded, plain.as_mut_ptr(), 4 * PAGE) };
         assert!(plain.iter().all(|&b| b == 9), "garbage is not copied");
         assert!(free(folded));
+        reset();
+    }
+
+    #[test]
+    fn the_canonical_view_reaches_the_same_folded_memory() {
+        cow_setup();
+        let p = alloc(3 * MIB + 100, &[(0, 3 * MIB + 100)], "t:view").unwrap();
+        let v = fold_view(p).expect("a whole-buffer global fold");
+        let at = p as usize + MIB + MIB / 2;
+        unsafe { *(at as *mut u64) = 0xfeed };
+        assert_ne!(v.at(at), at);
+        assert_eq!(
+            unsafe { *(v.at(at) as *const u64) },
+            0xfeed,
+            "same physical memory"
+        );
+        // Every block maps the file from its start.
+        assert_eq!(v.at(p as usize + 2 * MIB + 8), v.at(p as usize + 8));
+        // The unfolded tail (past the last whole page) is not redirected.
+        let tail = p as usize + 3 * MIB + 50;
+        assert_eq!(v.at(tail), tail);
+        // A range across a block boundary comes in two pieces.
+        let pieces: Vec<(usize, usize)> = v.pieces(p as usize + MIB - 16, 32).collect();
+        assert_eq!(
+            pieces,
+            vec![(v.at(p as usize + MIB - 16), 16), (v.at(p as usize + MIB), 16)]
+        );
+        assert!(free(p));
         reset();
     }
 }
