@@ -154,6 +154,20 @@ def run_smpi(name, p, q, n, platform, timeout):
                 "pss_mb": m["peak_kb"] / 1024, "hpl_time_s": float(fields[5]), "gflops": float(fields[6])}
 
 
+def fold_block(n, p, q):
+    """Folding block size for an N, P x Q run: each folded block is one memory
+    mapping, and the 1 MiB default would need one per MiB of every rank's
+    matrix (1024 ranks x 80 MB exceed vm.max_map_count, 65530); but the
+    smaller the block, the better the one copy of it stays in cache (the BLAS
+    kernels read folded memory through it). The smallest power of two from
+    4 MiB that keeps the matrix under 30,000 mappings. Same simulated time."""
+    per_rank = 8 * n * n / (p * q)
+    block = 4 << 20
+    while p * q * (per_rank / block + 1) > 30000:
+        block *= 2
+    return block
+
+
 def run(name, p, q, n, platform, model, extra, timeout):
     xhpl = os.path.join(HERE, "build", "xhpl")
     smpirun = os.path.join(REPO, "target", "release", "smpirun")
@@ -163,10 +177,8 @@ def run(name, p, q, n, platform, model, extra, timeout):
              "--bcast", "1", "--depth", "1", "--swap", "0", "--threshold", "-1", "-o", os.path.join(d, "HPL.dat")],
             check=True, stdout=subprocess.DEVNULL)
         js = os.path.join(d, "run.json")
-        # 32 MiB folding blocks: the 1 MiB default needs one mapping per MiB folded, and
-        # 1024 ranks x 80 MB would exceed vm.max_map_count (65530). Same simulated time.
         cmd = [smpirun, "-platform", os.path.join(REPO, platform), "-np", str(p * q), *COMMON_CFG,
-               "--cfg=smpi/shared-malloc-blocksize:33554432", *extra,
+               f"--cfg=smpi/shared-malloc-blocksize:{fold_block(n, p, q)}", *extra,
                "-model", model, "--json", js, "-quiet", xhpl]
         m = measure(cmd, d, timeout)
         if "error" in m:

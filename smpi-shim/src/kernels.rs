@@ -93,10 +93,9 @@ impl Kernels {
 
     /// Model duration of one call of `k` on `rank` (running on host `host`).
     pub fn duration(&mut self, rank: u32, host: usize, k: KernelId, params: &[f64]) -> f64 {
-        let seed = self.seed;
-        let name = self.models.name(k).to_string();
+        let (seed, models) = (self.seed, &self.models);
         let rng = self.rngs[rank as usize][k.index()]
-            .get_or_insert_with(|| NoiseRng::for_stream(seed, u64::from(rank), &name));
+            .get_or_insert_with(|| NoiseRng::for_stream(seed, u64::from(rank), models.name(k)));
         let d = self.models.duration(k, host, params, rng).max(0.0);
         let st = &mut self.stats[k.index()];
         st.0 += 1;
