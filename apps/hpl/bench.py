@@ -155,15 +155,16 @@ def run_smpi(name, p, q, n, platform, timeout):
 
 
 def fold_block(n, p, q):
-    """Folding block size for an N, P x Q run: each folded block is one memory
-    mapping, and the 1 MiB default would need one per MiB of every rank's
-    matrix (1024 ranks x 80 MB exceed vm.max_map_count, 65530); but the
-    smaller the block, the better the one copy of it stays in cache (the BLAS
-    kernels read folded memory through it). The smallest power of two from
-    4 MiB that keeps the matrix under 30,000 mappings. Same simulated time."""
+    """Folding block size for an N, P x Q run. Each folded block is one memory
+    mapping: the 1 MiB default would need one per MiB of every rank's matrix,
+    and 1024 ranks x 80 MB exceed vm.max_map_count (65530), which the program
+    copies and stacks share (7 per rank). But the smaller the block, the better
+    its one copy stays in cache (the BLAS kernels read folded memory through
+    it). The smallest power of two from 4 MiB that keeps the matrix within
+    10,000 mappings. Same simulated time."""
     per_rank = 8 * n * n / (p * q)
     block = 4 << 20
-    while p * q * (per_rank / block + 1) > 30000:
+    while p * q * (per_rank / block + 1) > 10000:
         block *= 2
     return block
 

@@ -469,6 +469,8 @@ fn run(args: &Args) -> Result<i32, String> {
         cfg.auto_shared_malloc_cow_thresh,
     )
     .map_err(|e| e.0)?;
+    // Each coroutine stack is a mapping and its guard page another.
+    crate::shared::reserve_mappings(2 * np + 64);
     let mut sim = Simulation::new(platform.clone(), kcfg);
     let display_timing = cfg.display_timing;
     rt::install_world(World::new(

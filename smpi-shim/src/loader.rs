@@ -155,6 +155,9 @@ fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, L
         source: e,
     })?;
     let base = path.file_name().and_then(|s| s.to_str()).unwrap_or("app");
+    let segments = read_only_segments(&image);
+    // The first copy's descriptor and load address, kept while the others load.
+    let mut first: Option<(c_int, usize)> = None;
     for rank in 0..ranks {
         let copy_err = |e: std::io::Error| LoadError::Copy {
             rank,
@@ -181,16 +184,140 @@ fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, L
         std::os::unix::fs::symlink(format!("/proc/self/fd/{fd}"), &link).map_err(copy_err)?;
         let opened = open(&link);
         let _ = std::fs::remove_file(&link);
-        // Safety: the loader keeps its own mapping; the descriptor is no longer needed.
-        unsafe { libc::close(fd) };
         let (lib, handle) = split(opened?);
+        match (first, load_address(handle)) {
+            (None, Some(addr)) => first = Some((fd, addr)),
+            (Some((fd0, addr0)), Some(addr)) => {
+                // Safety: both copies are loaded from identical images.
+                unsafe { share_segments(&segments, fd0, addr0, fd, addr) };
+                // Safety: the loader keeps its own mapping; the descriptor is no longer needed.
+                unsafe { libc::close(fd) };
+            }
+            // Safety: as above.
+            (_, None) => unsafe {
+                libc::close(fd);
+            },
+        }
         prog.handles.push(handle);
         let main = find_main(&lib, path)?;
         prog.mains.push(main);
         prog.libs.push(lib);
     }
     let _ = std::fs::remove_dir(&links);
+    if let Some((fd0, _)) = first {
+        // Safety: our descriptor; the mappings keep the file.
+        unsafe { libc::close(fd0) };
+    }
     Ok(prog)
+}
+
+/// A read-only `PT_LOAD` segment (code, constants) of the image, in pages:
+/// (first page's offset in the file and in memory, length).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Segment {
+    file_offset: usize,
+    vaddr: usize,
+    len: usize,
+    /// `PROT_*` as the loader maps it.
+    prot: i32,
+}
+
+const PAGE: usize = 4096;
+
+/// The read-only loadable segments of an ELF64 image (none if it cannot be
+/// read as one).
+fn read_only_segments(image: &[u8]) -> Vec<Segment> {
+    let u16_at = |o: usize| {
+        image
+            .get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+    };
+    let u32_at = |o: usize| {
+        image
+            .get(o..o + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    };
+    let u64_at = |o: usize| {
+        image
+            .get(o..o + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")) as usize)
+    };
+    // ELF64, little-endian (EI_CLASS 2, EI_DATA 1).
+    if image.len() < 64 || image[4] != 2 || image[5] != 1 {
+        return vec![];
+    }
+    let (Some(phoff), Some(phentsize), Some(phnum)) = (u64_at(32), u16_at(54), u16_at(56)) else {
+        return vec![];
+    };
+    const PT_LOAD: u32 = 1;
+    const PF_W: u32 = 2;
+    (0..phnum)
+        .filter_map(|i| {
+            let h = phoff + i * phentsize;
+            let (kind, flags) = (u32_at(h)?, u32_at(h + 4)?);
+            let (offset, vaddr, filesz) = (u64_at(h + 8)?, u64_at(h + 16)?, u64_at(h + 32)?);
+            if kind != PT_LOAD || flags & PF_W != 0 || offset % PAGE != vaddr % PAGE {
+                return None;
+            }
+            let start = offset / PAGE * PAGE;
+            const PF_X: u32 = 1;
+            const PF_R: u32 = 4;
+            let prot = if flags & PF_R != 0 { libc::PROT_READ } else { 0 }
+                | if flags & PF_X != 0 { libc::PROT_EXEC } else { 0 };
+            Some(Segment {
+                file_offset: start,
+                vaddr: vaddr / PAGE * PAGE,
+                len: (offset + filesz).div_ceil(PAGE) * PAGE - start,
+                prot,
+            })
+        })
+        .collect()
+}
+
+/// Where the loader put an object (`l_addr`).
+fn load_address(handle: *mut std::ffi::c_void) -> Option<usize> {
+    #[repr(C)]
+    struct LinkMapHead {
+        l_addr: usize,
+    }
+    let mut map: *const LinkMapHead = std::ptr::null();
+    // Safety: RTLD_DI_LINKMAP stores a `struct link_map *`.
+    let rc = unsafe { libc::dlinfo(handle, 2, (&mut map as *mut *const LinkMapHead).cast()) };
+    // Safety: a valid link map from the loader.
+    (rc == 0 && !map.is_null()).then(|| unsafe { (*map).l_addr })
+}
+
+/// Maps the read-only segments of the copy at `addr` (file `fd`) from the
+/// first copy's file instead, where their bytes are identical (they are,
+/// unless the loader relocated code), and frees the copy's own pages: code
+/// and constants are then in memory once for all ranks (4096 copies of HPL
+/// took 0.9 GB).
+///
+/// # Safety
+/// Both copies must be loaded and `fd0`/`fd` their files.
+unsafe fn share_segments(segments: &[Segment], fd0: c_int, addr0: usize, fd: c_int, addr: usize) {
+    for seg in segments {
+        let (mine, theirs) = ((addr + seg.vaddr) as *mut u8, (addr0 + seg.vaddr) as *const u8);
+        if std::slice::from_raw_parts(mine, seg.len) != std::slice::from_raw_parts(theirs, seg.len) {
+            continue;
+        }
+        let m = libc::mmap(
+            mine.cast(),
+            seg.len,
+            seg.prot,
+            libc::MAP_FIXED | libc::MAP_PRIVATE,
+            fd0,
+            seg.file_offset as libc::off_t,
+        );
+        if m != libc::MAP_FAILED {
+            libc::fallocate(
+                fd,
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                seg.file_offset as libc::off_t,
+                seg.len as libc::off_t,
+            );
+        }
+    }
 }
 
 /// A library and its raw `dlopen` handle.
@@ -236,4 +363,28 @@ pub fn c_argv(args: &[String]) -> (Vec<CString>, Vec<*mut c_char>) {
     let mut ptrs: Vec<*mut c_char> = owned.iter().map(|c| c.as_ptr() as *mut c_char).collect();
     ptrs.push(std::ptr::null_mut());
     (owned, ptrs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_only_segments_of_an_elf_image() {
+        // This test binary: a position-independent executable with code and constants.
+        let image = std::fs::read("/proc/self/exe").unwrap();
+        let segs = read_only_segments(&image);
+        assert!(!segs.is_empty());
+        assert!(
+            segs.iter().any(|s| s.prot & libc::PROT_EXEC != 0),
+            "a code segment: {segs:?}"
+        );
+        for s in &segs {
+            assert_eq!(s.file_offset % PAGE, 0);
+            assert_eq!(s.vaddr % PAGE, 0);
+            assert!(s.len > 0 && s.len % PAGE == 0);
+            assert!(s.file_offset + s.len <= image.len().div_ceil(PAGE) * PAGE);
+        }
+        assert!(read_only_segments(b"not an elf").is_empty());
+    }
 }

@@ -147,8 +147,9 @@ pub fn init(
             sites: BTreeMap::new(),
             allocs: BTreeMap::new(),
             mappings: 0,
-            // Keep room for stacks, program copies and the allocator.
-            max_mappings: max_map.saturating_sub(in_use).saturating_sub(max_map / 8),
+            // Keep room for the allocator and the libraries; what else the
+            // run will map later is reserved with `reserve_mappings`.
+            max_mappings: max_map.saturating_sub(in_use).saturating_sub(max_map / 16),
             auto_thresh,
             cow_thresh,
             pool: [BTreeMap::new(), BTreeMap::new()],
@@ -161,6 +162,28 @@ pub fn init(
 /// Largest copy-on-write region: the zero file is this large (sparse; only
 /// pages read through some mapping take memory, once for all regions).
 const ZERO_FILE_SIZE: usize = 1 << 40;
+
+/// Keeps `n` more memory mappings out of folding's budget: those the run
+/// makes after [`init`] (two per coroutine stack).
+pub fn reserve_mappings(n: usize) {
+    STATE.with(|s| {
+        if let Some(st) = s.borrow_mut().as_mut() {
+            st.max_mappings = st.max_mappings.saturating_sub(n);
+        }
+    });
+}
+
+/// The error for a failed mapping: out of mappings (ENOMEM) is said as such.
+fn map_error(what: String, e: std::io::Error, st: &State) -> FoldError {
+    if e.raw_os_error() == Some(libc::ENOMEM) {
+        FoldError(format!(
+            "{what}: {e}: most likely the process ran out of memory mappings (vm.max_map_count; folding uses {} of about {} it can have); raise vm.max_map_count or smpi/shared-malloc-blocksize",
+            st.mappings, st.max_mappings
+        ))
+    } else {
+        FoldError(format!("{what}: {e}"))
+    }
+}
 
 /// Stops folding (end of run).
 pub fn reset() {
@@ -279,8 +302,9 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
                 unsafe { libc::ftruncate(fd, span as i64) };
             }
             st.sites.insert(site.to_string(), (fd, cur.max(span)));
-            map_fixed(base, span, fd, 0, libc::PROT_READ | libc::PROT_WRITE)
-                .map_err(|e| huge_page_hint(e, st.hugepage, span))?;
+            map_fixed(base, span, fd, 0, libc::PROT_READ | libc::PROT_WRITE).map_err(|e| {
+                huge_page_hint(map_error(format!("cannot map {size} bytes folded at {site}"), e, st), st.hugepage, span)
+            })?;
             mappings += 1;
             let a = Alloc { size, span, poolable: None, cow: false, private: vec![], mappings, folded_end: 0 };
             st.allocs.insert(base, a);
@@ -295,7 +319,7 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
                     std::ptr::null_mut(),
                     st.block,
                     libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED | libc::MAP_POPULATE,
+                    libc::MAP_SHARED,
                     st.fd,
                     0,
                 )
@@ -340,8 +364,12 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
             )));
         }
         for &(at, len) in &plan {
-            map_fixed(base + at, len, fd, 0, libc::PROT_READ | libc::PROT_WRITE)
-                .map_err(|e| huge_page_hint(e, st.hugepage, st.block))?;
+            if let Err(e) = map_fixed(base + at, len, fd, 0, libc::PROT_READ | libc::PROT_WRITE) {
+                let e = map_error(format!("cannot map a folded block of {size} bytes"), e, st);
+                // Safety: releasing the reservation made above.
+                unsafe { libc::munmap(base as *mut c_void, span) };
+                return Err(huge_page_hint(e, st.hugepage, st.block));
+            }
         }
         mappings += plan.len();
         // Private ranges: the complement of the folded ones.
@@ -407,10 +435,12 @@ fn alloc_cow_region(st: &mut State, size: usize, span: usize) -> Result<*mut u8,
         )
     };
     if base == libc::MAP_FAILED {
-        return Err(FoldError(format!(
-            "cannot map a copy-on-write region of {size} bytes: {}",
-            std::io::Error::last_os_error()
-        )));
+        let e = std::io::Error::last_os_error();
+        return Err(map_error(
+            format!("cannot map a copy-on-write region of {size} bytes"),
+            e,
+            st,
+        ));
     }
     let base = base as usize;
     let a = Alloc {
@@ -441,7 +471,7 @@ fn huge_page_hint(e: FoldError, hugepage: bool, bytes: usize) -> FoldError {
     ))
 }
 
-fn map_fixed(addr: usize, len: usize, fd: i32, offset: i64, prot: i32) -> Result<(), FoldError> {
+fn map_fixed(addr: usize, len: usize, fd: i32, offset: i64, prot: i32) -> std::io::Result<()> {
     // Safety: replacing part of our own reservation.
     let p = unsafe {
         libc::mmap(
@@ -454,10 +484,7 @@ fn map_fixed(addr: usize, len: usize, fd: i32, offset: i64, prot: i32) -> Result
         )
     };
     if p == libc::MAP_FAILED {
-        return Err(FoldError(format!(
-            "cannot map a folded block: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }

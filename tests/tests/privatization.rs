@@ -67,3 +67,24 @@ fn one_rank_needs_no_privatization() {
     let out = run(1, &["--cfg=smpi/privatization:no"]);
     out.assert_ok();
 }
+
+/// The per-rank copies share their code and constants: 128 ranks of a program
+/// with 4 MiB of constants, all read by every rank, stay far below 128 copies.
+#[test]
+fn program_copies_share_their_read_only_segments() {
+    let out = Smpirun::new(e2e_tests::build_c(
+        &e2e_tests::apps_dir().join("memory/big_code.c"),
+    ))
+    .platform(platform("fat_tree.toml"))
+    .np(128)
+    .cfg("smpi/simulate-computation:no")
+    .json()
+    .run();
+    out.assert_success();
+    assert!(out.stdout.contains("big_code OK"), "{}", out.describe());
+    let pss = out.json()["peak_pss_kb"].as_u64().expect("peak_pss_kb");
+    assert!(
+        pss < 128 * 1024,
+        "peak PSS {pss} KiB for 128 copies of 4 MiB of constants"
+    );
+}
