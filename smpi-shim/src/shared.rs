@@ -54,6 +54,9 @@ struct Alloc {
     private: Vec<(usize, usize)>,
     /// Mappings this allocation uses (for the map count).
     mappings: usize,
+    /// Whole-buffer global folds handed to several holders (ranks): who
+    /// holds it now (empty for other allocations).
+    holders: Vec<u32>,
     /// Whole-buffer global folds: bytes `[0, folded_end)` are folded in
     /// blocks from offset 0 (so byte `r` is byte `r % block` of the file);
     /// 0 otherwise.
@@ -83,6 +86,9 @@ struct State {
     /// for reuse.
     pool: [BTreeMap<usize, Vec<(usize, Alloc)>>; 2],
     pooled: usize,
+    /// Live whole-buffer global folds by span (bases): one region serves one
+    /// allocation of each holder (see [`alloc_by`]).
+    shared_regions: BTreeMap<usize, Vec<usize>>,
 }
 
 /// Regions kept for reuse at most (mmap/munmap churn is the cost they avoid).
@@ -153,6 +159,7 @@ pub fn init(
             auto_thresh,
             cow_thresh,
             pool: [BTreeMap::new(), BTreeMap::new()],
+            shared_regions: BTreeMap::new(),
             pooled: 0,
         })
     });
@@ -233,6 +240,85 @@ pub fn alloc(size: usize, shared: &[(usize, usize)], site: &str) -> Result<*mut 
     alloc_mode(size, shared, site, false)
 }
 
+/// Like [`alloc`], for `holder` (a rank). A whole buffer folded globally is
+/// garbage that aliases every other folded buffer anyway, so one region
+/// serves an allocation of each holder: ranks get the same address, as real
+/// processes often do, and the kernel fills the region's page tables once
+/// instead of once per rank (HPL's matrix: page faults were a fifth of the
+/// run, and each rank's copy took memory mappings). A holder never gets a
+/// region it already holds. Free with [`free_by`].
+pub fn alloc_by(
+    holder: u32,
+    size: usize,
+    shared: &[(usize, usize)],
+    site: &str,
+) -> Result<*mut u8, FoldError> {
+    let whole = size >= MIB && shared == [(0, size)];
+    let span = size.div_ceil(MIB) * MIB;
+    let found = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let st = s.as_mut()?;
+        if st.mode != Mode::Global || !whole {
+            return None;
+        }
+        let base = st
+            .shared_regions
+            .range(span..)
+            .flat_map(|(_, bases)| bases.iter().copied())
+            .find(|b| st.allocs.get(b).is_some_and(|a| !a.holders.contains(&holder)))?;
+        st.allocs.get_mut(&base).expect("listed").holders.push(holder);
+        Some(base as *mut u8)
+    });
+    if let Some(p) = found {
+        return Ok(p);
+    }
+    let p = alloc_mode(size, shared, site, false)?;
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(st) = s.as_mut() else { return };
+        if st.mode == Mode::Global && whole && !p.is_null() {
+            let a = st.allocs.get_mut(&(p as usize)).expect("just allocated");
+            // The region is folded up to its span, whoever asked for how much.
+            a.size = a.span;
+            a.holders = vec![holder];
+            st.shared_regions.entry(a.span).or_default().push(p as usize);
+        }
+    });
+    Ok(p)
+}
+
+/// Frees `holder`'s allocation at `p` (see [`alloc_by`]); returns false if
+/// `p` is not a folded allocation.
+pub fn free_by(holder: u32, p: *mut u8) -> bool {
+    let still_held = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let st = s.as_mut()?;
+        let a = st.allocs.get_mut(&(p as usize))?;
+        if a.holders.is_empty() {
+            return Some(false);
+        }
+        if let Some(i) = a.holders.iter().position(|&h| h == holder) {
+            a.holders.swap_remove(i);
+        }
+        if !a.holders.is_empty() {
+            return Some(true);
+        }
+        let span = a.span;
+        if let Some(bases) = st.shared_regions.get_mut(&span) {
+            bases.retain(|&b| b != p as usize);
+            if bases.is_empty() {
+                st.shared_regions.remove(&span);
+            }
+        }
+        Some(false)
+    });
+    match still_held {
+        None => false,
+        Some(true) => true,
+        Some(false) => free(p),
+    }
+}
+
 /// Allocates `size` bytes folded copy-on-write (see the module docs).
 pub fn alloc_cow(size: usize) -> Result<*mut u8, FoldError> {
     alloc_mode(size, &[(0, size)], "auto-cow", true)
@@ -306,7 +392,16 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
                 huge_page_hint(map_error(format!("cannot map {size} bytes folded at {site}"), e, st), st.hugepage, span)
             })?;
             mappings += 1;
-            let a = Alloc { size, span, poolable: None, cow: false, private: vec![], mappings, folded_end: 0 };
+            let a = Alloc {
+                size,
+                span,
+                poolable: None,
+                cow: false,
+                private: vec![],
+                mappings,
+                holders: vec![],
+                folded_end: 0,
+            };
             st.allocs.insert(base, a);
             st.mappings += mappings;
             return Ok(base as *mut u8);
@@ -389,7 +484,7 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
         let uniform = plan.first().is_some_and(|c| c.0 == 0)
             && plan.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0 && w[0].1 == st.block);
         let folded_end = if uniform { plan.last().map_or(0, |c| c.0 + c.1) } else { 0 };
-        let a = Alloc { size, span, poolable, cow: false, private, mappings, folded_end };
+        let a = Alloc { size, span, poolable, cow: false, private, mappings, holders: vec![], folded_end };
         st.allocs.insert(base, a);
         st.mappings += mappings;
         Ok(base as *mut u8)
@@ -450,6 +545,7 @@ fn alloc_cow_region(st: &mut State, size: usize, span: usize) -> Result<*mut u8,
         cow: true,
         private: vec![],
         mappings: 1,
+        holders: vec![],
         folded_end: 0,
     };
     st.allocs.insert(base, a);
@@ -1134,6 +1230,29 @@ mod tests {
             vec![(v.at(p as usize + MIB - 16), 16), (v.at(p as usize + MIB), 16)]
         );
         assert!(free(p));
+        reset();
+    }
+
+    #[test]
+    fn whole_folds_alias_across_holders_but_never_within_one() {
+        cow_setup();
+        let a0 = alloc_by(0, 3 * MIB, &[(0, 3 * MIB)], "t:a").unwrap();
+        let a1 = alloc_by(1, 3 * MIB - 5, &[(0, 3 * MIB - 5)], "t:a").unwrap();
+        assert_eq!(a0, a1, "two ranks share one region");
+        let b0 = alloc_by(0, 3 * MIB, &[(0, 3 * MIB)], "t:b").unwrap();
+        assert_ne!(a0, b0, "a rank's two buffers are distinct");
+        // Partial folds keep private parts: never shared.
+        let p0 = alloc_by(0, 3 * MIB, &[(PAGE, 3 * MIB)], "t:p").unwrap();
+        let p1 = alloc_by(1, 3 * MIB, &[(PAGE, 3 * MIB)], "t:p").unwrap();
+        assert_ne!(p0, p1);
+        // Rank 0 frees its share; rank 1 still holds the region.
+        assert!(free_by(0, a0));
+        assert_eq!(size_of(a1), Some(3 * MIB));
+        let c0 = alloc_by(0, 2 * MIB + 1, &[(0, 2 * MIB + 1)], "t:c").unwrap();
+        assert_eq!(c0, a0, "a held region serves another rank's allocation that fits");
+        assert!(free_by(1, a1) && free_by(0, c0) && free_by(0, b0));
+        assert_eq!(size_of(a0), None, "freed by every holder");
+        assert!(free_by(0, p0) && free_by(1, p1));
         reset();
     }
 }

@@ -282,6 +282,8 @@ fn copy_on_write_folding_keeps_written_data_and_refolds_freed_buffers() {
     assert!(pss < 100 * 1024, "peak PSS {pss} KiB");
 }
 
+/// 80 GiB in 1 MiB folding blocks is 81,920 mappings, beyond
+/// `vm.max_map_count` (65,530 by default): smpirun must say so and what to change.
 #[test]
 fn folding_beyond_the_mapping_limit_fails_clearly() {
     let prog = build_c(&apps_dir().join("memory/fold.c"));
@@ -290,7 +292,7 @@ fn folding_beyond_the_mapping_limit_fails_clearly() {
         .np(64)
         .cfg("smpi/simulate-computation:no")
         .cfg("smpi/auto-shared-malloc-thresh:1048576")
-        .args(["4"])
+        .args(["80"])
         .run();
     out.assert_failure();
     out.assert_stderr_has(&["vm.max_map_count", "smpi/shared-malloc-blocksize"]);

@@ -17,8 +17,13 @@ unsafe fn site(file: *const c_char, line: c_int) -> String {
     format!("{f}:{line}")
 }
 
+/// Who folded allocations belong to: the calling rank (none outside ranks).
+fn holder() -> u32 {
+    simcore::crash::current_actor().unwrap_or(u32::MAX)
+}
+
 fn fold_or_die(size: usize, ranges: &[(usize, usize)], site: &str) -> *mut c_void {
-    match shared::alloc(size, ranges, site) {
+    match shared::alloc_by(holder(), size, ranges, site) {
         Ok(p) => p as *mut c_void,
         Err(e) => entry::abort_run(
             rt::current_rank(),
@@ -46,7 +51,7 @@ pub unsafe extern "C" fn smpi_shared_malloc_partial(
 
 #[no_mangle]
 pub unsafe extern "C" fn smpi_shared_free(p: *mut c_void) {
-    if !shared::free(p as *mut u8) {
+    if !shared::free_by(holder(), p as *mut u8) {
         libc::free(p);
     }
 }
@@ -109,7 +114,7 @@ pub unsafe extern "C" fn smpi_auto_free(p: *mut c_void) {
     if p.is_null() {
         return;
     }
-    if !(shared::any() && shared::free(p as *mut u8)) {
+    if !(shared::any() && shared::free_by(holder(), p as *mut u8)) {
         libc::free(p);
     }
 }
