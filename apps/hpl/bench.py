@@ -154,21 +154,6 @@ def run_smpi(name, p, q, n, platform, timeout):
                 "pss_mb": m["peak_kb"] / 1024, "hpl_time_s": float(fields[5]), "gflops": float(fields[6])}
 
 
-def fold_block(n, p, q):
-    """Folding block size for an N, P x Q run. Each folded block is one memory
-    mapping: the 1 MiB default would need one per MiB of every rank's matrix,
-    and 1024 ranks x 80 MB exceed vm.max_map_count (65530), which the program
-    copies and stacks share (7 per rank). But the smaller the block, the better
-    its one copy stays in cache (the BLAS kernels read folded memory through
-    it). The smallest power of two from 4 MiB that keeps the matrix within
-    10,000 mappings. Same simulated time."""
-    per_rank = 8 * n * n / (p * q)
-    block = 4 << 20
-    while p * q * (per_rank / block + 1) > 10000:
-        block *= 2
-    return block
-
-
 def run(name, p, q, n, platform, model, extra, timeout):
     xhpl = os.path.join(HERE, "build", "xhpl")
     smpirun = os.path.join(REPO, "target", "release", "smpirun")
@@ -178,8 +163,9 @@ def run(name, p, q, n, platform, model, extra, timeout):
              "--bcast", "1", "--depth", "1", "--swap", "0", "--threshold", "-1", "-o", os.path.join(d, "HPL.dat")],
             check=True, stdout=subprocess.DEVNULL)
         js = os.path.join(d, "run.json")
-        cmd = [smpirun, "-platform", os.path.join(REPO, platform), "-np", str(p * q), *COMMON_CFG,
-               f"--cfg=smpi/shared-malloc-blocksize:{fold_block(n, p, q)}", *extra,
+        # Folding blocks of SMPI's default size (1 MiB): ranks share one region for
+        # their matrices, so the mappings stay few even at 4096 ranks.
+        cmd = [smpirun, "-platform", os.path.join(REPO, platform), "-np", str(p * q), *COMMON_CFG, *extra,
                "-model", model, "--json", js, "-quiet", xhpl]
         m = measure(cmd, d, timeout)
         if "error" in m:

@@ -191,7 +191,8 @@ pub struct Rank {
     pub bench_start: f64,
     pub initialized: bool,
     pub finalized: bool,
-    pub nsleeps: u64,
+    /// This rank's polling cost multipliers (`smpi/grow-injected-times-scope:rank`), by [`Poll`].
+    pub nsleeps: [u64; 3],
     pub messages_sent: u64,
     pub bytes_sent: u64,
     pub blocked: Option<BlockInfo>,
@@ -368,7 +369,8 @@ pub struct World {
     pub ops: Vec<Option<Op>>,
     pub next_context: u32,
     pub creation_contexts: HashMap<(u32, u64, i32), u32>,
-    pub global_nsleeps: u64,
+    /// SMPI's polling cost multipliers, shared by all ranks, by [`Poll`].
+    pub global_nsleeps: [u64; 3],
     pub keyvals: Vec<Option<(usize, usize, usize)>>,
     pub messages: u64,
     /// Messages taken out of matching by `MPI_Mprobe`/`MPI_Improbe`: handle − 1
@@ -476,7 +478,7 @@ impl World {
                 bench_start: 0.0,
                 initialized: false,
                 finalized: false,
-                nsleeps: 1,
+                nsleeps: [1; 3],
                 messages_sent: 0,
                 bytes_sent: 0,
                 blocked: None,
@@ -508,7 +510,7 @@ impl World {
             ops,
             next_context: 2 + 2 * n,
             creation_contexts: HashMap::new(),
-            global_nsleeps: 1,
+            global_nsleeps: [1; 3],
             keyvals: Vec::new(),
             messages: 0,
             matched_messages: Vec::new(),
@@ -1245,23 +1247,37 @@ pub fn wait_any(me: u32, ids: &[Option<u32>]) -> Option<(usize, StatusInfo)> {
     }
 }
 
-/// The injected cost multiplier for Test/Iprobe, and its update.
-pub fn poll_counter(w: &mut World, me: u32) -> u64 {
+/// The polling calls whose injected cost grows while they fail: each has its
+/// own counter, as each is a function-static counter in SMPI 3.32 (checked
+/// against it): `MPI_Test` (also one per request in `MPI_Testall` and
+/// `MPI_Testsome`), `MPI_Testany`, `MPI_Iprobe`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Poll {
+    Test = 0,
+    Testany = 1,
+    Iprobe = 2,
+}
+
+/// The injected cost multiplier of a polling call.
+pub fn poll_counter(w: &mut World, me: u32, kind: Poll) -> u64 {
     if w.cfg.grow_per_rank {
-        w.ranks[me as usize].nsleeps
+        w.ranks[me as usize].nsleeps[kind as usize]
     } else {
-        w.global_nsleeps
+        w.global_nsleeps[kind as usize]
     }
 }
 
-pub fn poll_result(w: &mut World, me: u32, success: bool) {
-    if !w.cfg.grow_injected {
+/// Updates a polling call's multiplier: back to 1 on success, one more on
+/// failure. Testany's grows even with `smpi/grow-injected-times:no`, as in
+/// SMPI 3.32 (measured: that switch only governs Test and Iprobe).
+pub fn poll_result(w: &mut World, me: u32, kind: Poll, success: bool) {
+    if !w.cfg.grow_injected && kind != Poll::Testany {
         return;
     }
     let c = if w.cfg.grow_per_rank {
-        &mut w.ranks[me as usize].nsleeps
+        &mut w.ranks[me as usize].nsleeps[kind as usize]
     } else {
-        &mut w.global_nsleeps
+        &mut w.global_nsleeps[kind as usize]
     };
     if success {
         *c = 1;
@@ -1270,17 +1286,22 @@ pub fn poll_result(w: &mut World, me: u32, success: bool) {
     }
 }
 
-/// MPI_Test semantics: injects the polling sleep, then tests.
-pub fn test(me: u32, id: u32) -> Option<StatusInfo> {
-    let cost = with_world(|w| w.cfg.test * poll_counter(w, me) as f64);
+/// One `MPI_Test` poll of request `id` (no completion): injects the polling
+/// sleep, then says whether the request is complete.
+pub fn test_poll(me: u32, id: u32) -> bool {
+    let cost = with_world(|w| w.cfg.test * poll_counter(w, me, Poll::Test) as f64);
     sleep_for(me, cost);
     progress_all(me, &[Some(id)]);
-    let done = with_world(|w| {
+    with_world(|w| {
         let d = is_complete(w, id);
-        poll_result(w, me, d);
+        poll_result(w, me, Poll::Test, d);
         d
-    });
-    if done {
+    })
+}
+
+/// MPI_Test semantics: injects the polling sleep, then tests.
+pub fn test(me: u32, id: u32) -> Option<StatusInfo> {
+    if test_poll(me, id) {
         Some(finish(me, id))
     } else {
         None
@@ -1337,7 +1358,7 @@ fn probe_for(
         }
         let context = c.shared.context;
         let speed = w.platform.host(w.ranks[me as usize].host).speed;
-        let n = poll_counter(w, me) as f64;
+        let n = poll_counter(w, me, Poll::Iprobe) as f64;
         Ok((
             context,
             n * w.cfg.iprobe * speed * w.cfg.iprobe_cpu_usage,
@@ -1363,7 +1384,7 @@ fn probe_for(
     simcall_yield(me);
     Ok(with_world(|w| {
         let found = probe_match(w, me, context, source, tag);
-        poll_result(w, me, found.is_some());
+        poll_result(w, me, Poll::Iprobe, found.is_some());
         let (st, send) = found?;
         let handle = claim.then(|| claim_message(w, me, send, comm));
         Some((st, handle))

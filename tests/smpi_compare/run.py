@@ -75,7 +75,7 @@ VARIANTS = {
     "nogrow": ["--cfg=smpi/grow-injected-times:no"],
 }
 
-PROGRAMS = ["incast", "contention", "pingpong", "p2p", "coll", "split"]
+PROGRAMS = ["incast", "contention", "pingpong", "p2p", "coll", "split", "polling"]
 
 
 def case_list():
@@ -97,6 +97,8 @@ def case_list():
                 add("pingpong", plat, model, v)
             for v in ("default", "thresh64k", "ovh_all", "testcost", "nogrow"):
                 add("p2p", plat, model, v)
+            for v in ("default", "testcost", "nogrow"):
+                add("polling", plat, model, v)
         for plat in ("flat_bb_shared", "torus_64", "fattree2_16x4", "flat_bb_16x4", "small_x2"):
             add("pingpong", plat, model)
         for plat in ("fattree2_64_np16", "fattree2_64", "fattree2_tapered", "fattree3_64", "flat_bb_shared",

@@ -325,6 +325,9 @@ const CASES: &[&str] = &[
     "p2p.fattree2_64.CM02.ovh_all",
     "p2p.fattree2_64.CM02.testcost",
     "p2p.fattree2_64.CM02.nogrow",
+    "polling.fattree2_64.CM02.default",
+    "polling.fattree2_64.CM02.testcost",
+    "polling.fattree2_64.CM02.nogrow",
     "pingpong.small_routes.CM02.default",
     "pingpong.small_routes.CM02.thresh64k",
     "pingpong.small_routes.CM02.thresh1k",
@@ -338,6 +341,9 @@ const CASES: &[&str] = &[
     "p2p.small_routes.CM02.ovh_all",
     "p2p.small_routes.CM02.testcost",
     "p2p.small_routes.CM02.nogrow",
+    "polling.small_routes.CM02.default",
+    "polling.small_routes.CM02.testcost",
+    "polling.small_routes.CM02.nogrow",
     "pingpong.flat_bb_shared.CM02.default",
     "pingpong.torus_64.CM02.default",
     "pingpong.fattree2_16x4.CM02.default",
@@ -391,6 +397,9 @@ const CASES: &[&str] = &[
     "p2p.fattree2_64.SMPI.ovh_all",
     "p2p.fattree2_64.SMPI.testcost",
     "p2p.fattree2_64.SMPI.nogrow",
+    "polling.fattree2_64.SMPI.default",
+    "polling.fattree2_64.SMPI.testcost",
+    "polling.fattree2_64.SMPI.nogrow",
     "pingpong.small_routes.SMPI.default",
     "pingpong.small_routes.SMPI.thresh64k",
     "pingpong.small_routes.SMPI.thresh1k",
@@ -404,6 +413,9 @@ const CASES: &[&str] = &[
     "p2p.small_routes.SMPI.ovh_all",
     "p2p.small_routes.SMPI.testcost",
     "p2p.small_routes.SMPI.nogrow",
+    "polling.small_routes.SMPI.default",
+    "polling.small_routes.SMPI.testcost",
+    "polling.small_routes.SMPI.nogrow",
     "pingpong.flat_bb_shared.SMPI.default",
     "pingpong.torus_64.SMPI.default",
     "pingpong.fattree2_16x4.SMPI.default",
@@ -573,6 +585,18 @@ case!(
 case!(p2p__fattree2_64__cm02__testcost, "p2p.fattree2_64.CM02.testcost");
 case!(p2p__fattree2_64__cm02__nogrow, "p2p.fattree2_64.CM02.nogrow");
 case!(
+    polling__fattree2_64__cm02__default,
+    "polling.fattree2_64.CM02.default"
+);
+case!(
+    polling__fattree2_64__cm02__testcost,
+    "polling.fattree2_64.CM02.testcost"
+);
+case!(
+    polling__fattree2_64__cm02__nogrow,
+    "polling.fattree2_64.CM02.nogrow"
+);
+case!(
     pingpong__small_routes__cm02__default,
     "pingpong.small_routes.CM02.default"
 );
@@ -630,6 +654,18 @@ case!(
     "p2p.small_routes.CM02.testcost"
 );
 case!(p2p__small_routes__cm02__nogrow, "p2p.small_routes.CM02.nogrow");
+case!(
+    polling__small_routes__cm02__default,
+    "polling.small_routes.CM02.default"
+);
+case!(
+    polling__small_routes__cm02__testcost,
+    "polling.small_routes.CM02.testcost"
+);
+case!(
+    polling__small_routes__cm02__nogrow,
+    "polling.small_routes.CM02.nogrow"
+);
 case!(
     pingpong__flat_bb_shared__cm02__default,
     "pingpong.flat_bb_shared.CM02.default"
@@ -854,6 +890,18 @@ case!(
 case!(p2p__fattree2_64__smpi__testcost, "p2p.fattree2_64.SMPI.testcost");
 case!(p2p__fattree2_64__smpi__nogrow, "p2p.fattree2_64.SMPI.nogrow");
 case!(
+    polling__fattree2_64__smpi__default,
+    "polling.fattree2_64.SMPI.default"
+);
+case!(
+    polling__fattree2_64__smpi__testcost,
+    "polling.fattree2_64.SMPI.testcost"
+);
+case!(
+    polling__fattree2_64__smpi__nogrow,
+    "polling.fattree2_64.SMPI.nogrow"
+);
+case!(
     pingpong__small_routes__smpi__default,
     "pingpong.small_routes.SMPI.default"
 );
@@ -911,6 +959,18 @@ case!(
     "p2p.small_routes.SMPI.testcost"
 );
 case!(p2p__small_routes__smpi__nogrow, "p2p.small_routes.SMPI.nogrow");
+case!(
+    polling__small_routes__smpi__default,
+    "polling.small_routes.SMPI.default"
+);
+case!(
+    polling__small_routes__smpi__testcost,
+    "polling.small_routes.SMPI.testcost"
+);
+case!(
+    polling__small_routes__smpi__nogrow,
+    "polling.small_routes.SMPI.nogrow"
+);
 case!(
     pingpong__flat_bb_shared__smpi__default,
     "pingpong.flat_bb_shared.SMPI.default"

@@ -848,13 +848,11 @@ pub unsafe extern "C" fn MPI_Testall(
         Ok(v) => v,
         Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testall", e),
     };
-    let cost = with_world(|w| w.cfg.test * rt::poll_counter(w, g.me) as f64);
-    rt::sleep_for(g.me, cost);
-    let all = with_world(|w| {
-        let all = ids.iter().all(|id| id.is_none_or(|id| rt::is_complete(w, id)));
-        rt::poll_result(w, g.me, all);
-        all
-    });
+    // As SMPI: one MPI_Test poll per request, in order.
+    let mut all = true;
+    for id in ids.iter().flatten() {
+        all &= rt::test_poll(g.me, *id);
+    }
     if !all {
         set(flag, 0);
         return MPI_SUCCESS;
@@ -899,13 +897,13 @@ pub unsafe extern "C" fn MPI_Testany(
         write_status(st, &empty_status());
         return MPI_SUCCESS;
     }
-    let cost = with_world(|w| w.cfg.test * rt::poll_counter(w, g.me) as f64);
+    let cost = with_world(|w| w.cfg.test * rt::poll_counter(w, g.me, rt::Poll::Testany) as f64);
     rt::sleep_for(g.me, cost);
     let found = with_world(|w| {
         let f = ids
             .iter()
             .position(|id| id.is_some_and(|id| rt::is_complete(w, id)));
-        rt::poll_result(w, g.me, f.is_some());
+        rt::poll_result(w, g.me, rt::Poll::Testany, f.is_some());
         f
     });
     match found {
@@ -948,7 +946,8 @@ pub unsafe extern "C" fn MPI_Testsome(
     let mut k = 0usize;
     for (i, id) in ids.iter().enumerate() {
         if let Some(id) = id {
-            if with_world(|w| rt::is_complete(w, *id)) {
+            // As SMPI: one MPI_Test poll per request.
+            if rt::test_poll(g.me, *id) {
                 let persistent = is_persistent(*id);
                 let s = rt::finish(g.me, *id);
                 if !persistent {
