@@ -98,6 +98,11 @@ pub fn register(functions: &[(String, KernelId, usize)]) -> Result<Vec<(String, 
             functions.len()
         ));
     }
+    if let Some((name, _, n)) = functions.iter().find(|f| f.2 > 6) {
+        return Err(format!(
+            "function model {name}: {n} params, but a modelled function's parameters are its first six integer arguments (at most 6)"
+        ));
+    }
     TABLE.with(|t| {
         let mut t = t.borrow_mut();
         t.clear();

@@ -35,6 +35,8 @@ Options:
   -no-privatize        share globals between ranks (smpi/privatization:no)
   -tmpdir <dir>        where per-rank copies of the program go (default /tmp)
   -quiet               no end summary
+  -progress <seconds>  a progress line on stderr every <seconds> of wall time, also when
+                       stderr is not a terminal (on a terminal: one updated line, every 3 s)
   -help, --help        this text
   --help-cfg           list configuration keys with their defaults
   -version             print the version
@@ -53,6 +55,8 @@ pub struct Args {
     pub model: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub quiet: bool,
+    /// `-progress <seconds>`: progress lines also when stderr is not a terminal.
+    pub progress_every: Option<f64>,
     pub program: Option<PathBuf>,
     pub program_args: Vec<String>,
 }
@@ -127,6 +131,16 @@ pub fn parse_args(argv: &[String]) -> Result<Command, String> {
                 i += 1;
             }
             "-quiet" => a.quiet = true,
+            "-progress" => {
+                let v = need(i, s)?;
+                i += 1;
+                let secs: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| *s > 0.0 && s.is_finite())
+                    .ok_or_else(|| format!("-progress: '{v}' is not a positive number of seconds"))?;
+                a.progress_every = Some(secs);
+            }
             "-trace" | "-trace-ti" | "-foreground" => {
                 eprintln!("smpirun: warning: {s} is not supported yet and is ignored");
             }
@@ -514,7 +528,10 @@ fn run(args: &Args) -> Result<i32, String> {
         });
     }
     sim.on_comm_done(|_a, user| with_world(|w| rt::on_comm_done(w, user)));
-    let progress = std::io::stderr().is_terminal() && !args.quiet;
+    // On a terminal, one line rewritten in place; otherwise (-progress) plain lines.
+    let terminal = std::io::stderr().is_terminal();
+    let progress = (terminal && !args.quiet) || args.progress_every.is_some();
+    let every = args.progress_every.unwrap_or(3.0);
     let mut last_report = Instant::now();
     let start = Instant::now();
     let pss_sampler = PssSampler::start();
@@ -525,19 +542,24 @@ fn run(args: &Args) -> Result<i32, String> {
         if !advances.is_multiple_of(64) {
             return;
         }
-        if progress && last_report.elapsed().as_secs_f64() > 3.0 {
+        if progress && last_report.elapsed().as_secs_f64() > every {
             last_report = Instant::now();
             let wall = start.elapsed().as_secs_f64();
-            eprint!(
-                "\r[smpirun] simulated {t:.6} s after {wall:.1} s wall ({:.3} sim-s/s)   ",
+            let line = format!(
+                "[smpirun] simulated {t:.6} s after {wall:.1} s wall ({:.3} sim-s/s)",
                 t / wall
             );
+            if terminal {
+                eprint!("\r{line}   ");
+            } else {
+                eprintln!("{line}");
+            }
         }
     });
     let outcome = sim.run();
     // Safety: flushing C stdio so the program's output precedes our summary.
     unsafe { libc::fflush(std::ptr::null_mut()) };
-    if progress {
+    if progress && terminal {
         eprint!("\r{:70}\r", "");
     }
     let wall = wall_start.elapsed().as_secs_f64();

@@ -11,6 +11,12 @@
 //!   same site really share the contents.
 //! - `no`: plain `malloc`.
 //!
+//! Whole buffers folded globally alias across ranks ([`alloc_by`]): one region
+//! serves one allocation of each rank, so its page tables are filled once
+//! (a rank never gets a region it already holds). The BLAS kernels read and
+//! write folded memory through one canonical mapping of the file
+//! ([`FoldView`]), which stays in cache.
+//!
 //! `SMPI_PARTIAL_SHARED_MALLOC` folds only the given `[start, stop)` byte
 //! ranges; the rest stays private. `smpi/auto-shared-malloc-thresh` folds every
 //! `malloc`/`calloc`/`realloc` of at least that many bytes (smpicc routes the

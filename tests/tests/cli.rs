@@ -230,3 +230,31 @@ fn bad_rank_count() {
     let out = ring().platform(platform("cluster_4.toml")).np(0).run();
     assert_user_error(&out, &["-np"]);
 }
+
+/// `-progress <s>` prints progress lines even when stderr is not a terminal
+/// (as in CI logs or `2> file`); a malformed value is a user error.
+#[test]
+fn progress_lines_on_request() {
+    let out = ring()
+        .platform(platform("fat_tree.toml"))
+        .np(16)
+        .opt("-progress")
+        .opt("0.000001")
+        .args(["-l", "200"])
+        .run();
+    out.assert_ok();
+    assert!(
+        out.stderr
+            .lines()
+            .any(|l| l.starts_with("[smpirun] simulated ") && l.contains("s wall")),
+        "{}",
+        out.describe()
+    );
+    let bad = ring()
+        .platform(platform("fat_tree.toml"))
+        .np(2)
+        .opt("-progress")
+        .opt("soon")
+        .run();
+    assert_user_error(&bad, &["-progress", "soon"]);
+}

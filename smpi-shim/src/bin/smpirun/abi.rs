@@ -1071,7 +1071,7 @@ pub unsafe extern "C" fn MPI_Get_elements(st: *const CStatus, dt: c_int, count: 
     }
 }
 
-/// Basic elements of `dt` a status holds (MPI_Get_elements[_x]), 64-bit.
+/// Basic elements of `dt` a status holds (`MPI_Get_elements[_x]`), 64-bit.
 pub(crate) unsafe fn elements_of(st: *const CStatus, dt: c_int) -> Result<i64, c_int> {
     let d = with_world(|w| w.dtype(dt)).map_err(|_| rt::MPI_ERR_TYPE)?;
     let bytes = (*st).count.max(0) as u64;
