@@ -145,6 +145,61 @@ fn model_mode_2x2_is_deterministic() {
     assert!(!a.stderr.contains("never applies"), "{}", a.describe());
 }
 
+/// Folding (the matrix folded globally, the panels copy-on-write) must not
+/// change what HPL does: the simulated time equals that of a run on ordinary
+/// memory, for every broadcast, swap and look-ahead variant.
+#[test]
+fn folding_leaves_hpl_simulated_time_unchanged() {
+    let model = reference_model();
+    for (bcast, swap, depth) in [
+        ("0", "0", "0"),
+        ("1", "0", "1"),
+        ("2", "1", "1"),
+        ("4", "2", "0"),
+        ("5", "1", "1"),
+    ] {
+        let dat = [
+            "--n",
+            "2000",
+            "--nb",
+            "64",
+            "--p",
+            "2",
+            "--q",
+            "2",
+            "--bcast",
+            bcast,
+            "--swap",
+            swap,
+            "--depth",
+            depth,
+            "--threshold",
+            "-1",
+        ];
+        let time = |name: &str, folding: &[&str]| {
+            let mut opts = vec![
+                "--cfg=smpi/simulate-computation:no",
+                "--cfg=smpi/host-speed:1Gf",
+                "-model",
+                model.as_str(),
+            ];
+            opts.extend_from_slice(folding);
+            let (out, json) = run_hpl(&format!("{name}-{bcast}{swap}{depth}"), 4, &dat, &opts);
+            out.assert_success();
+            json["simulated_time"].as_f64().expect("simulated_time")
+        };
+        let plain = time("plain", &[]);
+        let folded = time(
+            "folded",
+            &[
+                "--cfg=smpi/auto-shared-malloc-thresh:4194304",
+                "--cfg=smpi/auto-shared-malloc-cow-thresh:262144",
+            ],
+        );
+        assert_eq!(plain, folded, "BCAST {bcast} SWAP {swap} DEPTH {depth}");
+    }
+}
+
 #[test]
 fn one_rank_time_is_the_sum_of_kernel_models() {
     let model = std::env::temp_dir().join(format!("e2e-hpl-1ns-{}.toml", std::process::id()));
