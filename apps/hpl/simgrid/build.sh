@@ -12,6 +12,10 @@
 #
 #   VARIANT=trace HPL_TRACE_MPI=1 build.sh   # + trace_mpi.c: every MPI p2p call logged
 #
+#   VARIANT=plain HPL_TIME_WRAP=0 build.sh   # without the per-rank HPL_pdgesv timer (its two
+#                                            # MPI_Wtime calls): the same MPI calls as
+#                                            # apps/hpl/build/xhpl, for the benchmark
+#
 # Environment: SG_SMPICC (default /usr/bin/smpicc), VARIANT (suffix of the build dir),
 # HPL_EXTRA_OPTS (extra -D options for HPL), BLAS_MODEL_IDAMAX (0 loop, 1 zero, 2 random:
 # compile-time default of the idamax variant; env BLAS_MODEL_IDAMAX=loop|zero|random at run
@@ -100,8 +104,11 @@ INC="-I$TOP/include -I$TOP/include/simgrid"
 # shellcheck disable=SC2086
 "$SMPICC" $HPL_OPTS $INC $CCFLAGS_OPT -DBLAS_MODEL_IDAMAX=${BLAS_MODEL_IDAMAX:-0} \
     -c "$HERE/blas_model.c" -o "$BUILD/obj/blas_model.o"
+# hpl_main_sg.c = hpl_main.c + a per-rank timer around HPL_pdgesv (HPL_TIME_WRAP=0: without)
+MAIN_SRC=$HERE/hpl_main_sg.c TIME_WRAP=-Wl,--wrap=HPL_pdgesv
+if [ "${HPL_TIME_WRAP:-1}" = 0 ]; then MAIN_SRC=$HPL/hpl_main.c TIME_WRAP=""; fi
 # shellcheck disable=SC2086
-"$SMPICC" $HPL_OPTS $INC $CCFLAGS_OPT -c "$HERE/hpl_main_sg.c" -o "$BUILD/obj/hpl_main.o"
+"$SMPICC" $HPL_OPTS $INC $CCFLAGS_OPT -c "$MAIN_SRC" -o "$BUILD/obj/hpl_main.o"
 TRACE_OBJ="" TRACE_WRAP=""
 if [ "${HPL_TRACE_MPI:-0}" = 1 ]; then
     # shellcheck disable=SC2086
@@ -113,7 +120,7 @@ if [ "${HPL_TRACE_MPI:-0}" = 1 ]; then
 fi
 # shellcheck disable=SC2086
 "$SMPICC" $CCFLAGS_OPT -o "$BUILD/xhpl.new" "$BUILD/obj/hpl_main.o" "$BUILD/obj/blas_model.o" \
-    $TRACE_OBJ $TRACE_WRAP -Wl,--wrap=fopen -Wl,--wrap=HPL_pdgesv $BSYM "$TOP/lib/simgrid/libhpl.a" -lm
+    $TRACE_OBJ $TRACE_WRAP -Wl,--wrap=fopen $TIME_WRAP $BSYM "$TOP/lib/simgrid/libhpl.a" -lm
 mv "$BUILD/xhpl.new" "$BUILD/xhpl"
 # Check that the archive's generator was not linked: its helpers (HPL_xjumpm, HPL_lmul,
 # used only by HPL_pdmatgen/HPL_pdrand) must be absent.
