@@ -23,16 +23,6 @@ pub struct Entry {
 /// Starts an MPI call on the current rank: injects the computation time
 /// measured since the rank last left MPI (when `smpi/simulate-computation`).
 pub fn enter() -> Entry {
-    enter_with(true)
-}
-
-/// [`enter`] for `MPI_Wtime`: leaves the rank's deferred clock-read costs
-/// pending (see [`rt::flush_clock_lag`]) unless computation is injected.
-pub fn enter_clock_read() -> Entry {
-    enter_with(false)
-}
-
-fn enter_with(flush_clock_lag: bool) -> Entry {
     let me = rt::current_rank();
     let (flops, ctx) = with_world(|w| {
         let r = &mut w.ranks[me as usize];
@@ -48,9 +38,6 @@ fn enter_with(flush_clock_lag: bool) -> Entry {
         };
         (flops, r.ctx())
     });
-    if flush_clock_lag || flops > 0.0 {
-        rt::flush_clock_lag(me);
-    }
     if flops > 0.0 {
         ctx.execute(flops);
     }
