@@ -40,6 +40,24 @@ fn xhpl() -> PathBuf {
     p
 }
 
+/// `gen_dat.sh` options of a 2×2 run, N=2000, NB=64, no residual check, plus `extra`.
+fn dat_2x2_n2000<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut dat = vec![
+        "--n",
+        "2000",
+        "--nb",
+        "64",
+        "--p",
+        "2",
+        "--q",
+        "2",
+        "--threshold",
+        "-1",
+    ];
+    dat.extend_from_slice(extra);
+    dat
+}
+
 /// Writes HPL.dat into a fresh directory and runs xhpl there.
 fn run_hpl(name: &str, np: usize, dat: &[&str], opts: &[&str]) -> (RunOutput, serde_json::Value) {
     let dir = std::env::temp_dir().join(format!("e2e-hpl-{}-{name}", std::process::id()));
@@ -103,22 +121,7 @@ fn real_blas_residual_check_passes() {
 
 #[test]
 fn model_mode_2x2_is_deterministic() {
-    let dat = [
-        "--n",
-        "2000",
-        "--nb",
-        "64",
-        "--p",
-        "2",
-        "--q",
-        "2",
-        "--bcast",
-        "1",
-        "--swap",
-        "0",
-        "--threshold",
-        "-1",
-    ];
+    let dat = dat_2x2_n2000(&["--bcast", "1", "--swap", "0"]);
     let model = reference_model();
     let opts = [
         "--cfg=smpi/simulate-computation:no",
@@ -158,24 +161,7 @@ fn folding_leaves_hpl_simulated_time_unchanged() {
         ("4", "2", "0"),
         ("5", "1", "1"),
     ] {
-        let dat = [
-            "--n",
-            "2000",
-            "--nb",
-            "64",
-            "--p",
-            "2",
-            "--q",
-            "2",
-            "--bcast",
-            bcast,
-            "--swap",
-            swap,
-            "--depth",
-            depth,
-            "--threshold",
-            "-1",
-        ];
+        let dat = dat_2x2_n2000(&["--bcast", bcast, "--swap", swap, "--depth", depth]);
         let time = |name: &str, folding: &[&str]| {
             let mut opts = vec![
                 "--cfg=smpi/simulate-computation:no",
