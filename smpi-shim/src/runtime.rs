@@ -725,11 +725,11 @@ fn isend_kept(
             // Detached sends are copied when posted (see `post_send`).
             Payload::InBuffer(layout.map(Rc::new))
         };
-        let wire = (size + ENVELOPE) as f64;
+        // As SMPI: software overheads are evaluated on the payload (no envelope).
         let overhead = if immediate {
-            w.cfg.ois.cost(wire)
+            w.cfg.ois.cost(size as f64)
         } else if detached || mode == SendMode::Sync {
-            w.cfg.os.cost(wire)
+            w.cfg.os.cost(size as f64)
         } else {
             0.0
         };
@@ -1107,7 +1107,7 @@ pub fn finish(me: u32, id: u32) -> StatusInfo {
             }
         };
         let or_cost = if r.kind == ReqKind::Recv && r.matched_detached {
-            w.cfg.or.cost((r.size.min(status.bytes) + ENVELOPE) as f64)
+            w.cfg.or.cost(r.size.min(status.bytes) as f64)
         } else {
             0.0
         };

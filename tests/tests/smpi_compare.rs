@@ -541,35 +541,18 @@ case!(
     pingpong__fattree2_64__cm02__thresh1k,
     "pingpong.fattree2_64.CM02.thresh1k"
 );
-case!(
-    pingpong__fattree2_64__cm02__os,
-    pingpong__fattree2_64__cm02__os_exact,
-    "pingpong.fattree2_64.CM02.os",
-    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_lr_send SMPI 7.259300000e-05 ours 4.092950000e-05, rel 4.361784e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.566294180e-02 ours 1.535571480e-02, rel 1.961490e-02)"
-);
-case!(
-    pingpong__fattree2_64__cm02__or,
-    pingpong__fattree2_64__cm02__or_exact,
-    "pingpong.fattree2_64.CM02.or",
-    "differs from SMPI: overhead (84 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_rtt SMPI 1.501902000e-04 ours 8.667120000e-05, rel 4.229237e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.215041600e-02 ours 2.180447100e-02, rel 1.561799e-02)"
-);
-case!(
-    pingpong__fattree2_64__cm02__ois,
-    pingpong__fattree2_64__cm02__ois_exact,
-    "pingpong.fattree2_64.CM02.ois",
-    "differs from SMPI: overhead (52 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.654600000e-05 ours 3.478600000e-05, rel 4.772638e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.012171830e-02 ours 2.023460950e-02, rel 5.610415e-03)"
-);
+case!(pingpong__fattree2_64__cm02__os, "pingpong.fattree2_64.CM02.os");
+case!(pingpong__fattree2_64__cm02__or, "pingpong.fattree2_64.CM02.or");
+case!(pingpong__fattree2_64__cm02__ois, "pingpong.fattree2_64.CM02.ois");
 case!(
     pingpong__fattree2_64__cm02__ovh_all,
     pingpong__fattree2_64__cm02__ovh_all_exact,
     "pingpong.fattree2_64.CM02.ovh_all",
-    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_rtt SMPI 2.832602000e-04 ours 1.562222000e-04, rel 4.484852e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.308500470e-02 ours 3.254533600e-02, rel 1.631158e-02)"
+    "differs from SMPI: cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.308500470e-02 ours 3.308744080e-02, rel 7.363154e-05)"
 );
 case!(
     pingpong__fattree2_64__cm02__ovh_thresh,
-    pingpong__fattree2_64__cm02__ovh_thresh_exact,
-    "pingpong.fattree2_64.CM02.ovh_thresh",
-    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_rtt SMPI 2.832618000e-04 ours 1.562238000e-04, rel 4.484826e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.264347922e-02 ours 3.210236824e-02, rel 1.657639e-02)"
+    "pingpong.fattree2_64.CM02.ovh_thresh"
 );
 case!(p2p__fattree2_64__cm02__default, "p2p.fattree2_64.CM02.default");
 case!(
@@ -580,7 +563,7 @@ case!(
     p2p__fattree2_64__cm02__ovh_all,
     p2p__fattree2_64__cm02__ovh_all_exact,
     "p2p.fattree2_64.CM02.ovh_all",
-    "differs from SMPI: overhead (42 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1KiB_max SMPI 6.516040000e-05 ours 6.616840000e-05, rel 1.546952e-02); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.076601831e-02 ours 2.081690567e-02, rel 2.450511e-03)"
+    "differs from SMPI: overhead (1 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1MiB_max SMPI 6.960164552e-04 ours 6.959926457e-04, rel 3.420828e-05); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.076601831e-02 ours 2.077068020e-02, rel 2.244964e-04)"
 );
 case!(p2p__fattree2_64__cm02__testcost, "p2p.fattree2_64.CM02.testcost");
 case!(p2p__fattree2_64__cm02__nogrow, "p2p.fattree2_64.CM02.nogrow");
@@ -608,35 +591,28 @@ case!(
     pingpong__small_routes__cm02__thresh1k,
     "pingpong.small_routes.CM02.thresh1k"
 );
-case!(
-    pingpong__small_routes__cm02__os,
-    pingpong__small_routes__cm02__os_exact,
-    "pingpong.small_routes.CM02.os",
-    "differs from SMPI: overhead (170 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_lr_send SMPI 6.856100000e-05 ours 3.683350000e-05, rel 4.627631e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.622207490e-02 ours 5.590880200e-02, rel 5.572062e-03)"
-);
+case!(pingpong__small_routes__cm02__os, "pingpong.small_routes.CM02.os");
 case!(
     pingpong__small_routes__cm02__or,
     pingpong__small_routes__cm02__or_exact,
     "pingpong.small_routes.CM02.or",
-    "differs from SMPI: overhead (84 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_rtt SMPI 2.927371000e-04 ours 2.292181000e-04, rel 2.169831e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.770298090e-02 ours 5.731168390e-02, rel 6.781227e-03)"
+    "differs from SMPI: cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.770298090e-02 ours 5.774798090e-02, rel 7.798557e-04)"
 );
 case!(
     pingpong__small_routes__cm02__ois,
-    pingpong__small_routes__cm02__ois_exact,
-    "pingpong.small_routes.CM02.ois",
-    "differs from SMPI: overhead (90 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.654600000e-05 ours 3.478600000e-05, rel 4.772638e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.446020850e-02 ours 5.446385650e-02, rel 6.698469e-05)"
+    "pingpong.small_routes.CM02.ois"
 );
 case!(
     pingpong__small_routes__cm02__ovh_all,
     pingpong__small_routes__cm02__ovh_all_exact,
     "pingpong.small_routes.CM02.ovh_all",
-    "differs from SMPI: overhead (182 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.856200000e-05 ours 3.683400000e-05, rel 4.627636e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 6.139978959e-02 ours 6.069985980e-02, rel 1.139955e-02)"
+    "differs from SMPI: cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 6.139978959e-02 ours 6.144478959e-02, rel 7.329015e-04)"
 );
 case!(
     pingpong__small_routes__cm02__ovh_thresh,
     pingpong__small_routes__cm02__ovh_thresh_exact,
     "pingpong.small_routes.CM02.ovh_thresh",
-    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.856200000e-05 ours 3.683400000e-05, rel 4.627636e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.571261190e-02 ours 5.484927710e-02, rel 1.549622e-02)"
+    "differs from SMPI: cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 5.571261190e-02 ours 5.571961190e-02, rel 1.256448e-04)"
 );
 case!(p2p__small_routes__cm02__default, "p2p.small_routes.CM02.default");
 case!(
@@ -647,7 +623,7 @@ case!(
     p2p__small_routes__cm02__ovh_all,
     p2p__small_routes__cm02__ovh_all_exact,
     "p2p.small_routes.CM02.ovh_all",
-    "differs from SMPI: overhead (25 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. late_recv_send_1KiB_sender SMPI 4.050000000e-06 ours 4.098000000e-06, rel 1.185185e-02); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.731309430e-02 ours 3.732371784e-02, rel 2.847137e-04)"
+    "differs from SMPI: overhead (2 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1KiB_max SMPI 7.745960000e-05 ours 7.727560000e-05, rel 2.375432e-03); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.731309430e-02 ours 3.732089350e-02, rel 2.090205e-04)"
 );
 case!(
     p2p__small_routes__cm02__testcost,
@@ -846,35 +822,18 @@ case!(
     pingpong__fattree2_64__smpi__thresh1k,
     "pingpong.fattree2_64.SMPI.thresh1k"
 );
-case!(
-    pingpong__fattree2_64__smpi__os,
-    pingpong__fattree2_64__smpi__os_exact,
-    "pingpong.fattree2_64.SMPI.os",
-    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_lr_send SMPI 7.259300000e-05 ours 4.092950000e-05, rel 4.361784e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 1.992766739e-02 ours 1.962036758e-02, rel 1.542076e-02)"
-);
-case!(
-    pingpong__fattree2_64__smpi__or,
-    pingpong__fattree2_64__smpi__or_exact,
-    "pingpong.fattree2_64.SMPI.or",
-    "differs from SMPI: overhead (84 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_rtt SMPI 1.935911318e-04 ours 1.300721318e-04, rel 3.281090e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.631347542e-02 ours 2.596753042e-02, rel 1.314707e-02)"
-);
-case!(
-    pingpong__fattree2_64__smpi__ois,
-    pingpong__fattree2_64__smpi__ois_exact,
-    "pingpong.fattree2_64.SMPI.ois",
-    "differs from SMPI: overhead (52 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.654600000e-05 ours 3.478600000e-05, rel 4.772638e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.424886373e-02 ours 2.436177458e-02, rel 4.656336e-03)"
-);
+case!(pingpong__fattree2_64__smpi__os, "pingpong.fattree2_64.SMPI.os");
+case!(pingpong__fattree2_64__smpi__or, "pingpong.fattree2_64.SMPI.or");
+case!(pingpong__fattree2_64__smpi__ois, "pingpong.fattree2_64.SMPI.ois");
 case!(
     pingpong__fattree2_64__smpi__ovh_all,
     pingpong__fattree2_64__smpi__ovh_all_exact,
     "pingpong.fattree2_64.SMPI.ovh_all",
-    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 7.259400000e-05 ours 4.093000000e-05, rel 4.361793e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.701151373e-02 ours 3.656767333e-02, rel 1.199195e-02)"
+    "differs from SMPI: cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.701151373e-02 ours 3.711119448e-02, rel 2.693236e-03)"
 );
 case!(
     pingpong__fattree2_64__smpi__ovh_thresh,
-    pingpong__fattree2_64__smpi__ovh_thresh_exact,
-    "pingpong.fattree2_64.SMPI.ovh_thresh",
-    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 7.259400000e-05 ours 4.093000000e-05, rel 4.361793e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.594004031e-02 ours 3.539895915e-02, rel 1.505511e-02)"
+    "pingpong.fattree2_64.SMPI.ovh_thresh"
 );
 case!(p2p__fattree2_64__smpi__default, "p2p.fattree2_64.SMPI.default");
 case!(
@@ -885,7 +844,7 @@ case!(
     p2p__fattree2_64__smpi__ovh_all,
     p2p__fattree2_64__smpi__ovh_all_exact,
     "p2p.fattree2_64.SMPI.ovh_all",
-    "differs from SMPI: overhead (42 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1KiB_max SMPI 6.523336513e-05 ours 6.624136513e-05, rel 1.545222e-02); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.173023147e-02 ours 2.181388147e-02, rel 3.849476e-03)"
+    "differs from SMPI: overhead (1 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1MiB_max SMPI 7.237253628e-04 ours 7.241312585e-04, rel 5.608422e-04); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.173023147e-02 ours 2.176765541e-02, rel 1.722206e-03)"
 );
 case!(p2p__fattree2_64__smpi__testcost, "p2p.fattree2_64.SMPI.testcost");
 case!(p2p__fattree2_64__smpi__nogrow, "p2p.fattree2_64.SMPI.nogrow");
@@ -913,35 +872,28 @@ case!(
     pingpong__small_routes__smpi__thresh1k,
     "pingpong.small_routes.SMPI.thresh1k"
 );
-case!(
-    pingpong__small_routes__smpi__os,
-    pingpong__small_routes__smpi__os_exact,
-    "pingpong.small_routes.SMPI.os",
-    "differs from SMPI: overhead (170 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_lr_send SMPI 6.856100000e-05 ours 3.683350000e-05, rel 4.627631e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 9.036156662e-02 ours 9.011101062e-02, rel 2.772816e-03)"
-);
+case!(pingpong__small_routes__smpi__os, "pingpong.small_routes.SMPI.os");
 case!(
     pingpong__small_routes__smpi__or,
     pingpong__small_routes__smpi__or_exact,
     "pingpong.small_routes.SMPI.or",
-    "differs from SMPI: overhead (90 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65535B_rtt SMPI 5.355748841e-04 ours 4.720558841e-04, rel 1.185997e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 9.235621623e-02 ours 9.195147923e-02, rel 4.382347e-03)"
+    "differs from SMPI: cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 9.235621623e-02 ours 9.238721623e-02, rel 3.356569e-04)"
 );
 case!(
     pingpong__small_routes__smpi__ois,
-    pingpong__small_routes__smpi__ois_exact,
-    "pingpong.small_routes.SMPI.ois",
-    "differs from SMPI: overhead (107 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.654600000e-05 ours 3.478600000e-05, rel 4.772638e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 8.894510504e-02 ours 8.894852904e-02, rel 3.849565e-05)"
+    "pingpong.small_routes.SMPI.ois"
 );
 case!(
     pingpong__small_routes__smpi__ovh_all,
     pingpong__small_routes__smpi__ovh_all_exact,
     "pingpong.small_routes.SMPI.ovh_all",
-    "differs from SMPI: overhead (182 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.856200000e-05 ours 3.683400000e-05, rel 4.627636e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 9.545826275e-02 ours 9.480642575e-02, rel 6.828503e-03)"
+    "differs from SMPI: cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 9.545826275e-02 ours 9.548926275e-02, rel 3.247493e-04)"
 );
 case!(
     pingpong__small_routes__smpi__ovh_thresh,
     pingpong__small_routes__smpi__ovh_thresh_exact,
     "pingpong.small_routes.SMPI.ovh_thresh",
-    "differs from SMPI: overhead (190 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. pp_p1_65536B_is_ret SMPI 6.856200000e-05 ours 3.683400000e-05, rel 4.627636e-01); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 8.397348208e-02 ours 8.312572808e-02, rel 1.009550e-02)"
+    "differs from SMPI: cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 8.397348208e-02 ours 8.399648208e-02, rel 2.738960e-04)"
 );
 case!(p2p__small_routes__smpi__default, "p2p.small_routes.SMPI.default");
 case!(
@@ -952,7 +904,7 @@ case!(
     p2p__small_routes__smpi__ovh_all,
     p2p__small_routes__smpi__ovh_all_exact,
     "p2p.small_routes.SMPI.ovh_all",
-    "differs from SMPI: overhead (24 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1KiB_max SMPI 1.527451404e-04 ours 1.507531404e-04, rel 1.304133e-02); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 4.252800209e-02 ours 4.252668191e-02, rel 3.104260e-05)"
+    "differs from SMPI: overhead (2 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1KiB_max SMPI 1.527451404e-04 ours 1.507211404e-04, rel 1.325083e-02); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 4.252800209e-02 ours 4.252385471e-02, rel 9.752110e-05)"
 );
 case!(
     p2p__small_routes__smpi__testcost,

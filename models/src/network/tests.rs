@@ -103,7 +103,10 @@ fn cm02_is_identity() {
 #[test]
 fn overhead_cost_offset_plus_per_byte() {
     let o = Overhead::parse_smpi("0:1e-6:1e-9;100:2e-6:0;1000:3us:1ns").unwrap();
-    assert_eq!(o.cost(0.0), 0.0);
+    // At or below the first boundary: the first chunk (SMPI), not 0.
+    assert_eq!(o.cost(0.0), 1e-6);
+    let late = Overhead::parse_smpi("64:1e-6:1e-9;100:2e-6:0").unwrap();
+    assert!(close(late.cost(10.0), 1e-6 + 10.0 * 1e-9));
     assert!(close(o.cost(50.0), 1e-6 + 50.0 * 1e-9));
     assert!(close(o.cost(100.0), 1e-6 + 100.0 * 1e-9));
     assert_eq!(o.cost(101.0), 2e-6);
