@@ -1410,11 +1410,12 @@ pub fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
     Ok(st)
 }
 
-/// Sends and receives (the receive is posted first, then the send, then both are waited).
+/// Sends and receives as SMPI does (`isend_init` + `irecv_init` + `startall` +
+/// `waitall`): the send is started first (after its `ois` sleep), then the
+/// receive is posted, then both are waited for, send first.
 pub fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
-    let rid = irecv(me, r)?;
-    // Sendrecv's send is an isend (SMPI charges `ois` on it).
     let sid = isend(me, s, SendMode::Standard, true)?;
+    let rid = irecv(me, r)?;
     wait(me, sid, "MPI_Sendrecv");
     let st = wait(me, rid, "MPI_Sendrecv");
     Ok(st)

@@ -563,7 +563,7 @@ case!(
     p2p__fattree2_64__cm02__ovh_all,
     p2p__fattree2_64__cm02__ovh_all_exact,
     "p2p.fattree2_64.CM02.ovh_all",
-    "differs from SMPI: overhead (1 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1MiB_max SMPI 6.960164552e-04 ours 6.959926457e-04, rel 3.420828e-05); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.076601831e-02 ours 2.077068020e-02, rel 2.244964e-04)"
+    "differs from SMPI: cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.076601831e-02 ours 2.077027431e-02, rel 2.049502e-04)"
 );
 case!(p2p__fattree2_64__cm02__testcost, "p2p.fattree2_64.CM02.testcost");
 case!(p2p__fattree2_64__cm02__nogrow, "p2p.fattree2_64.CM02.nogrow");
@@ -623,7 +623,7 @@ case!(
     p2p__small_routes__cm02__ovh_all,
     p2p__small_routes__cm02__ovh_all_exact,
     "p2p.small_routes.CM02.ovh_all",
-    "differs from SMPI: overhead (2 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1KiB_max SMPI 7.745960000e-05 ours 7.727560000e-05, rel 2.375432e-03); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.731309430e-02 ours 3.732089350e-02, rel 2.090205e-04)"
+    "differs from SMPI: cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 3.731309430e-02 ours 3.732909430e-02, rel 4.288039e-04)"
 );
 case!(
     p2p__small_routes__cm02__testcost,
@@ -844,7 +844,7 @@ case!(
     p2p__fattree2_64__smpi__ovh_all,
     p2p__fattree2_64__smpi__ovh_all_exact,
     "p2p.fattree2_64.SMPI.ovh_all",
-    "differs from SMPI: overhead (1 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1MiB_max SMPI 7.237253628e-04 ours 7.241312585e-04, rel 5.608422e-04); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.173023147e-02 ours 2.176765541e-02, rel 1.722206e-03)"
+    "differs from SMPI: cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 2.173023147e-02 ours 2.176724952e-02, rel 1.703528e-03)"
 );
 case!(p2p__fattree2_64__smpi__testcost, "p2p.fattree2_64.SMPI.testcost");
 case!(p2p__fattree2_64__smpi__nogrow, "p2p.fattree2_64.SMPI.nogrow");
@@ -904,7 +904,7 @@ case!(
     p2p__small_routes__smpi__ovh_all,
     p2p__small_routes__smpi__ovh_all_exact,
     "p2p.small_routes.SMPI.ovh_all",
-    "differs from SMPI: overhead (2 values; os/or/ois computed on size+16 instead of payload size; os instead of ois in colls/Sendrecv; e.g. sendrecv_ring_1KiB_max SMPI 1.527451404e-04 ours 1.507211404e-04, rel 1.325083e-02); cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 4.252800209e-02 ours 4.252385471e-02, rel 9.752110e-05)"
+    "differs from SMPI: cascade (1 values; follows from the earlier differences of the same run; e.g. end_time SMPI 4.252800209e-02 ours 4.254100209e-02, rel 3.056809e-04)"
 );
 case!(
     p2p__small_routes__smpi__testcost,
