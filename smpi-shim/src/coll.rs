@@ -178,11 +178,10 @@ impl CommView {
         Ok(st)
     }
 
-    /// Waits for every request, in order.
+    /// Waits for every request, in completion order (SMPI's waitall).
     pub fn waitall(&self, reqs: &[u32]) {
-        for &r in reqs {
-            rt::wait(self.me, r, "collective wait");
-        }
+        let ids: Vec<Option<u32>> = reqs.iter().map(|&r| Some(r)).collect();
+        rt::wait_all(self.me, &ids);
     }
 
     /// Waits for one request; fails if a receive was truncated.
@@ -192,13 +191,13 @@ impl CommView {
         Ok(st)
     }
 
-    /// Waits for every request (in order); fails if a receive was truncated.
+    /// Waits for every request (in completion order); fails if a receive was truncated.
     pub(crate) fn waitall_checked(&self, reqs: &[u32]) -> MpiResult<()> {
+        let ids: Vec<Option<u32>> = reqs.iter().map(|&r| Some(r)).collect();
         let mut trunc = Ok(());
-        for &r in reqs {
-            let st = rt::wait(self.me, r, "collective wait");
+        for st in rt::wait_all(self.me, &ids).iter().flatten() {
             if trunc.is_ok() {
-                trunc = truncated(&st, 0);
+                trunc = truncated(st, 0);
             }
         }
         trunc

@@ -1243,6 +1243,22 @@ pub fn wait_any(me: u32, ids: &[Option<u32>]) -> Option<(usize, StatusInfo)> {
     }
 }
 
+/// `MPI_Waitall` as SMPI 3.32 does it: `waitany` until every request is done, so the
+/// requests finish (and pay their `or` overhead) in the order they complete, not in index
+/// order. Returns each request's status (None: it could not complete).
+pub fn wait_all(me: u32, ids: &[Option<u32>]) -> Vec<Option<StatusInfo>> {
+    let mut pending = ids.to_vec();
+    let mut out = vec![None; ids.len()];
+    while pending.iter().any(Option::is_some) {
+        let Some((i, st)) = wait_any(me, &pending) else {
+            break;
+        };
+        out[i] = Some(st);
+        pending[i] = None;
+    }
+    out
+}
+
 /// The polling calls whose injected cost grows while they fail: each has its
 /// own counter, as each is a function-static counter in SMPI 3.32 (checked
 /// against it): `MPI_Test` (also one per request in `MPI_Testall` and

@@ -696,28 +696,30 @@ pub unsafe extern "C" fn MPI_Wait(req: *mut c_int, st: *mut CStatus) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Waitall(n: c_int, reqs: *mut c_int, sts: *mut CStatus) -> c_int {
     let g = enter();
+    let ids = match collect(n, reqs) {
+        Ok(v) => v,
+        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitall", e),
+    };
+    // SMPI 3.32 waits with waitany until all are done: completion order.
+    let statuses = rt::wait_all(g.me, &ids);
     let mut err = MPI_SUCCESS;
-    for i in 0..n.max(0) as usize {
-        let h = *reqs.add(i);
+    for (i, s) in statuses.iter().enumerate() {
         let st = if sts.is_null() {
             std::ptr::null_mut()
         } else {
             sts.add(i)
         };
-        match req_id(h) {
-            Ok(Some(id)) => {
-                let persistent = is_persistent(id);
-                let s = rt::wait(g.me, id, "MPI_Waitall");
-                if !persistent {
+        match s {
+            Some(s) => {
+                if !is_persistent_handle(*reqs.add(i)) {
                     *reqs.add(i) = 0;
                 }
                 if s.error != 0 {
                     err = rt::MPI_ERR_IN_STATUS;
                 }
-                write_status(st, &s);
+                write_status(st, s);
             }
-            Ok(None) => write_status(st, &empty_status()),
-            Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitall", e),
+            None => write_status(st, &empty_status()),
         }
     }
     err

@@ -1460,9 +1460,8 @@ impl InterView {
     }
 
     fn waitall(&self, reqs: &[u32]) {
-        for &r in reqs {
-            rt::wait(self.me, r, "intercommunicator collective");
-        }
+        let ids: Vec<Option<u32>> = reqs.iter().map(|&r| Some(r)).collect();
+        rt::wait_all(self.me, &ids);
     }
 }
 
