@@ -20,6 +20,11 @@
 //!   they were scheduled;
 //! - the waiters of one activity are woken in the order they started waiting.
 //!
+//! With [`KernelConfig::simgrid_order`] the order among events due at one date is
+//! SimGrid 3.32's instead (see `sgorder`): after each date, every activity of the modified
+//! part of the max-min system is re-dated in SimGrid's modified-set order, ties go to the
+//! earliest (re)dated, and computations and sleeps end before communications.
+//!
 //! # Actor-side API
 //! Actor bodies receive a [`Ctx`]: `now`, `execute`, `sleep`, `comm_*`, `wait`,
 //! `wait_any`, `test`. Blocking calls suspend the coroutine and hand control back
@@ -36,6 +41,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use crate::crash;
 use crate::lmm::{self, CnstId, Sharing, VarId};
 use crate::platform::{HostId, LinkId, Platform, SharingPolicy};
+use crate::sgorder::SgOrder;
 
 /// Identifier of an actor (dense, in spawn order).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -106,6 +112,10 @@ pub struct KernelConfig {
     /// `precision/timing`: events due within this many seconds of the
     /// current date are processed at the current date (SimGrid: 1e-9).
     pub timing_precision: f64,
+    /// Reproduce SimGrid 3.32's order among same-date events and its re-dating of every
+    /// action of a modified part of the system (see `sgorder`), instead of plain FIFO
+    /// order: needed to match SMPI where costs depend on that order.
+    pub simgrid_order: bool,
 }
 
 impl Default for KernelConfig {
@@ -116,6 +126,7 @@ impl Default for KernelConfig {
             network: NetworkConfig::default(),
             trace: false,
             timing_precision: 0.0,
+            simgrid_order: false,
         }
     }
 }
@@ -186,6 +197,10 @@ struct Activity {
     size: f64,
     start: f64,
     finish: f64,
+    /// A sleep's end date (dated at the next solve in SimGrid order).
+    due: f64,
+    /// Sequence number of the last (re)dating: SimGrid's tie-break among equal dates.
+    stamp: u64,
 }
 
 impl Activity {
@@ -209,6 +224,8 @@ impl Activity {
             size: 0.0,
             start: 0.0,
             finish: -1.0,
+            due: 0.0,
+            stamp: 0,
         }
     }
 }
@@ -306,6 +323,10 @@ struct Kernel {
     trace: Option<Vec<String>>,
     events: u64,
     timing_precision: f64,
+    /// SimGrid's event order, when enabled.
+    sg: Option<SgOrder>,
+    sg_order: Vec<u32>,
+    sg_batch: Vec<(bool, f64, u64, HeapEntry)>,
 }
 
 impl Kernel {
@@ -340,6 +361,7 @@ impl Kernel {
         let act = &mut self.acts[a.0 as usize];
         act.version = act.version.wrapping_add(1);
         act.finish = time;
+        act.stamp = self.seq;
         self.heap.push(HeapEntry {
             time,
             seq: self.seq,
@@ -424,6 +446,10 @@ impl Kernel {
             self.lmm.expand(self.link_cnst[l.0 as usize], var, 0.05);
         }
         self.set_owner(var, a);
+        if let Some(sg) = &mut self.sg {
+            let links = route.links.iter().chain(route.back.iter()).map(|l| l.0);
+            sg.flow_start(a.0, links, lat_eff <= 0.0);
+        }
         let act = self.act_mut(a);
         act.var = Some(var);
         act.penalty = if penalty > 0.0 { penalty } else { 1.0 };
@@ -457,6 +483,11 @@ impl Kernel {
         act.last_update = now;
         act.var = Some(var);
         act.state = ActState::Running;
+        if let Some(sg) = &mut self.sg {
+            // Even an empty computation is dated by the next solve, as in SimGrid.
+            sg.exec_start(a.0, host.0);
+            return;
+        }
         if flops <= 0.0 {
             self.lmm.remove_variable(var);
             self.act_mut(a).var = None;
@@ -465,9 +496,123 @@ impl Kernel {
         }
     }
 
+    /// Tells the order tracker that an activity's variable is freed.
+    fn sg_free(&mut self, a: ActivityId, var: VarId) {
+        let Some(sg) = &mut self.sg else { return };
+        let act = &self.acts[a.0 as usize];
+        match act.kind {
+            ActKind::Exec => sg.exec_free(a.0, act.src.0),
+            ActKind::Comm => sg.flow_free(a.0, self.lmm.penalty(var) > 0.0),
+            ActKind::Sleep | ActKind::Manual => {}
+        }
+    }
+
+    /// Tells the order tracker that a sleep ends or is cancelled.
+    fn sg_sleep_free(&mut self, a: ActivityId) {
+        if let Some(sg) = &mut self.sg {
+            let act = &self.acts[a.0 as usize];
+            if act.kind == ActKind::Sleep && act.state != ActState::Done {
+                sg.sleep_free(act.src.0);
+            }
+        }
+    }
+
+    /// SimGrid order: solves, then re-dates every action of each model's modified set in
+    /// that set's order (CPU, then network), as SimGrid's lazy update does.
+    fn update_rates_sg(&mut self) {
+        let pending = self.sg.as_ref().is_some_and(|sg| sg.pending());
+        if !self.lmm.needs_solve() && !pending {
+            return;
+        }
+        let mut vars = std::mem::take(&mut self.solved);
+        vars.clear();
+        if self.lmm.needs_solve() {
+            vars.extend_from_slice(self.lmm.solve());
+        }
+        let mut order = std::mem::take(&mut self.sg_order);
+        order.clear();
+        {
+            let sg = self.sg.as_mut().expect("simgrid order");
+            sg.cpu_order(&mut order);
+            sg.net_order(&mut order);
+        }
+        for &a in &order {
+            let act = &self.acts[a as usize];
+            if !act.live || act.state == ActState::Done {
+                continue;
+            }
+            if act.kind == ActKind::Sleep {
+                let due = act.due;
+                self.schedule(ActivityId(a), due);
+                continue;
+            }
+            if act.state != ActState::Running {
+                continue; // a flow in its latency phase keeps its latency event
+            }
+            let value = act.var.map_or(0.0, |v| self.lmm.value(v));
+            self.redate(ActivityId(a), value);
+        }
+        // Variables the solver recomputed outside SimGrid's modified set (none expected):
+        // keep them consistent, in the solver's order.
+        for &v in &vars {
+            let a = self.var_owner[v as usize];
+            if self.sg.as_ref().expect("simgrid order").listed(a) {
+                continue;
+            }
+            let act = &self.acts[a as usize];
+            if act.state != ActState::Running {
+                continue;
+            }
+            let value = self.lmm.value(VarId(v));
+            if value * act.rate_factor != act.rate || act.finish < 0.0 {
+                self.redate(ActivityId(a), value);
+            }
+        }
+        self.sg.as_mut().expect("simgrid order").next_period();
+        self.sg_order = order;
+        self.solved = vars;
+    }
+
+    /// SimGrid's `update_remains_lazy` followed by the new completion date.
+    fn redate(&mut self, a: ActivityId, value: f64) {
+        let now = self.now;
+        let precision = self.lmm.precision() * self.timing_precision;
+        let act = &mut self.acts[a.0 as usize];
+        if act.remains > 0.0 {
+            act.remains -= act.rate * (now - act.last_update);
+            if act.remains < precision {
+                act.remains = 0.0;
+            }
+        }
+        act.last_update = now;
+        let rate = value * act.rate_factor;
+        act.rate = rate;
+        if rate > 0.0 {
+            let t = if act.remains > 0.0 {
+                now + act.remains / rate
+            } else {
+                now
+            };
+            if act.finish == t {
+                // Same date: its heap entry stays valid, only the tie-break stamp is renewed
+                // (the batch of due events is sorted by stamp).
+                self.seq += 1;
+                act.stamp = self.seq;
+            } else {
+                self.schedule(a, t);
+            }
+        } else {
+            act.version = act.version.wrapping_add(1);
+            act.finish = -1.0;
+        }
+    }
+
     /// Solves the modified part of the max-min system and re-predicts the
     /// completion date of every activity whose rate may have changed.
     fn update_rates(&mut self) {
+        if self.sg.is_some() {
+            return self.update_rates_sg();
+        }
         if !self.lmm.needs_solve() {
             return;
         }
@@ -515,15 +660,45 @@ impl Kernel {
     /// Processes every event dated `t` (the clock is already at `t`).
     fn process_events(&mut self, t: f64) {
         let horizon = t + self.timing_precision;
+        if self.sg.is_some() {
+            // SimGrid: each model pops its due actions in (date, stamp) order, the CPU
+            // model's before the network model's.
+            let mut batch = std::mem::take(&mut self.sg_batch);
+            batch.clear();
+            while let Some(top) = self.heap.peek() {
+                if top.time > horizon {
+                    break;
+                }
+                let e = self.heap.pop().expect("peeked");
+                let act = &self.acts[e.act as usize];
+                if !act.live || act.version != e.version || act.state == ActState::Done {
+                    continue;
+                }
+                batch.push((act.kind == ActKind::Comm, e.time, act.stamp, e));
+            }
+            batch.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)).then(x.2.cmp(&y.2)));
+            for (_, _, _, e) in batch.drain(..) {
+                self.process_event(e);
+            }
+            self.sg_batch = batch;
+            return;
+        }
         while let Some(top) = self.heap.peek() {
             if top.time > horizon {
                 break;
             }
             let e = self.heap.pop().expect("peeked");
+            self.process_event(e);
+        }
+    }
+
+    fn process_event(&mut self, e: HeapEntry) {
+        let t = self.now;
+        {
             let a = ActivityId(e.act);
             let act = &self.acts[e.act as usize];
             if !act.live || act.version != e.version || act.state == ActState::Done {
-                continue;
+                return;
             }
             self.events += 1;
             match (act.kind, act.state) {
@@ -536,6 +711,9 @@ impl Kernel {
                     act.last_update = t;
                     act.rate = 0.0;
                     act.finish = -1.0;
+                    if let Some(sg) = &mut self.sg {
+                        sg.flow_enable(a.0);
+                    }
                     self.record(|| format!("{t:.9} comm-latency-end #{}", a.0));
                 }
                 _ => self.finish_activity(a),
@@ -544,6 +722,7 @@ impl Kernel {
     }
 
     fn finish_activity(&mut self, a: ActivityId) {
+        self.sg_sleep_free(a);
         let now = self.now;
         let act = self.act_mut(a);
         act.state = ActState::Done;
@@ -552,6 +731,7 @@ impl Kernel {
         let kind = act.kind;
         let user = act.user;
         if let Some(var) = act.var.take() {
+            self.sg_free(a, var);
             self.lmm.remove_variable(var);
         }
         self.record(|| format!("{now:.9} done #{} {:?}", a.0, kind));
@@ -657,7 +837,20 @@ impl Ctx {
         let now = k.now;
         k.act_mut(a).state = ActState::Latency;
         k.act_mut(a).start = now;
-        k.schedule(a, now + seconds.max(0.0));
+        if k.sg.is_some() {
+            // SimGrid sleeps at least its timing precision and is dated at the next solve.
+            let host = k.actors[self.me.0 as usize].host;
+            let seconds = if seconds > 0.0 {
+                seconds.max(k.timing_precision)
+            } else {
+                0.0
+            };
+            k.act_mut(a).src = host;
+            k.act_mut(a).due = now + seconds;
+            k.sg.as_mut().expect("checked").sleep_start(a.0, host.0);
+        } else {
+            k.schedule(a, now + seconds.max(0.0));
+        }
         a
     }
 
@@ -803,9 +996,12 @@ fn release_activity(k: &mut Kernel, a: ActivityId) {
     if act.refs > 0 {
         return;
     }
+    k.sg_sleep_free(a);
+    let act = &mut k.acts[a.0 as usize];
     act.live = false;
     act.waiters.clear();
     if let Some(var) = act.var.take() {
+        k.sg_free(a, var);
         k.lmm.remove_variable(var);
     }
     k.free_acts.push(a.0);
@@ -897,6 +1093,7 @@ impl Simulation {
     /// A simulation on `platform`.
     pub fn new(platform: Rc<Platform>, config: KernelConfig) -> Self {
         let mut lmm = lmm::System::new(config.work_precision);
+        let (platform_hosts, platform_links) = (platform.hosts.len(), platform.links.len());
         let link_cnst = platform
             .links
             .iter()
@@ -934,6 +1131,11 @@ impl Simulation {
             trace: if config.trace { Some(Vec::new()) } else { None },
             events: 0,
             timing_precision: config.timing_precision,
+            sg: config
+                .simgrid_order
+                .then(|| SgOrder::new(platform_hosts, platform_links)),
+            sg_order: Vec::new(),
+            sg_batch: Vec::new(),
         };
         Simulation {
             k: Rc::new(RefCell::new(k)),
@@ -1082,7 +1284,9 @@ impl Simulation {
                     break;
                 };
                 if t > k.now {
-                    k.now = t;
+                    // SimGrid advances its clock by the delay to the next event, which
+                    // can differ from that event's date in the last bit.
+                    k.now = if k.sg.is_some() { k.now + (t - k.now) } else { t };
                 }
                 let t = k.now;
                 k.process_events(t);

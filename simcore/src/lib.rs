@@ -9,6 +9,7 @@ pub mod crash;
 pub mod engine;
 pub mod lmm;
 pub mod platform;
+mod sgorder;
 
 pub use engine::{
     ActivityId, ActorId, BlockedActor, Ctx, KernelConfig, KernelHandle, NetworkConfig, NetworkFactors,

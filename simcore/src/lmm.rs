@@ -256,6 +256,11 @@ impl System {
         }
     }
 
+    /// The precision (`precision/work-amount`).
+    pub fn precision(&self) -> f64 {
+        self.epsilon
+    }
+
     /// Sets the size up to which the light table is scanned for the smallest ratio rather
     /// than kept in a heap (default 64; 0 = always the heap). The results do not depend on
     /// it: this is for tests and benchmarks.

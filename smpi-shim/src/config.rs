@@ -122,6 +122,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "ranks yield after posting a request or completing a wait, like SimGrid's simcalls (same-date ordering)",
     ),
     (
+        "smpi/event-order",
+        "simgrid",
+        "order of events due at one date: simgrid (SimGrid 3.32's heap and modified-set order, re-dating like its lazy update) or fifo (plain, slightly faster)",
+    ),
+    (
         "smpi/barrier-finalization",
         "no",
         "MPI_Finalize acts as a barrier",
@@ -295,6 +300,8 @@ pub struct SmpiConfig {
     pub grow_per_rank: bool,
     pub init: f64,
     pub simcall_yield: bool,
+    /// `smpi/event-order`: SimGrid's order among same-date events.
+    pub simgrid_order: bool,
     pub barrier_finalization: bool,
     pub coll_selector: String,
     pub coll_forced: BTreeMap<String, String>,
@@ -477,6 +484,11 @@ impl SmpiConfig {
             grow_per_rank,
             init: parse_time(raw, "smpi/init")?,
             simcall_yield: parse_bool(raw, "smpi/simcall-yield")?,
+            simgrid_order: match raw.get("smpi/event-order") {
+                "simgrid" => true,
+                "fifo" => false,
+                other => return Err(err("smpi/event-order", other, "expected simgrid or fifo")),
+            },
             barrier_finalization: parse_bool(raw, "smpi/barrier-finalization")?,
             coll_selector: raw.get("smpi/coll-selector").to_string(),
             coll_forced,

@@ -474,6 +474,7 @@ fn run(args: &Args) -> Result<i32, String> {
         network: net,
         trace: false,
         timing_precision: cfg.timing_precision,
+        simgrid_order: cfg.simgrid_order,
     };
     crate::shared::init(
         &cfg.shared_malloc,

@@ -1,0 +1,317 @@
+//! SimGrid's order of same-date events, reproduced.
+//!
+//! When several activities end at one date, SimGrid wakes their actors in an order that
+//! follows from its data structures, not from any documented rule; SMPI programs whose
+//! costs depend on that order (a rank's `MPI_Iprobe` cost grows with a counter shared by
+//! all ranks) only give SimGrid's numbers if we wake ranks in the same order. SimGrid 3.32:
+//!
+//! - Each model (CPU, then network) keeps its actions in a *stable* heap ordered by
+//!   `(date, stamp)`, where the stamp is renewed every time an action is (re)dated.
+//! - After each date's actors have run, the max-min system is solved and every action of
+//!   the *modified set* is re-dated, in that set's order, even when its rate is unchanged.
+//! - The modified set is built from the modified *constraints*, in the order in which they
+//!   were first touched since the previous solve. Touching a constraint walks, depth first,
+//!   the constraints of every enabled variable on it (each variable once per solve), newest
+//!   enabled variable first. A constraint is touched when a variable is expanded on it, when
+//!   a variable is enabled (its first constraint) and when an enabled variable is freed
+//!   (its first constraint, before it leaves the lists). A constraint left with no variable
+//!   at all (enabled or not) leaves the modified set; touched again, it goes to its end.
+//! - Per constraint, enabled variables are listed newest-enabled first.
+//! - A sleep is a CPU action with a zero penalty; it enters the CPU model's modified set at
+//!   its *front* when created, so new sleeps are dated before the computations, newest first.
+//! - At one date, the CPU model's ended actions wake their actors before the network's.
+//!
+//! This module tracks the touches and lists; the engine asks it for the order in which to
+//! re-date actions after each solve.
+
+/// Order-tracking state (indices: hosts, links and activity slots of the engine).
+#[derive(Default)]
+pub(crate) struct SgOrder {
+    /// Solve period; marks equal to it mean "already done since the last solve".
+    period: u32,
+    host_mark: Vec<u32>,
+    host_token: Vec<u32>,
+    /// Variables (computations and sleeps) on each host.
+    host_vars: Vec<u32>,
+    /// Touched hosts in order, with the token they had (stale entries are skipped).
+    cpu_touched: Vec<(u32, u32)>,
+    /// Running computations per host, oldest first.
+    host_execs: Vec<Vec<u32>>,
+    /// Sleeps created since the last solve, oldest first.
+    new_sleeps: Vec<u32>,
+    link_mark: Vec<u32>,
+    link_token: Vec<u32>,
+    /// Flows (enabled or in their latency phase) on each link.
+    link_vars: Vec<u32>,
+    link_touched: Vec<(u32, u32)>,
+    /// Enabled flows per link, oldest first (SimGrid's list read backwards).
+    link_enabled: Vec<Vec<u32>>,
+    /// Per activity slot: the links of a flow (route, then back route), as expanded so far,
+    /// in a flat array of `stride` entries per slot (cache-friendly walks).
+    flow_links: Vec<u32>,
+    flow_len: Vec<u32>,
+    stride: usize,
+    act_visited: Vec<u32>,
+    act_listed: Vec<u32>,
+}
+
+impl SgOrder {
+    pub(crate) fn new(hosts: usize, links: usize) -> Self {
+        SgOrder {
+            period: 1,
+            host_mark: vec![0; hosts],
+            host_token: vec![0; hosts],
+            host_vars: vec![0; hosts],
+            host_execs: vec![Vec::new(); hosts],
+            link_mark: vec![0; links],
+            link_token: vec![0; links],
+            link_vars: vec![0; links],
+            link_enabled: vec![Vec::new(); links],
+            stride: 8,
+            ..Default::default()
+        }
+    }
+
+    fn slot(&mut self, a: u32) {
+        let n = a as usize + 1;
+        if self.flow_len.len() < n {
+            let n = n.max(self.flow_len.len() * 2);
+            self.flow_len.resize(n, 0);
+            self.flow_links.resize(n * self.stride, 0);
+            self.act_visited.resize(n, 0);
+            self.act_listed.resize(n, 0);
+        }
+    }
+
+    /// Appends a link to flow `a`'s list, widening every slot when a route is longer.
+    fn push_link(&mut self, a: usize, l: u32) {
+        let len = self.flow_len[a] as usize;
+        if len == self.stride {
+            let (old, stride) = (self.stride, self.stride * 2);
+            let mut links = vec![0; self.flow_len.len() * stride];
+            for (i, &n) in self.flow_len.iter().enumerate() {
+                links[i * stride..i * stride + n as usize]
+                    .copy_from_slice(&self.flow_links[i * old..i * old + n as usize]);
+            }
+            self.flow_links = links;
+            self.stride = stride;
+        }
+        self.flow_links[a * self.stride + len] = l;
+        self.flow_len[a] += 1;
+    }
+
+    /// Whether anything was touched since the last solve.
+    pub(crate) fn pending(&self) -> bool {
+        !self.cpu_touched.is_empty() || !self.link_touched.is_empty() || !self.new_sleeps.is_empty()
+    }
+
+    fn touch_host(&mut self, h: u32) {
+        if self.host_mark[h as usize] != self.period {
+            self.host_mark[h as usize] = self.period;
+            self.cpu_touched.push((h, self.host_token[h as usize]));
+        }
+    }
+
+    /// A variable leaves host `h`; an empty host leaves the modified set.
+    fn host_var_gone(&mut self, h: u32) {
+        let h = h as usize;
+        self.host_vars[h] -= 1;
+        if self.host_vars[h] == 0 && self.host_mark[h] == self.period {
+            self.host_mark[h] = 0;
+            self.host_token[h] = self.host_token[h].wrapping_add(1);
+        }
+    }
+
+    pub(crate) fn exec_start(&mut self, a: u32, host: u32) {
+        self.slot(a);
+        self.host_execs[host as usize].push(a);
+        self.host_vars[host as usize] += 1;
+        self.touch_host(host);
+    }
+
+    pub(crate) fn exec_free(&mut self, a: u32, host: u32) {
+        self.touch_host(host);
+        let list = &mut self.host_execs[host as usize];
+        if let Some(i) = list.iter().rposition(|&x| x == a) {
+            list.remove(i);
+        }
+        self.host_var_gone(host);
+    }
+
+    pub(crate) fn sleep_start(&mut self, a: u32, host: u32) {
+        self.slot(a);
+        self.host_vars[host as usize] += 1;
+        self.touch_host(host);
+        self.new_sleeps.push(a);
+    }
+
+    /// A sleep ends or is cancelled (its variable is disabled: no touch).
+    pub(crate) fn sleep_free(&mut self, host: u32) {
+        self.host_var_gone(host);
+    }
+
+    fn touch_link(&mut self, l: u32) {
+        if self.link_mark[l as usize] != self.period {
+            self.link_mark[l as usize] = self.period;
+            self.link_touched.push((l, self.link_token[l as usize]));
+            let mut walk = Walk {
+                period: self.period,
+                link_enabled: &self.link_enabled,
+                flow_links: &self.flow_links,
+                flow_len: &self.flow_len,
+                stride: self.stride,
+                link_token: &self.link_token,
+                link_mark: &mut self.link_mark,
+                link_touched: &mut self.link_touched,
+                act_visited: &mut self.act_visited,
+            };
+            walk.from(l);
+        }
+    }
+
+    /// A flow starts: its variable is expanded on `links` in order (enabled at once when it
+    /// has no latency phase).
+    pub(crate) fn flow_start(&mut self, a: u32, links: impl Iterator<Item = u32>, enabled: bool) {
+        self.slot(a);
+        self.flow_len[a as usize] = 0;
+        self.act_visited[a as usize] = 0;
+        self.act_listed[a as usize] = 0;
+        for l in links {
+            self.push_link(a as usize, l);
+            self.link_vars[l as usize] += 1;
+            if enabled {
+                self.link_enabled[l as usize].push(a);
+            }
+            self.touch_link(l);
+        }
+    }
+
+    /// A flow's latency phase ends: its variable is enabled.
+    pub(crate) fn flow_enable(&mut self, a: u32) {
+        let (start, n) = (a as usize * self.stride, self.flow_len[a as usize] as usize);
+        for i in start..start + n {
+            let l = self.flow_links[i];
+            self.link_enabled[l as usize].push(a);
+        }
+        if n > 0 {
+            self.touch_link(self.flow_links[start]);
+        }
+    }
+
+    /// A flow's variable is freed (`enabled`: it was past its latency phase).
+    pub(crate) fn flow_free(&mut self, a: u32, enabled: bool) {
+        let (start, n) = (a as usize * self.stride, self.flow_len[a as usize] as usize);
+        if enabled && n > 0 {
+            self.touch_link(self.flow_links[start]);
+        }
+        for i in start..start + n {
+            let l = self.flow_links[i] as usize;
+            if enabled {
+                let list = &mut self.link_enabled[l];
+                if let Some(i) = list.iter().rposition(|&x| x == a) {
+                    list.remove(i);
+                }
+            }
+            self.link_vars[l] -= 1;
+            if self.link_vars[l] == 0 && self.link_mark[l] == self.period {
+                self.link_mark[l] = 0;
+                self.link_token[l] = self.link_token[l].wrapping_add(1);
+            }
+        }
+        self.flow_len[a as usize] = 0;
+    }
+
+    /// The CPU model's modified set at a solve: new sleeps (newest first), then the
+    /// computations of the touched hosts (host by host, newest first).
+    pub(crate) fn cpu_order(&mut self, out: &mut Vec<u32>) {
+        out.extend(self.new_sleeps.iter().rev());
+        for &(h, token) in &self.cpu_touched {
+            if token != self.host_token[h as usize] || self.host_mark[h as usize] != self.period {
+                continue;
+            }
+            for &a in self.host_execs[h as usize].iter().rev() {
+                self.act_listed[a as usize] = self.period;
+                out.push(a);
+            }
+        }
+    }
+
+    /// The network model's modified set at a solve.
+    pub(crate) fn net_order(&mut self, out: &mut Vec<u32>) {
+        for &(l, token) in &self.link_touched {
+            if token != self.link_token[l as usize] || self.link_mark[l as usize] != self.period {
+                continue;
+            }
+            for &a in self.link_enabled[l as usize].iter().rev() {
+                if self.act_listed[a as usize] != self.period {
+                    self.act_listed[a as usize] = self.period;
+                    out.push(a);
+                }
+            }
+        }
+    }
+
+    /// Whether `cpu_order` or `net_order` listed `a` in this period.
+    pub(crate) fn listed(&self, a: u32) -> bool {
+        self.act_listed.get(a as usize) == Some(&self.period)
+    }
+
+    /// Ends a solve period.
+    pub(crate) fn next_period(&mut self) {
+        self.period = self.period.wrapping_add(1);
+        if self.period == 0 {
+            // Marks of four billion solves ago would look current: clear them.
+            for m in [
+                &mut self.host_mark,
+                &mut self.link_mark,
+                &mut self.act_visited,
+                &mut self.act_listed,
+            ] {
+                m.fill(0);
+            }
+            self.period = 1;
+        }
+        self.cpu_touched.clear();
+        self.link_touched.clear();
+        self.new_sleeps.clear();
+    }
+}
+
+/// SimGrid's `update_modified_cnst_set_rec`: from link `l`, depth first through the enabled
+/// flows (newest first) to their other links, each flow once per solve period.
+struct Walk<'a> {
+    period: u32,
+    link_enabled: &'a [Vec<u32>],
+    flow_links: &'a [u32],
+    flow_len: &'a [u32],
+    stride: usize,
+    link_token: &'a [u32],
+    link_mark: &'a mut [u32],
+    link_touched: &'a mut Vec<(u32, u32)>,
+    act_visited: &'a mut [u32],
+}
+
+impl Walk<'_> {
+    fn from(&mut self, l: u32) {
+        let flows = self.link_enabled;
+        for &a in flows[l as usize].iter().rev() {
+            let a = a as usize;
+            if self.act_visited[a] == self.period {
+                continue;
+            }
+            let start = a * self.stride;
+            for &l2 in &self.flow_links[start..start + self.flow_len[a] as usize] {
+                // A deeper walk may have visited this flow meanwhile.
+                if self.act_visited[a] == self.period {
+                    break;
+                }
+                if l2 != l && self.link_mark[l2 as usize] != self.period {
+                    self.link_mark[l2 as usize] = self.period;
+                    self.link_touched.push((l2, self.link_token[l2 as usize]));
+                    self.from(l2);
+                }
+            }
+            self.act_visited[a] = self.period;
+        }
+    }
+}

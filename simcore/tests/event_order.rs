@@ -1,0 +1,172 @@
+//! The order in which actors woken at one date run, with `KernelConfig::simgrid_order`.
+//!
+//! SMPI programs whose costs depend on that order (the growing `MPI_Iprobe` cost is one
+//! counter shared by all ranks) only reproduce SimGrid's numbers when ranks are woken in
+//! SimGrid's order. Each expected order below was observed with SimGrid 3.32 on an SMPI
+//! program of the same shape (ranks on distinct hosts, `smpi_execute_flops`, `sleep`,
+//! `MPI_Send`): these tests pin the rules `simcore/src/sgorder.rs` reproduces.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::{Mutex, MutexGuard};
+
+use simcore::platform::{HostId, Platform};
+use simcore::{Ctx, KernelConfig, Simulation};
+
+/// One simulation at a time in this process (the crash reporter's registry is global).
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Hosts h0..h3 at 1 Gflop/s, each behind its own 1 GB/s link of latency 0.5 ms (a star:
+/// every route crosses two links, 1 ms in all).
+fn platform() -> Rc<Platform> {
+    let mut toml = String::new();
+    for i in 0..4 {
+        toml.push_str(&format!(
+            "[[host]]\nid = \"h{i}\"\nspeed = \"1Gf\"\n[[link]]\nid = \"l{i}\"\nbandwidth = \"1GBps\"\nlatency = \"0.5ms\"\n"
+        ));
+    }
+    for i in 0..4 {
+        for j in i + 1..4 {
+            toml.push_str(&format!(
+                "[[route]]\nsrc = \"h{i}\"\ndst = \"h{j}\"\nlinks = [\"l{i}\", \"l{j}\"]\n"
+            ));
+        }
+    }
+    Rc::new(Platform::from_toml_str(&toml, "inline.toml").unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn config(simgrid_order: bool) -> KernelConfig {
+    KernelConfig {
+        timing_precision: 1e-9,
+        simgrid_order,
+        ..KernelConfig::default()
+    }
+}
+
+type Body = Box<dyn FnOnce(&Ctx, &dyn Fn(&Ctx, &str))>;
+
+/// Spawns one actor per body (actor i on host h_i, in order); `woke(ctx, label)` records
+/// `label` and the date. Returns the records in execution order.
+fn run(simgrid_order: bool, bodies: Vec<Body>) -> Vec<(String, f64)> {
+    let _serial = serial();
+    let p = platform();
+    let mut sim = Simulation::new(p, config(simgrid_order));
+    let log = Rc::new(RefCell::new(Vec::new()));
+    for (i, body) in bodies.into_iter().enumerate() {
+        let log = log.clone();
+        sim.spawn(format!("a{i}"), HostId(i as u32), move |ctx: &Ctx| {
+            let woke = |ctx: &Ctx, label: &str| log.borrow_mut().push((label.to_string(), ctx.now()));
+            body(ctx, &woke);
+            Ok(())
+        });
+    }
+    sim.run().unwrap_or_else(|e| panic!("{e}"));
+    let out = log.borrow().clone();
+    out
+}
+
+fn labels(log: &[(String, f64)]) -> Vec<&str> {
+    log.iter().map(|(l, _)| l.as_str()).collect()
+}
+
+/// A computation and two sleeps started at one date, ending at one date: SimGrid dates new
+/// sleeps first (they enter its modified set at the front), newest first, then the
+/// computation. (SimGrid 3.32: `smpi_execute_flops(1e9)` on rank 0, `sleep(1)` on ranks 1
+/// and 2 wake in the order 2, 1, 0.) Plain FIFO order would give 1, 2, 0.
+#[test]
+fn new_sleeps_come_first_newest_first() {
+    let bodies = || -> Vec<Body> {
+        vec![
+            Box::new(|ctx, woke| {
+                ctx.execute(1e9);
+                woke(ctx, "exec");
+            }),
+            Box::new(|ctx, woke| {
+                ctx.sleep(1.0);
+                woke(ctx, "sleep1");
+            }),
+            Box::new(|ctx, woke| {
+                ctx.sleep(1.0);
+                woke(ctx, "sleep2");
+            }),
+        ]
+    };
+    let log = run(true, bodies());
+    assert_eq!(labels(&log), ["sleep2", "sleep1", "exec"]);
+    assert!(log.iter().all(|(_, t)| *t == 1.0), "{log:?}");
+    assert_eq!(labels(&run(false, bodies())), ["sleep1", "sleep2", "exec"]);
+}
+
+/// Two computations end together; the first woken posts a request (a simcall: it lets the
+/// other run first) and computes again; the other computes again at once. Both second
+/// computations end together and wake in creation order: the other first. (SimGrid 3.32,
+/// same shape with `MPI_Send` as the request: ranks wake 1 then 0.) A host left without
+/// any activity leaves SimGrid's modified set, so the order of the first computations'
+/// ends does not carry over.
+#[test]
+fn computations_wake_in_creation_order_after_a_simcall() {
+    let bodies = || -> Vec<Body> {
+        vec![
+            Box::new(|ctx, woke| {
+                ctx.execute(1e5);
+                woke(ctx, "a0-first");
+                ctx.yield_now();
+                ctx.execute(3e5);
+                woke(ctx, "a0-second");
+            }),
+            Box::new(|ctx, woke| {
+                ctx.execute(1e5);
+                woke(ctx, "a1-first");
+                ctx.execute(3e5);
+                woke(ctx, "a1-second");
+            }),
+        ]
+    };
+    let log = run(true, bodies());
+    assert_eq!(labels(&log), ["a0-first", "a1-first", "a1-second", "a0-second"]);
+    assert_eq!(log[2].1, log[3].1);
+}
+
+/// A transfer and a computation ending within SimGrid's timing precision (1e-9 s) of each
+/// other are handled at one date, the CPU model's completions before the network's, even
+/// when the transfer's date is the earlier one.
+#[test]
+fn computations_end_before_transfers_at_one_date() {
+    // The transfer's end date, measured alone.
+    let transfer_alone = run(
+        true,
+        vec![Box::new(|ctx, woke| {
+            let c = ctx.comm_async(HostId(0), HostId(1), 1e6, 0);
+            ctx.wait(c);
+            ctx.release(c);
+            woke(ctx, "transfer");
+        })],
+    );
+    let end = transfer_alone[0].1;
+    assert!(
+        end > 1e-3 + 1e-3 * 0.9,
+        "latency plus about 1 ms of transfer, got {end}"
+    );
+    let flops = (end + 0.5e-9) * 1e9;
+    let bodies = move |_: ()| -> Vec<Body> {
+        vec![
+            Box::new(|ctx, woke| {
+                let c = ctx.comm_async(HostId(0), HostId(1), 1e6, 0);
+                ctx.wait(c);
+                ctx.release(c);
+                woke(ctx, "transfer");
+            }),
+            Box::new(move |ctx, woke| {
+                ctx.execute(flops);
+                woke(ctx, "exec");
+            }),
+        ]
+    };
+    let log = run(true, bodies(()));
+    assert_eq!(labels(&log), ["exec", "transfer"]);
+    assert_eq!(log[0].1, log[1].1, "one date for both");
+    assert_eq!(labels(&run(false, bodies(()))), ["transfer", "exec"]);
+}
