@@ -38,8 +38,8 @@ static long gtick(void)
     return (*gseq)++;
 }
 #define LOG(call, peer, tag, count, t0, t1, flag) \
-    fprintf(stderr, "T %d %ld %s %d %d %d %.9f %.9f %d %ld %ld\n", rank_(), seq++, call, peer, \
-            tag, count, t0, t1, flag, g0, gtick())
+    fprintf(stderr, "T %d %ld %s %d %d %d %.9f %.9f %d %ld %ld %a %a\n", rank_(), seq++, call, peer, \
+            tag, count, t0, t1, flag, g0, gtick(), t0, t1)
 
 int __real_MPI_Send(const void *b, int c, MPI_Datatype d, int p, int t, MPI_Comm m);
 int __wrap_MPI_Send(const void *b, int c, MPI_Datatype d, int p, int t, MPI_Comm m)
