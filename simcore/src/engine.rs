@@ -524,10 +524,15 @@ impl Kernel {
         if !self.lmm.needs_solve() && !pending {
             return;
         }
+        // Re-solve exactly SimGrid's modified constraints, in its order.
         let mut vars = std::mem::take(&mut self.solved);
         vars.clear();
-        if self.lmm.needs_solve() {
-            vars.extend_from_slice(self.lmm.solve());
+        {
+            let sg = self.sg.as_ref().expect("simgrid order");
+            let hosts = sg.modified_hosts().map(|h| self.host_cnst[h as usize]);
+            let links = sg.modified_links().map(|l| self.link_cnst[l as usize]);
+            let listed: Vec<CnstId> = hosts.chain(links).collect();
+            vars.extend_from_slice(self.lmm.solve_listed(listed));
         }
         let mut order = std::mem::take(&mut self.sg_order);
         order.clear();

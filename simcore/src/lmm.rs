@@ -224,6 +224,8 @@ pub struct System {
     use_heap: bool,
     /// Light tables up to this size are scanned.
     scan_max: usize,
+    /// The current solve covers the listed constraints only (see [`System::solve_listed`]).
+    listed_only: bool,
 }
 
 impl Default for System {
@@ -253,6 +255,7 @@ impl System {
             heap: MinHeap::default(),
             use_heap: false,
             scan_max: SCAN_MAX,
+            listed_only: false,
         }
     }
 
@@ -451,6 +454,30 @@ impl System {
         &self.comp_vars
     }
 
+    /// SimGrid's selective update, exactly: re-solves the constraints `cnsts` (in this order,
+    /// which is also the light table's) and the enabled variables on them, and nothing else.
+    /// A variable's constraints outside the list keep their old allocation: SimGrid's modified
+    /// set can miss some (when a variable is enabled on a constraint already touched in the same
+    /// round, the walk does not go through it), and its results then differ from the full
+    /// component's; matching SimGrid means reproducing that. Returns the re-solved variables.
+    pub fn solve_listed(&mut self, cnsts: impl IntoIterator<Item = CnstId>) -> &[u32] {
+        for c in std::mem::take(&mut self.modified) {
+            self.cnsts[c as usize].modified = false;
+        }
+        for c in cnsts {
+            self.mark_cnst(c.0);
+        }
+        self.comp_vars.clear();
+        if self.modified.is_empty() {
+            return &self.comp_vars;
+        }
+        self.listed_only = true;
+        self.collect_component();
+        self.listed_only = false;
+        self.saturate();
+        &self.comp_vars
+    }
+
     /// Recomputes every variable (debug / reference mode).
     pub fn solve_all(&mut self) -> &[u32] {
         for c in 0..self.cnsts.len() as u32 {
@@ -512,7 +539,7 @@ impl System {
                     let VarCnst { cnst, weight, .. } = self.vars[v].cnsts[k];
                     has_weight |= weight > 0.0 || weight.is_nan();
                     let c2 = cnst as usize;
-                    if self.cnsts[c2].visit != epoch {
+                    if self.cnsts[c2].visit != epoch && !self.listed_only {
                         self.cnsts[c2].visit = epoch;
                         self.comp_cnsts.push(c2 as u32);
                     }

@@ -20,9 +20,12 @@
 //! - A sleep is a CPU action with a zero penalty; it enters the CPU model's modified set at
 //!   its *front* when created, so new sleeps are dated before the computations, newest first.
 //! - At one date, the CPU model's ended actions wake their actors before the network's.
+//! - The solve itself covers exactly the modified constraints (SimGrid's selective update),
+//!   in the set's order: a constraint the walks missed keeps its old allocation, which makes
+//!   a difference when a variable is enabled on a constraint already touched in the round.
 //!
-//! This module tracks the touches and lists; the engine asks it for the order in which to
-//! re-date actions after each solve.
+//! This module tracks the touches and lists; the engine solves the listed constraints
+//! (`lmm::System::solve_listed`) and re-dates the listed actions in order.
 
 /// Order-tracking state (indices: hosts, links and activity slots of the engine).
 #[derive(Default)]
@@ -249,6 +252,20 @@ impl SgOrder {
                 }
             }
         }
+    }
+
+    /// The hosts of the CPU model's modified set, in order.
+    pub(crate) fn modified_hosts(&self) -> impl Iterator<Item = u32> + '_ {
+        self.cpu_touched.iter().filter_map(|&(h, token)| {
+            (token == self.host_token[h as usize] && self.host_mark[h as usize] == self.period).then_some(h)
+        })
+    }
+
+    /// The links of the network model's modified set, in order.
+    pub(crate) fn modified_links(&self) -> impl Iterator<Item = u32> + '_ {
+        self.link_touched.iter().filter_map(|&(l, token)| {
+            (token == self.link_token[l as usize] && self.link_mark[l as usize] == self.period).then_some(l)
+        })
     }
 
     /// Whether `cpu_order` or `net_order` listed `a` in this period.
