@@ -326,6 +326,7 @@ struct Kernel {
     /// SimGrid's event order, when enabled.
     sg: Option<SgOrder>,
     sg_order: Vec<u32>,
+    sg_listed: Vec<CnstId>,
     sg_batch: Vec<(bool, f64, u64, HeapEntry)>,
 }
 
@@ -529,10 +530,12 @@ impl Kernel {
         vars.clear();
         {
             let sg = self.sg.as_ref().expect("simgrid order");
-            let hosts = sg.modified_hosts().map(|h| self.host_cnst[h as usize]);
-            let links = sg.modified_links().map(|l| self.link_cnst[l as usize]);
-            let listed: Vec<CnstId> = hosts.chain(links).collect();
-            vars.extend_from_slice(self.lmm.solve_listed(listed));
+            let mut listed = std::mem::take(&mut self.sg_listed);
+            listed.clear();
+            listed.extend(sg.modified_hosts().map(|h| self.host_cnst[h as usize]));
+            listed.extend(sg.modified_links().map(|l| self.link_cnst[l as usize]));
+            vars.extend_from_slice(self.lmm.solve_listed(listed.iter().copied()));
+            self.sg_listed = listed;
         }
         let mut order = std::mem::take(&mut self.sg_order);
         order.clear();
@@ -1140,6 +1143,7 @@ impl Simulation {
                 .simgrid_order
                 .then(|| SgOrder::new(platform_hosts, platform_links)),
             sg_order: Vec::new(),
+            sg_listed: Vec::new(),
             sg_batch: Vec::new(),
         };
         Simulation {
