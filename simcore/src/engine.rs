@@ -327,7 +327,7 @@ struct Kernel {
     sg: Option<SgOrder>,
     sg_order: Vec<u32>,
     sg_listed: Vec<CnstId>,
-    sg_batch: Vec<(bool, f64, u64, HeapEntry)>,
+    sg_batch: Vec<(bool, u64, HeapEntry)>,
 }
 
 impl Kernel {
@@ -521,20 +521,18 @@ impl Kernel {
     /// SimGrid order: solves, then re-dates every action of each model's modified set in
     /// that set's order (CPU, then network), as SimGrid's lazy update does.
     fn update_rates_sg(&mut self) {
-        let pending = self.sg.as_ref().is_some_and(|sg| sg.pending());
-        if !self.lmm.needs_solve() && !pending {
+        if !self.sg.as_ref().is_some_and(|sg| sg.pending()) {
             return;
         }
-        // Re-solve exactly SimGrid's modified constraints, in its order.
-        let mut vars = std::mem::take(&mut self.solved);
-        vars.clear();
+        // Re-solve exactly SimGrid's modified constraints, in its order; the variables this
+        // re-solves are exactly those `cpu_order` and `net_order` list below.
         {
             let sg = self.sg.as_ref().expect("simgrid order");
             let mut listed = std::mem::take(&mut self.sg_listed);
             listed.clear();
             listed.extend(sg.modified_hosts().map(|h| self.host_cnst[h as usize]));
             listed.extend(sg.modified_links().map(|l| self.link_cnst[l as usize]));
-            vars.extend_from_slice(self.lmm.solve_listed(listed.iter().copied()));
+            self.lmm.solve_listed(listed.iter().copied());
             self.sg_listed = listed;
         }
         let mut order = std::mem::take(&mut self.sg_order);
@@ -560,25 +558,8 @@ impl Kernel {
             let value = act.var.map_or(0.0, |v| self.lmm.value(v));
             self.redate(ActivityId(a), value);
         }
-        // Variables the solver recomputed outside SimGrid's modified set (none expected):
-        // keep them consistent, in the solver's order.
-        for &v in &vars {
-            let a = self.var_owner[v as usize];
-            if self.sg.as_ref().expect("simgrid order").listed(a) {
-                continue;
-            }
-            let act = &self.acts[a as usize];
-            if act.state != ActState::Running {
-                continue;
-            }
-            let value = self.lmm.value(VarId(v));
-            if value * act.rate_factor != act.rate || act.finish < 0.0 {
-                self.redate(ActivityId(a), value);
-            }
-        }
         self.sg.as_mut().expect("simgrid order").next_period();
         self.sg_order = order;
-        self.solved = vars;
     }
 
     /// SimGrid's `update_remains_lazy` followed by the new completion date.
@@ -682,10 +663,14 @@ impl Kernel {
                 if !act.live || act.version != e.version || act.state == ActState::Done {
                     continue;
                 }
-                batch.push((act.kind == ActKind::Comm, e.time, act.stamp, e));
+                batch.push((act.kind == ActKind::Comm, act.stamp, e));
             }
-            batch.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)).then(x.2.cmp(&y.2)));
-            for (_, _, _, e) in batch.drain(..) {
+            batch.sort_by(|x, y| {
+                x.0.cmp(&y.0)
+                    .then(x.2.time.total_cmp(&y.2.time))
+                    .then(x.1.cmp(&y.1))
+            });
+            for (_, _, e) in batch.drain(..) {
                 self.process_event(e);
             }
             self.sg_batch = batch;

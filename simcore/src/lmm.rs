@@ -467,14 +467,9 @@ impl System {
         for c in cnsts {
             self.mark_cnst(c.0);
         }
-        self.comp_vars.clear();
-        if self.modified.is_empty() {
-            return &self.comp_vars;
-        }
         self.listed_only = true;
-        self.collect_component();
+        self.solve();
         self.listed_only = false;
-        self.saturate();
         &self.comp_vars
     }
 

@@ -32,21 +32,15 @@
 pub(crate) struct SgOrder {
     /// Solve period; marks equal to it mean "already done since the last solve".
     period: u32,
-    host_mark: Vec<u32>,
-    host_token: Vec<u32>,
-    /// Variables (computations and sleeps) on each host.
-    host_vars: Vec<u32>,
-    /// Touched hosts in order, with the token they had (stale entries are skipped).
-    cpu_touched: Vec<(u32, u32)>,
+    /// The CPU model's modified constraints (hosts; their variables: computations and sleeps).
+    hosts: ModifiedSet,
     /// Running computations per host, oldest first.
     host_execs: Vec<Vec<u32>>,
     /// Sleeps created since the last solve, oldest first.
     new_sleeps: Vec<u32>,
-    link_mark: Vec<u32>,
-    link_token: Vec<u32>,
-    /// Flows (enabled or in their latency phase) on each link.
-    link_vars: Vec<u32>,
-    link_touched: Vec<(u32, u32)>,
+    /// The network model's modified constraints (links; their variables: flows, enabled or in
+    /// their latency phase).
+    links: ModifiedSet,
     /// Enabled flows per link, oldest first (SimGrid's list read backwards).
     link_enabled: Vec<Vec<u32>>,
     /// Per activity slot: the links of a flow (route, then back route), as expanded so far,
@@ -62,13 +56,9 @@ impl SgOrder {
     pub(crate) fn new(hosts: usize, links: usize) -> Self {
         SgOrder {
             period: 1,
-            host_mark: vec![0; hosts],
-            host_token: vec![0; hosts],
-            host_vars: vec![0; hosts],
+            hosts: ModifiedSet::new(hosts),
             host_execs: vec![Vec::new(); hosts],
-            link_mark: vec![0; links],
-            link_token: vec![0; links],
-            link_vars: vec![0; links],
+            links: ModifiedSet::new(links),
             link_enabled: vec![Vec::new(); links],
             stride: 8,
             ..Default::default()
@@ -105,67 +95,46 @@ impl SgOrder {
 
     /// Whether anything was touched since the last solve.
     pub(crate) fn pending(&self) -> bool {
-        !self.cpu_touched.is_empty() || !self.link_touched.is_empty() || !self.new_sleeps.is_empty()
-    }
-
-    fn touch_host(&mut self, h: u32) {
-        if self.host_mark[h as usize] != self.period {
-            self.host_mark[h as usize] = self.period;
-            self.cpu_touched.push((h, self.host_token[h as usize]));
-        }
-    }
-
-    /// A variable leaves host `h`; an empty host leaves the modified set.
-    fn host_var_gone(&mut self, h: u32) {
-        let h = h as usize;
-        self.host_vars[h] -= 1;
-        if self.host_vars[h] == 0 && self.host_mark[h] == self.period {
-            self.host_mark[h] = 0;
-            self.host_token[h] = self.host_token[h].wrapping_add(1);
-        }
+        !self.hosts.touched.is_empty() || !self.links.touched.is_empty() || !self.new_sleeps.is_empty()
     }
 
     pub(crate) fn exec_start(&mut self, a: u32, host: u32) {
         self.slot(a);
         self.host_execs[host as usize].push(a);
-        self.host_vars[host as usize] += 1;
-        self.touch_host(host);
+        self.hosts.vars[host as usize] += 1;
+        self.hosts.touch(host, self.period);
     }
 
     pub(crate) fn exec_free(&mut self, a: u32, host: u32) {
-        self.touch_host(host);
+        self.hosts.touch(host, self.period);
         let list = &mut self.host_execs[host as usize];
         if let Some(i) = list.iter().rposition(|&x| x == a) {
             list.remove(i);
         }
-        self.host_var_gone(host);
+        self.hosts.var_gone(host, self.period);
     }
 
     pub(crate) fn sleep_start(&mut self, a: u32, host: u32) {
         self.slot(a);
-        self.host_vars[host as usize] += 1;
-        self.touch_host(host);
+        self.hosts.vars[host as usize] += 1;
+        self.hosts.touch(host, self.period);
         self.new_sleeps.push(a);
     }
 
     /// A sleep ends or is cancelled (its variable is disabled: no touch).
     pub(crate) fn sleep_free(&mut self, host: u32) {
-        self.host_var_gone(host);
+        self.hosts.var_gone(host, self.period);
     }
 
     fn touch_link(&mut self, l: u32) {
-        if self.link_mark[l as usize] != self.period {
-            self.link_mark[l as usize] = self.period;
-            self.link_touched.push((l, self.link_token[l as usize]));
+        if self.links.touch(l, self.period) {
             let mut walk = Walk {
                 period: self.period,
                 link_enabled: &self.link_enabled,
                 flow_links: &self.flow_links,
                 flow_len: &self.flow_len,
                 stride: self.stride,
-                link_token: &self.link_token,
-                link_mark: &mut self.link_mark,
-                link_touched: &mut self.link_touched,
+                links: &mut self.links,
                 act_visited: &mut self.act_visited,
             };
             walk.from(l);
@@ -181,7 +150,7 @@ impl SgOrder {
         self.act_listed[a as usize] = 0;
         for l in links {
             self.push_link(a as usize, l);
-            self.link_vars[l as usize] += 1;
+            self.links.vars[l as usize] += 1;
             if enabled {
                 self.link_enabled[l as usize].push(a);
             }
@@ -215,11 +184,7 @@ impl SgOrder {
                     list.remove(i);
                 }
             }
-            self.link_vars[l] -= 1;
-            if self.link_vars[l] == 0 && self.link_mark[l] == self.period {
-                self.link_mark[l] = 0;
-                self.link_token[l] = self.link_token[l].wrapping_add(1);
-            }
+            self.links.var_gone(l as u32, self.period);
         }
         self.flow_len[a as usize] = 0;
     }
@@ -228,23 +193,14 @@ impl SgOrder {
     /// computations of the touched hosts (host by host, newest first).
     pub(crate) fn cpu_order(&mut self, out: &mut Vec<u32>) {
         out.extend(self.new_sleeps.iter().rev());
-        for &(h, token) in &self.cpu_touched {
-            if token != self.host_token[h as usize] || self.host_mark[h as usize] != self.period {
-                continue;
-            }
-            for &a in self.host_execs[h as usize].iter().rev() {
-                self.act_listed[a as usize] = self.period;
-                out.push(a);
-            }
+        for h in self.hosts.members(self.period) {
+            out.extend(self.host_execs[h as usize].iter().rev());
         }
     }
 
     /// The network model's modified set at a solve.
     pub(crate) fn net_order(&mut self, out: &mut Vec<u32>) {
-        for &(l, token) in &self.link_touched {
-            if token != self.link_token[l as usize] || self.link_mark[l as usize] != self.period {
-                continue;
-            }
+        for l in self.links.members(self.period) {
             for &a in self.link_enabled[l as usize].iter().rev() {
                 if self.act_listed[a as usize] != self.period {
                     self.act_listed[a as usize] = self.period;
@@ -256,21 +212,12 @@ impl SgOrder {
 
     /// The hosts of the CPU model's modified set, in order.
     pub(crate) fn modified_hosts(&self) -> impl Iterator<Item = u32> + '_ {
-        self.cpu_touched.iter().filter_map(|&(h, token)| {
-            (token == self.host_token[h as usize] && self.host_mark[h as usize] == self.period).then_some(h)
-        })
+        self.hosts.members(self.period)
     }
 
     /// The links of the network model's modified set, in order.
     pub(crate) fn modified_links(&self) -> impl Iterator<Item = u32> + '_ {
-        self.link_touched.iter().filter_map(|&(l, token)| {
-            (token == self.link_token[l as usize] && self.link_mark[l as usize] == self.period).then_some(l)
-        })
-    }
-
-    /// Whether `cpu_order` or `net_order` listed `a` in this period.
-    pub(crate) fn listed(&self, a: u32) -> bool {
-        self.act_listed.get(a as usize) == Some(&self.period)
+        self.links.members(self.period)
     }
 
     /// Ends a solve period.
@@ -279,8 +226,8 @@ impl SgOrder {
         if self.period == 0 {
             // Marks of four billion solves ago would look current: clear them.
             for m in [
-                &mut self.host_mark,
-                &mut self.link_mark,
+                &mut self.hosts.mark,
+                &mut self.links.mark,
                 &mut self.act_visited,
                 &mut self.act_listed,
             ] {
@@ -288,9 +235,62 @@ impl SgOrder {
             }
             self.period = 1;
         }
-        self.cpu_touched.clear();
-        self.link_touched.clear();
+        self.hosts.touched.clear();
+        self.links.touched.clear();
         self.new_sleeps.clear();
+    }
+}
+
+/// One model's set of modified constraints, in first-touch order (SimGrid's
+/// `modified_constraint_set`), indexed by host or link.
+#[derive(Default)]
+struct ModifiedSet {
+    /// Period of the last touch (0: not in the set).
+    mark: Vec<u32>,
+    /// Bumped when a constraint leaves the set, so its older `touched` entry is skipped.
+    token: Vec<u32>,
+    /// Variables on each constraint, enabled or not.
+    vars: Vec<u32>,
+    /// Touched constraints in order, with the token they had.
+    touched: Vec<(u32, u32)>,
+}
+
+impl ModifiedSet {
+    fn new(n: usize) -> Self {
+        ModifiedSet {
+            mark: vec![0; n],
+            token: vec![0; n],
+            vars: vec![0; n],
+            touched: Vec::new(),
+        }
+    }
+
+    /// Adds `c` at the end of the set unless it is in it; returns whether it was added.
+    fn touch(&mut self, c: u32, period: u32) -> bool {
+        let i = c as usize;
+        if self.mark[i] == period {
+            return false;
+        }
+        self.mark[i] = period;
+        self.touched.push((c, self.token[i]));
+        true
+    }
+
+    /// A variable leaves `c`; a constraint left empty leaves the set.
+    fn var_gone(&mut self, c: u32, period: u32) {
+        let i = c as usize;
+        self.vars[i] -= 1;
+        if self.vars[i] == 0 && self.mark[i] == period {
+            self.mark[i] = 0;
+            self.token[i] = self.token[i].wrapping_add(1);
+        }
+    }
+
+    /// The constraints in the set, in order.
+    fn members(&self, period: u32) -> impl Iterator<Item = u32> + '_ {
+        self.touched.iter().filter_map(move |&(c, token)| {
+            (token == self.token[c as usize] && self.mark[c as usize] == period).then_some(c)
+        })
     }
 }
 
@@ -302,9 +302,7 @@ struct Walk<'a> {
     flow_links: &'a [u32],
     flow_len: &'a [u32],
     stride: usize,
-    link_token: &'a [u32],
-    link_mark: &'a mut [u32],
-    link_touched: &'a mut Vec<(u32, u32)>,
+    links: &'a mut ModifiedSet,
     act_visited: &'a mut [u32],
 }
 
@@ -322,9 +320,7 @@ impl Walk<'_> {
                 if self.act_visited[a] == self.period {
                     break;
                 }
-                if l2 != l && self.link_mark[l2 as usize] != self.period {
-                    self.link_mark[l2 as usize] = self.period;
-                    self.link_touched.push((l2, self.link_token[l2 as usize]));
+                if l2 != l && self.links.touch(l2, self.period) {
                     self.from(l2);
                 }
             }

@@ -68,6 +68,13 @@ fn run(simgrid_order: bool, bodies: Vec<Body>) -> Vec<(String, f64)> {
     out
 }
 
+/// Sends `bytes` from host `src` to host `dst` and waits for the end.
+fn transfer(ctx: &Ctx, src: u32, dst: u32, bytes: f64) {
+    let c = ctx.comm_async(HostId(src), HostId(dst), bytes, 0);
+    ctx.wait(c);
+    ctx.release(c);
+}
+
 fn labels(log: &[(String, f64)]) -> Vec<&str> {
     log.iter().map(|(l, _)| l.as_str()).collect()
 }
@@ -139,9 +146,7 @@ fn computations_end_before_transfers_at_one_date() {
     let transfer_alone = run(
         true,
         vec![Box::new(|ctx, woke| {
-            let c = ctx.comm_async(HostId(0), HostId(1), 1e6, 0);
-            ctx.wait(c);
-            ctx.release(c);
+            transfer(ctx, 0, 1, 1e6);
             woke(ctx, "transfer");
         })],
     );
@@ -154,9 +159,7 @@ fn computations_end_before_transfers_at_one_date() {
     let bodies = move |_: ()| -> Vec<Body> {
         vec![
             Box::new(|ctx, woke| {
-                let c = ctx.comm_async(HostId(0), HostId(1), 1e6, 0);
-                ctx.wait(c);
-                ctx.release(c);
+                transfer(ctx, 0, 1, 1e6);
                 woke(ctx, "transfer");
             }),
             Box::new(move |ctx, woke| {
@@ -184,9 +187,7 @@ fn the_solve_covers_simgrid_modified_set_only() {
     let big_end = |simgrid_order: bool, with_small: bool| {
         let bodies: Vec<Body> = vec![
             Box::new(|ctx, woke| {
-                let c = ctx.comm_async(HostId(0), HostId(1), 4e6, 0);
-                ctx.wait(c);
-                ctx.release(c);
+                transfer(ctx, 0, 1, 4e6);
                 woke(ctx, "big");
             }),
             Box::new(|_, _| {}),
