@@ -108,6 +108,16 @@ fn bad_cfg_value() {
 }
 
 #[test]
+fn bad_event_order() {
+    let out = ring()
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .cfg("smpi/event-order:random")
+        .run();
+    assert_user_error(&out, &["smpi/event-order", "random", "simgrid or fifo"]);
+}
+
+#[test]
 fn missing_platform_file() {
     let out = ring().platform("/nonexistent/dir/platform.toml").np(2).run();
     assert_user_error(&out, &["/nonexistent/dir/platform.toml"]);
