@@ -1080,12 +1080,16 @@ pub struct Simulation {
     finish_times: Vec<f64>,
     on_comm_done: Option<CommDoneHook>,
     progress: Option<Box<dyn FnMut(f64)>>,
+    /// The kernel's list of completed communications is swapped with this one at each date.
+    completed_buf: Vec<(ActivityId, u64)>,
 }
 
 impl Simulation {
     /// A simulation on `platform`.
     pub fn new(platform: Rc<Platform>, config: KernelConfig) -> Self {
         let mut lmm = lmm::System::new(config.work_precision);
+        // In SimGrid's order the engine lists the constraints to re-solve itself.
+        lmm.set_caller_lists(config.simgrid_order);
         let (platform_hosts, platform_links) = (platform.hosts.len(), platform.links.len());
         let link_cnst = platform
             .links
@@ -1139,6 +1143,7 @@ impl Simulation {
             finish_times: Vec::new(),
             on_comm_done: None,
             progress: None,
+            completed_buf: Vec::new(),
         }
     }
 
@@ -1284,13 +1289,18 @@ impl Simulation {
                 }
                 let t = k.now;
                 k.process_events(t);
-                std::mem::take(&mut k.completed)
+                // Swapped with the previous (emptied) buffer: no allocation per date.
+                let mut completed = std::mem::take(&mut self.completed_buf);
+                std::mem::swap(&mut completed, &mut k.completed);
+                completed
             };
             if let Some(hook) = &mut self.on_comm_done {
                 for (a, user) in &completed {
                     hook(*a, *user);
                 }
             }
+            self.completed_buf = completed;
+            self.completed_buf.clear();
             if let Some(p) = &mut self.progress {
                 p(self.k.borrow().now);
             }

@@ -226,6 +226,9 @@ pub struct System {
     scan_max: usize,
     /// The current solve covers the listed constraints only (see [`System::solve_listed`]).
     listed_only: bool,
+    /// The caller tracks what changed and always solves with [`System::solve_listed`]: the
+    /// system's own record of modified constraints is not kept.
+    caller_lists: bool,
 }
 
 impl Default for System {
@@ -256,7 +259,15 @@ impl System {
             use_heap: false,
             scan_max: SCAN_MAX,
             listed_only: false,
+            caller_lists: false,
         }
+    }
+
+    /// Declares that the caller tracks changes itself and solves only with
+    /// [`System::solve_listed`] (SimGrid's event order): the system then skips its own
+    /// bookkeeping of modified constraints, which nothing would read.
+    pub fn set_caller_lists(&mut self, on: bool) {
+        self.caller_lists = on;
     }
 
     /// The precision (`precision/work-amount`).
@@ -423,6 +434,13 @@ impl System {
     }
 
     fn mark_cnst(&mut self, c: u32) {
+        if self.caller_lists {
+            return;
+        }
+        self.mark_listed(c);
+    }
+
+    fn mark_listed(&mut self, c: u32) {
         let cn = &mut self.cnsts[c as usize];
         if !cn.modified {
             cn.modified = true;
@@ -431,6 +449,9 @@ impl System {
     }
 
     fn mark_var(&mut self, v: u32) {
+        if self.caller_lists {
+            return;
+        }
         for i in 0..self.vars[v as usize].cnsts.len() {
             let c = self.vars[v as usize].cnsts[i].cnst;
             self.mark_cnst(c);
@@ -461,11 +482,13 @@ impl System {
     /// round, the walk does not go through it), and its results then differ from the full
     /// component's; matching SimGrid means reproducing that. Returns the re-solved variables.
     pub fn solve_listed(&mut self, cnsts: impl IntoIterator<Item = CnstId>) -> &[u32] {
-        for c in std::mem::take(&mut self.modified) {
+        for i in 0..self.modified.len() {
+            let c = self.modified[i];
             self.cnsts[c as usize].modified = false;
         }
+        self.modified.clear();
         for c in cnsts {
-            self.mark_cnst(c.0);
+            self.mark_listed(c.0);
         }
         self.listed_only = true;
         self.solve();

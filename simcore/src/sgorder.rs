@@ -49,6 +49,8 @@ pub(crate) struct SgOrder {
     flow_len: Vec<u32>,
     stride: usize,
     act_visited: Vec<u32>,
+    /// Per activity slot: (period, index) where a walk through the flow's links resumes.
+    act_resume: Vec<(u32, u32)>,
     act_listed: Vec<u32>,
 }
 
@@ -72,6 +74,7 @@ impl SgOrder {
             self.flow_len.resize(n, 0);
             self.flow_links.resize(n * self.stride, 0);
             self.act_visited.resize(n, 0);
+            self.act_resume.resize(n, (0, 0));
             self.act_listed.resize(n, 0);
         }
     }
@@ -136,6 +139,7 @@ impl SgOrder {
                 stride: self.stride,
                 links: &mut self.links,
                 act_visited: &mut self.act_visited,
+                act_resume: &mut self.act_resume,
             };
             walk.from(l);
         }
@@ -147,6 +151,7 @@ impl SgOrder {
         self.slot(a);
         self.flow_len[a as usize] = 0;
         self.act_visited[a as usize] = 0;
+        self.act_resume[a as usize] = (0, 0);
         self.act_listed[a as usize] = 0;
         for l in links {
             self.push_link(a as usize, l);
@@ -233,6 +238,7 @@ impl SgOrder {
             ] {
                 m.fill(0);
             }
+            self.act_resume.fill((0, 0));
             self.period = 1;
         }
         self.hosts.touched.clear();
@@ -304,6 +310,7 @@ struct Walk<'a> {
     stride: usize,
     links: &'a mut ModifiedSet,
     act_visited: &'a mut [u32],
+    act_resume: &'a mut [(u32, u32)],
 }
 
 impl Walk<'_> {
@@ -315,12 +322,25 @@ impl Walk<'_> {
                 continue;
             }
             let start = a * self.stride;
-            for &l2 in &self.flow_links[start..start + self.flow_len[a] as usize] {
+            let links = &self.flow_links[start..start + self.flow_len[a] as usize];
+            // SimGrid restarts at the flow's first link when a deeper walk meets the flow
+            // again; the links before the one that walk came through are all touched by then
+            // (no effect), so starting after it touches the same links in the same order, in
+            // linear rather than quadratic time.
+            let mut i = if self.act_resume[a].0 == self.period {
+                self.act_resume[a].1 as usize
+            } else {
+                0
+            };
+            while i < links.len() {
                 // A deeper walk may have visited this flow meanwhile.
                 if self.act_visited[a] == self.period {
                     break;
                 }
+                let l2 = links[i];
+                i += 1;
                 if l2 != l && self.links.touch(l2, self.period) {
+                    self.act_resume[a] = (self.period, i as u32);
                     self.from(l2);
                 }
             }
