@@ -524,9 +524,17 @@ impl Kernel {
         if !self.sg.as_ref().is_some_and(|sg| sg.pending()) {
             return;
         }
-        // Re-solve exactly SimGrid's modified constraints, in its order; the variables this
-        // re-solves are exactly those `cpu_order` and `net_order` list below.
+        let mut order = std::mem::take(&mut self.sg_order);
+        order.clear();
         {
+            let sg = self.sg.as_mut().expect("simgrid order");
+            sg.cpu_order(&mut order);
+            sg.net_order(&mut order);
+        }
+        // Re-solve exactly SimGrid's modified constraints, in its order; the variables this
+        // re-solves are exactly those just listed (the enabled ones on those constraints), so
+        // with none (a message starting on idle links, say) the solve would change nothing.
+        if !order.is_empty() {
             let sg = self.sg.as_ref().expect("simgrid order");
             let mut listed = std::mem::take(&mut self.sg_listed);
             listed.clear();
@@ -534,13 +542,6 @@ impl Kernel {
             listed.extend(sg.modified_links().map(|l| self.link_cnst[l as usize]));
             self.lmm.solve_listed(listed.iter().copied());
             self.sg_listed = listed;
-        }
-        let mut order = std::mem::take(&mut self.sg_order);
-        order.clear();
-        {
-            let sg = self.sg.as_mut().expect("simgrid order");
-            sg.cpu_order(&mut order);
-            sg.net_order(&mut order);
         }
         for &a in &order {
             let act = &self.acts[a as usize];
