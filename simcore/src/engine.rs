@@ -533,13 +533,14 @@ impl Kernel {
         }
         // Re-solve exactly SimGrid's modified constraints, in its order; the variables this
         // re-solves are exactly those just listed (the enabled ones on those constraints), so
-        // with none (a message starting on idle links, say) the solve would change nothing.
+        // with none (a message starting on idle links, say) the solve would change nothing;
+        // likewise constraints without any are left out.
         if !order.is_empty() {
             let sg = self.sg.as_ref().expect("simgrid order");
             let mut listed = std::mem::take(&mut self.sg_listed);
             listed.clear();
-            listed.extend(sg.modified_hosts().map(|h| self.host_cnst[h as usize]));
-            listed.extend(sg.modified_links().map(|l| self.link_cnst[l as usize]));
+            listed.extend(sg.modified_busy_hosts().map(|h| self.host_cnst[h as usize]));
+            listed.extend(sg.modified_busy_links().map(|l| self.link_cnst[l as usize]));
             self.lmm.solve_listed(listed.iter().copied());
             self.sg_listed = listed;
         }

@@ -215,14 +215,20 @@ impl SgOrder {
         }
     }
 
-    /// The hosts of the CPU model's modified set, in order.
-    pub(crate) fn modified_hosts(&self) -> impl Iterator<Item = u32> + '_ {
-        self.hosts.members(self.period)
+    /// The hosts of the CPU model's modified set that run computations, in order (the
+    /// others have nothing to re-solve).
+    pub(crate) fn modified_busy_hosts(&self) -> impl Iterator<Item = u32> + '_ {
+        self.hosts
+            .members(self.period)
+            .filter(|&h| !self.host_execs[h as usize].is_empty())
     }
 
-    /// The links of the network model's modified set, in order.
-    pub(crate) fn modified_links(&self) -> impl Iterator<Item = u32> + '_ {
-        self.links.members(self.period)
+    /// The links of the network model's modified set that carry enabled flows, in order
+    /// (the others have nothing to re-solve).
+    pub(crate) fn modified_busy_links(&self) -> impl Iterator<Item = u32> + '_ {
+        self.links
+            .members(self.period)
+            .filter(|&l| !self.link_enabled[l as usize].is_empty())
     }
 
     /// Ends a solve period.

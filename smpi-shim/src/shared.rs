@@ -1045,6 +1045,7 @@ pub unsafe fn transfer(
                 (Bytes::Zero, Bytes::Data) => std::ptr::write_bytes(d, 0, b - a),
                 (Bytes::Zero, _) => zero_changed(d, b - a),
                 (_, Bytes::Data) => std::ptr::copy(s, d, b - a),
+                (_, Bytes::Zero) => copy_nonzero(s, d, b - a),
                 _ => copy_changed(s, d, b - a),
             }
         }
@@ -1071,6 +1072,28 @@ pub unsafe fn copy_changed(src: *const u8, dst: *mut u8, n: usize) {
     }
 }
 
+/// A page of zeros to compare with (`memcmp` is vectorized; a byte loop is not).
+static ZERO_PAGE: [u8; PAGE] = [0; PAGE];
+
+/// [`copy_changed`] into never-written copy-on-write pages, which read as zeros: the
+/// pages whose source bytes are all zero are skipped without reading the destination
+/// (a read would map the zero file's pages there, to be unmapped again at the free).
+///
+/// # Safety
+/// Both ranges must be valid for `n` bytes.
+unsafe fn copy_nonzero(src: *const u8, dst: *mut u8, n: usize) {
+    let mut at = 0;
+    while at < n {
+        let page_end = ((dst as usize + at) / PAGE + 1) * PAGE - dst as usize;
+        let len = page_end.min(n) - at;
+        let s = src.add(at);
+        if std::slice::from_raw_parts(s, len) != &ZERO_PAGE[..len] {
+            std::ptr::copy(s, dst.add(at), len);
+        }
+        at += len;
+    }
+}
+
 /// Writes zeros over `n` bytes at `dst`, skipping pages already zero (see
 /// [`copy_changed`]).
 ///
@@ -1082,10 +1105,7 @@ unsafe fn zero_changed(dst: *mut u8, n: usize) {
         let page_end = ((dst as usize + at) / PAGE + 1) * PAGE - dst as usize;
         let len = page_end.min(n) - at;
         let d = dst.add(at);
-        if std::slice::from_raw_parts(d as *const u8, len)
-            .iter()
-            .any(|&b| b != 0)
-        {
+        if std::slice::from_raw_parts(d as *const u8, len) != &ZERO_PAGE[..len] {
             std::ptr::write_bytes(d, 0, len);
         }
         at += len;
