@@ -27,6 +27,9 @@
 //! This module tracks the touches and lists; the engine solves the listed constraints
 //! (`lmm::System::solve_listed`) and re-dates the listed actions in order.
 
+/// A flow's walk mark: every link of the flow has been walked through this period.
+const WALKED: u32 = u32::MAX;
+
 /// Order-tracking state (indices: hosts, links and activity slots of the engine).
 #[derive(Default)]
 pub(crate) struct SgOrder {
@@ -48,9 +51,9 @@ pub(crate) struct SgOrder {
     flow_links: Vec<u32>,
     flow_len: Vec<u32>,
     stride: usize,
-    act_visited: Vec<u32>,
-    /// Per activity slot: (period, index) where a walk through the flow's links resumes.
-    act_resume: Vec<(u32, u32)>,
+    /// Per activity slot, for walks: (period, index where a walk through the flow's links
+    /// resumes, or [`WALKED`] once done).
+    act_walk: Vec<(u32, u32)>,
     act_listed: Vec<u32>,
 }
 
@@ -73,8 +76,7 @@ impl SgOrder {
             let n = n.max(self.flow_len.len() * 2);
             self.flow_len.resize(n, 0);
             self.flow_links.resize(n * self.stride, 0);
-            self.act_visited.resize(n, 0);
-            self.act_resume.resize(n, (0, 0));
+            self.act_walk.resize(n, (0, 0));
             self.act_listed.resize(n, 0);
         }
     }
@@ -138,8 +140,7 @@ impl SgOrder {
                 flow_len: &self.flow_len,
                 stride: self.stride,
                 links: &mut self.links,
-                act_visited: &mut self.act_visited,
-                act_resume: &mut self.act_resume,
+                act_walk: &mut self.act_walk,
             };
             walk.from(l);
         }
@@ -150,8 +151,7 @@ impl SgOrder {
     pub(crate) fn flow_start(&mut self, a: u32, links: impl Iterator<Item = u32>, enabled: bool) {
         self.slot(a);
         self.flow_len[a as usize] = 0;
-        self.act_visited[a as usize] = 0;
-        self.act_resume[a as usize] = (0, 0);
+        self.act_walk[a as usize] = (0, 0);
         self.act_listed[a as usize] = 0;
         for l in links {
             self.push_link(a as usize, l);
@@ -236,15 +236,10 @@ impl SgOrder {
         self.period = self.period.wrapping_add(1);
         if self.period == 0 {
             // Marks of four billion solves ago would look current: clear them.
-            for m in [
-                &mut self.hosts.mark,
-                &mut self.links.mark,
-                &mut self.act_visited,
-                &mut self.act_listed,
-            ] {
+            for m in [&mut self.hosts.mark, &mut self.links.mark, &mut self.act_listed] {
                 m.fill(0);
             }
-            self.act_resume.fill((0, 0));
+            self.act_walk.fill((0, 0));
             self.period = 1;
         }
         self.hosts.touched.clear();
@@ -315,8 +310,7 @@ struct Walk<'a> {
     flow_len: &'a [u32],
     stride: usize,
     links: &'a mut ModifiedSet,
-    act_visited: &'a mut [u32],
-    act_resume: &'a mut [(u32, u32)],
+    act_walk: &'a mut [(u32, u32)],
 }
 
 impl Walk<'_> {
@@ -324,33 +318,29 @@ impl Walk<'_> {
         let flows = self.link_enabled;
         for &a in flows[l as usize].iter().rev() {
             let a = a as usize;
-            if self.act_visited[a] == self.period {
+            let (period, at) = self.act_walk[a];
+            if period == self.period && at == WALKED {
                 continue;
             }
-            let start = a * self.stride;
-            let links = &self.flow_links[start..start + self.flow_len[a] as usize];
             // SimGrid restarts at the flow's first link when a deeper walk meets the flow
             // again; the links before the one that walk came through are all touched by then
             // (no effect), so starting after it touches the same links in the same order, in
             // linear rather than quadratic time.
-            let mut i = if self.act_resume[a].0 == self.period {
-                self.act_resume[a].1 as usize
-            } else {
-                0
-            };
+            let mut i = if period == self.period { at as usize } else { 0 };
+            let start = a * self.stride;
+            let links = &self.flow_links[start..start + self.flow_len[a] as usize];
             while i < links.len() {
-                // A deeper walk may have visited this flow meanwhile.
-                if self.act_visited[a] == self.period {
-                    break;
-                }
                 let l2 = links[i];
                 i += 1;
                 if l2 != l && self.links.touch(l2, self.period) {
-                    self.act_resume[a] = (self.period, i as u32);
+                    self.act_walk[a] = (self.period, i as u32);
+                    // The flow is on `l2` too: that walk meets it and finishes it.
                     self.from(l2);
+                    debug_assert_eq!(self.act_walk[a], (self.period, WALKED));
+                    break;
                 }
             }
-            self.act_visited[a] = self.period;
+            self.act_walk[a] = (self.period, WALKED);
         }
     }
 }
