@@ -344,3 +344,74 @@ impl Walk<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// SimGrid's `update_modified_cnst_set_rec`, literally: a flow's links are walked from
+    /// the first each time the flow is met, and it is marked only after its loop.
+    fn simgrid_walk(
+        l: u32,
+        enabled: &[Vec<u32>],
+        links_of: &[Vec<u32>],
+        visited: &mut [bool],
+        in_set: &mut [bool],
+        order: &mut Vec<u32>,
+    ) {
+        for &a in enabled[l as usize].iter().rev() {
+            for &l2 in &links_of[a as usize] {
+                if visited[a as usize] {
+                    break;
+                }
+                if l2 != l && !in_set[l2 as usize] {
+                    in_set[l2 as usize] = true;
+                    order.push(l2);
+                    simgrid_walk(l2, enabled, links_of, visited, in_set, order);
+                }
+            }
+            visited[a as usize] = true;
+        }
+    }
+
+    #[test]
+    fn walks_touch_links_in_simgrids_order() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        for _ in 0..300 {
+            let n_links = rng.gen_range(2..12u32);
+            let n_flows = rng.gen_range(1..14u32);
+            let mut sg = SgOrder::new(1, n_links as usize);
+            let mut enabled = vec![Vec::new(); n_links as usize];
+            let mut links_of = Vec::new();
+            for a in 0..n_flows {
+                // A route: distinct links in a random order (with a back route, up to 8+).
+                let mut route: Vec<u32> = (0..n_links).collect();
+                for i in (1..route.len()).rev() {
+                    route.swap(i, rng.gen_range(0..=i));
+                }
+                route.truncate(rng.gen_range(1..=n_links.min(9)) as usize);
+                sg.flow_start(a, route.iter().copied(), true);
+                for &l in &route {
+                    enabled[l as usize].push(a);
+                }
+                links_of.push(route);
+            }
+            sg.next_period();
+            // A new flow in its latency phase touches its links, in order.
+            let probe: Vec<u32> = (0..n_links).filter(|_| rng.gen_bool(0.4)).collect();
+            sg.flow_start(n_flows, probe.iter().copied(), false);
+            let mut expected = Vec::new();
+            let (mut visited, mut in_set) = (vec![false; n_flows as usize], vec![false; n_links as usize]);
+            for &l in &probe {
+                if !in_set[l as usize] {
+                    in_set[l as usize] = true;
+                    expected.push(l);
+                    simgrid_walk(l, &enabled, &links_of, &mut visited, &mut in_set, &mut expected);
+                }
+            }
+            let got: Vec<u32> = sg.links.members(sg.period).collect();
+            assert_eq!(got, expected, "flows {links_of:?}, probe {probe:?}");
+        }
+    }
+}
