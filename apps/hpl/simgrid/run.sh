@@ -6,7 +6,7 @@
 #   apps/hpl/simgrid/run.sh sg|ours  --n 2000 --p 2 --q 2 [gen_dat options] [-- extra smpirun args]
 #
 # Defaults: --nb 128 --bcast 1 --depth 1 --swap 0 --threshold -1 (the reference scenario).
-# Platform: platforms/fat_tree_64.xml, hosts node-0..node-63 in numeric order (hostfile
+# Platform: platforms/fat_tree_64.xml (env PLATFORM: another SimGrid XML file), hosts node-0..node-63 in numeric order (hostfile
 # shared/reference/smpi-3.32/hosts_64.txt) for both simulators.
 # Environment: SG_XHPL (default apps/hpl/simgrid/build/xhpl), OURS_XHPL (apps/hpl/build/xhpl),
 # OURS_SMPIRUN (target/release/smpirun, else /tmp/mybuild-target/release/smpirun),
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     if [ "$1" = -- ]; then shift; extra=("$@"); break; fi
     gen+=("$1" "$2"); label="$label $1 $2"; shift 2
 done
-PLAT=$REPO/platforms/fat_tree_64.xml
+PLAT=${PLATFORM:-$REPO/platforms/fat_tree_64.xml}
 HOSTS=${HOSTFILE:-/work/shared/reference/smpi-3.32/hosts_64.txt}
 hf=(-hostfile "$HOSTS")
 [ "$HOSTS" = none ] && hf=()   # HOSTFILE=none: no -hostfile (simulator's default placement)
