@@ -650,14 +650,16 @@ impl Kernel {
 
     /// Processes every event dated `t` (the clock is already at `t`).
     fn process_events(&mut self, t: f64) {
-        let horizon = t + self.timing_precision;
         if self.sg.is_some() {
             // SimGrid: each model pops its due actions in (date, stamp) order, the CPU
             // model's before the network model's.
             let mut batch = std::mem::take(&mut self.sg_batch);
             batch.clear();
             while let Some(top) = self.heap.peek() {
-                if top.time > horizon {
+                // SimGrid's test, to the bit (`double_equals`): |date - now| < precision, so
+                // an event exactly one precision later waits for the next date. (`<=` made
+                // some actors wake 1 ns early: 16x16 HPL drifted by 0.2 %.)
+                if (top.time - t).abs() >= self.timing_precision {
                     break;
                 }
                 let e = self.heap.pop().expect("peeked");
@@ -678,6 +680,7 @@ impl Kernel {
             self.sg_batch = batch;
             return;
         }
+        let horizon = t + self.timing_precision;
         while let Some(top) = self.heap.peek() {
             if top.time > horizon {
                 break;
