@@ -328,6 +328,7 @@ struct Kernel {
     sg_order: Vec<u32>,
     sg_listed: Vec<CnstId>,
     sg_batch: Vec<(bool, u64, HeapEntry)>,
+    sg_finished: Vec<HeapEntry>,
 }
 
 impl Kernel {
@@ -674,10 +675,25 @@ impl Kernel {
                     .then(x.2.time.total_cmp(&y.2.time))
                     .then(x.1.cmp(&y.1))
             });
+            // SimGrid pops the due actions of each model first, enabling the flows whose
+            // latency is paid as it goes, and only then hands the finished ones to their
+            // activities, which free their variables (touching constraints): all of this
+            // date's enables come before its frees.
+            let mut finished = std::mem::take(&mut self.sg_finished);
+            finished.clear();
             for (_, _, e) in batch.drain(..) {
+                let act = &self.acts[e.act as usize];
+                if act.kind == ActKind::Comm && act.state == ActState::Latency && act.var.is_some() {
+                    self.process_event(e);
+                } else {
+                    finished.push(e);
+                }
+            }
+            for e in finished.drain(..) {
                 self.process_event(e);
             }
             self.sg_batch = batch;
+            self.sg_finished = finished;
             return;
         }
         let horizon = t + self.timing_precision;
@@ -1139,6 +1155,7 @@ impl Simulation {
             sg_order: Vec::new(),
             sg_listed: Vec::new(),
             sg_batch: Vec::new(),
+            sg_finished: Vec::new(),
         };
         Simulation {
             k: Rc::new(RefCell::new(k)),
