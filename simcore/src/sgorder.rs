@@ -20,6 +20,9 @@
 //! - A sleep is a CPU action with a zero penalty; it enters the CPU model's modified set at
 //!   its *front* when created, so new sleeps are dated before the computations, newest first.
 //! - At one date, the CPU model's ended actions wake their actors before the network's.
+//! - An action is due at a date when it is strictly less than one precision after it.
+//! - At one date, every flow whose latency is paid is enabled before any finished flow frees
+//!   its variable (SimGrid frees them when it hands them to their activities).
 //! - The solve itself covers exactly the modified constraints (SimGrid's selective update),
 //!   in the set's order: a constraint the walks missed keeps its old allocation, which makes
 //!   a difference when a variable is enabled on a constraint already touched in the round.
