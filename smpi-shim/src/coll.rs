@@ -180,8 +180,7 @@ impl CommView {
 
     /// Waits for every request, in completion order (SMPI's waitall).
     pub fn waitall(&self, reqs: &[u32]) {
-        let ids: Vec<Option<u32>> = reqs.iter().map(|&r| Some(r)).collect();
-        rt::wait_all(self.me, &ids);
+        rt::wait_all_ids(self.me, reqs);
     }
 
     /// Waits for one request; fails if a receive was truncated.
@@ -193,9 +192,8 @@ impl CommView {
 
     /// Waits for every request (in completion order); fails if a receive was truncated.
     pub(crate) fn waitall_checked(&self, reqs: &[u32]) -> MpiResult<()> {
-        let ids: Vec<Option<u32>> = reqs.iter().map(|&r| Some(r)).collect();
         let mut trunc = Ok(());
-        for st in rt::wait_all(self.me, &ids).iter().flatten() {
+        for st in rt::wait_all_ids(self.me, reqs).iter().flatten() {
             if trunc.is_ok() {
                 trunc = truncated(st, 0);
             }

@@ -1259,6 +1259,12 @@ pub fn wait_all(me: u32, ids: &[Option<u32>]) -> Vec<Option<StatusInfo>> {
     out
 }
 
+/// [`wait_all`] over requests that all exist (the collectives' own requests).
+pub fn wait_all_ids(me: u32, reqs: &[u32]) -> Vec<Option<StatusInfo>> {
+    let ids: Vec<Option<u32>> = reqs.iter().map(|&r| Some(r)).collect();
+    wait_all(me, &ids)
+}
+
 /// The polling calls whose injected cost grows while they fail: each has its
 /// own counter, as each is a function-static counter in SMPI 3.32 (checked
 /// against it): `MPI_Test` (also one per request in `MPI_Testall` and

@@ -1060,14 +1060,22 @@ pub unsafe fn transfer(
 /// # Safety
 /// Both ranges must be valid for `n` bytes.
 pub unsafe fn copy_changed(src: *const u8, dst: *mut u8, n: usize) {
-    let mut at = 0;
-    while at < n {
-        let page_end = ((dst as usize + at) / PAGE + 1) * PAGE - dst as usize;
-        let len = page_end.min(n) - at;
+    for_each_dst_page(dst, n, |at, len| {
         let (s, d) = (src.add(at), dst.add(at));
         if std::slice::from_raw_parts(s, len) != std::slice::from_raw_parts(d as *const u8, len) {
             std::ptr::copy(s, d, len);
         }
+    });
+}
+
+/// Calls `f(offset, len)` for the pieces of `[dst, dst+n)` cut at page boundaries of `dst`.
+#[inline]
+fn for_each_dst_page(dst: *mut u8, n: usize, mut f: impl FnMut(usize, usize)) {
+    let mut at = 0;
+    while at < n {
+        let page_end = ((dst as usize + at) / PAGE + 1) * PAGE - dst as usize;
+        let len = page_end.min(n) - at;
+        f(at, len);
         at += len;
     }
 }
@@ -1082,16 +1090,12 @@ static ZERO_PAGE: [u8; PAGE] = [0; PAGE];
 /// # Safety
 /// Both ranges must be valid for `n` bytes.
 unsafe fn copy_nonzero(src: *const u8, dst: *mut u8, n: usize) {
-    let mut at = 0;
-    while at < n {
-        let page_end = ((dst as usize + at) / PAGE + 1) * PAGE - dst as usize;
-        let len = page_end.min(n) - at;
+    for_each_dst_page(dst, n, |at, len| {
         let s = src.add(at);
         if std::slice::from_raw_parts(s, len) != &ZERO_PAGE[..len] {
             std::ptr::copy(s, dst.add(at), len);
         }
-        at += len;
-    }
+    });
 }
 
 /// Writes zeros over `n` bytes at `dst`, skipping pages already zero (see
@@ -1100,16 +1104,12 @@ unsafe fn copy_nonzero(src: *const u8, dst: *mut u8, n: usize) {
 /// # Safety
 /// The range must be valid for `n` bytes.
 unsafe fn zero_changed(dst: *mut u8, n: usize) {
-    let mut at = 0;
-    while at < n {
-        let page_end = ((dst as usize + at) / PAGE + 1) * PAGE - dst as usize;
-        let len = page_end.min(n) - at;
+    for_each_dst_page(dst, n, |at, len| {
         let d = dst.add(at);
         if std::slice::from_raw_parts(d as *const u8, len) != &ZERO_PAGE[..len] {
             std::ptr::write_bytes(d, 0, len);
         }
-        at += len;
-    }
+    });
 }
 
 /// Copies `len` bytes from `src` to `dst` as a message does (see

@@ -87,33 +87,26 @@ fn smpicc_reports_compile_errors() {
     assert_user_error(&out, &["undeclared_variable"]);
 }
 
+/// The ring program on 2 ranks of the 4-host cluster with one extra `--cfg`.
+fn ring_with_cfg(cfg: &str) -> RunOutput {
+    ring().platform(platform("cluster_4.toml")).np(2).cfg(cfg).run()
+}
+
 #[test]
 fn unknown_cfg_key() {
-    let out = ring()
-        .platform(platform("cluster_4.toml"))
-        .np(2)
-        .cfg("smpi/no-such-key:1")
-        .run();
+    let out = ring_with_cfg("smpi/no-such-key:1");
     assert_user_error(&out, &["smpi/no-such-key"]);
 }
 
 #[test]
 fn bad_cfg_value() {
-    let out = ring()
-        .platform(platform("cluster_4.toml"))
-        .np(2)
-        .cfg("network/model:NoSuchModel")
-        .run();
+    let out = ring_with_cfg("network/model:NoSuchModel");
     assert_user_error(&out, &["network/model", "NoSuchModel"]);
 }
 
 #[test]
 fn bad_event_order() {
-    let out = ring()
-        .platform(platform("cluster_4.toml"))
-        .np(2)
-        .cfg("smpi/event-order:random")
-        .run();
+    let out = ring_with_cfg("smpi/event-order:random");
     assert_user_error(&out, &["smpi/event-order", "random", "simgrid or fifo"]);
 }
 

@@ -1460,8 +1460,7 @@ impl InterView {
     }
 
     fn waitall(&self, reqs: &[u32]) {
-        let ids: Vec<Option<u32>> = reqs.iter().map(|&r| Some(r)).collect();
-        rt::wait_all(self.me, &ids);
+        rt::wait_all_ids(self.me, reqs);
     }
 }
 
