@@ -14,7 +14,8 @@ XML), same HPL.dat, same settings; the speedup is then measured in one run.
 
 Usage: apps/hpl/bench.py [--scenarios 8x8-20k,8x8-40k,...] [--json out.json]
                          [--model apps/hpl/models/smpi_reference.toml] [--smpi]
-Build first: cargo build --release -p smpi-shim && apps/hpl/build.sh
+Build first: scripts/build-dist.sh && apps/hpl/build.sh (the bench runs target/dist/smpirun,
+the shipped build, when it exists, else target/release/smpirun; --smpirun picks another)
 (and for --smpi: apt-get install libsimgrid-dev && VARIANT=plain HPL_TIME_WRAP=0 apps/hpl/simgrid/build.sh)
 """
 
@@ -159,9 +160,21 @@ def run_smpi(name, p, q, n, platform, timeout):
                 "pss_mb": m["peak_kb"] / 1024, "hpl_time_s": float(fields[5]), "gflops": float(fields[6])}
 
 
-def run(name, p, q, n, platform, model, extra, timeout):
+def default_smpirun():
+    """The shipped build (scripts/build-dist.sh) when it exists, else the release one."""
+    dist, release = (os.path.join(REPO, "target", p, "smpirun") for p in ("dist", "release"))
+    if os.path.exists(dist):
+        if os.path.exists(release) and os.path.getmtime(release) > os.path.getmtime(dist):
+            print("warning: target/dist/smpirun is older than target/release/smpirun "
+                  "(rebuild it: scripts/build-dist.sh)", file=sys.stderr)
+        return dist
+    if os.path.exists(release):
+        return release
+    sys.exit("no smpirun built: run scripts/build-dist.sh (or cargo build --release -p smpi-shim)")
+
+
+def run(name, p, q, n, platform, model, extra, timeout, smpirun):
     xhpl = os.path.join(HERE, "build", "xhpl")
-    smpirun = os.path.join(REPO, "target", "release", "smpirun")
     with tempfile.TemporaryDirectory(prefix=f"hpl-{name}-") as d:
         subprocess.run(
             [os.path.join(HERE, "gen_dat.sh"), "--n", str(n), "--nb", "128", "--p", str(p), "--q", str(q),
@@ -192,11 +205,15 @@ def main():
     ap.add_argument("--cfg", action="append", default=[], help="extra --cfg=key:value for smpirun")
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--smpirun", help="our smpirun to run (default: target/dist/smpirun if built, "
+                    "else target/release/smpirun)")
     ap.add_argument("--smpi", action="store_true",
                     help="also run each scenario under the installed SimGrid 3.32 and compare with that")
     a = ap.parse_args()
     wanted = [s[0] for s in SCENARIOS] if a.scenarios == "all" else a.scenarios.split(",")
     extra = [f"--cfg={c}" for c in a.cfg]
+    smpirun = a.smpirun or default_smpirun()
+    print(f"ours: {smpirun}")
     results = []
     hdr = f"{'scenario':12} {'wall s':>8} {'PSS MB':>8} {'maxRSS MB':>9} {'sim s':>9} {'Gflops':>10} | {'SMPI wall':>9} {'SMPI PSS':>8} {'SMPI Gflops':>11} | {'speedup':>7} {'mem ratio':>9} {'Gflops diff':>11}"
     print(hdr)
@@ -204,7 +221,7 @@ def main():
     for name, p, q, n, platform, ref in SCENARIOS:
         if name not in wanted:
             continue
-        r = run(name, p, q, n, platform, a.model, extra, a.timeout)
+        r = run(name, p, q, n, platform, a.model, extra, a.timeout, smpirun)
         results.append(r)
         if "error" in r:
             print(f"{name:12} error: {r['error']}")
