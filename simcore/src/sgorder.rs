@@ -22,7 +22,8 @@
 //! - At one date, the CPU model's ended actions wake their actors before the network's.
 //! - An action is due at a date when it is strictly less than one precision after it.
 //! - At one date, every flow whose latency is paid is enabled before any finished flow frees
-//!   its variable (SimGrid frees them when it hands them to their activities).
+//!   its variable (SimGrid frees them when it hands them to their activities; pinned by the
+//!   comparison suite's `traffic.fattree2_64.CM02` case).
 //! - The solve itself covers exactly the modified constraints (SimGrid's selective update),
 //!   in the set's order: a constraint the walks missed keeps its old allocation, which makes
 //!   a difference when a variable is enabled on a constraint already touched in the round.

@@ -75,7 +75,7 @@ VARIANTS = {
     "nogrow": ["--cfg=smpi/grow-injected-times:no"],
 }
 
-PROGRAMS = ["incast", "contention", "pingpong", "p2p", "coll", "split", "polling"]
+PROGRAMS = ["incast", "contention", "pingpong", "p2p", "coll", "split", "polling", "traffic"]
 
 
 def case_list():
@@ -107,6 +107,8 @@ def case_list():
         add("coll", "fattree2_64", model, "thresh64k")
         for plat in ("fattree2_64", "torus_64", "small_routes"):
             add("split", plat, model)
+        for plat in ("fattree2_64", "flat_bb_shared", "torus_64", "small_routes", "fattree2_16x4"):
+            add("traffic", plat, model)
     return cases
 
 

@@ -366,6 +366,11 @@ const CASES: &[&str] = &[
     "split.fattree2_64.CM02.default",
     "split.torus_64.CM02.default",
     "split.small_routes.CM02.default",
+    "traffic.fattree2_64.CM02.default",
+    "traffic.flat_bb_shared.CM02.default",
+    "traffic.torus_64.CM02.default",
+    "traffic.small_routes.CM02.default",
+    "traffic.fattree2_16x4.CM02.default",
     "incast.fattree2_64.SMPI.default",
     "contention.fattree2_64.SMPI.default",
     "incast.fattree2_tapered.SMPI.default",
@@ -438,6 +443,11 @@ const CASES: &[&str] = &[
     "split.fattree2_64.SMPI.default",
     "split.torus_64.SMPI.default",
     "split.small_routes.SMPI.default",
+    "traffic.fattree2_64.SMPI.default",
+    "traffic.flat_bb_shared.SMPI.default",
+    "traffic.torus_64.SMPI.default",
+    "traffic.small_routes.SMPI.default",
+    "traffic.fattree2_16x4.SMPI.default",
 ];
 
 case!(
@@ -672,6 +682,23 @@ case!(
     "split.small_routes.CM02.default"
 );
 case!(
+    traffic__fattree2_64__cm02__default,
+    "traffic.fattree2_64.CM02.default"
+);
+case!(
+    traffic__flat_bb_shared__cm02__default,
+    "traffic.flat_bb_shared.CM02.default"
+);
+case!(traffic__torus_64__cm02__default, "traffic.torus_64.CM02.default");
+case!(
+    traffic__small_routes__cm02__default,
+    "traffic.small_routes.CM02.default"
+);
+case!(
+    traffic__fattree2_16x4__cm02__default,
+    "traffic.fattree2_16x4.CM02.default"
+);
+case!(
     incast__fattree2_64__smpi__default,
     "incast.fattree2_64.SMPI.default"
 );
@@ -901,5 +928,22 @@ case!(split__torus_64__smpi__default, "split.torus_64.SMPI.default");
 case!(
     split__small_routes__smpi__default,
     "split.small_routes.SMPI.default"
+);
+case!(
+    traffic__fattree2_64__smpi__default,
+    "traffic.fattree2_64.SMPI.default"
+);
+case!(
+    traffic__flat_bb_shared__smpi__default,
+    "traffic.flat_bb_shared.SMPI.default"
+);
+case!(traffic__torus_64__smpi__default, "traffic.torus_64.SMPI.default");
+case!(
+    traffic__small_routes__smpi__default,
+    "traffic.small_routes.SMPI.default"
+);
+case!(
+    traffic__fattree2_16x4__smpi__default,
+    "traffic.fattree2_16x4.SMPI.default"
 );
 // END GENERATED
