@@ -212,7 +212,7 @@ def main():
     a = ap.parse_args()
     wanted = [s[0] for s in SCENARIOS] if a.scenarios == "all" else a.scenarios.split(",")
     extra = [f"--cfg={c}" for c in a.cfg]
-    smpirun = a.smpirun or default_smpirun()
+    smpirun = os.path.abspath(a.smpirun) if a.smpirun else default_smpirun()
     print(f"ours: {smpirun}")
     results = []
     hdr = f"{'scenario':12} {'wall s':>8} {'PSS MB':>8} {'maxRSS MB':>9} {'sim s':>9} {'Gflops':>10} | {'SMPI wall':>9} {'SMPI PSS':>8} {'SMPI Gflops':>11} | {'speedup':>7} {'mem ratio':>9} {'Gflops diff':>11}"

@@ -1397,16 +1397,21 @@ fn probe_for(
         let ctx = with_world(|w| w.ranks[me as usize].ctx());
         ctx.execute(flops);
     }
-    // The mailbox probe is a simcall: SimGrid answers it after the other
-    // ranks ready at this date have run.
-    simcall_yield(me);
-    Ok(with_world(|w| {
-        let found = probe_match(w, me, context, source, tag);
-        poll_result(w, me, Poll::Iprobe, found.is_some());
-        let (st, send) = found?;
+    // The mailbox probe is a simcall. SimGrid handles the simcalls of one
+    // scheduling round in the order their ranks ran, so the probe sees the
+    // sends of the ranks that ran before this one at this date and not those
+    // of the ranks after it: as our ranks post sends while they run, that is
+    // the mailbox now. The rank reads the answer, and updates the shared
+    // polling counter, in the next round. (Probing after the yield saw the
+    // later ranks' sends too: HPL 16x16 took another path.)
+    let found = with_world(|w| {
+        let (st, send) = probe_match(w, me, context, source, tag)?;
         let handle = claim.then(|| claim_message(w, me, send, comm));
         Some((st, handle))
-    }))
+    });
+    simcall_yield(me);
+    with_world(|w| poll_result(w, me, Poll::Iprobe, found.is_some()));
+    Ok(found)
 }
 
 /// Blocking send (MPI_Send/Ssend/Rsend/Bsend).

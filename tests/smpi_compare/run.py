@@ -73,9 +73,10 @@ VARIANTS = {
     "ovh_thresh": ["--cfg=smpi/os:" + OVH, "--cfg=smpi/or:" + OVH, "--cfg=smpi/ois:" + OVH] + THRESH,
     "testcost": ["--cfg=smpi/test:1e-5", "--cfg=smpi/iprobe:3e-6", "--cfg=smpi/wtime:0"],
     "nogrow": ["--cfg=smpi/grow-injected-times:no"],
+    "probe0": ["--cfg=smpi/iprobe:0"],
 }
 
-PROGRAMS = ["incast", "contention", "pingpong", "p2p", "coll", "split", "polling", "traffic"]
+PROGRAMS = ["incast", "contention", "pingpong", "p2p", "coll", "split", "polling", "traffic", "probe_race"]
 
 
 def case_list():
@@ -109,6 +110,9 @@ def case_list():
             add("split", plat, model)
         for plat in ("fattree2_64", "flat_bb_shared", "torus_64", "small_routes", "fattree2_16x4"):
             add("traffic", plat, model)
+        for plat in ("fattree2_64", "torus_64", "small_routes"):
+            for v in ("default", "probe0"):
+                add("probe_race", plat, model, v)
     return cases
 
 

@@ -371,6 +371,12 @@ const CASES: &[&str] = &[
     "traffic.torus_64.CM02.default",
     "traffic.small_routes.CM02.default",
     "traffic.fattree2_16x4.CM02.default",
+    "probe_race.fattree2_64.CM02.default",
+    "probe_race.fattree2_64.CM02.probe0",
+    "probe_race.torus_64.CM02.default",
+    "probe_race.torus_64.CM02.probe0",
+    "probe_race.small_routes.CM02.default",
+    "probe_race.small_routes.CM02.probe0",
     "incast.fattree2_64.SMPI.default",
     "contention.fattree2_64.SMPI.default",
     "incast.fattree2_tapered.SMPI.default",
@@ -448,6 +454,12 @@ const CASES: &[&str] = &[
     "traffic.torus_64.SMPI.default",
     "traffic.small_routes.SMPI.default",
     "traffic.fattree2_16x4.SMPI.default",
+    "probe_race.fattree2_64.SMPI.default",
+    "probe_race.fattree2_64.SMPI.probe0",
+    "probe_race.torus_64.SMPI.default",
+    "probe_race.torus_64.SMPI.probe0",
+    "probe_race.small_routes.SMPI.default",
+    "probe_race.small_routes.SMPI.probe0",
 ];
 
 case!(
@@ -699,6 +711,30 @@ case!(
     "traffic.fattree2_16x4.CM02.default"
 );
 case!(
+    probe_race__fattree2_64__cm02__default,
+    "probe_race.fattree2_64.CM02.default"
+);
+case!(
+    probe_race__fattree2_64__cm02__probe0,
+    "probe_race.fattree2_64.CM02.probe0"
+);
+case!(
+    probe_race__torus_64__cm02__default,
+    "probe_race.torus_64.CM02.default"
+);
+case!(
+    probe_race__torus_64__cm02__probe0,
+    "probe_race.torus_64.CM02.probe0"
+);
+case!(
+    probe_race__small_routes__cm02__default,
+    "probe_race.small_routes.CM02.default"
+);
+case!(
+    probe_race__small_routes__cm02__probe0,
+    "probe_race.small_routes.CM02.probe0"
+);
+case!(
     incast__fattree2_64__smpi__default,
     "incast.fattree2_64.SMPI.default"
 );
@@ -945,5 +981,29 @@ case!(
 case!(
     traffic__fattree2_16x4__smpi__default,
     "traffic.fattree2_16x4.SMPI.default"
+);
+case!(
+    probe_race__fattree2_64__smpi__default,
+    "probe_race.fattree2_64.SMPI.default"
+);
+case!(
+    probe_race__fattree2_64__smpi__probe0,
+    "probe_race.fattree2_64.SMPI.probe0"
+);
+case!(
+    probe_race__torus_64__smpi__default,
+    "probe_race.torus_64.SMPI.default"
+);
+case!(
+    probe_race__torus_64__smpi__probe0,
+    "probe_race.torus_64.SMPI.probe0"
+);
+case!(
+    probe_race__small_routes__smpi__default,
+    "probe_race.small_routes.SMPI.default"
+);
+case!(
+    probe_race__small_routes__smpi__probe0,
+    "probe_race.small_routes.SMPI.probe0"
 );
 // END GENERATED
