@@ -184,8 +184,11 @@ impl Polynomial {
         let mut sum = 0.0;
         for t in &self.terms {
             let f = |i: usize| x[t.vars[i] as usize];
-            // A product tree (depth 3) rather than a chain of 6 dependent multiplies.
-            sum += t.coef * ((f(0) * f(1)) * (f(2) * f(3))) * (f(4) * f(5));
+            // Left to right, coefficient first, as the formula reads: a C model
+            // library computing `a * M * N * K` gets the same bits, and a last-bit
+            // difference in an injected time can change which rank wins an
+            // MPI_Iprobe race (HPL 16x16 took another path with a product tree).
+            sum += t.coef * f(0) * f(1) * f(2) * f(3) * f(4) * f(5);
         }
         sum
     }

@@ -686,3 +686,28 @@ fn bad_network() {
         "t.toml:2:5: config.\"x\": config values must be strings, numbers or booleans, found array"
     );
 }
+
+/// A term is evaluated left to right, coefficient first (`((a·M)·N)·K + b`), as a C model
+/// library writes it: a last-bit difference in an injected time can decide an MPI_Iprobe
+/// race and send HPL down another path (16×16 N=80000 moved by 0.9 % with a product tree).
+#[test]
+fn terms_multiply_left_to_right_like_c() {
+    let set =
+        load("[compute.dgemm]\nmodel = \"linear\"\nproduct = \"M*N*K\"\na = 1.029e-11\nb = 1.981e-12\n");
+    let k = set.compute.kernel_id("dgemm").unwrap();
+    let (a, b) = (1.029e-11_f64, 1.981e-12_f64);
+    let mut orders_differ = 0;
+    for m in [1.0, 3.0, 127.0, 128.0, 1250.0, 4872.0, 9999.0] {
+        for n in [1.0, 7.0, 128.0, 2500.0, 4999.0] {
+            for kk in [1.0, 64.0, 128.0, 333.0] {
+                let t = set.compute.duration_without_noise(k, 0, &[m, n, kk]);
+                assert_eq!(t, a * m * n * kk + b, "M={m} N={n} K={kk}");
+                if a * ((m * n) * kk) + b != t {
+                    orders_differ += 1;
+                }
+            }
+        }
+    }
+    // The check has teeth: other orders give other bits on some of these shapes.
+    assert!(orders_differ > 0);
+}
