@@ -31,6 +31,10 @@ Options:
   --cfg=<key>:<value>  set a configuration key (repeatable; see --help-cfg)
   -model <file>        model set (TOML; see models/README.md)
   --json <file>        write a JSON summary (simulated time, per-rank finish times, messages)
+  -request-log <file>  write one line per send, receive and probe posted:
+                       <date> <rank> send|recv|iprobe size=<B> peer=<rank|-1> tag=<t> [found=0|1]
+                       (the fields of SimGrid's smpi_request verbose log; compare the two
+                       with scripts/request_diff.py)
   -keep-temps          keep the per-rank copies of the program
   -no-privatize        share globals between ranks (smpi/privatization:no)
   -tmpdir <dir>        where per-rank copies of the program go (default /tmp)
@@ -54,6 +58,8 @@ pub struct Args {
     pub cfg: Vec<String>,
     pub model: Option<PathBuf>,
     pub json: Option<PathBuf>,
+    /// `-request-log <file>`: one line per send, receive and probe posted.
+    pub request_log: Option<PathBuf>,
     pub quiet: bool,
     /// `-progress <seconds>`: progress lines also when stderr is not a terminal.
     pub progress_every: Option<f64>,
@@ -118,6 +124,10 @@ pub fn parse_args(argv: &[String]) -> Result<Command, String> {
             }
             "--json" | "-json" => {
                 a.json = Some(need(i, s)?.into());
+                i += 1;
+            }
+            "-request-log" | "--request-log" => {
+                a.request_log = Some(need(i, s)?.into());
                 i += 1;
             }
             "--cfg" => {
@@ -488,13 +498,15 @@ fn run(args: &Args) -> Result<i32, String> {
     crate::shared::reserve_mappings(2 * np + 64);
     let mut sim = Simulation::new(platform.clone(), kcfg);
     let display_timing = cfg.display_timing;
-    rt::install_world(World::new(
-        cfg,
-        sim.handle(),
-        kernels,
-        platform.clone(),
-        &rank_hosts,
-    ));
+    let request_log = match &args.request_log {
+        Some(path) => Some(std::io::BufWriter::new(std::fs::File::create(path).map_err(
+            |e| format!("-request-log {}: cannot create it: {e}", path.display()),
+        )?)),
+        None => None,
+    };
+    let mut world = World::new(cfg, sim.handle(), kernels, platform.clone(), &rank_hosts);
+    world.request_log = request_log;
+    rt::install_world(world);
     let mut prog_args = vec![program.display().to_string()];
     prog_args.extend(args.program_args.iter().cloned());
     crate::info::set_env(vec![
@@ -560,6 +572,11 @@ fn run(args: &Args) -> Result<i32, String> {
     let outcome = sim.run();
     // Safety: flushing C stdio so the program's output precedes our summary.
     unsafe { libc::fflush(std::ptr::null_mut()) };
+    // The request log is complete on every ending (a deadlock's log is the useful one).
+    let log_flushed = with_world(|w| w.request_log.as_mut().map(std::io::Write::flush));
+    if let (Some(Err(e)), Some(path)) = (log_flushed, &args.request_log) {
+        eprintln!("smpirun: warning: request log {}: {e}", path.display());
+    }
     if progress && terminal {
         eprint!("\r{:70}\r", "");
     }

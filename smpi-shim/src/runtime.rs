@@ -375,6 +375,8 @@ pub struct World {
     pub matched_messages: Vec<Option<(u32, i32)>>,
     /// Callbacks of generalized requests, by request id.
     pub greqs: HashMap<u32, Greq>,
+    /// `smpirun -request-log`: one line per send, receive and probe posted.
+    pub request_log: Option<std::io::BufWriter<std::fs::File>>,
 }
 
 /// `MPI_Grequest_query_function`.
@@ -511,6 +513,25 @@ impl World {
             messages: 0,
             matched_messages: Vec::new(),
             greqs: HashMap::new(),
+            request_log: None,
+        }
+    }
+
+    /// Writes one line of the request log (`smpirun -request-log`), if on:
+    /// `<date> <rank> <kind> size=<bytes> peer=<world rank, -1 = any> tag=<tag>`, plus
+    /// `found=<0|1>` for probes. The fields of SimGrid's `smpi_request` verbose log
+    /// ("New send/recv/iprobe"), so the two can be compared rank by rank
+    /// (`scripts/request_diff.py`).
+    fn log_request(&mut self, rank: u32, kind: &str, size: usize, peer: i64, tag: i32, found: Option<bool>) {
+        use std::io::Write;
+        let now = self.kernel.now();
+        if let Some(out) = &mut self.request_log {
+            let found = found.map_or(String::new(), |f| format!(" found={}", f as u8));
+            // A full disk only loses log lines; the simulation goes on.
+            let _ = writeln!(
+                out,
+                "{now:.9} {rank} {kind} size={size} peer={peer} tag={tag}{found}"
+            );
         }
     }
 
@@ -788,6 +809,10 @@ pub fn post_send(w: &mut World, id: u32) {
     }
     w.messages += 1;
     w.ranks[owner as usize].messages_sent += 1;
+    if w.request_log.is_some() {
+        let tag = w.req(id).tag;
+        w.log_request(owner, "send", size, peer_world as i64, tag, None);
+    }
     w.ranks[owner as usize].bytes_sent += size as u64;
     let ctx = w.kernel.clone();
     // Synchronous sends stay on the rendezvous path even when small.
@@ -903,6 +928,16 @@ pub fn post_recv(w: &mut World, id: u32) {
             ..Default::default()
         };
         return;
+    }
+    if w.request_log.is_some() {
+        let r = w.req(id);
+        let (size, tag) = (r.size, r.tag);
+        let from = if peer == MPI_ANY_SOURCE {
+            -1
+        } else {
+            r.peer_world as i64
+        };
+        w.log_request(owner, "recv", size, from, tag, None);
     }
     let mb = &w.mailboxes[owner as usize];
     let found = mb.unexpected.iter().position(|&s| matches(w.req(s), w.req(id)));
@@ -1405,7 +1440,18 @@ fn probe_for(
     // polling counter, in the next round. (Probing after the yield saw the
     // later ranks' sends too: HPL 16x16 took another path.)
     let found = with_world(|w| {
-        let (st, send) = probe_match(w, me, context, source, tag)?;
+        let found = probe_match(w, me, context, source, tag);
+        if w.request_log.is_some() {
+            let from = if source == MPI_ANY_SOURCE {
+                -1
+            } else {
+                w.ranks[me as usize]
+                    .comm(comm)
+                    .map_or(-1, |c| c.world_of(source) as i64)
+            };
+            w.log_request(me, "iprobe", 0, from, tag, Some(found.is_some()));
+        }
+        let (st, send) = found?;
         let handle = claim.then(|| claim_message(w, me, send, comm));
         Some((st, handle))
     });

@@ -2,7 +2,7 @@
 
 use super::select::{self, pick};
 use super::{CommView, BYTE, TAG_BARRIER};
-use crate::runtime::{self as rt, MpiResult};
+use crate::runtime::MpiResult;
 
 const KNOWN: &[&str] = &[
     "ompi_basic_linear",
@@ -67,8 +67,9 @@ fn basic_linear(c: CommView) -> MpiResult<()> {
         recv(c, 0)?;
     } else {
         let mut reqs = Vec::new();
-        for _ in 1..c.size {
-            reqs.push(c.irecv(std::ptr::null_mut(), 0, BYTE, rt::MPI_ANY_SOURCE, TAG_BARRIER)?);
+        // One receive per source, as SMPI's ompi_basic_linear posts them.
+        for i in 1..c.size {
+            reqs.push(c.irecv(std::ptr::null_mut(), 0, BYTE, i, TAG_BARRIER)?);
         }
         c.waitall(&reqs);
         reqs.clear();
