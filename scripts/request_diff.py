@@ -94,7 +94,7 @@ def main():
         else:
             if len(x) != len(y):
                 n = min(len(x), len(y))
-                first[r] = ((x + y)[n][0] if n < max(len(x), len(y)) else 0.0, n)
+                first[r] = (max(x, y, key=len)[n][0], n)
     total = sum(len(v) for v in sa.values()), sum(len(v) for v in sb.values())
     print(f"ranks: {len(sa)} / {len(sb)}; requests: {total[0]} / {total[1]}")
     if not first:

@@ -521,11 +521,20 @@ impl World {
     /// `<date> <rank> <kind> size=<bytes> peer=<world rank, -1 = any> tag=<tag>`, plus
     /// `found=<0|1>` for probes. The fields of SimGrid's `smpi_request` verbose log
     /// ("New send/recv/iprobe"), so the two can be compared rank by rank
-    /// (`scripts/request_diff.py`).
-    fn log_request(&mut self, rank: u32, kind: &str, size: usize, peer: i64, tag: i32, found: Option<bool>) {
+    /// (`scripts/request_diff.py`). `peer`: the world rank, None for any source.
+    fn log_request(
+        &mut self,
+        rank: u32,
+        kind: &str,
+        size: usize,
+        peer: Option<u32>,
+        tag: i32,
+        found: Option<bool>,
+    ) {
         use std::io::Write;
         let now = self.kernel.now();
         if let Some(out) = &mut self.request_log {
+            let peer = peer.map_or(-1, i64::from);
             let found = found.map_or(String::new(), |f| format!(" found={}", f as u8));
             // A full disk only loses log lines; the simulation goes on.
             let _ = writeln!(
@@ -811,7 +820,7 @@ pub fn post_send(w: &mut World, id: u32) {
     w.ranks[owner as usize].messages_sent += 1;
     if w.request_log.is_some() {
         let tag = w.req(id).tag;
-        w.log_request(owner, "send", size, peer_world as i64, tag, None);
+        w.log_request(owner, "send", size, Some(peer_world), tag, None);
     }
     w.ranks[owner as usize].bytes_sent += size as u64;
     let ctx = w.kernel.clone();
@@ -932,11 +941,7 @@ pub fn post_recv(w: &mut World, id: u32) {
     if w.request_log.is_some() {
         let r = w.req(id);
         let (size, tag) = (r.size, r.tag);
-        let from = if peer == MPI_ANY_SOURCE {
-            -1
-        } else {
-            r.peer_world as i64
-        };
+        let from = (peer != MPI_ANY_SOURCE).then_some(r.peer_world);
         w.log_request(owner, "recv", size, from, tag, None);
     }
     let mb = &w.mailboxes[owner as usize];
@@ -1442,13 +1447,10 @@ fn probe_for(
     let found = with_world(|w| {
         let found = probe_match(w, me, context, source, tag);
         if w.request_log.is_some() {
-            let from = if source == MPI_ANY_SOURCE {
-                -1
-            } else {
-                w.ranks[me as usize]
-                    .comm(comm)
-                    .map_or(-1, |c| c.world_of(source) as i64)
-            };
+            // The communicator was checked when the probe began.
+            let from = (source != MPI_ANY_SOURCE)
+                .then(|| w.ranks[me as usize].comm(comm).ok().map(|c| c.world_of(source)))
+                .flatten();
             w.log_request(me, "iprobe", 0, from, tag, Some(found.is_some()));
         }
         let (st, send) = found?;

@@ -111,6 +111,17 @@ fn bad_event_order() {
 }
 
 #[test]
+fn unwritable_request_log() {
+    let out = ring()
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .opt("-request-log")
+        .opt("/nonexistent/dir/requests.log")
+        .run();
+    assert_user_error(&out, &["-request-log", "/nonexistent/dir/requests.log"]);
+}
+
+#[test]
 fn missing_platform_file() {
     let out = ring().platform("/nonexistent/dir/platform.toml").np(2).run();
     assert_user_error(&out, &["/nonexistent/dir/platform.toml"]);

@@ -1,6 +1,7 @@
 //! `smpirun -request-log`: one line per send, receive and probe each rank posts, with
 //! its simulated date, and `scripts/request_diff.py`, which compares two such logs (or
-//! one with SimGrid's `smpi_request` verbose log) rank by rank.
+//! one with SimGrid's `smpi_request` verbose log) rank by rank. (An unwritable log path is
+//! a user error: `tests/tests/cli.rs`.)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -143,19 +144,6 @@ fn probes_are_logged_with_their_answer() {
     let send = lines.iter().find(|l| l.kind == "send").unwrap();
     assert_eq!((send.rank, send.peer, send.size, send.tag), (1, 0, 4, 5));
     assert!((send.date - 1e-3).abs() < 1e-12, "send posted at {}", send.date);
-}
-
-#[test]
-fn an_unwritable_request_log_is_a_clear_error() {
-    let out = Smpirun::new(build_app("ring"))
-        .platform(platform("cluster_4.toml"))
-        .np(2)
-        .opt("-request-log")
-        .opt("/nonexistent/dir/requests.log")
-        .timeout(TIMEOUT)
-        .run();
-    out.assert_failure();
-    out.assert_stderr_has(&["-request-log", "/nonexistent/dir/requests.log"]);
 }
 
 fn request_diff(a: &Path, b: &Path) -> (i32, String) {
