@@ -262,7 +262,8 @@ unsafe fn write_slot(slot: *mut usize, value: usize) {
 }
 
 thread_local! {
-    static SMPIRUN_EXPORTS: std::cell::RefCell<std::collections::HashMap<String, bool>> =
+    /// Per symbol name the program defines: whether it keeps binding to `smpirun`.
+    static BINDS_TO_SMPIRUN: std::cell::RefCell<std::collections::HashMap<String, bool>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
@@ -284,15 +285,24 @@ unsafe fn exported_by(name: &str, smpirun_base: usize) -> bool {
 /// definitions, as they would bind in an executable: a program is loaded as a
 /// shared object after `smpirun` and libc, so without this a global of the
 /// program named like a libc symbol (MPICH's tests have `int err`, and `err`
-/// is a libc function) would resolve to libc's. Symbols `smpirun` itself
-/// exports (MPI, BLAS, SMPI helpers) keep binding to `smpirun`: overriding
-/// them is the point. Unlike linking with `-Bsymbolic`, calls still go through
-/// the PLT, so [`patch`] can interpose them afterwards. Returns how many
+/// is a libc function) would resolve to libc's, and a function the program
+/// defines itself with a name `smpirun` exports (its own BLAS stub that
+/// injects modelled time, as SMPI's HPL tutorials write it) would silently be
+/// replaced by ours.
+///
+/// Only the simulator's API (MPI, PMPI and SMPI's own functions) and the
+/// symbols `keep_ours` names (the BLAS kernels a model file models: the user
+/// asked for them) keep binding to `smpirun`; `keep_ours` is asked once per
+/// such name. Unlike linking with `-Bsymbolic`, calls still go through the
+/// PLT, so [`patch`] can interpose them afterwards. Returns how many
 /// relocations were rebound.
 ///
 /// # Safety
 /// `handle` must be a live `dlopen` handle.
-pub unsafe fn bind_own_symbols(handle: *mut c_void) -> Result<usize, String> {
+pub unsafe fn bind_own_symbols(
+    handle: *mut c_void,
+    keep_ours: &mut dyn FnMut(&str) -> bool,
+) -> Result<usize, String> {
     let mut info: libc::Dl_info = std::mem::zeroed();
     let here = bind_own_symbols as *const c_void;
     if libc::dladdr(here, &mut info) == 0 {
@@ -305,13 +315,13 @@ pub unsafe fn bind_own_symbols(handle: *mut c_void) -> Result<usize, String> {
         if !defined || r.sym.st_info & 0xf == STT_TLS {
             return;
         }
-        // Leave smpirun's exports alone (cached by name: every rank's copy asks).
-        let exported = SMPIRUN_EXPORTS.with(|c| {
-            *c.borrow_mut()
-                .entry(r.name.to_string())
-                .or_insert_with(|| exported_by(r.name, smpirun_base))
+        // Cached by name: every rank's copy asks.
+        let ours = BINDS_TO_SMPIRUN.with(|c| {
+            *c.borrow_mut().entry(r.name.to_string()).or_insert_with(|| {
+                exported_by(r.name, smpirun_base) && (is_simulator_api(r.name) || keep_ours(r.name))
+            })
         });
-        if exported {
+        if ours {
             return;
         }
         let own = base + r.sym.st_value as usize;
@@ -325,6 +335,14 @@ pub unsafe fn bind_own_symbols(handle: *mut c_void) -> Result<usize, String> {
         }
     })?;
     Ok(rebound)
+}
+
+/// Whether `name` belongs to the interface the simulator implements for the
+/// program (MPI and SMPI's helpers): a program never overrides those.
+pub fn is_simulator_api(name: &str) -> bool {
+    ["MPI_", "PMPI_", "MPIX_", "smpi_", "SMPI_"]
+        .iter()
+        .any(|p| name.starts_with(p))
 }
 
 /// Rewrites the GOT entries of `targets` (name → address) in the object loaded

@@ -42,6 +42,8 @@ pub struct Kernels {
     pivots: Vec<Option<NoiseRng>>,
     /// Per kernel id: calls and total injected seconds (all ranks).
     pub stats: Vec<(u64, f64)>,
+    /// Whether the run already said that real BLAS work goes unsimulated.
+    said_unsimulated: bool,
 }
 
 impl Kernels {
@@ -73,12 +75,23 @@ impl Kernels {
             rngs: (0..ranks).map(|_| vec![None; n]).collect(),
             pivots: vec![None; ranks],
             stats: vec![(0, 0.0); n],
+            said_unsimulated: false,
         }
     }
 
     /// The model of BLAS kernel `i` (index in [`BLAS`]), if modelled.
     pub fn blas_model(&self, i: usize) -> Option<KernelId> {
         self.blas[i]
+    }
+
+    /// The BLAS kernel that `symbol` (`cblas_dgemm` or `dgemm_`) calls, if this
+    /// run models it.
+    pub fn modelled_blas_symbol(&self, symbol: &str) -> Option<&'static str> {
+        let name = symbol
+            .strip_prefix("cblas_")
+            .or_else(|| symbol.strip_suffix('_'))?;
+        let i = BLAS.iter().position(|b| *b == name)?;
+        self.blas[i].map(|_| BLAS[i])
     }
 
     /// Names of the modelled non-BLAS functions.
@@ -207,6 +220,24 @@ pub fn modelled_idamax(n: usize) -> Option<usize> {
     inject(k, &[n as f64]);
     let me = current_rank();
     Some(with_world(|w| w.kernels.random_index(me, n)))
+}
+
+/// Called whenever a BLAS kernel runs for real: when computation is not
+/// simulated (`smpi/simulate-computation:no`) its time is lost, and the run
+/// says so once.
+pub fn real_compute_runs(symbol: &str) {
+    let first = with_world(|w| {
+        let first = !w.cfg.simulate_computation && !w.kernels.said_unsimulated;
+        w.kernels.said_unsimulated |= first;
+        first
+    });
+    if first {
+        eprintln!(
+            "smpirun: warning: {symbol} (and any other BLAS call that is not modelled) runs for real, but \
+             smpi/simulate-computation:no leaves its time out of the simulated time; model the kernels \
+             with -model, or simulate computation"
+        );
+    }
 }
 
 /// Whether a kernel that runs for real may use our own implementation

@@ -454,9 +454,21 @@ fn run(args: &Args) -> Result<i32, String> {
         })
         .collect();
     let targets = interpose::register(&functions)?;
+    // A BLAS function the program defines itself stays its own unless the
+    // model set models that kernel (the user asked for it); say so then.
+    let mut keep_ours = |symbol: &str| match kernels.modelled_blas_symbol(symbol) {
+        Some(kernel) => {
+            eprintln!(
+                "smpirun: note: {} defines {symbol} itself; the model of {kernel} replaces it, as the model set asks",
+                program.display()
+            );
+            true
+        }
+        None => false,
+    };
     for h in &prog.handles {
         // Safety: handles of the copies loaded just above.
-        unsafe { interpose::bind_own_symbols(*h) }?;
+        unsafe { interpose::bind_own_symbols(*h, &mut keep_ours) }?;
         let counts = unsafe { interpose::patch(*h, &targets) }?;
         if h == &prog.handles[0] {
             for ((name, _), n) in targets.iter().zip(&counts) {

@@ -8,7 +8,11 @@
 //!   model times, and HPL reports ≈ 2 Gflop/s (LU does ≈ N³/3 multiply-adds in
 //!   dgemm and HPL counts 2N³/3 flops);
 //! - folding and function models: a 64-rank program allocating 4 GiB per rank
-//!   runs in under 200 MiB, and a modelled function costs exactly its model.
+//!   runs in under 200 MiB, and a modelled function costs exactly its model;
+//! - a BLAS the program defines itself is never replaced unless a model file
+//!   models the kernel: HPL linked with a stub BLAS that injects the reference
+//!   dgemm model (`apps/hpl/simgrid/blas_model.c`) gives the model file's
+//!   Gflops, and SimGrid 3.32's time where it is installed.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -372,4 +376,147 @@ fn function_model_by_name_costs_exactly_its_model() {
     );
     // In model mode no real work is done: c stays 0.
     assert!(out.stdout.contains("c[0]=0"), "{}", out.describe());
+}
+
+/// The "took" value the program printed after `label`.
+fn printed_seconds(out: &RunOutput, label: &str) -> f64 {
+    out.stdout
+        .split(label)
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no `{label}` time\n{}", out.describe()))
+}
+
+#[test]
+fn a_blas_function_the_program_defines_is_its_own_unless_a_model_names_it() {
+    let prog = build_c(&apps_dir().join("models/own_blas.c"));
+    let run = |opts: &[&str]| {
+        Smpirun::new(&prog)
+            .platform(platform("cluster_4.toml"))
+            .np(2)
+            .args(opts.iter().copied())
+            .run()
+    };
+    // No model: the program's stub runs (1 ns per multiply-add), not smpirun's BLAS.
+    let stub = 4.0 * 1e-9 * 512f64.powi(3);
+    let out = run(&[]);
+    out.assert_success();
+    let took = printed_seconds(&out, "4 dgemm 512^3 took");
+    // Within the cost of the closing MPI_Wtime (smpi/wtime, 10 ns).
+    assert!(
+        (took - stub).abs() < 2e-8,
+        "took {took}, the stub says {stub}\n{}",
+        out.describe()
+    );
+    assert!(!out.stderr.contains("replaces it"), "{}", out.describe());
+
+    // A model file that models dgemm: the user asked, the model replaces the stub, and the run says so.
+    let model = reference_model();
+    let out = Smpirun::new(&prog)
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .opt("-model")
+        .opt(&model)
+        .run();
+    out.assert_success();
+    out.assert_stderr_has(&["defines cblas_dgemm itself", "the model of dgemm replaces it"]);
+    let modelled = 4.0 * (1.029e-11 * 512f64.powi(3) + 1.981e-12);
+    let took = printed_seconds(&out, "4 dgemm 512^3 took");
+    assert!(
+        (took - modelled).abs() < 2e-8,
+        "took {took}, the model says {modelled}"
+    );
+
+    // The same model with the kernel forced to compute: the program's own function again.
+    let out = run(&["-model", &model, "--cfg=smpi/blas-compute:dgemm"]);
+    out.assert_success();
+    let took = printed_seconds(&out, "4 dgemm 512^3 took");
+    assert!((took - stub).abs() < 2e-8, "took {took}, the stub says {stub}");
+}
+
+#[test]
+fn real_blas_without_simulated_computation_says_so_once() {
+    let prog = build_c(&apps_dir().join("models/model_work.c"));
+    let out = Smpirun::new(prog)
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .cfg("smpi/simulate-computation:no")
+        .cfg("smpi/blas-mode:compute")
+        .args(["10"])
+        .run();
+    out.assert_success();
+    let warnings = out
+        .stderr
+        .matches("leaves its time out of the simulated time")
+        .count();
+    assert_eq!(warnings, 1, "{}", out.describe());
+}
+
+/// `apps/hpl/simgrid/run.sh <sim> <args>`: the HPL time it prints (exact for
+/// the blas_model.c builds, from the Gflops otherwise) and HPL's Gflops field.
+fn hpl_run_sh(sim: &str, args: &[&str]) -> (f64, String) {
+    let mut cmd = Command::new(workspace_root().join("apps/hpl/simgrid/run.sh"));
+    cmd.arg(sim)
+        .args(args)
+        .env("HOSTFILE", "none")
+        .env("OURS_SMPIRUN", smpirun())
+        .env("OURS_XHPL", xhpl());
+    let out = run_command(cmd, Duration::from_secs(600));
+    assert!(out.status.success(), "run.sh {sim} failed\n{}", out.describe());
+    let field = |key: &str| {
+        out.stdout
+            .split(key)
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no {key} in run.sh output\n{}", out.describe()))
+            .to_string()
+    };
+    let time = field("time=");
+    let time = time
+        .trim_start_matches('~')
+        .parse()
+        .unwrap_or_else(|_| panic!("run.sh {sim}: time={time}\n{}", out.describe()));
+    (time, field("gflops="))
+}
+
+/// Builds HPL with `apps/hpl/simgrid/blas_model.c`, a BLAS stub that injects
+/// the reference dgemm model with `smpi_execute_benched`, using `smpicc`.
+fn build_stub_hpl(smpicc: &std::path::Path, variant: &str) {
+    let _ = xhpl(); // fetches the HPL sources
+    let mut cmd = Command::new(workspace_root().join("apps/hpl/simgrid/build.sh"));
+    cmd.env("SG_SMPICC", smpicc).env("VARIANT", variant);
+    let out = run_command(cmd, Duration::from_secs(900));
+    assert!(
+        out.status.success(),
+        "simgrid/build.sh failed\n{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn hpl_with_its_own_blas_stub_gets_the_stubs_time() {
+    // The stub's dgemm costs what the reference model file says, so the stub
+    // build without a model and the plain build with the model file must give
+    // the same time; smpirun's real BLAS in place of the stub gave 3x the Gflops.
+    build_stub_hpl(&smpicc(), "ours");
+    let args = ["--n", "4000", "--nb", "128", "--p", "2", "--q", "2"];
+    let (stub, stub_gflops) = hpl_run_sh("ours-bm", &args);
+    let (_, modelled_gflops) = hpl_run_sh("ours", &args);
+    assert_eq!(stub_gflops, modelled_gflops, "stub build vs model file");
+    let flops = 2.0 / 3.0 * 4000f64.powi(3) + 1.5 * 4000f64.powi(2);
+    let gflops = flops / stub / 1e9;
+    assert!(
+        gflops < 400.0,
+        "{gflops} Gflops: more than the stub's dgemm model allows"
+    );
+    // And SimGrid 3.32 with the same stub, where it is installed.
+    let sg_smpicc = std::path::Path::new("/usr/bin/smpicc");
+    if !sg_smpicc.exists() || !std::path::Path::new("/usr/bin/smpirun").exists() {
+        eprintln!("SimGrid not installed: stub HPL not compared with SMPI");
+        return;
+    }
+    build_stub_hpl(sg_smpicc, "");
+    let (sg, _) = hpl_run_sh("sg", &args);
+    assert_eq!(stub, sg, "stub HPL: ours {stub} s, SimGrid {sg} s");
 }

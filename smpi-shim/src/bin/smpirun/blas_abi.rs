@@ -33,6 +33,7 @@ thread_local! {
 }
 
 fn real<T: Copy>(symbol: &str) -> T {
+    kernels::real_compute_runs(symbol);
     match kernels::real::<T>(symbol) {
         Ok(f) => f,
         Err(msg) => entry::abort_run(current_rank(), msg),
@@ -248,7 +249,10 @@ pub unsafe extern "C" fn cblas_idamax(n: c_int, x: *const f64, incx: c_int) -> u
     }
     match modelled_idamax(n as usize) {
         Some(i) => i,
-        None if kernels::native_allowed() => kernels::idamax(n, x, incx),
+        None if kernels::native_allowed() => {
+            kernels::real_compute_runs("cblas_idamax");
+            kernels::idamax(n, x, incx)
+        }
         None => in_real(|| real::<Idamax>("cblas_idamax")(n, x, incx)),
     }
 }
