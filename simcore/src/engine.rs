@@ -1099,6 +1099,9 @@ pub struct Simulation {
     coroutines: Vec<Option<ActorCoroutine>>,
     bodies: Vec<Option<ActorBody>>,
     finish_times: Vec<f64>,
+    /// Each actor's `errno` while another runs: actors share one thread, and a
+    /// C program expects its own (saved and restored at each switch).
+    errnos: Vec<libc::c_int>,
     on_comm_done: Option<CommDoneHook>,
     progress: Option<Box<dyn FnMut(f64)>>,
     /// The kernel's list of completed communications is swapped with this one at each date.
@@ -1163,6 +1166,7 @@ impl Simulation {
             coroutines: Vec::new(),
             bodies: Vec::new(),
             finish_times: Vec::new(),
+            errnos: Vec::new(),
             on_comm_done: None,
             progress: None,
             completed_buf: Vec::new(),
@@ -1191,6 +1195,7 @@ impl Simulation {
         self.coroutines.push(None);
         self.bodies.push(Some(Box::new(body)));
         self.finish_times.push(f64::NAN);
+        self.errnos.push(0);
         id
     }
 
@@ -1264,7 +1269,11 @@ impl Simulation {
                 self.k.borrow_mut().current = Some(id);
                 crash::set_current(Some(id.0));
                 let co = self.coroutines[id.0 as usize].as_mut().expect("created above");
+                // Safety: errno is this thread's, always valid.
+                let errno = unsafe { libc::__errno_location() };
+                let kernel_errno = unsafe { errno.replace(self.errnos[id.0 as usize]) };
                 let res = co.resume(());
+                self.errnos[id.0 as usize] = unsafe { errno.replace(kernel_errno) };
                 crash::set_current(None);
                 self.k.borrow_mut().current = None;
                 let exited = self.k.borrow_mut().actors[id.0 as usize].exited.take();

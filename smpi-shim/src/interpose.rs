@@ -345,6 +345,31 @@ pub fn is_simulator_api(name: &str) -> bool {
         .any(|p| name.starts_with(p))
 }
 
+/// Points the program's references to the data symbols `targets` (name →
+/// address) that it takes from a library (libc's `optind`, say) at the given
+/// addresses instead. Returns how many relocations were rewritten.
+///
+/// # Safety
+/// `handle` must be a live `dlopen` handle, and each address valid for the
+/// symbol's type for as long as the program runs.
+pub unsafe fn bind_data(handle: *mut c_void, targets: &[(&str, usize)]) -> Result<usize, String> {
+    let mut rewritten = 0;
+    for_each_symbol_reloc(handle, |_, r| {
+        if r.sym.st_shndx != SHN_UNDEF {
+            return; // the program's own variable of that name
+        }
+        if let Some((_, addr)) = targets.iter().find(|(t, _)| *t == r.name) {
+            let value = match r.kind {
+                R_X86_64_64 => addr.wrapping_add(r.addend as usize),
+                _ => *addr,
+            };
+            write_slot(r.slot, value);
+            rewritten += 1;
+        }
+    })?;
+    Ok(rewritten)
+}
+
 /// Rewrites the GOT entries of `targets` (name → address) in the object loaded
 /// as `handle`. Returns the number of entries rewritten per target.
 ///

@@ -466,9 +466,12 @@ fn run(args: &Args) -> Result<i32, String> {
         }
         None => false,
     };
-    for h in &prog.handles {
-        // Safety: handles of the copies loaded just above.
+    let mut libc_state = crate::libc_state::LibcState::new(prog.handles.len());
+    for (copy, h) in prog.handles.iter().enumerate() {
+        // Safety: handles of the copies loaded just above; the cells live in
+        // the world until the run ends.
         unsafe { interpose::bind_own_symbols(*h, &mut keep_ours) }?;
+        unsafe { interpose::bind_data(*h, &libc_state.getopt_cells(copy)) }?;
         let counts = unsafe { interpose::patch(*h, &targets) }?;
         if h == &prog.handles[0] {
             for ((name, _), n) in targets.iter().zip(&counts) {
@@ -518,6 +521,7 @@ fn run(args: &Args) -> Result<i32, String> {
     };
     let mut world = World::new(cfg, sim.handle(), kernels, platform.clone(), &rank_hosts);
     world.request_log = request_log;
+    world.libc = libc_state;
     rt::install_world(world);
     let mut prog_args = vec![program.display().to_string()];
     prog_args.extend(args.program_args.iter().cloned());

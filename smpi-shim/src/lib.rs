@@ -26,6 +26,7 @@ pub mod info;
 pub mod interpose;
 pub mod kernels;
 pub mod launcher;
+pub mod libc_state;
 pub mod loader;
 pub mod nbc;
 pub mod nbc_inter;

@@ -377,6 +377,8 @@ pub struct World {
     pub greqs: HashMap<u32, Greq>,
     /// `smpirun -request-log`: one line per send, receive and probe posted.
     pub request_log: Option<std::io::BufWriter<std::fs::File>>,
+    /// Each rank's copy of libc's per-process state (getopt, rand, strtok).
+    pub libc: crate::libc_state::LibcState,
 }
 
 /// `MPI_Grequest_query_function`.
@@ -514,6 +516,7 @@ impl World {
             matched_messages: Vec::new(),
             greqs: HashMap::new(),
             request_log: None,
+            libc: crate::libc_state::LibcState::new(1),
         }
     }
 

@@ -10,6 +10,7 @@ mod abi_p2p;
 mod abi_topo;
 mod blas_abi;
 mod helpers_abi;
+mod libc_abi;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
