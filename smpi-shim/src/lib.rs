@@ -17,6 +17,7 @@
 //! (`src/bin/smpirun/abi.rs`): symbols must be defined in the executable to be
 //! exported to the application, which `smpirun` loads with `dlopen`.
 
+mod abi;
 pub mod coll;
 pub mod config;
 pub mod datatype;

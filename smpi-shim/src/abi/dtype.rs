@@ -7,9 +7,9 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::rc::Rc;
 
-use smpi_shim::datatype::{Contents, Datatype};
-use smpi_shim::datatype_ext::{self as ext, DarrayDim};
-use smpi_shim::runtime::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
+use crate::datatype::{Contents, Datatype};
+use crate::datatype_ext::{self as ext, DarrayDim};
+use crate::runtime::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
 
 type Aint = isize;
 type Count = i64;

@@ -4,9 +4,9 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
-use smpi_shim::entry::{self, enter};
-use smpi_shim::runtime::{self as rt, with_world};
-use smpi_shim::{sampling, shared};
+use crate::entry::{self, enter};
+use crate::runtime::{self as rt, with_world};
+use crate::{sampling, shared};
 
 unsafe fn site(file: *const c_char, line: c_int) -> String {
     let f = if file.is_null() {

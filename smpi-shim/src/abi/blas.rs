@@ -2,15 +2,15 @@
 //! `name_` conventions). Exported symbols of the executable take precedence
 //! over a BLAS the program was linked with, so each call lands here: a
 //! modelled kernel injects its model time and does no work (see
-//! `smpi_shim::kernels`), otherwise the real BLAS of the system runs.
+//! `crate::kernels`), otherwise the real BLAS of the system runs.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use std::cell::Cell;
 use std::ffi::{c_char, c_int};
 
-use smpi_shim::entry;
-use smpi_shim::kernels::{self, blas_modelled, modelled_idamax};
-use smpi_shim::runtime::current_rank;
+use crate::entry;
+use crate::kernels::{self, blas_modelled, modelled_idamax};
+use crate::runtime::current_rank;
 
 // Kernel indices in kernels::BLAS.
 const DGEMM: usize = 0;

@@ -6,13 +6,13 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::rc::Rc;
 
-use smpi_shim::coll::{self, CommView};
-use smpi_shim::entry::{self, enter, result};
-use smpi_shim::runtime::{
+use crate::coll::{self, CommView};
+use crate::entry::{self, enter, result};
+use crate::runtime::{
     self as rt, mpi_err, with_world, CommEntry, CommShared, MpiResult, MPI_COMM_NULL, MPI_SUCCESS,
     MPI_UNDEFINED,
 };
-use smpi_shim::topo::{self, Cart, Topology};
+use crate::topo::{self, Cart, Topology};
 
 unsafe fn set<T>(p: *mut T, v: T) {
     if !p.is_null() {
@@ -254,7 +254,7 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
     } else {
         MPI_UNDEFINED
     };
-    crate::abi::MPI_Comm_split(comm, color, key, new)
+    crate::abi::base::MPI_Comm_split(comm, color, key, new)
 }
 
 /// Intercommunicator context pairs are allocated by the lower leader and
@@ -709,7 +709,7 @@ pub unsafe extern "C" fn MPI_Cart_create(
                 .ok()
                 .map(|c| c.shared.group[..total as usize].to_vec())
         });
-        let h = crate::abi::derive_comm(g.me, comm, -7, group)?;
+        let h = crate::abi::base::derive_comm(g.me, comm, -7, group)?;
         attach_topology(g.me, h, Topology::Cart(Cart { dims: d, periods: p }));
         Ok(h)
     })();
@@ -835,7 +835,7 @@ pub unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain: *const c_int, new: *m
     if !keep.contains(&true) && me != 0 {
         color = MPI_UNDEFINED;
     }
-    let rc = crate::abi::MPI_Comm_split(comm, color, key, new);
+    let rc = crate::abi::base::MPI_Comm_split(comm, color, key, new);
     if rc == MPI_SUCCESS {
         let dims: Vec<i32> = (0..c.dims.len())
             .filter(|&i| keep[i])
@@ -907,7 +907,7 @@ pub unsafe extern "C" fn MPI_Type_size_x(dt: c_int, size: *mut i64) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_elements_x(st: *const entry::CStatus, dt: c_int, count: *mut i64) -> c_int {
-    match crate::abi::elements_of(st, dt) {
+    match crate::abi::base::elements_of(st, dt) {
         Ok(n) => {
             set(count, n);
             MPI_SUCCESS
@@ -919,7 +919,7 @@ pub unsafe extern "C" fn MPI_Get_elements_x(st: *const entry::CStatus, dt: c_int
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_idup(comm: c_int, new: *mut c_int, req: *mut c_int) -> c_int {
     let g = enter();
-    match crate::abi::dup_comm(g.me, comm, false) {
+    match crate::abi::base::dup_comm(g.me, comm, false) {
         Ok(h) => {
             set(new, h);
             set(req, 0);
@@ -941,7 +941,7 @@ pub unsafe extern "C" fn MPI_Add_error_string(_code: c_int, _s: *const c_char) -
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup_with_info(comm: c_int, _info: c_int, new: *mut c_int) -> c_int {
-    crate::abi::MPI_Comm_dup(comm, new)
+    crate::abi::base::MPI_Comm_dup(comm, new)
 }
 
 // ------------------------------------------------------------------ more communicators and p2p
@@ -1021,7 +1021,7 @@ pub unsafe extern "C" fn MPI_Comm_idup_with_info(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_info(_comm: c_int, info: *mut c_int) -> c_int {
     // No hints are used: a new, empty object the caller frees.
-    set(info, smpi_shim::info::create());
+    set(info, crate::info::create());
     MPI_SUCCESS
 }
 
@@ -1132,7 +1132,7 @@ pub unsafe extern "C" fn MPI_Bsend_init(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    crate::abi::persistent_init(
+    crate::abi::base::persistent_init(
         rt::ReqKind::Send,
         buf,
         count,
@@ -1156,7 +1156,7 @@ pub unsafe extern "C" fn MPI_Rsend_init(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    crate::abi::MPI_Send_init(buf, count, dt, dst, tag, comm, req)
+    crate::abi::base::MPI_Send_init(buf, count, dt, dst, tag, comm, req)
 }
 
 #[no_mangle]

@@ -10,11 +10,11 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 
 use std::rc::Rc;
 
-use smpi_shim::coll::{self, CommView, IN_PLACE};
-use smpi_shim::datatype::Datatype;
-use smpi_shim::entry::{self, enter, result, write_status, CStatus};
-use smpi_shim::op::{Op, UserFn};
-use smpi_shim::runtime::{
+use crate::coll::{self, CommView, IN_PLACE};
+use crate::datatype::Datatype;
+use crate::entry::{self, enter, result, write_status, CStatus};
+use crate::op::{Op, UserFn};
+use crate::runtime::{
     self as rt, mpi_err, with_world, CommEntry, CommShared, MpiError, MpiResult, P2p, SendMode, StatusInfo,
     MPI_COMM_NULL, MPI_SUCCESS, MPI_UNDEFINED,
 };
@@ -113,7 +113,7 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     // MPI_COMM_SELF's attributes are deleted first, while MPI is still up
     // (MPI_Finalized says no), then MPI_COMM_WORLD's.
     for comm in [rt::MPI_COMM_SELF, rt::MPI_COMM_WORLD] {
-        let _ = crate::abi_more::delete_attrs_lifo(g.me, comm);
+        let _ = crate::abi::more::delete_attrs_lifo(g.me, comm);
     }
     let barrier = with_world(|w| {
         w.ranks[g.me as usize].finalized = true;
@@ -1264,9 +1264,9 @@ fn nonneg(call: &str, v: c_int) -> MpiResult<usize> {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
-            let r: MpiResult<()> = crate::abi_more::inter_barrier(iv);
+            let r: MpiResult<()> = crate::abi::more::inter_barrier(iv);
             return result(g.me, comm, "MPI_Barrier", r);
         }
         Ok(None) => {}
@@ -1284,11 +1284,11 @@ pub unsafe extern "C" fn MPI_Bcast(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
-            let r: MpiResult<()> =
-                (|| crate::abi_more::inter_bcast(iv, buf as *mut u8, nonneg("MPI_Bcast", count)?, dt, root))(
-                );
+            let r: MpiResult<()> = (|| {
+                crate::abi::more::inter_bcast(iv, buf as *mut u8, nonneg("MPI_Bcast", count)?, dt, root)
+            })();
             return result(g.me, comm, "MPI_Bcast", r);
         }
         Ok(None) => {}
@@ -1312,10 +1312,10 @@ pub unsafe extern "C" fn MPI_Reduce(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
-                crate::abi_more::inter_reduce(
+                crate::abi::more::inter_reduce(
                     iv,
                     sbuf as *const u8,
                     rbuf as *mut u8,
@@ -1355,10 +1355,10 @@ pub unsafe extern "C" fn MPI_Allreduce(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
-                crate::abi_more::inter_allreduce(
+                crate::abi::more::inter_allreduce(
                     iv,
                     sbuf as *const u8,
                     rbuf as *mut u8,
@@ -1411,7 +1411,7 @@ pub unsafe extern "C" fn MPI_Gather(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let rc = if root == -3 {
@@ -1421,7 +1421,7 @@ pub unsafe extern "C" fn MPI_Gather(
                 };
                 let n = iv.rsize as usize;
                 let displs: Vec<isize> = (0..n as isize).map(|i| i * rc as isize).collect();
-                crate::abi_more::inter_gatherv(
+                crate::abi::more::inter_gatherv(
                     iv,
                     sbuf as *const u8,
                     if root >= 0 {
@@ -1494,7 +1494,7 @@ pub unsafe extern "C" fn MPI_Gatherv(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let (cs, ds) = if root == -3 {
@@ -1502,7 +1502,7 @@ pub unsafe extern "C" fn MPI_Gatherv(
                 } else {
                     (vec![], vec![])
                 };
-                crate::abi_more::inter_gatherv(
+                crate::abi::more::inter_gatherv(
                     iv,
                     sbuf as *const u8,
                     if root >= 0 {
@@ -1556,7 +1556,7 @@ pub unsafe extern "C" fn MPI_Scatter(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let sc = if root == -3 {
@@ -1566,7 +1566,7 @@ pub unsafe extern "C" fn MPI_Scatter(
                 };
                 let n = iv.rsize as usize;
                 let displs: Vec<isize> = (0..n as isize).map(|i| i * sc as isize).collect();
-                crate::abi_more::inter_scatterv(
+                crate::abi::more::inter_scatterv(
                     iv,
                     sbuf as *const u8,
                     &vec![sc; n],
@@ -1621,7 +1621,7 @@ pub unsafe extern "C" fn MPI_Scatterv(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let (cs, ds) = if root == -3 {
@@ -1629,7 +1629,7 @@ pub unsafe extern "C" fn MPI_Scatterv(
                 } else {
                     (vec![], vec![])
                 };
-                crate::abi_more::inter_scatterv(
+                crate::abi::more::inter_scatterv(
                     iv,
                     sbuf as *const u8,
                     &cs,
@@ -1682,13 +1682,13 @@ pub unsafe extern "C" fn MPI_Allgather(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let rc = nonneg("MPI_Allgather", rcount)?;
                 let n = iv.rsize as usize;
                 let displs: Vec<isize> = (0..n as isize).map(|i| i * rc as isize).collect();
-                crate::abi_more::inter_allgatherv(
+                crate::abi::more::inter_allgatherv(
                     iv,
                     sbuf as *const u8,
                     nonneg("MPI_Allgather", scount)?,
@@ -1734,11 +1734,11 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let (cs, ds) = counts_displs(iv.rsize, rcounts, displs)?;
-                crate::abi_more::inter_allgatherv(
+                crate::abi::more::inter_allgatherv(
                     iv,
                     sbuf as *const u8,
                     nonneg("MPI_Allgatherv", scount)?,
@@ -1781,7 +1781,7 @@ pub unsafe extern "C" fn MPI_Alltoall(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let (sc, rc) = (nonneg("MPI_Alltoall", scount)?, nonneg("MPI_Alltoall", rcount)?);
@@ -1790,7 +1790,7 @@ pub unsafe extern "C" fn MPI_Alltoall(
                     with_world(|w| Ok::<_, rt::MpiError>((w.dtype(stype)?.extent, w.dtype(rtype)?.extent)))?;
                 let sd: Vec<isize> = (0..n as isize).map(|i| i * sc as isize * se).collect();
                 let rd: Vec<isize> = (0..n as isize).map(|i| i * rc as isize * re).collect();
-                crate::abi_more::inter_alltoallw(
+                crate::abi::more::inter_alltoallw(
                     iv,
                     sbuf as *const u8,
                     &vec![sc; n],
@@ -1848,7 +1848,7 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let n = iv.rsize as usize;
@@ -1858,7 +1858,7 @@ pub unsafe extern "C" fn MPI_Alltoallv(
                     with_world(|w| Ok::<_, rt::MpiError>((w.dtype(stype)?.extent, w.dtype(rtype)?.extent)))?;
                 let sd: Vec<isize> = sd.iter().map(|d| d * se).collect();
                 let rd: Vec<isize> = rd.iter().map(|d| d * re).collect();
-                crate::abi_more::inter_alltoallw(
+                crate::abi::more::inter_alltoallw(
                     iv,
                     sbuf as *const u8,
                     &sc,
@@ -1910,13 +1910,13 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let local = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.size()))?;
                 let (rc, _) = counts_displs(local, rcounts, std::ptr::null())?;
                 let total: usize = rc.iter().sum();
-                crate::abi_more::inter_reduce_scatter(
+                crate::abi::more::inter_reduce_scatter(
                     iv,
                     sbuf as *const u8,
                     rbuf as *mut u8,
@@ -1948,13 +1948,13 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match crate::abi_more::InterView::of(g.me, comm) {
+    match crate::abi::more::InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let local = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.size()))?;
                 let rc = vec![nonneg("MPI_Reduce_scatter_block", rcount)?; local as usize];
                 let total: usize = rc.iter().sum();
-                crate::abi_more::inter_reduce_scatter(
+                crate::abi::more::inter_reduce_scatter(
                     iv,
                     sbuf as *const u8,
                     rbuf as *mut u8,
@@ -2160,7 +2160,7 @@ pub unsafe extern "C" fn MPI_Type_contiguous(count: c_int, old: c_int, new: *mut
     }
     let rc = new_type(&[(0, old, count as usize)], 2, new);
     if rc == MPI_SUCCESS {
-        crate::abi_dtype::record(*new, vec![count as i64], vec![], &[old]);
+        crate::abi::dtype::record(*new, vec![count as i64], vec![], &[old]);
     }
     rc
 }
@@ -2186,7 +2186,7 @@ pub unsafe extern "C" fn MPI_Type_vector(
     let rc = new_type(&pieces, 3, new);
     if rc == MPI_SUCCESS {
         let ints = vec![count as i64, blen as i64, stride as i64];
-        crate::abi_dtype::record(*new, ints, vec![], &[old]);
+        crate::abi::dtype::record(*new, ints, vec![], &[old]);
     }
     rc
 }
@@ -2207,7 +2207,7 @@ pub unsafe extern "C" fn MPI_Type_create_hvector(
         .collect();
     let rc = new_type(&pieces, 4, new);
     if rc == MPI_SUCCESS {
-        crate::abi_dtype::record(*new, vec![count as i64, blen as i64], vec![stride], &[old]);
+        crate::abi::dtype::record(*new, vec![count as i64, blen as i64], vec![stride], &[old]);
     }
     rc
 }
@@ -2250,7 +2250,7 @@ pub unsafe extern "C" fn MPI_Type_indexed(
         let mut ints = vec![count as i64];
         ints.extend((0..n).map(|i| *blens.add(i) as i64));
         ints.extend((0..n).map(|i| *displs.add(i) as i64));
-        crate::abi_dtype::record(*new, ints, vec![], &[old]);
+        crate::abi::dtype::record(*new, ints, vec![], &[old]);
     }
     rc
 }
@@ -2272,7 +2272,7 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed(
         let mut ints = vec![count as i64];
         ints.extend((0..n).map(|i| *blens.add(i) as i64));
         let aints = (0..n).map(|i| *displs.add(i)).collect();
-        crate::abi_dtype::record(*new, ints, aints, &[old]);
+        crate::abi::dtype::record(*new, ints, aints, &[old]);
     }
     rc
 }
@@ -2307,7 +2307,7 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(
     if rc == MPI_SUCCESS {
         let mut ints = vec![count as i64, blen as i64];
         ints.extend((0..count.max(0) as usize).map(|i| *displs.add(i) as i64));
-        crate::abi_dtype::record(*new, ints, vec![], &[old]);
+        crate::abi::dtype::record(*new, ints, vec![], &[old]);
     }
     rc
 }
@@ -2326,7 +2326,7 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
     let rc = new_type(&pieces, 11, new);
     if rc == MPI_SUCCESS {
         let aints = (0..count.max(0) as usize).map(|i| *displs.add(i)).collect();
-        crate::abi_dtype::record(*new, vec![count as i64, blen as i64], aints, &[old]);
+        crate::abi::dtype::record(*new, vec![count as i64, blen as i64], aints, &[old]);
     }
     rc
 }
@@ -2364,7 +2364,7 @@ pub unsafe extern "C" fn MPI_Type_create_struct(
     ints.extend((0..n).map(|i| *blens.add(i) as i64));
     let aints = (0..n).map(|i| *displs.add(i)).collect();
     let olds: Vec<c_int> = (0..n).map(|i| *types.add(i)).collect();
-    crate::abi_dtype::record(h, ints, aints, &olds);
+    crate::abi::dtype::record(h, ints, aints, &olds);
     MPI_SUCCESS
 }
 
@@ -2392,7 +2392,7 @@ pub unsafe extern "C" fn MPI_Type_create_resized(
     });
     match r {
         Ok(h) => {
-            crate::abi_dtype::record(h, vec![], vec![lb, extent], &[old]);
+            crate::abi::dtype::record(h, vec![], vec![lb, extent], &[old]);
             set(new, h);
             MPI_SUCCESS
         }
@@ -2469,7 +2469,7 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(
         ints.extend((0..nd).map(|i| *p.add(i) as i64));
     }
     ints.push(order as i64);
-    crate::abi_dtype::record(h, ints, vec![], &[old]);
+    crate::abi::dtype::record(h, ints, vec![], &[old]);
     MPI_SUCCESS
 }
 
@@ -2483,8 +2483,8 @@ pub unsafe extern "C" fn MPI_Type_dup(old: c_int, new: *mut c_int) -> c_int {
     });
     match r {
         Ok(mut h) => {
-            crate::abi_dtype::record(h, vec![], vec![], &[old]);
-            let rc = crate::abi_more::copy_type_attrs(rt::current_rank(), old, h);
+            crate::abi::dtype::record(h, vec![], vec![], &[old]);
+            let rc = crate::abi::more::copy_type_attrs(rt::current_rank(), old, h);
             if rc != MPI_SUCCESS {
                 // A failing copy callback fails the dup, which yields MPI_DATATYPE_NULL.
                 MPI_Type_free(&mut h);
@@ -2518,7 +2518,7 @@ pub unsafe extern "C" fn MPI_Type_commit(dt: *mut c_int) -> c_int {
 pub unsafe extern "C" fn MPI_Type_free(dt: *mut c_int) -> c_int {
     let h = *dt;
     if matches!(with_world(|w| w.dtype(h).map(|d| d.predefined)), Ok(false)) {
-        let rc = crate::abi_more::delete_type_attrs(rt::current_rank(), h);
+        let rc = crate::abi::more::delete_type_attrs(rt::current_rank(), h);
         if rc != MPI_SUCCESS {
             return rc;
         }
@@ -2725,7 +2725,7 @@ pub(crate) unsafe fn dup_comm(me: u32, comm: c_int, announce: bool) -> MpiResult
                 }
             }
         });
-        crate::abi_more::copy_attrs(me, comm, h)?;
+        crate::abi::more::copy_attrs(me, comm, h)?;
         Ok(h)
     }
 }
@@ -2739,7 +2739,7 @@ pub unsafe extern "C" fn MPI_Comm_split(comm: c_int, color: c_int, key: c_int, n
             .map(|c| c.shared.remote.is_some())
     });
     if let Ok(true) = inter {
-        return match crate::abi_more::split_intercomm(g.me, comm, color, key) {
+        return match crate::abi::more::split_intercomm(g.me, comm, color, key) {
             Ok(h) => {
                 set(new, h);
                 MPI_SUCCESS
@@ -2816,7 +2816,7 @@ pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, new: *mut c_
                 Some(p) => (0, p as i32),
                 None => (MPI_UNDEFINED, 0),
             };
-            crate::abi_more::split_intercomm(g.me, comm, color, key)
+            crate::abi::more::split_intercomm(g.me, comm, color, key)
         });
         return match r {
             Ok(h) => {
@@ -2848,7 +2848,7 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
             mpi_err(rt::MPI_ERR_COMM, "cannot free a predefined communicator"),
         );
     }
-    let r = crate::abi_more::delete_all_attrs(g.me, h).and_then(|_| {
+    let r = crate::abi::more::delete_all_attrs(g.me, h).and_then(|_| {
         with_world(|w| {
             w.ranks[g.me as usize].comm(h)?;
             w.ranks[g.me as usize].comms[h as usize] = None;

@@ -9,11 +9,11 @@
 
 use std::ffi::{c_int, c_void};
 
-use smpi_shim::coll::{self, CommView, IN_PLACE};
-use smpi_shim::entry::{self, enter, result};
-use smpi_shim::nbc;
-use smpi_shim::nbc_inter::{self, ROOT};
-use smpi_shim::runtime::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
+use crate::coll::{self, CommView, IN_PLACE};
+use crate::entry::{self, enter, result};
+use crate::nbc;
+use crate::nbc_inter::{self, ROOT};
+use crate::runtime::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
 
 unsafe fn set<T>(p: *mut T, v: T) {
     if !p.is_null() {
@@ -576,8 +576,8 @@ pub unsafe extern "C" fn MPI_Alltoallv_c(
         if let Some(rsize) = inter {
             let a = Alltoallw::from_v(rsize, s, || Ok((ivec(n, scs)?, dvec(n, sds))), st, r, rc, rd, rt_)?;
             let iv =
-                crate::abi_more::InterView::of(g.me, comm)?.ok_or_else(|| no_inter("MPI_Alltoallv_c"))?;
-            return crate::abi_more::inter_alltoallw(
+                crate::abi::more::InterView::of(g.me, comm)?.ok_or_else(|| no_inter("MPI_Alltoallv_c"))?;
+            return crate::abi::more::inter_alltoallw(
                 iv, a.sbuf, &a.scounts, &a.sdispls, &a.stypes, a.rbuf, &a.rcounts, &a.rdispls, &a.rtypes,
             );
         }

@@ -1,18 +1,18 @@
 //! The MPI C ABI of graph and distributed-graph topologies, topology mapping
 //! (`MPI_Cart_map`, `MPI_Graph_map`) and the neighbourhood collectives
 //! (`MPI_Neighbor_*`, `MPI_Ineighbor_*`). The library side is
-//! `smpi_shim::topo`; the Cartesian calls live in `abi_more`.
+//! `crate::topo`; the Cartesian calls live in `abi_more`.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
-use smpi_shim::coll::{self, CommView, IN_PLACE};
-use smpi_shim::entry::{self, enter, result};
-use smpi_shim::runtime::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS, MPI_UNDEFINED};
-use smpi_shim::topo::{self, Block, DistGraph, Graph, Neighbors, Topology};
+use crate::coll::{self, CommView, IN_PLACE};
+use crate::entry::{self, enter, result};
+use crate::runtime::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS, MPI_UNDEFINED};
+use crate::topo::{self, Block, DistGraph, Graph, Neighbors, Topology};
 
-use crate::abi_more::attach_topology;
+use crate::abi::more::attach_topology;
 
 /// `MPI_UNWEIGHTED` and `MPI_WEIGHTS_EMPTY`: special weight-array addresses
 /// (as in MPICH; not NULL, so that NULL stays an ordinary empty array).
@@ -185,7 +185,7 @@ pub unsafe extern "C" fn MPI_Graph_create(
                 .map(|e| e.shared.group[..nnodes as usize].to_vec())
         })?;
         // An empty graph gives MPI_COMM_NULL everywhere (MPI 2.1).
-        let h = crate::abi::derive_comm(g.me, comm, -8, Some(group))?;
+        let h = crate::abi::base::derive_comm(g.me, comm, -8, Some(group))?;
         attach_topology(g.me, h, Topology::Graph(graph));
         Ok(h)
     })();
@@ -312,7 +312,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
         };
         check_ranks(c.size, &graph.sources)?;
         check_ranks(c.size, &graph.destinations)?;
-        let h = crate::abi::derive_comm(g.me, comm, -9, None)?;
+        let h = crate::abi::base::derive_comm(g.me, comm, -9, None)?;
         attach_topology(g.me, h, Topology::DistGraph(graph));
         Ok(h)
     })();
@@ -425,7 +425,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create(
                 graph.destination_weights.push(w);
             }
         }
-        let h = crate::abi::derive_comm(g.me, comm, -10, None)?;
+        let h = crate::abi::base::derive_comm(g.me, comm, -10, None)?;
         attach_topology(g.me, h, Topology::DistGraph(graph));
         Ok(h)
     })();

@@ -5,13 +5,13 @@
 
 use std::ffi::{c_int, c_void};
 
-use smpi_shim::entry::{self, enter, result, write_status, CStatus};
-use smpi_shim::runtime::{
+use crate::entry::{self, enter, result, write_status, CStatus};
+use crate::runtime::{
     self as rt, mpi_err, with_world, BlockInfo, Greq, GreqCancelFn, GreqFreeFn, GreqQueryFn, SendMode,
     MPI_SUCCESS, MPI_UNDEFINED,
 };
 
-use crate::abi::{p2p, status_result, write_single_status};
+use crate::abi::base::{p2p, status_result, write_single_status};
 
 type Count = i64;
 
@@ -551,7 +551,7 @@ pub unsafe extern "C" fn MPI_Get_count_c(st: *const CStatus, dt: c_int, count: *
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_elements_c(st: *const CStatus, dt: c_int, count: *mut Count) -> c_int {
-    match crate::abi::elements_of(st, dt) {
+    match crate::abi::base::elements_of(st, dt) {
         Ok(n) => {
             set(count, n);
             MPI_SUCCESS
