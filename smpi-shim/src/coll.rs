@@ -36,9 +36,9 @@
 
 use std::rc::Rc;
 
-use crate::datatype::Datatype;
-use crate::op::{self, Op};
-use crate::runtime::{self as rt, mpi_err, with_world, MpiResult, P2p, SendMode, StatusInfo};
+use crate::mpi::datatype::Datatype;
+use crate::mpi::op::{self, Op};
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, P2p, SendMode, StatusInfo};
 
 mod allgather;
 mod allreduce;
@@ -46,6 +46,8 @@ mod alltoall;
 mod barrier;
 mod bcast;
 mod gather;
+pub mod nbc;
+pub mod nbc_inter;
 mod reduce;
 mod reduce_scatter;
 mod scan;

@@ -11,10 +11,10 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::rc::Rc;
 
 use crate::coll::{self, CommView, IN_PLACE};
-use crate::datatype::Datatype;
-use crate::entry::{self, enter, result, write_status, CStatus};
-use crate::op::{Op, UserFn};
-use crate::runtime::{
+use crate::mpi::datatype::Datatype;
+use crate::mpi::entry::{self, enter, result, write_status, CStatus};
+use crate::mpi::op::{Op, UserFn};
+use crate::mpi::{
     self as rt, mpi_err, with_world, CommEntry, CommShared, MpiError, MpiResult, P2p, SendMode, StatusInfo,
     MPI_COMM_NULL, MPI_SUCCESS, MPI_UNDEFINED,
 };

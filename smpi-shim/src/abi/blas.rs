@@ -2,15 +2,15 @@
 //! `name_` conventions). Exported symbols of the executable take precedence
 //! over a BLAS the program was linked with, so each call lands here: a
 //! modelled kernel injects its model time and does no work (see
-//! `crate::kernels`), otherwise the real BLAS of the system runs.
+//! `crate::host::kernels`), otherwise the real BLAS of the system runs.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use std::cell::Cell;
 use std::ffi::{c_char, c_int};
 
-use crate::entry;
-use crate::kernels::{self, blas_modelled, modelled_idamax};
-use crate::runtime::current_rank;
+use crate::host::kernels::{self, blas_modelled, modelled_idamax};
+use crate::mpi::current_rank;
+use crate::mpi::entry;
 
 // Kernel indices in kernels::BLAS.
 const DGEMM: usize = 0;

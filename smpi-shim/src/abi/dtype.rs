@@ -7,9 +7,9 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::rc::Rc;
 
-use crate::datatype::{Contents, Datatype};
-use crate::datatype_ext::{self as ext, DarrayDim};
-use crate::runtime::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
+use crate::mpi::datatype::ext::{self as ext, DarrayDim};
+use crate::mpi::datatype::{Contents, Datatype};
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
 
 type Aint = isize;
 type Count = i64;

@@ -1,13 +1,13 @@
-//! `MPI_Info_*`: the C side of `crate::info`. Errors go to the handler of
+//! `MPI_Info_*`: the C side of `crate::mpi::info`. Errors go to the handler of
 //! `MPI_COMM_SELF`, as MPI 4 says for calls without a communicator; these
 //! calls are also valid before `MPI_Init` and after `MPI_Finalize`.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, c_int, CStr};
 
-use crate::entry::{enter, result};
-use crate::info;
-use crate::runtime::{mpi_err, MpiResult, MPI_ERR_ARG, MPI_SUCCESS};
+use crate::mpi::entry::{enter, result};
+use crate::mpi::info;
+use crate::mpi::{mpi_err, MpiResult, MPI_ERR_ARG, MPI_SUCCESS};
 
 const MPI_COMM_SELF: c_int = 2;
 

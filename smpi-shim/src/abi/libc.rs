@@ -1,13 +1,13 @@
 //! libc functions whose state real programs expect per process, exported so
-//! that each rank gets its own copy (see `crate::libc_state`). Outside a
+//! that each rank gets its own copy (see `crate::host::libc_state`). Outside a
 //! rank (a library constructor, say) they are libc's own.
 #![allow(clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, c_double, c_int, c_long, c_uint, c_ushort, CStr};
 
-use crate::libc_state::getopt::{Flavour, LongOption};
-use crate::libc_state::{self as ls, libc_function, LibcState, Rand48};
-use crate::runtime::{with_world, world_exists};
+use crate::host::libc_state::getopt::{Flavour, LongOption};
+use crate::host::libc_state::{self as ls, libc_function, LibcState, Rand48};
+use crate::mpi::{with_world, world_exists};
 
 /// Runs `f` on the calling rank's libc state, or returns None outside a rank.
 fn on_rank<R>(f: impl FnOnce(&mut LibcState, u32) -> R) -> Option<R> {

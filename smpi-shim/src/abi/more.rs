@@ -7,12 +7,12 @@ use std::ffi::{c_char, c_int, c_void};
 use std::rc::Rc;
 
 use crate::coll::{self, CommView};
-use crate::entry::{self, enter, result};
-use crate::runtime::{
+use crate::mpi::entry::{self, enter, result};
+use crate::mpi::topo::{self, Cart, Topology};
+use crate::mpi::{
     self as rt, mpi_err, with_world, CommEntry, CommShared, MpiResult, MPI_COMM_NULL, MPI_SUCCESS,
     MPI_UNDEFINED,
 };
-use crate::topo::{self, Cart, Topology};
 
 unsafe fn set<T>(p: *mut T, v: T) {
     if !p.is_null() {
@@ -1021,7 +1021,7 @@ pub unsafe extern "C" fn MPI_Comm_idup_with_info(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_info(_comm: c_int, info: *mut c_int) -> c_int {
     // No hints are used: a new, empty object the caller frees.
-    set(info, crate::info::create());
+    set(info, crate::mpi::info::create());
     MPI_SUCCESS
 }
 

@@ -9,11 +9,11 @@
 
 use std::ffi::{c_int, c_void};
 
+use crate::coll::nbc;
+use crate::coll::nbc_inter::{self, ROOT};
 use crate::coll::{self, CommView, IN_PLACE};
-use crate::entry::{self, enter, result};
-use crate::nbc;
-use crate::nbc_inter::{self, ROOT};
-use crate::runtime::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
+use crate::mpi::entry::{self, enter, result};
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
 
 unsafe fn set<T>(p: *mut T, v: T) {
     if !p.is_null() {

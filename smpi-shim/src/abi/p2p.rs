@@ -5,8 +5,8 @@
 
 use std::ffi::{c_int, c_void};
 
-use crate::entry::{self, enter, result, write_status, CStatus};
-use crate::runtime::{
+use crate::mpi::entry::{self, enter, result, write_status, CStatus};
+use crate::mpi::{
     self as rt, mpi_err, with_world, BlockInfo, Greq, GreqCancelFn, GreqFreeFn, GreqQueryFn, SendMode,
     MPI_SUCCESS, MPI_UNDEFINED,
 };

@@ -4,9 +4,9 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
-use crate::entry::{self, enter};
-use crate::runtime::{self as rt, with_world};
-use crate::{sampling, shared};
+use crate::host::{folding as shared, sampling};
+use crate::mpi::entry::{self, enter};
+use crate::mpi::{self as rt, with_world};
 
 unsafe fn site(file: *const c_char, line: c_int) -> String {
     let f = if file.is_null() {

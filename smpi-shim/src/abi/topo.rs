@@ -1,16 +1,16 @@
 //! The MPI C ABI of graph and distributed-graph topologies, topology mapping
 //! (`MPI_Cart_map`, `MPI_Graph_map`) and the neighbourhood collectives
 //! (`MPI_Neighbor_*`, `MPI_Ineighbor_*`). The library side is
-//! `crate::topo`; the Cartesian calls live in `abi_more`.
+//! `crate::mpi::topo`; the Cartesian calls live in `abi_more`.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
 use crate::coll::{self, CommView, IN_PLACE};
-use crate::entry::{self, enter, result};
-use crate::runtime::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS, MPI_UNDEFINED};
-use crate::topo::{self, Block, DistGraph, Graph, Neighbors, Topology};
+use crate::mpi::entry::{self, enter, result};
+use crate::mpi::topo::{self, Block, DistGraph, Graph, Neighbors, Topology};
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS, MPI_UNDEFINED};
 
 use crate::abi::more::attach_topology;
 

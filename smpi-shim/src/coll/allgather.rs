@@ -3,8 +3,8 @@
 
 use super::select::{self, pick};
 use super::{boff, dtype_of, gather, is_pof2, local_copy, CommView, BYTE, IN_PLACE, TAG_ALLGATHER};
-use crate::datatype::Datatype;
-use crate::runtime::MpiResult;
+use crate::mpi::datatype::Datatype;
+use crate::mpi::MpiResult;
 
 const ALLGATHER: &[&str] = &[
     "GB",

@@ -5,7 +5,7 @@ use super::{
     bcast, bcast::seg_count, local_copy, pof2_floor, reduce, CommView, Reducer, IN_PLACE, TAG_ALLREDUCE,
     TAG_REDUCE,
 };
-use crate::runtime::MpiResult;
+use crate::mpi::MpiResult;
 
 const KNOWN: &[&str] = &["redbcast", "rdb", "lr", "rab_rdb", "ompi_ring_segmented"];
 

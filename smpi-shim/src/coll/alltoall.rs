@@ -2,7 +2,7 @@
 
 use super::select::{self, pick};
 use super::{dtype_of, is_pof2, local_copy, CommView, TempBuf, BYTE, IN_PLACE, TAG_ALLTOALL};
-use crate::runtime::MpiResult;
+use crate::mpi::MpiResult;
 
 const ALLTOALL: &[&str] = &["basic_linear", "pair", "ring", "bruck", "mvapich2_scatter_dest"];
 const ALLTOALLV: &[&str] = &["ompi_basic_linear", "pair", "ring"];

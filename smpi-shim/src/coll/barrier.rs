@@ -2,7 +2,7 @@
 
 use super::select::{self, pick};
 use super::{CommView, BYTE, TAG_BARRIER};
-use crate::runtime::MpiResult;
+use crate::mpi::MpiResult;
 
 const KNOWN: &[&str] = &[
     "ompi_basic_linear",

@@ -3,7 +3,7 @@
 use super::select::{self, pick};
 use super::tree::{self, Tree};
 use super::{boff, dtype_of, elem, ByteView, CommView, BYTE, TAG_BCAST};
-use crate::runtime::MpiResult;
+use crate::mpi::MpiResult;
 
 const KNOWN: &[&str] = &[
     "binomial_tree",

@@ -3,7 +3,7 @@
 use super::select::{self, pick};
 use super::tree;
 use super::{boff, dtype_of, elem, local_copy, CommView, BYTE, IN_PLACE, TAG_GATHER, TAG_SCATTER};
-use crate::runtime::MpiResult;
+use crate::mpi::MpiResult;
 
 const GATHER: &[&str] = &["ompi_basic_linear", "ompi_binomial", "ompi_linear_sync"];
 const SCATTER: &[&str] = &["ompi_basic_linear", "ompi_binomial", "ompi_linear_nb"];

@@ -6,7 +6,7 @@ use super::{
     apply_op, bcast::seg_count, dtype_of, local_copy, pof2_floor, CommView, Reducer, TempBuf, IN_PLACE,
     TAG_REDUCE,
 };
-use crate::runtime::{self as rt, with_world, MpiResult};
+use crate::mpi::{self as rt, with_world, MpiResult};
 
 const KNOWN: &[&str] = &[
     "ompi_basic_linear",

@@ -4,7 +4,7 @@ use super::select::{self, pick};
 use super::{
     gather, is_pof2, local_copy, pof2_floor, reduce, CommView, Reducer, TempBuf, IN_PLACE, TAG_REDUCE_SCATTER,
 };
-use crate::runtime::MpiResult;
+use crate::mpi::MpiResult;
 
 const KNOWN: &[&str] = &[
     "ompi_basic_recursivehalving",

@@ -6,7 +6,7 @@
 //! no `smpi/scan` selector), so it is what a user comparing with SMPI expects.
 
 use super::{apply_op, dtype_of, local_copy, CommView, TempBuf, IN_PLACE, TAG_SCAN};
-use crate::runtime::MpiResult;
+use crate::mpi::MpiResult;
 
 /// Inclusive (`exclusive == false`) or exclusive prefix reduction.
 pub(crate) fn run(

@@ -17,7 +17,7 @@
 //! A decision depends only on values that are the same on every rank
 //! (communicator size, message size, operation), so all ranks agree.
 
-use crate::runtime::{self as rt, mpi_err, with_world, MpiResult};
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult};
 
 /// Which selector applies to a collective, or a forced algorithm name.
 pub(crate) enum Choice {

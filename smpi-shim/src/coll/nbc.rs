@@ -1,5 +1,5 @@
 //! Non-blocking collectives (`MPI_Ibarrier`, `MPI_Ibcast`, ...) on
-//! intra-communicators; [`crate::nbc_inter`] has the intercommunicator ones.
+//! intra-communicators; [`crate::coll::nbc_inter`] has the intercommunicator ones.
 //!
 //! Like SMPI, they use flat algorithms: every message of a stage is posted at
 //! once. A collective is a list of stages; a stage starts when the previous
@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::coll::{self, CommView, Reducer, TempBuf, BYTE, IN_PLACE};
-use crate::runtime::{self as rt, mpi_err, with_world, MpiResult, Stage};
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, Stage};
 
 /// First tag of non-blocking collectives (blocking ones use small fixed tags).
 const TAG_BASE: i32 = 1 << 20;
@@ -29,7 +29,7 @@ thread_local! {
     static STARTED: RefCell<HashMap<(u32, u32), u32>> = RefCell::new(HashMap::new());
 }
 
-fn dt_of(h: i32) -> MpiResult<Rc<crate::datatype::Datatype>> {
+fn dt_of(h: i32) -> MpiResult<Rc<crate::mpi::datatype::Datatype>> {
     with_world(|w| w.dtype(h))
 }
 

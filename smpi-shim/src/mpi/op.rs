@@ -1,6 +1,6 @@
 //! Reduction operations: the predefined MPI ops on every basic type, and user ops.
 
-use crate::datatype::Basic;
+use crate::mpi::datatype::Basic;
 
 /// A reduction operation.
 #[derive(Clone, Copy, Debug)]

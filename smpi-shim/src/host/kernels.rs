@@ -14,13 +14,13 @@
 //!
 //! Named functions (`kind = "function"` in a model file, e.g. `HPL_dlaswp00N`)
 //! are interposed in each rank's copy of the program by rewriting its GOT
-//! entries (see [`crate::interpose`]); their model parameters are the
+//! entries (see [`crate::host::interpose`]); their model parameters are the
 //! function's first integer arguments, read as C `int`, in declaration order.
 
 use models::compute::KernelId;
 use models::NoiseRng;
 
-use crate::runtime::{current_rank, with_world};
+use crate::mpi::{current_rank, with_world};
 
 /// The BLAS kernels the simulator can model.
 pub const BLAS: [&str; 10] = [
@@ -205,7 +205,7 @@ pub fn blas_modelled(i: usize, params: &[f64]) -> bool {
     let k = with_world(|w| w.kernels.blas_model(i));
     match k {
         Some(k) => {
-            let _g = crate::entry::enter();
+            let _g = crate::mpi::entry::enter();
             inject(k, params);
             true
         }
@@ -216,7 +216,7 @@ pub fn blas_modelled(i: usize, params: &[f64]) -> bool {
 /// idamax in model mode: a pseudo-random index in `0..n` (None if not modelled).
 pub fn modelled_idamax(n: usize) -> Option<usize> {
     let k = with_world(|w| w.kernels.blas_model(9))?;
-    let _g = crate::entry::enter();
+    let _g = crate::mpi::entry::enter();
     inject(k, &[n as f64]);
     let me = current_rank();
     Some(with_world(|w| w.kernels.random_index(me, n)))
@@ -259,7 +259,7 @@ pub unsafe fn idamax(n: i32, x: *const f64, incx: i32) -> usize {
         return 0;
     }
     let (n, inc) = (n as usize, incx as usize);
-    let view = crate::shared::fold_view(x.cast());
+    let view = crate::host::folding::fold_view(x.cast());
     let place = |i: usize| {
         let p = x.add(i * inc);
         view.map_or(p, |v| v.at(p as usize) as *const f64)
@@ -337,8 +337,8 @@ pub unsafe fn dcopy(n: i32, x: *const f64, incx: i32, y: *mut f64, incy: i32) {
     }
     // Folded elements are reached through the canonical view (same memory).
     let (vx, vy) = (
-        crate::shared::fold_view(x.cast()),
-        crate::shared::fold_view(y.cast()),
+        crate::host::folding::fold_view(x.cast()),
+        crate::host::folding::fold_view(y.cast()),
     );
     let (mut ix, mut iy) = (start(n, incx), start(n, incy));
     for _ in 0..n {
@@ -364,8 +364,8 @@ pub unsafe fn dswap(n: i32, x: *mut f64, incx: i32, y: *mut f64, incy: i32) {
         return;
     }
     let (vx, vy) = (
-        crate::shared::fold_view(x.cast()),
-        crate::shared::fold_view(y.cast()),
+        crate::host::folding::fold_view(x.cast()),
+        crate::host::folding::fold_view(y.cast()),
     );
     let (mut ix, mut iy) = (start(n, incx), start(n, incy));
     for _ in 0..n {

@@ -7,7 +7,7 @@
 
 use std::cell::RefCell;
 
-use crate::runtime::{mpi_err, MpiResult, MPI_ERR_ARG};
+use crate::mpi::{mpi_err, MpiResult, MPI_ERR_ARG};
 
 /// `MPI_ERR_INFO`.
 pub const MPI_ERR_INFO: i32 = 22;

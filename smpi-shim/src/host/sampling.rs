@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use crate::entry::thread_cpu_time;
+use crate::mpi::entry::thread_cpu_time;
 
 #[derive(Default)]
 struct Site {

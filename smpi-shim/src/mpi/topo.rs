@@ -7,14 +7,14 @@
 //! - [`ineighbor`]: `MPI_(I)neighbor_allgather(v)` and
 //!   `MPI_(I)neighbor_alltoall(v,w)` as one non-blocking stage (every receive
 //!   and send posted at once, as the other non-blocking collectives in
-//!   [`crate::nbc`]); the blocking forms wait for it. SMPI 3.32 has no
+//!   [`crate::coll::nbc`]); the blocking forms wait for it. SMPI 3.32 has no
 //!   neighbourhood collectives, so there is no algorithm to choose.
 //!
 //! Ranks are never reordered (`reorder` is ignored, as in SMPI): topology rank
 //! `i` is rank `i` of the parent communicator.
 
 use crate::coll::CommView;
-use crate::runtime::{self as rt, mpi_err, MpiResult, Stage, MPI_PROC_NULL};
+use crate::mpi::{self as rt, mpi_err, MpiResult, Stage, MPI_PROC_NULL};
 
 /// `MPI_GRAPH`, `MPI_CART`, `MPI_DIST_GRAPH` (values of `mpi.h`).
 pub const MPI_GRAPH: i32 = 1;

@@ -18,8 +18,8 @@ use std::ffi::{c_void, CStr};
 
 use models::compute::KernelId;
 
-use crate::entry;
-use crate::kernels;
+use crate::host::kernels;
+use crate::mpi::entry;
 
 /// How many distinct functions can be interposed at once.
 pub const SLOTS: usize = 32;

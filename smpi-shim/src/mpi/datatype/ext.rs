@@ -2,7 +2,7 @@
 //! arrays (MPI_Type_create_darray) and the portable "external32" data
 //! representation (MPI_Pack_external and friends).
 
-use crate::datatype::{Basic, Datatype, Elem};
+use crate::mpi::datatype::{Basic, Datatype, Elem};
 
 pub const DISTRIBUTE_NONE: i32 = 0;
 pub const DISTRIBUTE_BLOCK: i32 = 1;
@@ -272,7 +272,7 @@ fn quad_to_f80(src: &[u8]) -> [u8; 16] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datatype::predefined;
+    use crate::mpi::datatype::predefined;
 
     fn dim(gsize: usize, distrib: i32, darg: i32, psize: usize) -> DarrayDim {
         DarrayDim {

@@ -11,6 +11,8 @@
 //! struct padding) and, for derived types, the arguments it was built from
 //! (for MPI_Type_get_contents).
 
+pub mod ext;
+
 use std::rc::Rc;
 
 /// Basic element types, for reductions.
@@ -410,20 +412,20 @@ impl Datatype {
         }
     }
 
-    /// The layout (see [`crate::shared::Layout`]) of the memory `count`
+    /// The layout (see [`crate::host::folding::Layout`]) of the memory `count`
     /// elements at `buf` span, from their first byte (`true_lb`), when it
     /// touches folded memory; `None` when everything is ordinary memory.
     /// A send computes it once when posted (MPI forbids touching a send
     /// buffer before completion) and hands it to [`Datatype::copy_to_with`].
     pub fn folded_layout(&self, buf: *const u8, count: usize) -> Option<SpanLayout> {
-        if count == 0 || self.size == 0 || !crate::shared::any() {
+        if count == 0 || self.size == 0 || !crate::host::folding::any() {
             return None;
         }
         let (start, span) = self.span_of(buf, count)?;
         // A dense type map is looked up whole; a sparse one (far-apart blocks)
         // only where its blocks are, in address order, nearby blocks merged.
         let layout = if span <= 2 * self.size * count || span <= SPARSE_GAP {
-            crate::shared::Layout::of(start, span)
+            crate::host::folding::Layout::of(start, span)
         } else {
             let mut pieces: Vec<(usize, usize)> = self
                 .pieces(count)
@@ -438,7 +440,7 @@ impl Datatype {
                     _ => merged.push((a, b)),
                 }
             }
-            crate::shared::Layout::of_ranges(start, &merged)
+            crate::host::folding::Layout::of_ranges(start, &merged)
         };
         layout.map(|l| (self.true_lb, l))
     }
@@ -492,7 +494,10 @@ impl Datatype {
         for (off, len) in self.pieces(count) {
             let rel = (off - lo) as usize;
             for (a, b, what) in layout.runs_in(rel, rel + len) {
-                if matches!(what, crate::shared::Bytes::Data | crate::shared::Bytes::Unknown) {
+                if matches!(
+                    what,
+                    crate::host::folding::Bytes::Data | crate::host::folding::Bytes::Unknown
+                ) {
                     let src = buf.offset(lo).add(a);
                     std::ptr::copy_nonoverlapping(src, out.as_mut_ptr().add(pos + a - rel), b - a);
                 }
@@ -520,7 +525,7 @@ impl Datatype {
     /// Copies the first `bytes` of the type signature from `scount` elements
     /// of `self` at `src` into `rcount` elements of `rdt` at `dst`, block by
     /// block, with no intermediate buffer. Folded memory is handled as by
-    /// [`crate::shared::copy`]: folded source bytes are not read.
+    /// [`crate::host::folding::copy`]: folded source bytes are not read.
     ///
     /// # Safety
     /// Both buffers must be valid for their type maps; `bytes` must not
@@ -559,12 +564,12 @@ impl Datatype {
         }
         // Each side is classified once; the pieces then look their bytes up.
         let dlay = rdt.folded_layout(dst, rcount);
-        fn rel(lay: Option<&SpanLayout>, off: isize) -> (Option<&crate::shared::Layout>, usize) {
+        fn rel(lay: Option<&SpanLayout>, off: isize) -> (Option<&crate::host::folding::Layout>, usize) {
             lay.map_or((None, 0), |(lo, l)| (Some(l), (off - lo) as usize))
         }
         if self.is_contiguous() && rdt.is_contiguous() {
             let ((sl, sr), (dl, dr)) = (rel(slay, 0), rel(dlay.as_ref(), 0));
-            crate::shared::transfer(src, sl, sr, dst, dl, dr, bytes);
+            crate::host::folding::transfer(src, sl, sr, dst, dl, dr, bytes);
             return;
         }
         let mut spieces = self.pieces(scount).filter(|p| p.1 > 0);
@@ -577,7 +582,7 @@ impl Datatype {
             };
             let n = slen.min(dlen).min(left);
             let ((sl, sr), (dl, dr)) = (rel(slay, soff), rel(dlay.as_ref(), doff));
-            crate::shared::transfer(src.offset(soff), sl, sr, dst.offset(doff), dl, dr, n);
+            crate::host::folding::transfer(src.offset(soff), sl, sr, dst.offset(doff), dl, dr, n);
             left -= n;
             s = if n < slen {
                 Some((soff + n as isize, slen - n))
@@ -608,7 +613,7 @@ impl Datatype {
             }
             let n = len.min(data.len() - pos);
             let rel = (off - lo) as usize;
-            crate::shared::transfer(
+            crate::host::folding::transfer(
                 data.as_ptr().add(pos),
                 None,
                 0,
@@ -649,9 +654,9 @@ impl Datatype {
     }
 }
 
-/// A buffer's [`crate::shared::Layout`] from the first byte its type map
+/// A buffer's [`crate::host::folding::Layout`] from the first byte its type map
 /// touches, with that byte's offset from the buffer (`true_lb`).
-pub type SpanLayout = (isize, crate::shared::Layout);
+pub type SpanLayout = (isize, crate::host::folding::Layout);
 
 /// Blocks of a type map closer than this are classified together (with the
 /// bytes between them) when looking up folded memory.
@@ -827,11 +832,11 @@ mod tests {
 
     #[test]
     fn direct_copy_moves_only_bytes_private_on_both_sides() {
-        crate::shared::init("global", 1 << 20, "", 0, 0).unwrap();
+        crate::host::folding::init("global", 1 << 20, "", 0, 0).unwrap();
         let page = 4096;
         // Three pages, the middle one folded, on each side.
-        let src = crate::shared::alloc(3 * page, &[(page, 2 * page)], "t:1").unwrap();
-        let dst = crate::shared::alloc(3 * page, &[(page, 2 * page)], "t:2").unwrap();
+        let src = crate::host::folding::alloc(3 * page, &[(page, 2 * page)], "t:1").unwrap();
+        let dst = crate::host::folding::alloc(3 * page, &[(page, 2 * page)], "t:2").unwrap();
         unsafe {
             std::ptr::write_bytes(src, 7, page);
             std::ptr::write_bytes(src.add(2 * page), 9, page);
@@ -855,15 +860,15 @@ mod tests {
                 "folded source bytes are not read"
             );
         }
-        crate::shared::reset();
+        crate::host::folding::reset();
     }
 
     #[test]
     fn layout_covers_ordinary_memory_around_a_folded_allocation() {
-        use crate::shared::{Bytes, Layout};
-        crate::shared::init("global", 1 << 20, "", 0, 0).unwrap();
+        use crate::host::folding::{Bytes, Layout};
+        crate::host::folding::init("global", 1 << 20, "", 0, 0).unwrap();
         let page = 4096;
-        let a = crate::shared::alloc(4 * page, &[(page, 3 * page)], "t:3").unwrap();
+        let a = crate::host::folding::alloc(4 * page, &[(page, 3 * page)], "t:3").unwrap();
         // From one page before the allocation to one page after it.
         let l = Layout::of(unsafe { a.sub(page) }, 6 * page).unwrap();
         assert_eq!(
@@ -878,17 +883,17 @@ mod tests {
         assert!(Layout::of(unsafe { a.add(page) }, 2 * page)
             .unwrap()
             .all_garbage());
-        crate::shared::reset();
+        crate::host::folding::reset();
     }
 
     #[test]
     fn sparse_type_maps_classify_only_their_blocks() {
-        use crate::shared::Bytes;
-        crate::shared::init("global", 1 << 20, "", 0, 0).unwrap();
+        use crate::host::folding::Bytes;
+        crate::host::folding::init("global", 1 << 20, "", 0, 0).unwrap();
         let page = 4096;
         // Two folded allocations far apart, one private page at the start of each.
-        let a = crate::shared::alloc(64 * page, &[(page, 64 * page)], "t:4").unwrap();
-        let b = crate::shared::alloc(64 * page, &[(page, 64 * page)], "t:5").unwrap();
+        let a = crate::host::folding::alloc(64 * page, &[(page, 64 * page)], "t:4").unwrap();
+        let b = crate::host::folding::alloc(64 * page, &[(page, 64 * page)], "t:5").unwrap();
         let (lo, hi) = if a < b { (a, b) } else { (b, a) };
         let gap = hi as isize - lo as isize;
         let bytes = Datatype::basic("b", Basic::U8);
@@ -908,7 +913,7 @@ mod tests {
                 (g + page, g + 2 * page, Bytes::Garbage)
             ]
         );
-        crate::shared::reset();
+        crate::host::folding::reset();
     }
 
     #[test]

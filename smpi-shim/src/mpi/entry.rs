@@ -2,7 +2,7 @@
 //! benchmark (inject the time spent in user code since the previous MPI call),
 //! restart it on return, and turn errors into MPI error-handler behaviour.
 
-use crate::runtime::{self as rt, with_world, MpiError, StatusInfo, MPI_ERRORS_RETURN};
+use crate::mpi::{self as rt, with_world, MpiError, StatusInfo, MPI_ERRORS_RETURN};
 
 /// Thread CPU time in seconds.
 pub fn thread_cpu_time() -> f64 {

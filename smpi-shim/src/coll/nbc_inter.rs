@@ -3,14 +3,14 @@
 //! (the root itself), `MPI_PROC_NULL` (the other members of the root's group,
 //! which take no part) or the root's rank in the remote group.
 //!
-//! Flat algorithms, built from stages like [`crate::nbc`]; peers are ranks of
+//! Flat algorithms, built from stages like [`crate::coll::nbc`]; peers are ranks of
 //! the remote group. Reductions combine the remote group's contributions in
 //! rank order.
 #![allow(clippy::not_unsafe_ptr_arg_deref, clippy::too_many_arguments)]
 
+use crate::coll::nbc::{fold_in_order, keep_until_done, temps, Nbc};
 use crate::coll::{self, CommView, Reducer, BYTE};
-use crate::nbc::{fold_in_order, keep_until_done, temps, Nbc};
-use crate::runtime::{self as rt, mpi_err, with_world, MpiResult, Stage};
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, Stage};
 
 /// `MPI_ROOT`.
 pub const ROOT: i32 = -3;

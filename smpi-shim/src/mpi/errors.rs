@@ -1,0 +1,72 @@
+//! MPI error classes and the error type every MPI-layer function returns.
+
+pub const MPI_SUCCESS: i32 = 0;
+pub const MPI_ERR_BUFFER: i32 = 1;
+pub const MPI_ERR_COUNT: i32 = 2;
+pub const MPI_ERR_TYPE: i32 = 3;
+pub const MPI_ERR_TAG: i32 = 4;
+pub const MPI_ERR_COMM: i32 = 5;
+pub const MPI_ERR_RANK: i32 = 6;
+pub const MPI_ERR_REQUEST: i32 = 7;
+pub const MPI_ERR_ROOT: i32 = 8;
+pub const MPI_ERR_GROUP: i32 = 9;
+pub const MPI_ERR_OP: i32 = 10;
+pub const MPI_ERR_ARG: i32 = 13;
+pub const MPI_ERR_TRUNCATE: i32 = 15;
+pub const MPI_ERR_OTHER: i32 = 16;
+pub const MPI_ERR_INTERN: i32 = 17;
+pub const MPI_ERR_IN_STATUS: i32 = 18;
+pub const MPI_ERR_PENDING: i32 = 19;
+pub const MPI_ERR_KEYVAL: i32 = 20;
+pub const MPI_ERRORS_ARE_FATAL: i32 = 1;
+pub const MPI_ERRORS_RETURN: i32 = 2;
+
+/// An MPI error: class and a readable explanation.
+#[derive(Debug, Clone)]
+pub struct MpiError {
+    pub code: i32,
+    pub message: String,
+}
+
+pub type MpiResult<T> = Result<T, MpiError>;
+
+pub fn mpi_err(code: i32, message: impl Into<String>) -> MpiError {
+    MpiError {
+        code,
+        message: message.into(),
+    }
+}
+
+/// The text of an error class (`MPI_Error_string`).
+pub fn error_string(code: i32) -> &'static str {
+    match code {
+        MPI_SUCCESS => "MPI_SUCCESS: no error",
+        MPI_ERR_BUFFER => "MPI_ERR_BUFFER: invalid buffer pointer",
+        MPI_ERR_COUNT => "MPI_ERR_COUNT: invalid count argument",
+        MPI_ERR_TYPE => "MPI_ERR_TYPE: invalid datatype",
+        MPI_ERR_TAG => "MPI_ERR_TAG: invalid tag",
+        MPI_ERR_COMM => "MPI_ERR_COMM: invalid communicator",
+        MPI_ERR_RANK => "MPI_ERR_RANK: invalid rank",
+        MPI_ERR_REQUEST => "MPI_ERR_REQUEST: invalid request",
+        MPI_ERR_ROOT => "MPI_ERR_ROOT: invalid root",
+        MPI_ERR_GROUP => "MPI_ERR_GROUP: invalid group",
+        MPI_ERR_OP => "MPI_ERR_OP: invalid reduce operation",
+        11 => "MPI_ERR_TOPOLOGY: invalid communicator topology",
+        12 => "MPI_ERR_DIMS: invalid dimension argument",
+        MPI_ERR_ARG => "MPI_ERR_ARG: invalid argument",
+        14 => "MPI_ERR_UNKNOWN: unknown error",
+        MPI_ERR_TRUNCATE => "MPI_ERR_TRUNCATE: message truncated",
+        MPI_ERR_OTHER => "MPI_ERR_OTHER: other error",
+        MPI_ERR_INTERN => "MPI_ERR_INTERN: internal error",
+        MPI_ERR_IN_STATUS => "MPI_ERR_IN_STATUS: error code in status",
+        MPI_ERR_PENDING => "MPI_ERR_PENDING: pending request",
+        MPI_ERR_KEYVAL => "MPI_ERR_KEYVAL: invalid key value",
+        21 => "MPI_ERR_NO_MEM: out of memory",
+        22 => "MPI_ERR_INFO: invalid info object",
+        23 => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
+        24 => "MPI_ERR_INFO_KEY: invalid info key",
+        25 => "MPI_ERR_INFO_VALUE: invalid info value",
+        26 => "MPI_ERR_INFO_NOKEY: info key not found",
+        _ => "unknown error code",
+    }
+}

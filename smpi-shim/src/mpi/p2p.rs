@@ -1,0 +1,687 @@
+//! Point-to-point communication: matching sends with receives and timing them.
+//!
+//!
+//! # Point-to-point semantics (as SMPI 3.32)
+//! - Every rank has a mailbox with a queue of *unexpected* sends and a queue of
+//!   *posted* receives; matching takes the first entry in posting order whose
+//!   context, source and tag match, which gives MPI's non-overtaking rule.
+//!   `MPI_ANY_TAG` matches only tags ≥ 0 (collectives use their own context).
+//! - A send and its receive share one kernel communication. It starts when both
+//!   sides are posted, except sends below `smpi/async-small-thresh`, which start
+//!   at once (eager). Its size is the payload plus a 16-byte envelope.
+//! - Sends below `smpi/send-is-detached-thresh` (not `Ssend`) are *detached*:
+//!   the payload is copied and the call returns at once. Larger ones complete
+//!   with the transfer.
+//! - Overheads: `ois` before an `Isend` is posted, `os` before a detached or
+//!   synchronous send is posted, `or` after a receive matched with a detached
+//!   send; `MPI_Test` sleeps `n·smpi/test`, `MPI_Iprobe` computes for
+//!   `n·smpi/iprobe` seconds, `n` growing on consecutive failures.
+//! - The payload is copied when the communication completes (before either
+//!   side runs again), so a received buffer holds what was sent.
+//! - `MPI_Mprobe`/`MPI_Improbe` see a send once it is posted (like Iprobe) and
+//!   take it out of the unexpected queue; `MPI_Mrecv` then matches it, which
+//!   starts the transfer as a receive posted at that moment would.
+//! - `MPI_Wtime` costs `smpi/wtime`, slept lazily at the rank's next MPI call.
+
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use crate::mpi::datatype::Datatype;
+
+use super::*;
+
+/// Bytes SMPI adds to every message (the envelope).
+pub const ENVELOPE: usize = 16;
+
+#[derive(Default)]
+pub(crate) struct Mailbox {
+    pub(crate) unexpected: VecDeque<u32>,
+    pub(crate) posted: VecDeque<u32>,
+}
+
+/// Arguments of a send or receive.
+#[derive(Clone, Copy, Debug)]
+pub struct P2p {
+    pub buf: *mut u8,
+    pub count: usize,
+    pub dtype: i32,
+    pub peer: i32,
+    pub tag: i32,
+    pub comm: i32,
+    /// Use the communicator's collective context (internal messages).
+    pub coll: bool,
+}
+
+/// Validates a send or receive. `kept` is the datatype a persistent request
+/// holds (its handle may have been freed since).
+pub(crate) fn check_p2p(
+    w: &World,
+    me: u32,
+    a: &P2p,
+    is_send: bool,
+    kept: Option<Rc<Datatype>>,
+) -> MpiResult<(u32, i32, u32, usize, Rc<Datatype>)> {
+    let rank = &w.ranks[me as usize];
+    let c = rank.comm(a.comm)?;
+    // A zero-count message may name no valid type (MPI_DATATYPE_NULL).
+    let dt = match kept.map_or_else(|| w.dtype(a.dtype), Ok) {
+        Ok(d) => d,
+        Err(_) if a.count == 0 => w.dtype(4)?,
+        Err(e) => return Err(e),
+    };
+    if !dt.committed && !dt.predefined {
+        return Err(mpi_err(MPI_ERR_TYPE, "datatype not committed"));
+    }
+    let size = dt.size * a.count;
+    if a.buf.is_null() && size > 0 && !is_bottom_ok(&dt) {
+        return Err(mpi_err(
+            MPI_ERR_BUFFER,
+            format!("null buffer with count {}", a.count),
+        ));
+    }
+    let peer_size = c.peer_size();
+    if is_send {
+        if a.peer != MPI_PROC_NULL && (a.peer < 0 || a.peer >= peer_size) {
+            return Err(mpi_err(
+                MPI_ERR_RANK,
+                format!(
+                    "invalid destination rank {} (communicator size {peer_size})",
+                    a.peer
+                ),
+            ));
+        }
+        if !a.coll && (a.tag < 0 || a.tag > TAG_UB) {
+            return Err(mpi_err(MPI_ERR_TAG, format!("invalid tag {}", a.tag)));
+        }
+    } else {
+        if a.peer != MPI_PROC_NULL && a.peer != MPI_ANY_SOURCE && (a.peer < 0 || a.peer >= peer_size) {
+            return Err(mpi_err(
+                MPI_ERR_RANK,
+                format!("invalid source rank {} (communicator size {peer_size})", a.peer),
+            ));
+        }
+        if !a.coll && a.tag != MPI_ANY_TAG && (a.tag < 0 || a.tag > TAG_UB) {
+            return Err(mpi_err(MPI_ERR_TAG, format!("invalid tag {}", a.tag)));
+        }
+    }
+    let context = c.shared.context + a.coll as u32;
+    let peer_world = if a.peer >= 0 { c.world_of(a.peer) } else { u32::MAX };
+    Ok((context, c.my_rank, peer_world, size, dt))
+}
+
+pub(crate) fn is_bottom_ok(dt: &Datatype) -> bool {
+    // Absolute addresses with MPI_BOTTOM: the type map carries the addresses.
+    dt.blocks.first().is_some_and(|b| b.0 != 0)
+}
+
+pub(crate) fn matches(send: &Request, recv: &Request) -> bool {
+    send.context == recv.context
+        && (recv.peer == MPI_ANY_SOURCE || recv.peer == send.me_local)
+        && (recv.tag == send.tag || (recv.tag == MPI_ANY_TAG && send.tag >= 0))
+}
+
+/// Posts a send; returns the request id. Applies `os`/`ois` before posting.
+pub fn isend(me: u32, a: &P2p, mode: SendMode, immediate: bool) -> MpiResult<u32> {
+    isend_kept(me, a, mode, immediate, None)
+}
+
+/// [`isend`] with the datatype a persistent request keeps.
+pub(crate) fn isend_kept(
+    me: u32,
+    a: &P2p,
+    mode: SendMode,
+    immediate: bool,
+    kept: Option<Rc<Datatype>>,
+) -> MpiResult<u32> {
+    let (req, overhead) = with_world(|w| -> MpiResult<(u32, f64)> {
+        let (context, me_local, peer_world, size, dt) = check_p2p(w, me, a, true, kept)?;
+        let detached = mode == SendMode::Buffered
+            || (mode != SendMode::Sync && size < w.cfg.detached_thresh && a.peer != MPI_PROC_NULL);
+        // Safety: the user promises `buf` holds `count` elements of `dtype`.
+        let layout = if size > 0 {
+            dt.folded_layout(a.buf, a.count)
+        } else {
+            None
+        };
+        let payload = if layout.as_ref().is_some_and(|(_, l)| l.all_garbage()) {
+            Payload::Folded
+        } else {
+            // Detached sends are copied when posted (see `post_send`).
+            Payload::InBuffer(layout.map(Rc::new))
+        };
+        // As SMPI: software overheads are evaluated on the payload (no envelope).
+        let overhead = if immediate {
+            w.cfg.ois.cost(size as f64)
+        } else if detached || mode == SendMode::Sync {
+            w.cfg.os.cost(size as f64)
+        } else {
+            0.0
+        };
+        let r = Request {
+            kind: ReqKind::Send,
+            owner: me,
+            context,
+            peer: a.peer,
+            me_local,
+            peer_world,
+            tag: a.tag,
+            buf: a.buf,
+            count: a.count,
+            dtype: a.dtype,
+            dt: Some(dt.clone()),
+            size,
+            mode,
+            detached,
+            payload,
+            act: None,
+            partner: None,
+            done: false,
+            transferred: false,
+            status: StatusInfo::default(),
+            matched_detached: false,
+            persistent: false,
+            active: true,
+            orphan: false,
+            comm_handle: a.comm,
+            coll: None,
+        };
+        Ok((w.alloc_req(r), overhead))
+    })?;
+    sleep_for(me, overhead);
+    with_world(|w| post_send(w, req));
+    simcall_yield(me);
+    Ok(req)
+}
+
+/// Makes a prepared send request visible to its receiver.
+pub fn post_send(w: &mut World, id: u32) {
+    let (peer, peer_world, size, detached, owner) = {
+        let r = w.req(id);
+        (r.peer, r.peer_world, r.size, r.detached, r.owner)
+    };
+    if peer == MPI_PROC_NULL {
+        let r = w.req_mut(id);
+        r.done = true;
+        r.transferred = true;
+        r.status = StatusInfo {
+            source: MPI_PROC_NULL,
+            tag: MPI_ANY_TAG,
+            ..Default::default()
+        };
+        return;
+    }
+    w.messages += 1;
+    w.ranks[owner as usize].messages_sent += 1;
+    if w.request_log.is_some() {
+        let tag = w.req(id).tag;
+        w.log_request(owner, "send", size, Some(peer_world), tag, None);
+    }
+    w.ranks[owner as usize].bytes_sent += size as u64;
+    let ctx = w.kernel.clone();
+    // Synchronous sends stay on the rendezvous path even when small.
+    let eager = size < w.cfg.async_small_thresh && w.req(id).mode != SendMode::Sync;
+    // Find a posted receive at the destination.
+    let mb = &w.mailboxes[peer_world as usize];
+    let found = mb.posted.iter().position(|&r| matches(w.req(id), w.req(r)));
+    if let Some(pos) = found {
+        let recv = w.mailboxes[peer_world as usize]
+            .posted
+            .remove(pos)
+            .expect("position is valid");
+        // Adopt the receive's pending communication.
+        let act = w.req(recv).act.expect("posted receive has an activity");
+        ctx.retain(act);
+        ctx.set_user(act, id as u64);
+        w.req_mut(id).act = Some(act);
+        do_match(w, id, recv);
+        if detached && !w.req(id).transferred && matches!(w.req(id).payload, Payload::InBuffer(_)) {
+            // The sender may reuse its buffer as soon as it returns: copy now,
+            // straight into the receive buffer, which is not the receiver's
+            // until its receive completes.
+            copy_payload(w, id, recv);
+            w.req_mut(id).payload = Payload::Delivered;
+        }
+    } else {
+        let act = ctx.comm_create(id as u64);
+        w.req_mut(id).act = Some(act);
+        if eager {
+            let (src, dst) = (w.ranks[owner as usize].host, w.ranks[peer_world as usize].host);
+            ctx.comm_start(act, src, dst, (size + ENVELOPE) as f64);
+        }
+        w.mailboxes[peer_world as usize].unexpected.push_back(id);
+        if let (true, Payload::InBuffer(layout)) = (detached, &w.req(id).payload) {
+            let r = w.req(id);
+            let mut v = Vec::with_capacity(size);
+            if let Some(dt) = r.dt.clone() {
+                // Safety: the user promised `buf` holds `count` elements of `dtype`,
+                // and the sender has not returned from its call yet.
+                unsafe { dt.pack_with(r.buf, r.count, layout.as_deref(), &mut v) };
+            }
+            w.req_mut(id).payload = Payload::Staged(v);
+        }
+    }
+    if detached {
+        let r = w.req_mut(id);
+        r.done = true;
+        // The request lives on until the transfer ends; the user's handle completes now.
+    }
+}
+
+/// Posts a receive; returns the request id.
+pub fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
+    irecv_kept(me, a, None)
+}
+
+/// [`irecv`] with the datatype a persistent request keeps.
+pub(crate) fn irecv_kept(me: u32, a: &P2p, kept: Option<Rc<Datatype>>) -> MpiResult<u32> {
+    with_world(|w| {
+        let id = new_recv(w, me, a, kept)?;
+        post_recv(w, id);
+        Ok(id)
+    })
+    .inspect(|_| simcall_yield(me))
+}
+
+/// A checked receive request, not posted yet.
+pub(crate) fn new_recv(w: &mut World, me: u32, a: &P2p, kept: Option<Rc<Datatype>>) -> MpiResult<u32> {
+    {
+        let (context, _me_local, peer_world, size, dt) = check_p2p(w, me, a, false, kept)?;
+        let r = Request {
+            kind: ReqKind::Recv,
+            owner: me,
+            context,
+            peer: a.peer,
+            me_local: -1,
+            peer_world,
+            tag: a.tag,
+            buf: a.buf,
+            count: a.count,
+            dtype: a.dtype,
+            dt: Some(dt),
+            size,
+            mode: SendMode::Standard,
+            detached: false,
+            payload: Payload::default(),
+            act: None,
+            partner: None,
+            done: false,
+            transferred: false,
+            status: StatusInfo::default(),
+            matched_detached: false,
+            persistent: false,
+            active: true,
+            orphan: false,
+            comm_handle: a.comm,
+            coll: None,
+        };
+        Ok(w.alloc_req(r))
+    }
+}
+
+/// Matches a prepared receive against unexpected sends, or queues it.
+pub fn post_recv(w: &mut World, id: u32) {
+    let (peer, owner) = (w.req(id).peer, w.req(id).owner);
+    if peer == MPI_PROC_NULL {
+        let r = w.req_mut(id);
+        r.done = true;
+        r.transferred = true;
+        r.status = StatusInfo {
+            source: MPI_PROC_NULL,
+            tag: MPI_ANY_TAG,
+            ..Default::default()
+        };
+        return;
+    }
+    if w.request_log.is_some() {
+        let r = w.req(id);
+        let (size, tag) = (r.size, r.tag);
+        let from = (peer != MPI_ANY_SOURCE).then_some(r.peer_world);
+        w.log_request(owner, "recv", size, from, tag, None);
+    }
+    let mb = &w.mailboxes[owner as usize];
+    let found = mb.unexpected.iter().position(|&s| matches(w.req(s), w.req(id)));
+    if let Some(pos) = found {
+        let send = w.mailboxes[owner as usize]
+            .unexpected
+            .remove(pos)
+            .expect("position is valid");
+        let act = w.req(send).act.expect("posted send has an activity");
+        w.kernel.retain(act);
+        w.req_mut(id).act = Some(act);
+        do_match(w, send, id);
+    } else {
+        let act = w.kernel.comm_create(u64::MAX);
+        w.req_mut(id).act = Some(act);
+        w.mailboxes[owner as usize].posted.push_back(id);
+    }
+}
+
+/// Pairs a send with a receive and starts their communication.
+pub(crate) fn do_match(w: &mut World, send: u32, recv: u32) {
+    let (sowner, sworld_dst, s_local, tag, size, detached) = {
+        let s = w.req(send);
+        (s.owner, s.peer_world, s.me_local, s.tag, s.size, s.detached)
+    };
+    let ctx = w.kernel.clone();
+    let act = w.req(send).act.expect("matched send has an activity");
+    w.req_mut(send).partner = Some(recv);
+    w.req_mut(recv).partner = Some(send);
+    let capacity = w.req(recv).size;
+    {
+        let r = w.req_mut(recv);
+        r.peer_world = sowner;
+        r.matched_detached = detached;
+        r.status = StatusInfo {
+            source: s_local,
+            tag,
+            error: if size > capacity {
+                MPI_ERR_TRUNCATE
+            } else {
+                MPI_SUCCESS
+            },
+            bytes: size.min(capacity),
+            cancelled: false,
+        };
+    }
+    if !ctx.is_started(act) {
+        let (src, dst) = (w.ranks[sowner as usize].host, w.ranks[sworld_dst as usize].host);
+        ctx.comm_start(act, src, dst, (size + ENVELOPE) as f64);
+    } else if ctx.test(act) {
+        // Eager message already arrived: deliver now.
+        deliver(w, send);
+    }
+}
+
+/// Copies a finished message into its receive buffer (completion hook).
+pub fn on_comm_done(w: &mut World, user: u64) {
+    let send = user as u32;
+    if w.reqs.get(send as usize).and_then(|r| r.as_ref()).is_none() {
+        return;
+    }
+    if w.req(send).partner.is_some() {
+        deliver(w, send);
+    }
+}
+
+pub(crate) fn deliver(w: &mut World, send: u32) {
+    let Some(recv) = w.req(send).partner else { return };
+    if w.req(send).transferred {
+        return;
+    }
+    copy_payload(w, send, recv);
+    let s = w.req_mut(send);
+    s.transferred = true;
+    s.payload = Payload::Delivered;
+    let orphan = s.orphan;
+    w.req_mut(recv).transferred = true;
+    if orphan {
+        w.free_req(send);
+    }
+}
+
+/// Copies a matched send's payload (as much as its receive takes) into the
+/// receive buffer, wherever the payload is.
+pub(crate) fn copy_payload(w: &World, send: u32, recv: u32) {
+    let (s, r) = (w.req(send), w.req(recv));
+    let rbytes = r.status.bytes;
+    if matches!(s.payload, Payload::Folded | Payload::Delivered) {
+        return;
+    }
+    let rdt = r.dt.clone().or_else(|| w.dtype(r.dtype).ok());
+    let sdt = s.dt.clone().or_else(|| w.dtype(s.dtype).ok());
+    let (Some(rdt), Some(sdt)) = (rdt, sdt) else {
+        return;
+    };
+    // Safety: both buffers were given by the application for these type maps,
+    // and a send's layout was computed when it was posted.
+    unsafe {
+        match &s.payload {
+            Payload::Staged(data) => copy_in(&rdt, r.buf, r.count, &data[..rbytes.min(data.len())]),
+            Payload::InBuffer(None) if sdt.is_contiguous() && rdt.is_contiguous() => {
+                if rbytes > 0 && s.buf != r.buf {
+                    crate::host::folding::copy(s.buf, r.buf, rbytes);
+                }
+            }
+            Payload::InBuffer(layout) => {
+                if s.buf != r.buf || !(sdt.is_contiguous() && rdt.is_contiguous()) {
+                    let bytes = rbytes.min(s.size);
+                    sdt.copy_to_with(s.buf, s.count, layout.as_deref(), &rdt, r.buf, r.count, bytes);
+                }
+            }
+            Payload::Folded | Payload::Delivered => {}
+        }
+    }
+}
+
+pub(crate) unsafe fn copy_in(dt: &Datatype, buf: *mut u8, count: usize, data: &[u8]) {
+    if dt.is_contiguous() {
+        if !data.is_empty() {
+            crate::host::folding::copy(data.as_ptr(), buf, data.len());
+        }
+    } else {
+        dt.unpack_folded(data, buf, count);
+    }
+}
+
+/// Looks for a matching unexpected message without receiving it.
+/// Returns its status and the send request.
+pub fn probe_match(w: &World, me: u32, context: u32, source: i32, tag: i32) -> Option<(StatusInfo, u32)> {
+    for &s in &w.mailboxes[me as usize].unexpected {
+        let r = w.req(s);
+        let ok = r.context == context
+            && (source == MPI_ANY_SOURCE || source == r.me_local)
+            && (tag == r.tag || (tag == MPI_ANY_TAG && r.tag >= 0));
+        if ok {
+            let st = StatusInfo {
+                source: r.me_local,
+                tag: r.tag,
+                error: 0,
+                bytes: r.size,
+                cancelled: false,
+            };
+            return Some((st, s));
+        }
+    }
+    None
+}
+
+/// MPI_Iprobe semantics: computes for the polling cost, then probes.
+pub fn iprobe(me: u32, source: i32, tag: i32, comm: i32) -> MpiResult<Option<StatusInfo>> {
+    Ok(probe_for(me, source, tag, comm, false)?.map(|(st, _)| st))
+}
+
+/// MPI_Improbe semantics: like [`iprobe`], but a message found is taken out
+/// of matching and named by the returned message handle
+/// ([`MESSAGE_NO_PROC`] for `MPI_PROC_NULL`).
+pub fn improbe(me: u32, source: i32, tag: i32, comm: i32) -> MpiResult<Option<(StatusInfo, i32)>> {
+    Ok(probe_for(me, source, tag, comm, true)?.map(|(st, h)| (st, h.unwrap_or(MESSAGE_NO_PROC))))
+}
+
+/// Probe shared by [`iprobe`] and [`improbe`]; with `claim`, a matched send
+/// leaves the unexpected queue and gets a message handle.
+pub(crate) fn probe_for(
+    me: u32,
+    source: i32,
+    tag: i32,
+    comm: i32,
+    claim: bool,
+) -> MpiResult<Option<(StatusInfo, Option<i32>)>> {
+    let (context, flops, bound) = with_world(|w| -> MpiResult<(u32, f64, f64)> {
+        let c = w.ranks[me as usize].comm(comm)?;
+        if source != MPI_ANY_SOURCE && source != MPI_PROC_NULL && (source < 0 || source >= c.peer_size()) {
+            return Err(mpi_err(MPI_ERR_RANK, format!("invalid source rank {source}")));
+        }
+        let context = c.shared.context;
+        let speed = w.platform.host(w.ranks[me as usize].host).speed;
+        let n = poll_counter(w, me, Poll::Iprobe) as f64;
+        Ok((
+            context,
+            n * w.cfg.iprobe * speed * w.cfg.iprobe_cpu_usage,
+            speed * w.cfg.iprobe_cpu_usage,
+        ))
+    })?;
+    if source == MPI_PROC_NULL {
+        return Ok(Some((
+            StatusInfo {
+                source: MPI_PROC_NULL,
+                tag: MPI_ANY_TAG,
+                ..Default::default()
+            },
+            None,
+        )));
+    }
+    if flops > 0.0 && bound > 0.0 {
+        let ctx = with_world(|w| w.ranks[me as usize].ctx());
+        ctx.execute(flops);
+    }
+    // The mailbox probe is a simcall. SimGrid handles the simcalls of one
+    // scheduling round in the order their ranks ran, so the probe sees the
+    // sends of the ranks that ran before this one at this date and not those
+    // of the ranks after it: as our ranks post sends while they run, that is
+    // the mailbox now. The rank reads the answer, and updates the shared
+    // polling counter, in the next round. (Probing after the yield saw the
+    // later ranks' sends too: HPL 16x16 took another path.)
+    let found = with_world(|w| {
+        let found = probe_match(w, me, context, source, tag);
+        if w.request_log.is_some() {
+            // The communicator was checked when the probe began.
+            let from = (source != MPI_ANY_SOURCE)
+                .then(|| w.ranks[me as usize].comm(comm).ok().map(|c| c.world_of(source)))
+                .flatten();
+            w.log_request(me, "iprobe", 0, from, tag, Some(found.is_some()));
+        }
+        let (st, send) = found?;
+        let handle = claim.then(|| claim_message(w, me, send, comm));
+        Some((st, handle))
+    });
+    simcall_yield(me);
+    with_world(|w| poll_result(w, me, Poll::Iprobe, found.is_some()));
+    Ok(found)
+}
+
+/// Blocking send (MPI_Send/Ssend/Rsend/Bsend).
+pub fn send(me: u32, a: &P2p, mode: SendMode, call: &'static str) -> MpiResult<()> {
+    let id = isend(me, a, mode, false)?;
+    wait(me, id, call);
+    Ok(())
+}
+
+/// Blocking receive.
+pub fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
+    let id = irecv(me, a)?;
+    let st = wait(me, id, "MPI_Recv");
+    if st.error == MPI_ERR_TRUNCATE {
+        return Err(mpi_err(
+            MPI_ERR_TRUNCATE,
+            format!(
+                "message truncated: receive buffer of {} elements too small",
+                a.count
+            ),
+        ));
+    }
+    Ok(st)
+}
+
+/// Sends and receives as SMPI does (`isend_init` + `irecv_init` + `startall` +
+/// `waitall`): the send is started first (after its `ois` sleep), then the
+/// receive is posted, then both are waited for, send first.
+pub fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
+    let sid = isend(me, s, SendMode::Standard, true)?;
+    let rid = irecv(me, r)?;
+    wait(me, sid, "MPI_Sendrecv");
+    let st = wait(me, rid, "MPI_Sendrecv");
+    Ok(st)
+}
+
+// ------------------------------------------------------------------ matched probes
+
+/// `MPI_MESSAGE_NULL`.
+pub const MESSAGE_NULL: i32 = 0;
+/// `MPI_MESSAGE_NO_PROC`: the message of a probe on `MPI_PROC_NULL`.
+pub const MESSAGE_NO_PROC: i32 = -1;
+
+/// Takes send `send` out of rank `me`'s unexpected queue (no other receive
+/// can match it any more) and returns a message handle naming it.
+pub(crate) fn claim_message(w: &mut World, me: u32, send: u32, comm: i32) -> i32 {
+    let q = &mut w.mailboxes[me as usize].unexpected;
+    if let Some(pos) = q.iter().position(|&s| s == send) {
+        q.remove(pos);
+    }
+    let slot = match w.matched_messages.iter().position(|m| m.is_none()) {
+        Some(i) => i,
+        None => {
+            w.matched_messages.push(None);
+            w.matched_messages.len() - 1
+        }
+    };
+    w.matched_messages[slot] = Some((send, comm));
+    slot as i32 + 1
+}
+
+/// MPI_Imrecv: receives the message `msg` (from [`improbe`]) into `a`'s
+/// buffer (`a.peer`, `a.tag` and `a.comm` are ignored); returns the receive
+/// request. The transfer then runs as for a receive matched at this moment.
+pub fn imrecv(me: u32, a: &P2p, msg: i32) -> MpiResult<u32> {
+    let id = with_world(|w| -> MpiResult<u32> {
+        if msg == MESSAGE_NO_PROC {
+            let a = P2p {
+                peer: MPI_PROC_NULL,
+                tag: MPI_ANY_TAG,
+                comm: MPI_COMM_SELF,
+                ..*a
+            };
+            let id = new_recv(w, me, &a, None)?;
+            post_recv(w, id);
+            return Ok(id);
+        }
+        let slot = (msg as usize).wrapping_sub(1);
+        let (send, comm) = w
+            .matched_messages
+            .get(slot)
+            .copied()
+            .flatten()
+            .ok_or_else(|| mpi_err(MPI_ERR_REQUEST, format!("invalid message handle {msg}")))?;
+        let (peer, tag) = (w.req(send).me_local, w.req(send).tag);
+        let a = P2p {
+            peer,
+            tag,
+            comm,
+            ..*a
+        };
+        let id = new_recv(w, me, &a, None)?;
+        w.matched_messages[slot] = None;
+        let act = w.req(send).act.expect("a probed send has an activity");
+        w.kernel.retain(act);
+        w.req_mut(id).act = Some(act);
+        do_match(w, send, id);
+        Ok(id)
+    })?;
+    simcall_yield(me);
+    Ok(id)
+}
+
+/// Blocks until the transfers of every buffered send of rank `me` are over
+/// (MPI_Buffer_detach). An eager message that arrived but is not received
+/// yet no longer needs the buffer.
+pub fn drain_buffered_sends(me: u32) {
+    loop {
+        let pending = with_world(|w| {
+            w.reqs.iter().flatten().find_map(|r| {
+                let buffered = r.owner == me && r.kind == ReqKind::Send && r.mode == SendMode::Buffered;
+                r.act.filter(|&a| buffered && !r.transferred && !w.kernel.test(a))
+            })
+        });
+        let Some(act) = pending else { return };
+        with_world(|w| {
+            w.ranks[me as usize].blocked = Some(BlockInfo {
+                call: "MPI_Buffer_detach",
+                peer: MPI_ANY_SOURCE,
+                tag: MPI_ANY_TAG,
+                comm: MPI_COMM_WORLD,
+            })
+        });
+        let ctx = with_world(|w| w.ranks[me as usize].ctx());
+        ctx.wait(act);
+        with_world(|w| w.ranks[me as usize].blocked = None);
+    }
+}

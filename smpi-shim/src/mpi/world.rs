@@ -1,0 +1,417 @@
+//! The one run-scoped MPI state: [`World`] (ranks, communicators, groups,
+//! requests, datatypes, operations, keyvals, ...) and how MPI entry points reach it.
+//!
+//! Everything lives in one [`World`] (one simulation per process). MPI entry
+//! points borrow it briefly and never hold the borrow across a blocking call:
+//! blocking goes through [`Rank::ctx`], which suspends the calling rank's
+//! coroutine until the kernel wakes it.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::CString;
+use std::rc::Rc;
+
+use simcore::platform::{HostId, Platform};
+use simcore::{Ctx, KernelHandle};
+
+use crate::config::SmpiConfig;
+use crate::mpi::datatype::{self, Datatype};
+use crate::mpi::op::Op;
+
+use super::*;
+
+pub const MPI_ANY_SOURCE: i32 = -1;
+pub const MPI_ANY_TAG: i32 = -1;
+pub const MPI_PROC_NULL: i32 = -2;
+pub const MPI_UNDEFINED: i32 = -32766;
+pub const MPI_COMM_NULL: i32 = 0;
+pub const MPI_COMM_WORLD: i32 = 1;
+pub const MPI_COMM_SELF: i32 = 2;
+/// Largest tag (`MPI_TAG_UB`).
+pub const TAG_UB: i32 = 0x3fff_ffff;
+
+/// Group of processes: world ranks in group order.
+pub type Group = Rc<Vec<u32>>;
+
+/// What all members of a communicator share.
+#[derive(Debug)]
+pub struct CommShared {
+    /// Point-to-point matching context; collectives use `context + 1`.
+    pub context: u32,
+    pub group: Group,
+    /// Remote group of an intercommunicator.
+    pub remote: Option<Group>,
+}
+
+/// One rank's handle on a communicator.
+#[derive(Debug, Clone)]
+pub struct CommEntry {
+    pub shared: Rc<CommShared>,
+    pub my_rank: i32,
+    pub errhandler: i32,
+    pub name: String,
+    pub attrs: BTreeMap<i32, usize>,
+    /// Number of communicator-creating calls made on this communicator, to
+    /// agree on new contexts without communication.
+    pub creations: u64,
+    /// Process topology (Cartesian, graph, distributed graph), kept by dups.
+    pub topo: Option<Rc<crate::mpi::topo::Topology>>,
+}
+
+impl CommEntry {
+    pub fn size(&self) -> i32 {
+        self.shared.group.len() as i32
+    }
+
+    /// World rank of local rank `r` (of the remote group for intercommunicators).
+    pub fn world_of(&self, r: i32) -> u32 {
+        match &self.shared.remote {
+            Some(g) => g[r as usize],
+            None => self.shared.group[r as usize],
+        }
+    }
+
+    /// Size of the group peers are addressed in.
+    pub fn peer_size(&self) -> i32 {
+        match &self.shared.remote {
+            Some(g) => g.len() as i32,
+            None => self.size(),
+        }
+    }
+}
+
+/// What a blocked rank waits for, for deadlock reports.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockInfo {
+    pub call: &'static str,
+    pub peer: i32,
+    pub tag: i32,
+    pub comm: i32,
+}
+
+/// Per-rank state.
+pub struct Rank {
+    pub ctx: *const Ctx,
+    pub host: HostId,
+    pub comms: Vec<Option<CommEntry>>,
+    pub groups: Vec<Option<Group>>,
+    pub bench_start: f64,
+    pub initialized: bool,
+    pub finalized: bool,
+    /// This rank's polling cost multipliers (`smpi/grow-injected-times-scope:rank`), by [`Poll`].
+    pub nsleeps: [u64; 3],
+    pub messages_sent: u64,
+    pub bytes_sent: u64,
+    pub blocked: Option<BlockInfo>,
+    pub argv: Vec<CString>,
+    pub buffer_attached: Option<(usize, usize)>,
+    pub in_mpi: u32,
+}
+
+impl Rank {
+    /// The coroutine context of this rank.
+    pub fn ctx(&self) -> &'static Ctx {
+        // Safety: set when the rank's coroutine starts; the Ctx lives on that
+        // coroutine's stack until it ends, and only that rank uses it.
+        unsafe { &*self.ctx }
+    }
+
+    pub fn comm(&self, h: i32) -> MpiResult<&CommEntry> {
+        if h <= 0 {
+            return Err(mpi_err(MPI_ERR_COMM, format!("invalid communicator handle {h}")));
+        }
+        self.comms
+            .get(h as usize)
+            .and_then(|c| c.as_ref())
+            .ok_or_else(|| mpi_err(MPI_ERR_COMM, format!("unknown communicator handle {h}")))
+    }
+
+    pub fn comm_mut(&mut self, h: i32) -> MpiResult<&mut CommEntry> {
+        if h <= 0 {
+            return Err(mpi_err(MPI_ERR_COMM, format!("invalid communicator handle {h}")));
+        }
+        self.comms
+            .get_mut(h as usize)
+            .and_then(|c| c.as_mut())
+            .ok_or_else(|| mpi_err(MPI_ERR_COMM, format!("unknown communicator handle {h}")))
+    }
+
+    /// Adds a communicator to this rank's table, returns its handle.
+    pub fn add_comm(&mut self, c: CommEntry) -> i32 {
+        if let Some(i) = self.comms.iter().skip(3).position(|c| c.is_none()) {
+            self.comms[i + 3] = Some(c);
+            (i + 3) as i32
+        } else {
+            self.comms.push(Some(c));
+            (self.comms.len() - 1) as i32
+        }
+    }
+}
+
+/// A registered datatype.
+pub struct TypeEntry {
+    pub dt: Rc<Datatype>,
+}
+
+/// The whole simulated MPI world.
+pub struct World {
+    pub cfg: SmpiConfig,
+    pub kernel: KernelHandle,
+    pub kernels: crate::host::kernels::Kernels,
+    pub platform: Rc<Platform>,
+    pub ranks: Vec<Rank>,
+    pub reqs: Vec<Option<Request>>,
+    pub(crate) free_reqs: Vec<u32>,
+    pub(crate) mailboxes: Vec<Mailbox>,
+    pub types: Vec<Option<Rc<Datatype>>>,
+    pub ops: Vec<Option<Op>>,
+    pub next_context: u32,
+    pub creation_contexts: HashMap<(u32, u64, i32), u32>,
+    /// SMPI's polling cost multipliers, shared by all ranks, by [`Poll`].
+    pub global_nsleeps: [u64; 3],
+    pub keyvals: Vec<Option<(usize, usize, usize)>>,
+    pub messages: u64,
+    /// Messages taken out of matching by `MPI_Mprobe`/`MPI_Improbe`: handle − 1
+    /// → (send request, communicator handle of the probe).
+    pub matched_messages: Vec<Option<(u32, i32)>>,
+    /// Callbacks of generalized requests, by request id.
+    pub greqs: HashMap<u32, Greq>,
+    /// `smpirun -request-log`: one line per send, receive and probe posted.
+    pub request_log: Option<std::io::BufWriter<std::fs::File>>,
+    /// Each rank's copy of libc's per-process state (getopt, rand, strtok).
+    pub libc: crate::host::libc_state::LibcState,
+}
+
+thread_local! {
+    static WORLD: RefCell<Option<World>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with the world borrowed mutably. Must not block inside.
+pub fn with_world<R>(f: impl FnOnce(&mut World) -> R) -> R {
+    WORLD.with(|w| {
+        let mut w = w.borrow_mut();
+        f(w.as_mut()
+            .expect("MPI world not initialised (is this running under smpirun?)"))
+    })
+}
+
+/// Whether a world exists (we run under smpirun).
+pub fn world_exists() -> bool {
+    WORLD.with(|w| w.borrow().is_some())
+}
+
+/// Installs the world.
+pub fn install_world(w: World) {
+    WORLD.with(|cell| *cell.borrow_mut() = Some(w));
+}
+
+/// Removes the world (end of run).
+pub fn take_world() -> Option<World> {
+    WORLD.with(|cell| cell.borrow_mut().take())
+}
+
+/// The world rank running now.
+pub fn current_rank() -> u32 {
+    simcore::crash::current_actor().expect("MPI call outside of a rank")
+}
+
+impl World {
+    /// A world of `hosts.len()` ranks, rank `i` on `hosts[i]`.
+    pub fn new(
+        cfg: SmpiConfig,
+        kernel: KernelHandle,
+        kernels: crate::host::kernels::Kernels,
+        platform: Rc<Platform>,
+        hosts: &[HostId],
+    ) -> Self {
+        let n = hosts.len() as u32;
+        let world_group: Group = Rc::new((0..n).collect());
+        let world_shared = Rc::new(CommShared {
+            context: 0,
+            group: world_group,
+            remote: None,
+        });
+        let errh = if cfg.errors_fatal {
+            MPI_ERRORS_ARE_FATAL
+        } else {
+            MPI_ERRORS_RETURN
+        };
+        let mut ranks = Vec::with_capacity(n as usize);
+        for (i, h) in hosts.iter().enumerate() {
+            let entry = |shared: Rc<CommShared>, my_rank: i32, name: &str| CommEntry {
+                shared,
+                my_rank,
+                errhandler: errh,
+                name: name.into(),
+                attrs: BTreeMap::new(),
+                creations: 0,
+                topo: None,
+            };
+            let self_shared = Rc::new(CommShared {
+                context: 2 + 2 * i as u32,
+                group: Rc::new(vec![i as u32]),
+                remote: None,
+            });
+            ranks.push(Rank {
+                ctx: std::ptr::null(),
+                host: *h,
+                comms: vec![
+                    None,
+                    Some(entry(world_shared.clone(), i as i32, "MPI_COMM_WORLD")),
+                    Some(entry(self_shared, 0, "MPI_COMM_SELF")),
+                ],
+                groups: vec![None, Some(Rc::new(Vec::new()))],
+                bench_start: 0.0,
+                initialized: false,
+                finalized: false,
+                nsleeps: [1; 3],
+                messages_sent: 0,
+                bytes_sent: 0,
+                blocked: None,
+                argv: Vec::new(),
+                buffer_attached: None,
+                in_mpi: 0,
+            });
+        }
+        let mut types: Vec<Option<Rc<Datatype>>> = datatype::predefined()
+            .into_iter()
+            .map(|t| t.map(Rc::new))
+            .collect();
+        types.resize(64, None);
+        let mut ops: Vec<Option<Op>> = vec![None];
+        for h in 1..=14 {
+            ops.push(Op::predefined(h));
+        }
+        World {
+            cfg,
+            kernel,
+            kernels,
+            platform,
+            mailboxes: (0..n).map(|_| Mailbox::default()).collect(),
+            ranks,
+            reqs: Vec::new(),
+            free_reqs: Vec::new(),
+            types,
+            ops,
+            next_context: 2 + 2 * n,
+            creation_contexts: HashMap::new(),
+            global_nsleeps: [1; 3],
+            keyvals: Vec::new(),
+            messages: 0,
+            matched_messages: Vec::new(),
+            greqs: HashMap::new(),
+            request_log: None,
+            libc: crate::host::libc_state::LibcState::new(1),
+        }
+    }
+
+    /// Writes one line of the request log (`smpirun -request-log`), if on:
+    /// `<date> <rank> <kind> size=<bytes> peer=<world rank, -1 = any> tag=<tag>`, plus
+    /// `found=<0|1>` for probes. The fields of SimGrid's `smpi_request` verbose log
+    /// ("New send/recv/iprobe"), so the two can be compared rank by rank
+    /// (`scripts/request_diff.py`). `peer`: the world rank, None for any source.
+    pub(crate) fn log_request(
+        &mut self,
+        rank: u32,
+        kind: &str,
+        size: usize,
+        peer: Option<u32>,
+        tag: i32,
+        found: Option<bool>,
+    ) {
+        use std::io::Write;
+        let now = self.kernel.now();
+        if let Some(out) = &mut self.request_log {
+            let peer = peer.map_or(-1, i64::from);
+            let found = found.map_or(String::new(), |f| format!(" found={}", f as u8));
+            // A full disk only loses log lines; the simulation goes on.
+            let _ = writeln!(
+                out,
+                "{now:.9} {rank} {kind} size={size} peer={peer} tag={tag}{found}"
+            );
+        }
+    }
+
+    pub fn nranks(&self) -> usize {
+        self.ranks.len()
+    }
+
+    /// The datatype of a handle.
+    pub fn dtype(&self, h: i32) -> MpiResult<Rc<Datatype>> {
+        if h <= 0 {
+            return Err(mpi_err(MPI_ERR_TYPE, format!("invalid datatype handle {h}")));
+        }
+        self.types
+            .get(h as usize)
+            .and_then(|t| t.clone())
+            .ok_or_else(|| mpi_err(MPI_ERR_TYPE, format!("unknown datatype handle {h}")))
+    }
+
+    /// Registers a datatype, returns its handle.
+    pub fn add_type(&mut self, dt: Datatype) -> i32 {
+        let rc = Rc::new(dt);
+        if let Some(i) = self.types.iter().skip(64).position(|t| t.is_none()) {
+            self.types[i + 64] = Some(rc);
+            (i + 64) as i32
+        } else {
+            self.types.push(Some(rc));
+            (self.types.len() - 1) as i32
+        }
+    }
+
+    pub fn op(&self, h: i32) -> MpiResult<Op> {
+        self.ops
+            .get(h.max(0) as usize)
+            .and_then(|o| *o)
+            .ok_or_else(|| mpi_err(MPI_ERR_OP, format!("invalid operation handle {h}")))
+    }
+
+    pub fn req(&self, id: u32) -> &Request {
+        self.reqs[id as usize].as_ref().expect("stale request")
+    }
+
+    pub fn req_mut(&mut self, id: u32) -> &mut Request {
+        self.reqs[id as usize].as_mut().expect("stale request")
+    }
+
+    pub(crate) fn alloc_req(&mut self, r: Request) -> u32 {
+        if let Some(i) = self.free_reqs.pop() {
+            self.reqs[i as usize] = Some(r);
+            i
+        } else {
+            self.reqs.push(Some(r));
+            (self.reqs.len() - 1) as u32
+        }
+    }
+
+    /// Frees a request and its reference on the kernel communication.
+    pub fn free_req(&mut self, id: u32) {
+        if let Some(r) = self.reqs[id as usize].take() {
+            if let Some(a) = r.act {
+                self.kernel.release(a);
+            }
+            if let Some(p) = r.partner {
+                if let Some(Some(pr)) = self.reqs.get_mut(p as usize) {
+                    if pr.partner == Some(id) {
+                        pr.partner = None;
+                    }
+                }
+            }
+            self.free_reqs.push(id);
+        }
+    }
+
+    /// Allocates a new pair of contexts agreed on by every member: the key is
+    /// (parent context, creation number on the parent, color).
+    pub fn agree_context(&mut self, parent: u32, creation: u64, color: i32) -> u32 {
+        let next = &mut self.next_context;
+        *self
+            .creation_contexts
+            .entry((parent, creation, color))
+            .or_insert_with(|| {
+                let c = *next;
+                *next += 2;
+                c
+            })
+    }
+}
