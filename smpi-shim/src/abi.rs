@@ -5,13 +5,59 @@
 //! libc) calls here. A function checks its arguments, converts C values to
 //! Rust ones and calls the MPI layer; it owns no MPI semantics.
 
-mod base;
+// Macros shared by the chapters (defined before the modules that use them).
+
+macro_rules! check_count {
+    ($me:expr, $comm:expr, $call:expr, $count:expr) => {
+        match count_ok($me, $comm, $call, $count) {
+            Ok(c) => c,
+            Err(code) => return code,
+        }
+    };
+}
+
+macro_rules! nb {
+    ($name:literal, $comm:expr, $req:expr, $body:expr) => {{
+        let g = enter();
+        let r: MpiResult<u32> = $body(g.me);
+        match r {
+            Ok(id) => {
+                set($req, id as c_int + 1);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, $comm, $name, e),
+        }
+    }};
+}
+
+macro_rules! coll_call {
+    ($g:expr, $comm:expr, $call:expr, $body:expr) => {{
+        let r: MpiResult<()> = (|| -> MpiResult<()> { $body })();
+        result($g.me, $comm, $call, r)
+    }};
+}
+
+macro_rules! check_count_c {
+    ($me:expr, $comm:expr, $call:expr, $count:expr) => {
+        match count_c($me, $comm, $call, $count) {
+            Ok(c) => c,
+            Err(code) => return code,
+        }
+    };
+}
+
+mod args;
+mod attr;
 mod blas;
-mod dtype;
+mod coll;
+mod comm;
+mod datatype;
+mod errhandler;
+mod group;
 mod info;
+mod init;
 mod libc;
-mod more;
-mod nbc;
 mod p2p;
+mod request;
 mod smpi;
 mod topo;

@@ -5,25 +5,27 @@
 //! `crate::host::kernels`), otherwise the real BLAS of the system runs.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use std::cell::Cell;
-use std::ffi::{c_char, c_int};
-
-use crate::host::kernels::{self, blas_modelled, modelled_idamax};
+use crate::host::kernels;
+use crate::host::kernels::blas_modelled;
+use crate::host::kernels::modelled_idamax;
 use crate::mpi::current_rank;
 use crate::mpi::entry;
+use std::cell::Cell;
+use std::ffi::c_char;
+use std::ffi::c_int;
 
 // Kernel indices in kernels::BLAS.
-const DGEMM: usize = 0;
-const DTRSM: usize = 1;
-const DGEMV: usize = 2;
-const DGER: usize = 3;
-const DTRSV: usize = 4;
-const DAXPY: usize = 5;
-const DSCAL: usize = 6;
-const DSWAP: usize = 7;
-const DCOPY: usize = 8;
+pub(super) const DGEMM: usize = 0;
+pub(super) const DTRSM: usize = 1;
+pub(super) const DGEMV: usize = 2;
+pub(super) const DGER: usize = 3;
+pub(super) const DTRSV: usize = 4;
+pub(super) const DAXPY: usize = 5;
+pub(super) const DSCAL: usize = 6;
+pub(super) const DSWAP: usize = 7;
+pub(super) const DCOPY: usize = 8;
 
-const CBLAS_LEFT: c_int = 141;
+pub(super) const CBLAS_LEFT: c_int = 141;
 
 thread_local! {
     /// Set while the real BLAS runs: its internal calls (e.g. netlib's
@@ -32,7 +34,7 @@ thread_local! {
     static IN_REAL: Cell<bool> = const { Cell::new(false) };
 }
 
-fn real<T: Copy>(symbol: &str) -> T {
+pub(super) fn real<T: Copy>(symbol: &str) -> T {
     kernels::real_compute_runs(symbol);
     match kernels::real::<T>(symbol) {
         Ok(f) => f,
@@ -41,18 +43,18 @@ fn real<T: Copy>(symbol: &str) -> T {
 }
 
 /// Runs `f` (a call into the real BLAS) with the re-entrance flag set.
-fn in_real<R>(f: impl FnOnce() -> R) -> R {
+pub(super) fn in_real<R>(f: impl FnOnce() -> R) -> R {
     let was = IN_REAL.with(|c| c.replace(true));
     let r = f();
     IN_REAL.with(|c| c.set(was));
     r
 }
 
-fn nested() -> bool {
+pub(super) fn nested() -> bool {
     IN_REAL.with(|c| c.get())
 }
 
-type Dgemm = unsafe extern "C" fn(
+pub(super) type Dgemm = unsafe extern "C" fn(
     c_int,
     c_int,
     c_int,
@@ -68,7 +70,7 @@ type Dgemm = unsafe extern "C" fn(
     *mut f64,
     c_int,
 );
-type Dtrsm = unsafe extern "C" fn(
+pub(super) type Dtrsm = unsafe extern "C" fn(
     c_int,
     c_int,
     c_int,
@@ -82,7 +84,7 @@ type Dtrsm = unsafe extern "C" fn(
     *mut f64,
     c_int,
 );
-type Dgemv = unsafe extern "C" fn(
+pub(super) type Dgemv = unsafe extern "C" fn(
     c_int,
     c_int,
     c_int,
@@ -96,14 +98,15 @@ type Dgemv = unsafe extern "C" fn(
     *mut f64,
     c_int,
 );
-type Dger =
+pub(super) type Dger =
     unsafe extern "C" fn(c_int, c_int, c_int, f64, *const f64, c_int, *const f64, c_int, *mut f64, c_int);
-type Dtrsv = unsafe extern "C" fn(c_int, c_int, c_int, c_int, c_int, *const f64, c_int, *mut f64, c_int);
-type Daxpy = unsafe extern "C" fn(c_int, f64, *const f64, c_int, *mut f64, c_int);
-type Dscal = unsafe extern "C" fn(c_int, f64, *mut f64, c_int);
-type Dswap = unsafe extern "C" fn(c_int, *mut f64, c_int, *mut f64, c_int);
-type Dcopy = unsafe extern "C" fn(c_int, *const f64, c_int, *mut f64, c_int);
-type Idamax = unsafe extern "C" fn(c_int, *const f64, c_int) -> usize;
+pub(super) type Dtrsv =
+    unsafe extern "C" fn(c_int, c_int, c_int, c_int, c_int, *const f64, c_int, *mut f64, c_int);
+pub(super) type Daxpy = unsafe extern "C" fn(c_int, f64, *const f64, c_int, *mut f64, c_int);
+pub(super) type Dscal = unsafe extern "C" fn(c_int, f64, *mut f64, c_int);
+pub(super) type Dswap = unsafe extern "C" fn(c_int, *mut f64, c_int, *mut f64, c_int);
+pub(super) type Dcopy = unsafe extern "C" fn(c_int, *const f64, c_int, *mut f64, c_int);
+pub(super) type Idamax = unsafe extern "C" fn(c_int, *const f64, c_int) -> usize;
 
 #[no_mangle]
 pub unsafe extern "C" fn cblas_dgemm(
@@ -259,7 +262,7 @@ pub unsafe extern "C" fn cblas_idamax(n: c_int, x: *const f64, incx: c_int) -> u
 
 // ---- Fortran 77 interface (arguments by reference, hidden string lengths ignored).
 
-type FDgemm = unsafe extern "C" fn(
+pub(super) type FDgemm = unsafe extern "C" fn(
     *const c_char,
     *const c_char,
     *const c_int,
@@ -274,7 +277,7 @@ type FDgemm = unsafe extern "C" fn(
     *mut f64,
     *const c_int,
 );
-type FDtrsm = unsafe extern "C" fn(
+pub(super) type FDtrsm = unsafe extern "C" fn(
     *const c_char,
     *const c_char,
     *const c_char,
@@ -287,7 +290,7 @@ type FDtrsm = unsafe extern "C" fn(
     *mut f64,
     *const c_int,
 );
-type FDgemv = unsafe extern "C" fn(
+pub(super) type FDgemv = unsafe extern "C" fn(
     *const c_char,
     *const c_int,
     *const c_int,
@@ -300,7 +303,7 @@ type FDgemv = unsafe extern "C" fn(
     *mut f64,
     *const c_int,
 );
-type FDger = unsafe extern "C" fn(
+pub(super) type FDger = unsafe extern "C" fn(
     *const c_int,
     *const c_int,
     *const f64,
@@ -311,7 +314,7 @@ type FDger = unsafe extern "C" fn(
     *mut f64,
     *const c_int,
 );
-type FDtrsv = unsafe extern "C" fn(
+pub(super) type FDtrsv = unsafe extern "C" fn(
     *const c_char,
     *const c_char,
     *const c_char,
@@ -321,16 +324,16 @@ type FDtrsv = unsafe extern "C" fn(
     *mut f64,
     *const c_int,
 );
-type FDaxpy =
+pub(super) type FDaxpy =
     unsafe extern "C" fn(*const c_int, *const f64, *const f64, *const c_int, *mut f64, *const c_int);
-type FDscal = unsafe extern "C" fn(*const c_int, *const f64, *mut f64, *const c_int);
-type FDswap = unsafe extern "C" fn(*const c_int, *mut f64, *const c_int, *mut f64, *const c_int);
-type FDcopy = unsafe extern "C" fn(*const c_int, *const f64, *const c_int, *mut f64, *const c_int);
-type FIdamax = unsafe extern "C" fn(*const c_int, *const f64, *const c_int) -> c_int;
+pub(super) type FDscal = unsafe extern "C" fn(*const c_int, *const f64, *mut f64, *const c_int);
+pub(super) type FDswap = unsafe extern "C" fn(*const c_int, *mut f64, *const c_int, *mut f64, *const c_int);
+pub(super) type FDcopy = unsafe extern "C" fn(*const c_int, *const f64, *const c_int, *mut f64, *const c_int);
+pub(super) type FIdamax = unsafe extern "C" fn(*const c_int, *const f64, *const c_int) -> c_int;
 
-const COL_MAJOR: c_int = 102;
+pub(super) const COL_MAJOR: c_int = 102;
 
-fn trans(c: *const c_char) -> c_int {
+pub(super) fn trans(c: *const c_char) -> c_int {
     // Safety: BLAS passes a pointer to one character.
     match unsafe { *c } as u8 {
         b'N' | b'n' => 111,
@@ -339,7 +342,7 @@ fn trans(c: *const c_char) -> c_int {
     }
 }
 
-fn uplo(c: *const c_char) -> c_int {
+pub(super) fn uplo(c: *const c_char) -> c_int {
     // Safety: as above.
     if matches!(unsafe { *c } as u8, b'U' | b'u') {
         121
@@ -348,7 +351,7 @@ fn uplo(c: *const c_char) -> c_int {
     }
 }
 
-fn diag(c: *const c_char) -> c_int {
+pub(super) fn diag(c: *const c_char) -> c_int {
     // Safety: as above.
     if matches!(unsafe { *c } as u8, b'U' | b'u') {
         132
@@ -357,7 +360,7 @@ fn diag(c: *const c_char) -> c_int {
     }
 }
 
-fn side(c: *const c_char) -> c_int {
+pub(super) fn side(c: *const c_char) -> c_int {
     // Safety: as above.
     if matches!(unsafe { *c } as u8, b'L' | b'l') {
         141

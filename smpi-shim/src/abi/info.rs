@@ -3,21 +3,20 @@
 //! calls are also valid before `MPI_Init` and after `MPI_Finalize`.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-use std::ffi::{c_char, c_int, CStr};
-
-use crate::mpi::entry::{enter, result};
+use super::args::*;
+use crate::mpi::entry::enter;
+use crate::mpi::entry::result;
 use crate::mpi::info;
-use crate::mpi::{mpi_err, MpiResult, MPI_ERR_ARG, MPI_SUCCESS};
+use crate::mpi::mpi_err;
+use crate::mpi::MpiResult;
+use crate::mpi::MPI_COMM_SELF;
+use crate::mpi::MPI_ERR_ARG;
+use crate::mpi::MPI_SUCCESS;
+use std::ffi::c_char;
+use std::ffi::c_int;
+use std::ffi::CStr;
 
-const MPI_COMM_SELF: c_int = 2;
-
-unsafe fn set<T>(p: *mut T, v: T) {
-    if !p.is_null() {
-        *p = v;
-    }
-}
-
-unsafe fn text(p: *const c_char, what: &str) -> MpiResult<String> {
+pub(super) unsafe fn text(p: *const c_char, what: &str) -> MpiResult<String> {
     if p.is_null() {
         return Err(mpi_err(MPI_ERR_ARG, format!("null {what}")));
     }
@@ -25,7 +24,7 @@ unsafe fn text(p: *const c_char, what: &str) -> MpiResult<String> {
 }
 
 /// Copies at most `room` characters of `s` and a NUL into `dst`.
-unsafe fn copy_out(dst: *mut c_char, s: &str, room: usize) {
+pub(super) unsafe fn copy_out(dst: *mut c_char, s: &str, room: usize) {
     if dst.is_null() {
         return;
     }
@@ -34,7 +33,7 @@ unsafe fn copy_out(dst: *mut c_char, s: &str, room: usize) {
     *dst.add(n) = 0;
 }
 
-fn report<T>(call: &str, r: MpiResult<T>) -> c_int {
+pub(super) fn report<T>(call: &str, r: MpiResult<T>) -> c_int {
     let g = enter();
     result(g.me, MPI_COMM_SELF, call, r)
 }
@@ -114,7 +113,7 @@ pub unsafe extern "C" fn MPI_Info_get(
 }
 
 /// The value of `key` in info `h`, if set; `flag` says whether it is.
-unsafe fn lookup(h: c_int, key: *const c_char, flag: *mut c_int) -> MpiResult<Option<String>> {
+pub(super) unsafe fn lookup(h: c_int, key: *const c_char, flag: *mut c_int) -> MpiResult<Option<String>> {
     let v = info::get(h, &text(key, "key")?)?;
     set(flag, v.is_some() as c_int);
     Ok(v)

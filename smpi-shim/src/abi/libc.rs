@@ -3,14 +3,24 @@
 //! rank (a library constructor, say) they are libc's own.
 #![allow(clippy::missing_safety_doc)]
 
-use std::ffi::{c_char, c_double, c_int, c_long, c_uint, c_ushort, CStr};
-
-use crate::host::libc_state::getopt::{Flavour, LongOption};
-use crate::host::libc_state::{self as ls, libc_function, LibcState, Rand48};
-use crate::mpi::{with_world, world_exists};
+use crate::host::libc_state as ls;
+use crate::host::libc_state::getopt::Flavour;
+use crate::host::libc_state::getopt::LongOption;
+use crate::host::libc_state::libc_function;
+use crate::host::libc_state::LibcState;
+use crate::host::libc_state::Rand48;
+use crate::mpi::with_world;
+use crate::mpi::world_exists;
+use std::ffi::c_char;
+use std::ffi::c_double;
+use std::ffi::c_int;
+use std::ffi::c_long;
+use std::ffi::c_uint;
+use std::ffi::c_ushort;
+use std::ffi::CStr;
 
 /// Runs `f` on the calling rank's libc state, or returns None outside a rank.
-fn on_rank<R>(f: impl FnOnce(&mut LibcState, u32) -> R) -> Option<R> {
+pub(super) fn on_rank<R>(f: impl FnOnce(&mut LibcState, u32) -> R) -> Option<R> {
     let rank = simcore::crash::current_actor()?;
     if !world_exists() {
         return None;
@@ -19,17 +29,17 @@ fn on_rank<R>(f: impl FnOnce(&mut LibcState, u32) -> R) -> Option<R> {
 }
 
 /// libc's own `name`, with the signature `T`.
-unsafe fn libc_fn<T: Copy>(name: &CStr) -> T {
+pub(super) unsafe fn libc_fn<T: Copy>(name: &CStr) -> T {
     let f = libc_function(name);
     std::mem::transmute_copy(&f)
 }
 
-type Getopt = unsafe extern "C" fn(c_int, *const *mut c_char, *const c_char) -> c_int;
-type GetoptLong =
+pub(super) type Getopt = unsafe extern "C" fn(c_int, *const *mut c_char, *const c_char) -> c_int;
+pub(super) type GetoptLong =
     unsafe extern "C" fn(c_int, *const *mut c_char, *const c_char, *const LongOption, *mut c_int) -> c_int;
 
 /// One call of the calling rank's getopt parser (libc's `name` outside a rank).
-unsafe fn getopt_as_rank(
+pub(super) unsafe fn getopt_as_rank(
     name: &CStr,
     flavour: Flavour,
     argc: c_int,

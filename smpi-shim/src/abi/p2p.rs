@@ -1,28 +1,546 @@
-//! Point-to-point entry points beyond the basic ones of `abi`: matched probes
-//! (`MPI_Mprobe` … `MPI_Imrecv`, message handles), generalized requests, and
-//! the MPI 4 large-count (`_c`, `MPI_Count`) forms.
+//! Point-to-point communication (MPI chapter 3): sends, receives, probes, matched probes,
+//! buffered mode, counts, and the large-count (`_c`) forms.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use std::ffi::{c_int, c_void};
+use super::args::status_result;
+use super::args::write_single_status;
+use super::args::*;
+use crate::coll;
+use crate::mpi as rt;
+use crate::mpi::entry;
+use crate::mpi::entry::enter;
+use crate::mpi::entry::result;
+use crate::mpi::entry::write_status;
+use crate::mpi::entry::CStatus;
+use crate::mpi::mpi_err;
+use crate::mpi::with_world;
+use crate::mpi::BlockInfo;
+use crate::mpi::MpiResult;
+use crate::mpi::P2p;
+use crate::mpi::SendMode;
+use crate::mpi::MPI_SUCCESS;
+use crate::mpi::MPI_UNDEFINED;
+use std::ffi::c_int;
+use std::ffi::c_void;
+use std::rc::Rc;
 
-use crate::mpi::entry::{self, enter, result, write_status, CStatus};
-use crate::mpi::{
-    self as rt, mpi_err, with_world, BlockInfo, Greq, GreqCancelFn, GreqFreeFn, GreqQueryFn, SendMode,
-    MPI_SUCCESS, MPI_UNDEFINED,
-};
+// ------------------------------------------------------------------ point to point
 
-use crate::abi::base::{p2p, status_result, write_single_status};
-
-type Count = i64;
-
-unsafe fn set<T>(p: *mut T, v: T) {
-    if !p.is_null() {
-        *p = v;
+pub(crate) fn p2p(
+    buf: *const c_void,
+    count: usize,
+    dtype: c_int,
+    peer: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> P2p {
+    P2p {
+        buf: buf as *mut u8,
+        count,
+        dtype,
+        peer,
+        tag,
+        comm,
+        coll: false,
     }
 }
 
+pub(super) unsafe fn blocking_send(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+    mode: SendMode,
+    call: &'static str,
+) -> c_int {
+    let g = enter();
+    let n = check_count!(g.me, comm, call, count);
+    result(
+        g.me,
+        comm,
+        call,
+        rt::send(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, call),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Send(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> c_int {
+    blocking_send(buf, count, dt, dst, tag, comm, SendMode::Standard, "MPI_Send")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ssend(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> c_int {
+    blocking_send(buf, count, dt, dst, tag, comm, SendMode::Sync, "MPI_Ssend")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> c_int {
+    blocking_send(buf, count, dt, dst, tag, comm, SendMode::Ready, "MPI_Rsend")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bsend(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+) -> c_int {
+    blocking_send(buf, count, dt, dst, tag, comm, SendMode::Buffered, "MPI_Bsend")
+}
+
+pub(super) unsafe fn nb_send(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+    mode: SendMode,
+    req: *mut c_int,
+    call: &'static str,
+) -> c_int {
+    let g = enter();
+    let n = check_count!(g.me, comm, call, count);
+    match rt::isend(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, true) {
+        Ok(id) => {
+            set(req, id as c_int + 1);
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(g.me, comm, call, e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isend(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb_send(
+        buf,
+        count,
+        dt,
+        dst,
+        tag,
+        comm,
+        SendMode::Standard,
+        req,
+        "MPI_Isend",
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Issend(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb_send(buf, count, dt, dst, tag, comm, SendMode::Sync, req, "MPI_Issend")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irsend(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb_send(buf, count, dt, dst, tag, comm, SendMode::Ready, req, "MPI_Irsend")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibsend(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb_send(
+        buf,
+        count,
+        dt,
+        dst,
+        tag,
+        comm,
+        SendMode::Buffered,
+        req,
+        "MPI_Ibsend",
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv(
+    buf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    src: c_int,
+    tag: c_int,
+    comm: c_int,
+    st: *mut CStatus,
+) -> c_int {
+    let g = enter();
+    let n = check_count!(g.me, comm, "MPI_Recv", count);
+    let id = match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
+        Ok(id) => id,
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Recv", e),
+    };
+    let s = rt::wait(g.me, id, "MPI_Recv");
+    write_status(st, &s);
+    status_result(g.me, comm, "MPI_Recv", &s, n)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irecv(
+    buf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    src: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    let g = enter();
+    let n = check_count!(g.me, comm, "MPI_Irecv", count);
+    match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
+        Ok(id) => {
+            set(req, id as c_int + 1);
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(g.me, comm, "MPI_Irecv", e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv(
+    sbuf: *const c_void,
+    scount: c_int,
+    stype: c_int,
+    dst: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rtype: c_int,
+    src: c_int,
+    rtag: c_int,
+    comm: c_int,
+    st: *mut CStatus,
+) -> c_int {
+    let g = enter();
+    let sn = check_count!(g.me, comm, "MPI_Sendrecv", scount);
+    let rn = check_count!(g.me, comm, "MPI_Sendrecv", rcount);
+    match rt::sendrecv(
+        g.me,
+        &p2p(sbuf, sn, stype, dst, stag, comm),
+        &p2p(rbuf, rn, rtype, src, rtag, comm),
+    ) {
+        Ok(s) => {
+            write_status(st, &s);
+            status_result(g.me, comm, "MPI_Sendrecv", &s, rn)
+        }
+        Err(e) => entry::handle_error(g.me, comm, "MPI_Sendrecv", e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    stag: c_int,
+    src: c_int,
+    rtag: c_int,
+    comm: c_int,
+    st: *mut CStatus,
+) -> c_int {
+    let g = enter();
+    let n = check_count!(g.me, comm, "MPI_Sendrecv_replace", count);
+    let d = match with_world(|w| w.dtype(dt)) {
+        Ok(d) => d,
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e),
+    };
+    let mut tmp = coll::TempBuf::new(&d, n);
+    if let Err(e) = coll::local_copy(buf as *const u8, n, dt, tmp.ptr(), n, dt) {
+        return entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e);
+    }
+    match rt::sendrecv(
+        g.me,
+        &p2p(tmp.ptr() as *const c_void, n, dt, dst, stag, comm),
+        &p2p(buf, n, dt, src, rtag, comm),
+    ) {
+        Ok(s) => {
+            write_status(st, &s);
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iprobe(
+    src: c_int,
+    tag: c_int,
+    comm: c_int,
+    flag: *mut c_int,
+    st: *mut CStatus,
+) -> c_int {
+    let g = enter();
+    match rt::iprobe(g.me, src, tag, comm) {
+        Ok(Some(s)) => {
+            set(flag, 1);
+            write_status(st, &s);
+            MPI_SUCCESS
+        }
+        Ok(None) => {
+            set(flag, 0);
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(g.me, comm, "MPI_Iprobe", e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Probe(src: c_int, tag: c_int, comm: c_int, st: *mut CStatus) -> c_int {
+    let g = enter();
+    loop {
+        match rt::iprobe(g.me, src, tag, comm) {
+            Ok(Some(s)) => {
+                write_status(st, &s);
+                return MPI_SUCCESS;
+            }
+            Ok(None) => {
+                // Nothing yet: make sure simulated time moves even if polling costs are 0.
+                let zero_cost = with_world(|w| w.cfg.iprobe <= 0.0);
+                if zero_cost {
+                    rt::sleep_for(g.me, 1e-6);
+                }
+                with_world(|w| {
+                    w.ranks[g.me as usize].blocked = Some(rt::BlockInfo {
+                        call: "MPI_Probe",
+                        peer: src,
+                        tag,
+                        comm,
+                    })
+                });
+            }
+            Err(e) => return entry::handle_error(g.me, comm, "MPI_Probe", e),
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_count(st: *const CStatus, dt: c_int, count: *mut c_int) -> c_int {
+    let size = with_world(|w| w.dtype(dt).map(|d| d.size));
+    match size {
+        Ok(0) => set(count, 0),
+        Ok(s) => {
+            let bytes = (*st).count as usize;
+            set(
+                count,
+                if bytes.is_multiple_of(s) {
+                    (bytes / s) as c_int
+                } else {
+                    MPI_UNDEFINED
+                },
+            );
+        }
+        Err(_) => return rt::MPI_ERR_TYPE,
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements(st: *const CStatus, dt: c_int, count: *mut c_int) -> c_int {
+    match elements_of(st, dt) {
+        Ok(n) => {
+            set(count, c_int::try_from(n).unwrap_or(MPI_UNDEFINED));
+            MPI_SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+/// Basic elements of `dt` a status holds (`MPI_Get_elements[_x]`), 64-bit.
+pub(crate) unsafe fn elements_of(st: *const CStatus, dt: c_int) -> Result<i64, c_int> {
+    let d = with_world(|w| w.dtype(dt)).map_err(|_| rt::MPI_ERR_TYPE)?;
+    let bytes = (*st).count.max(0) as u64;
+    if d.size == 0 {
+        return Ok(0);
+    }
+    Ok(d.elements_in(bytes as usize) as i64)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Buffer_attach(buf: *mut c_void, size: c_int) -> c_int {
+    let me = rt::current_rank();
+    with_world(|w| w.ranks[me as usize].buffer_attached = Some((buf as usize, size.max(0) as usize)));
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Buffer_detach(buf: *mut c_void, size: *mut c_int) -> c_int {
+    let g = enter();
+    let me = g.me;
+    // The buffer goes back to the application only once its messages are out.
+    rt::drain_buffered_sends(me);
+    let b = with_world(|w| w.ranks[me as usize].buffer_attached.take());
+    let (p, s) = b.unwrap_or((0, 0));
+    if !buf.is_null() {
+        *(buf as *mut *mut c_void) = p as *mut c_void;
+    }
+    set(size, s as c_int);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements_x(st: *const entry::CStatus, dt: c_int, count: *mut i64) -> c_int {
+    match super::p2p::elements_of(st, dt) {
+        Ok(n) => {
+            set(count, n);
+            MPI_SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+/// MPI_Isendrecv: a receive and a send, completed together.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv(
+    sbuf: *const c_void,
+    scount: c_int,
+    stype: c_int,
+    dst: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rtype: c_int,
+    src: c_int,
+    rtag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Isendrecv", comm, req, |me| {
+        let (sc, rc) = (nonneg(scount)?, nonneg(rcount)?);
+        let s = rt::P2p {
+            buf: sbuf as *mut u8,
+            count: sc,
+            dtype: stype,
+            peer: dst,
+            tag: stag,
+            comm,
+            coll: false,
+        };
+        let r = rt::P2p {
+            buf: rbuf as *mut u8,
+            count: rc,
+            dtype: rtype,
+            peer: src,
+            tag: rtag,
+            comm,
+            coll: false,
+        };
+        let stage: rt::Stage = Box::new(move || {
+            let rid = rt::irecv(me, &r)?;
+            let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
+            Ok(vec![rid, sid])
+        });
+        rt::start_coll(me, comm, vec![stage])
+    })
+}
+
+/// MPI_Isendrecv_replace: the send goes from a copy of the buffer.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    stag: c_int,
+    src: c_int,
+    rtag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Isendrecv_replace", comm, req, |me| {
+        let n = nonneg(count)?;
+        let d = with_world(|w| w.dtype(dt))?;
+        let mut copy = coll::TempBuf::new(&d, n);
+        coll::local_copy(buf as *const u8, n, dt, copy.ptr(), n, dt)?;
+        let keep = Rc::new(std::cell::RefCell::new(copy));
+        let k2 = keep.clone();
+        let stage: rt::Stage = Box::new(move || {
+            let p = k2.borrow_mut().ptr();
+            let s = rt::P2p {
+                buf: p,
+                count: n,
+                dtype: dt,
+                peer: dst,
+                tag: stag,
+                comm,
+                coll: false,
+            };
+            let r = rt::P2p {
+                buf: buf as *mut u8,
+                count: n,
+                dtype: dt,
+                peer: src,
+                tag: rtag,
+                comm,
+                coll: false,
+            };
+            let rid = rt::irecv(me, &r)?;
+            let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
+            Ok(vec![rid, sid])
+        });
+        let hold: rt::Stage = Box::new(move || {
+            drop(keep);
+            Ok(vec![])
+        });
+        rt::start_coll(me, comm, vec![stage, hold])
+    })
+}
+
 /// A large count, checked like an `int` one.
-fn count_c(me: u32, comm: c_int, call: &str, count: Count) -> Result<usize, c_int> {
+pub(super) fn count_c(me: u32, comm: c_int, call: &str, count: Count) -> Result<usize, c_int> {
     usize::try_from(count).map_err(|_| {
         entry::handle_error(
             me,
@@ -31,15 +549,6 @@ fn count_c(me: u32, comm: c_int, call: &str, count: Count) -> Result<usize, c_in
             mpi_err(rt::MPI_ERR_COUNT, format!("negative count {count}")),
         )
     })
-}
-
-macro_rules! check_count_c {
-    ($me:expr, $comm:expr, $call:expr, $count:expr) => {
-        match count_c($me, $comm, $call, $count) {
-            Ok(c) => c,
-            Err(code) => return code,
-        }
-    };
 }
 
 // ------------------------------------------------------------------ matched probes
@@ -107,7 +616,7 @@ pub unsafe extern "C" fn MPI_Mprobe(
 
 /// Starts the receive of a probed message; on success `*msg` becomes
 /// `MPI_MESSAGE_NULL`.
-unsafe fn start_mrecv(
+pub(super) unsafe fn start_mrecv(
     me: u32,
     buf: *mut c_void,
     count: usize,
@@ -130,7 +639,7 @@ unsafe fn start_mrecv(
     Ok(id)
 }
 
-unsafe fn mrecv(
+pub(super) unsafe fn mrecv(
     me: u32,
     buf: *mut c_void,
     count: usize,
@@ -147,7 +656,7 @@ unsafe fn mrecv(
     status_result(me, rt::MPI_COMM_WORLD, "MPI_Mrecv", &s, count)
 }
 
-unsafe fn imrecv(
+pub(super) unsafe fn imrecv(
     me: u32,
     buf: *mut c_void,
     count: usize,
@@ -238,47 +747,9 @@ pub extern "C" fn PMPI_Message_f2c(msg: c_int) -> c_int {
     msg
 }
 
-// ------------------------------------------------------------------ generalized requests
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Grequest_start(
-    query: Option<GreqQueryFn>,
-    free: Option<GreqFreeFn>,
-    cancel: Option<GreqCancelFn>,
-    extra_state: *mut c_void,
-    req: *mut c_int,
-) -> c_int {
-    let g = enter();
-    let id = rt::start_greq(
-        g.me,
-        Greq {
-            query,
-            free,
-            cancel,
-            extra_state,
-        },
-    );
-    set(req, id as c_int + 1);
-    MPI_SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Grequest_complete(req: c_int) -> c_int {
-    let g = enter();
-    let r = if req <= 0 {
-        Err(mpi_err(
-            rt::MPI_ERR_REQUEST,
-            "MPI_REQUEST_NULL is not a generalized request",
-        ))
-    } else {
-        rt::complete_greq((req - 1) as u32)
-    };
-    result(g.me, rt::MPI_COMM_WORLD, "MPI_Grequest_complete", r)
-}
-
 // ------------------------------------------------------------------ large-count forms
 
-unsafe fn send_c(
+pub(super) unsafe fn send_c(
     buf: *const c_void,
     count: Count,
     dt: c_int,
@@ -346,7 +817,7 @@ pub unsafe extern "C" fn MPI_Bsend_c(
     send_c(buf, count, dt, dst, tag, comm, SendMode::Buffered, "MPI_Bsend_c")
 }
 
-unsafe fn isend_c(
+pub(super) unsafe fn isend_c(
     buf: *const c_void,
     count: Count,
     dt: c_int,
@@ -551,7 +1022,7 @@ pub unsafe extern "C" fn MPI_Get_count_c(st: *const CStatus, dt: c_int, count: *
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_elements_c(st: *const CStatus, dt: c_int, count: *mut Count) -> c_int {
-    match crate::abi::base::elements_of(st, dt) {
+    match super::p2p::elements_of(st, dt) {
         Ok(n) => {
             set(count, n);
             MPI_SUCCESS

@@ -2,13 +2,52 @@
 //! malloc interceptor, simulated sleeps and clocks, `exit`, and sampling.
 #![allow(clippy::missing_safety_doc)]
 
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use crate::host::folding as shared;
+use crate::host::sampling;
+use crate::mpi as rt;
+use crate::mpi::entry;
+use crate::mpi::entry::enter;
+use crate::mpi::with_world;
+use std::ffi::c_char;
+use std::ffi::c_int;
+use std::ffi::c_uint;
+use std::ffi::c_void;
+use std::ffi::CStr;
 
-use crate::host::{folding as shared, sampling};
-use crate::mpi::entry::{self, enter};
-use crate::mpi::{self as rt, with_world};
+// ------------------------------------------------------------------ SMPI extensions (smpi.h)
 
-unsafe fn site(file: *const c_char, line: c_int) -> String {
+#[no_mangle]
+pub unsafe extern "C" fn smpi_execute(seconds: f64) {
+    let g = enter();
+    entry::execute_seconds(g.me, seconds, false);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_execute_benched(seconds: f64) {
+    let g = enter();
+    entry::execute_seconds(g.me, seconds, true);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_execute_flops(flops: f64) {
+    let g = enter();
+    if flops > 0.0 {
+        with_world(|w| w.ranks[g.me as usize].ctx()).execute(flops);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_execute_flops_benched(flops: f64) {
+    smpi_execute_flops(flops)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn smpi_sleep_seconds(seconds: f64) {
+    let g = enter();
+    rt::sleep_for(g.me, seconds);
+}
+
+pub(super) unsafe fn site(file: *const c_char, line: c_int) -> String {
     let f = if file.is_null() {
         "?".into()
     } else {
@@ -18,11 +57,11 @@ unsafe fn site(file: *const c_char, line: c_int) -> String {
 }
 
 /// Who folded allocations belong to: the calling rank (none outside ranks).
-fn holder() -> u32 {
+pub(super) fn holder() -> u32 {
     simcore::crash::current_actor().unwrap_or(u32::MAX)
 }
 
-fn fold_or_die(size: usize, ranges: &[(usize, usize)], site: &str) -> *mut c_void {
+pub(super) fn fold_or_die(size: usize, ranges: &[(usize, usize)], site: &str) -> *mut c_void {
     match shared::alloc_by(holder(), size, ranges, site) {
         Ok(p) => p as *mut c_void,
         Err(e) => entry::abort_run(
@@ -148,7 +187,7 @@ pub unsafe extern "C" fn smpi_nanosleep(req: *const libc::timespec, rem: *mut li
     0
 }
 
-fn simulated_now(me: u32) -> f64 {
+pub(super) fn simulated_now(me: u32) -> f64 {
     let (now, cost) = with_world(|w| (w.ranks[me as usize].ctx().now(), w.cfg.wtime));
     rt::sleep_for(me, cost);
     now

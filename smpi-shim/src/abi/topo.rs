@@ -1,47 +1,294 @@
-//! The MPI C ABI of graph and distributed-graph topologies, topology mapping
-//! (`MPI_Cart_map`, `MPI_Graph_map`) and the neighbourhood collectives
-//! (`MPI_Neighbor_*`, `MPI_Ineighbor_*`). The library side is
-//! `crate::mpi::topo`; the Cartesian calls live in `abi_more`.
+//! Process topologies (MPI chapter 8): Cartesian, graph and distributed graph, and the
+//! neighbourhood collectives.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use std::ffi::{c_int, c_void};
+use super::args::*;
+use crate::coll;
+use crate::coll::CommView;
+use crate::coll::IN_PLACE;
+use crate::mpi as rt;
+use crate::mpi::entry;
+use crate::mpi::entry::enter;
+use crate::mpi::entry::result;
+use crate::mpi::mpi_err;
+use crate::mpi::topo;
+use crate::mpi::topo::Block;
+use crate::mpi::topo::Cart;
+use crate::mpi::topo::DistGraph;
+use crate::mpi::topo::Graph;
+use crate::mpi::topo::Neighbors;
+use crate::mpi::topo::Topology;
+use crate::mpi::with_world;
+use crate::mpi::MpiResult;
+use crate::mpi::MPI_COMM_NULL;
+use crate::mpi::MPI_SUCCESS;
+use crate::mpi::MPI_UNDEFINED;
+use std::ffi::c_int;
+use std::ffi::c_void;
 use std::rc::Rc;
 
-use crate::coll::{self, CommView, IN_PLACE};
-use crate::mpi::entry::{self, enter, result};
-use crate::mpi::topo::{self, Block, DistGraph, Graph, Neighbors, Topology};
-use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS, MPI_UNDEFINED};
+// ------------------------------------------------------------------ Cartesian topologies
 
-use crate::abi::more::attach_topology;
+/// The Cartesian topology of `comm` and my rank in it.
+pub(super) fn cart_of(me: u32, comm: c_int) -> MpiResult<(Cart, i32)> {
+    with_world(|w| {
+        let c = w.ranks[me as usize].comm(comm)?;
+        match c.topo.as_deref() {
+            Some(Topology::Cart(k)) => Ok((k.clone(), c.my_rank)),
+            _ => Err(mpi_err(
+                topo::MPI_ERR_TOPOLOGY,
+                "communicator has no Cartesian topology",
+            )),
+        }
+    })
+}
 
-/// `MPI_UNWEIGHTED` and `MPI_WEIGHTS_EMPTY`: special weight-array addresses
-/// (as in MPICH; not NULL, so that NULL stays an ordinary empty array).
-const UNWEIGHTED: usize = 1;
-const WEIGHTS_EMPTY: usize = 2;
+/// Attaches `topology` to my handle `h` (unless it is `MPI_COMM_NULL`).
+pub(crate) fn attach_topology(me: u32, h: c_int, topology: Topology) {
+    if h == MPI_COMM_NULL {
+        return;
+    }
+    with_world(|w| {
+        if let Ok(c) = w.ranks[me as usize].comm_mut(h) {
+            c.topo = Some(Rc::new(topology));
+        }
+    });
+}
 
-/// `MPI_INT`'s handle (topology exchanges carry ints).
-const INT: i32 = 7;
-
-unsafe fn set<T>(p: *mut T, v: T) {
-    if !p.is_null() {
-        *p = v;
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_create(
+    comm: c_int,
+    ndims: c_int,
+    dims: *const c_int,
+    periods: *const c_int,
+    _reorder: c_int,
+    new: *mut c_int,
+) -> c_int {
+    let g = enter();
+    let r = (|| -> MpiResult<c_int> {
+        if ndims < 0 {
+            return Err(mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")));
+        }
+        let nd = ndims as usize;
+        let d: Vec<i32> = (0..nd).map(|i| *dims.add(i)).collect();
+        let p: Vec<bool> = (0..nd).map(|i| *periods.add(i) != 0).collect();
+        let total: i64 = d.iter().map(|&x| x as i64).product();
+        let size = CommView::new(g.me, comm)?.size;
+        if d.iter().any(|&x| x <= 0) || total > size as i64 {
+            return Err(mpi_err(
+                topo::MPI_ERR_DIMS,
+                format!("dims {d:?} do not fit {size} ranks"),
+            ));
+        }
+        let group: Option<Vec<u32>> = with_world(|w| {
+            w.ranks[g.me as usize]
+                .comm(comm)
+                .ok()
+                .map(|c| c.shared.group[..total as usize].to_vec())
+        });
+        let h = super::comm::derive_comm(g.me, comm, -7, group)?;
+        attach_topology(g.me, h, Topology::Cart(Cart { dims: d, periods: p }));
+        Ok(h)
+    })();
+    match r {
+        Ok(h) => {
+            set(new, h);
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(g.me, comm, "MPI_Cart_create", e),
     }
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cartdim_get(comm: c_int, ndims: *mut c_int) -> c_int {
+    let me = rt::current_rank();
+    match cart_of(me, comm) {
+        Ok((c, _)) => {
+            set(ndims, c.dims.len() as c_int);
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(me, comm, "MPI_Cartdim_get", e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_get(
+    comm: c_int,
+    maxdims: c_int,
+    dims: *mut c_int,
+    periods: *mut c_int,
+    coords: *mut c_int,
+) -> c_int {
+    let me = rt::current_rank();
+    match cart_of(me, comm) {
+        Ok((c, my)) => {
+            let co = c.coords(my);
+            for (i, x) in co.iter().enumerate().take(maxdims.max(0) as usize) {
+                set(dims.add(i), c.dims[i]);
+                set(periods.add(i), c.periods[i] as c_int);
+                set(coords.add(i), *x);
+            }
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(me, comm, "MPI_Cart_get", e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_coords(
+    comm: c_int,
+    rank: c_int,
+    maxdims: c_int,
+    coords: *mut c_int,
+) -> c_int {
+    let me = rt::current_rank();
+    let r = cart_of(me, comm).and_then(|(c, _)| {
+        if rank < 0 || rank >= c.size() {
+            return Err(mpi_err(rt::MPI_ERR_RANK, format!("invalid rank {rank}")));
+        }
+        for (i, x) in c.coords(rank).iter().enumerate().take(maxdims.max(0) as usize) {
+            *coords.add(i) = *x;
+        }
+        Ok(())
+    });
+    result(me, comm, "MPI_Cart_coords", r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_rank(comm: c_int, coords: *const c_int, rank: *mut c_int) -> c_int {
+    let me = rt::current_rank();
+    let r = cart_of(me, comm).and_then(|(c, _)| {
+        let co: Vec<i32> = (0..c.dims.len()).map(|i| *coords.add(i)).collect();
+        let r = c
+            .rank_of(&co)
+            .ok_or_else(|| mpi_err(rt::MPI_ERR_ARG, format!("coordinates {co:?} outside the grid")))?;
+        set(rank, r);
+        Ok(())
+    });
+    result(me, comm, "MPI_Cart_rank", r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_shift(
+    comm: c_int,
+    dir: c_int,
+    disp: c_int,
+    src: *mut c_int,
+    dst: *mut c_int,
+) -> c_int {
+    let me = rt::current_rank();
+    let r = cart_of(me, comm).and_then(|(c, my)| {
+        if dir < 0 || dir as usize >= c.dims.len() {
+            return Err(mpi_err(topo::MPI_ERR_DIMS, format!("invalid direction {dir}")));
+        }
+        let (s, d) = c.shift(my, dir as usize, disp);
+        set(src, s);
+        set(dst, d);
+        Ok(())
+    });
+    result(me, comm, "MPI_Cart_shift", r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain: *const c_int, new: *mut c_int) -> c_int {
+    let g = enter();
+    let (c, me) = match cart_of(g.me, comm) {
+        Ok(x) => x,
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Cart_sub", e),
+    };
+    let keep: Vec<bool> = (0..c.dims.len()).map(|i| *remain.add(i) != 0).collect();
+    let co = c.coords(me);
+    // Color: coordinates along dropped dimensions; key: along kept ones.
+    let (mut color, mut key) = (0i32, 0i32);
+    for i in 0..c.dims.len() {
+        if keep[i] {
+            key = key * c.dims[i] + co[i];
+        } else {
+            color = color * c.dims[i] + co[i];
+        }
+    }
+    // Keeping no dimension gives a 0-dimensional grid: one point, held by
+    // rank 0 (as MPICH, whose test suite expects MPI_COMM_NULL elsewhere).
+    if !keep.contains(&true) && me != 0 {
+        color = MPI_UNDEFINED;
+    }
+    let rc = super::comm::MPI_Comm_split(comm, color, key, new);
+    if rc == MPI_SUCCESS {
+        let dims: Vec<i32> = (0..c.dims.len())
+            .filter(|&i| keep[i])
+            .map(|i| c.dims[i])
+            .collect();
+        let periods: Vec<bool> = (0..c.dims.len())
+            .filter(|&i| keep[i])
+            .map(|i| c.periods[i])
+            .collect();
+        attach_topology(g.me, *new, Topology::Cart(Cart { dims, periods }));
+    }
+    rc
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Topo_test(comm: c_int, status: *mut c_int) -> c_int {
+    let me = rt::current_rank();
+    match with_world(|w| {
+        w.ranks[me as usize]
+            .comm(comm)
+            .map(|c| c.topo.as_ref().map(|t| t.kind()))
+    }) {
+        Ok(kind) => {
+            set(status, kind.unwrap_or(MPI_UNDEFINED));
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(me, comm, "MPI_Topo_test", e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
+    let me = rt::current_rank();
+    if ndims < 0 {
+        return entry::handle_error(
+            me,
+            rt::MPI_COMM_WORLD,
+            "MPI_Dims_create",
+            mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")),
+        );
+    }
+    let nd = ndims as usize;
+    let mut d: Vec<i32> = (0..nd).map(|i| *dims.add(i)).collect();
+    match topo::dims_create(nnodes, &mut d) {
+        Ok(()) => {
+            for (i, x) in d.iter().enumerate() {
+                *dims.add(i) = *x;
+            }
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(me, rt::MPI_COMM_WORLD, "MPI_Dims_create", e),
+    }
+}
+
+/// `MPI_UNWEIGHTED` and `MPI_WEIGHTS_EMPTY`: special weight-array addresses
+/// (as in MPICH; not NULL, so that NULL stays an ordinary empty array).
+pub(super) const UNWEIGHTED: usize = 1;
+pub(super) const WEIGHTS_EMPTY: usize = 2;
+
+/// `MPI_INT`'s handle (topology exchanges carry ints).
+pub(super) const INT: i32 = 7;
+
 /// `n` ints from `p` (nothing is read when `n` is 0, so `p` may be NULL).
-unsafe fn ints(n: usize, p: *const c_int) -> Vec<i32> {
+pub(super) unsafe fn ints(n: usize, p: *const c_int) -> Vec<i32> {
     if n == 0 || p.is_null() {
         return Vec::new();
     }
     std::slice::from_raw_parts(p, n).to_vec()
 }
 
-fn count(v: c_int, what: &str) -> MpiResult<usize> {
+pub(super) fn count(v: c_int, what: &str) -> MpiResult<usize> {
     usize::try_from(v).map_err(|_| mpi_err(rt::MPI_ERR_ARG, format!("negative {what} {v}")))
 }
 
 /// `n` counts from `p`, each checked non-negative.
-unsafe fn counts(n: usize, p: *const c_int) -> MpiResult<Vec<usize>> {
+pub(super) unsafe fn counts(n: usize, p: *const c_int) -> MpiResult<Vec<usize>> {
     ints(n, p)
         .into_iter()
         .map(|v| usize::try_from(v).map_err(|_| mpi_err(rt::MPI_ERR_COUNT, format!("negative count {v}"))))
@@ -49,7 +296,7 @@ unsafe fn counts(n: usize, p: *const c_int) -> MpiResult<Vec<usize>> {
 }
 
 /// My view of an intracommunicator (topologies need one).
-fn intra_view(me: u32, comm: c_int) -> MpiResult<CommView> {
+pub(super) fn intra_view(me: u32, comm: c_int) -> MpiResult<CommView> {
     let v = CommView::new(me, comm)?;
     if with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some()))? {
         return Err(mpi_err(
@@ -61,7 +308,7 @@ fn intra_view(me: u32, comm: c_int) -> MpiResult<CommView> {
 }
 
 /// The topology of `comm` and my rank in it.
-fn topology_of(me: u32, comm: c_int) -> MpiResult<(Rc<Topology>, i32)> {
+pub(super) fn topology_of(me: u32, comm: c_int) -> MpiResult<(Rc<Topology>, i32)> {
     with_world(|w| {
         let c = w.ranks[me as usize].comm(comm)?;
         c.topo
@@ -71,7 +318,7 @@ fn topology_of(me: u32, comm: c_int) -> MpiResult<(Rc<Topology>, i32)> {
     })
 }
 
-fn graph_of(me: u32, comm: c_int) -> MpiResult<Rc<Topology>> {
+pub(super) fn graph_of(me: u32, comm: c_int) -> MpiResult<Rc<Topology>> {
     let (t, _) = topology_of(me, comm)?;
     match *t {
         Topology::Graph(_) => Ok(t),
@@ -82,7 +329,7 @@ fn graph_of(me: u32, comm: c_int) -> MpiResult<Rc<Topology>> {
     }
 }
 
-fn dist_graph_of(me: u32, comm: c_int) -> MpiResult<Rc<Topology>> {
+pub(super) fn dist_graph_of(me: u32, comm: c_int) -> MpiResult<Rc<Topology>> {
     let (t, _) = topology_of(me, comm)?;
     match *t {
         Topology::DistGraph(_) => Ok(t),
@@ -94,7 +341,13 @@ fn dist_graph_of(me: u32, comm: c_int) -> MpiResult<Rc<Topology>> {
 }
 
 /// Writes a new communicator handle, or applies the error handler.
-unsafe fn created(me: u32, comm: c_int, call: &str, r: MpiResult<c_int>, new: *mut c_int) -> c_int {
+pub(super) unsafe fn created(
+    me: u32,
+    comm: c_int,
+    call: &str,
+    r: MpiResult<c_int>,
+    new: *mut c_int,
+) -> c_int {
     match r {
         Ok(h) => {
             set(new, h);
@@ -185,7 +438,7 @@ pub unsafe extern "C" fn MPI_Graph_create(
                 .map(|e| e.shared.group[..nnodes as usize].to_vec())
         })?;
         // An empty graph gives MPI_COMM_NULL everywhere (MPI 2.1).
-        let h = crate::abi::base::derive_comm(g.me, comm, -8, Some(group))?;
+        let h = super::comm::derive_comm(g.me, comm, -8, Some(group))?;
         attach_topology(g.me, h, Topology::Graph(graph));
         Ok(h)
     })();
@@ -227,7 +480,7 @@ pub unsafe extern "C" fn MPI_Graph_get(
 }
 
 /// Neighbours of `rank` in the graph topology of `comm`.
-fn graph_neighbors(me: u32, comm: c_int, rank: c_int) -> MpiResult<Vec<i32>> {
+pub(super) fn graph_neighbors(me: u32, comm: c_int, rank: c_int) -> MpiResult<Vec<i32>> {
     let t = graph_of(me, comm)?;
     let Topology::Graph(gr) = &*t else {
         unreachable!("graph_of returns graph topologies")
@@ -264,19 +517,19 @@ pub unsafe extern "C" fn MPI_Graph_neighbors(
 // ------------------------------------------------------------------ distributed graphs
 
 /// Whether a weight array means "weighted" (anything but `MPI_UNWEIGHTED`).
-fn is_weighted(weights: *const c_int) -> bool {
+pub(super) fn is_weighted(weights: *const c_int) -> bool {
     weights as usize != UNWEIGHTED
 }
 
 /// `n` weights, or 1s for `MPI_UNWEIGHTED` / `MPI_WEIGHTS_EMPTY` / NULL.
-unsafe fn weights_of(n: usize, weights: *const c_int) -> Vec<i32> {
+pub(super) unsafe fn weights_of(n: usize, weights: *const c_int) -> Vec<i32> {
     match weights as usize {
         0 | UNWEIGHTED | WEIGHTS_EMPTY => vec![1; n],
         _ => ints(n, weights),
     }
 }
 
-fn check_ranks(size: i32, ranks: &[i32]) -> MpiResult<()> {
+pub(super) fn check_ranks(size: i32, ranks: &[i32]) -> MpiResult<()> {
     match ranks.iter().find(|&&r| r < 0 || r >= size) {
         Some(r) => Err(mpi_err(
             rt::MPI_ERR_RANK,
@@ -312,7 +565,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
         };
         check_ranks(c.size, &graph.sources)?;
         check_ranks(c.size, &graph.destinations)?;
-        let h = crate::abi::base::derive_comm(g.me, comm, -9, None)?;
+        let h = super::comm::derive_comm(g.me, comm, -9, None)?;
         attach_topology(g.me, h, Topology::DistGraph(graph));
         Ok(h)
     })();
@@ -323,7 +576,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
 /// both of its ends (one alltoall of counts, one alltoallv of edges, on the
 /// parent communicator), and returns the edges that reach me, ordered by
 /// the rank that gave them, then as given.
-fn exchange_edges(c: CommView, mine: &[[i32; 3]]) -> MpiResult<Vec<[i32; 3]>> {
+pub(super) fn exchange_edges(c: CommView, mine: &[[i32; 3]]) -> MpiResult<Vec<[i32; 3]>> {
     let n = c.size as usize;
     let mut outgoing: Vec<Vec<i32>> = vec![Vec::new(); n];
     for e in mine {
@@ -425,7 +678,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create(
                 graph.destination_weights.push(w);
             }
         }
-        let h = crate::abi::base::derive_comm(g.me, comm, -10, None)?;
+        let h = super::comm::derive_comm(g.me, comm, -10, None)?;
         attach_topology(g.me, h, Topology::DistGraph(graph));
         Ok(h)
     })();
@@ -452,7 +705,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_neighbors_count(
 
 /// Copies up to `max` entries of `v` to `p` (skipped for the special
 /// weight addresses).
-unsafe fn copy_out(v: &[i32], max: c_int, p: *mut c_int) {
+pub(super) unsafe fn copy_out(v: &[i32], max: c_int, p: *mut c_int) {
     if matches!(p as usize, 0 | UNWEIGHTED | WEIGHTS_EMPTY) {
         return;
     }
@@ -488,18 +741,14 @@ pub unsafe extern "C" fn MPI_Dist_graph_neighbors(
 // ------------------------------------------------------------------ neighbourhood collectives
 
 /// My view of `comm` and my neighbours in its topology.
-fn neighborhood(me: u32, comm: c_int) -> MpiResult<(CommView, Neighbors)> {
+pub(super) fn neighborhood(me: u32, comm: c_int) -> MpiResult<(CommView, Neighbors)> {
     let c = intra_view(me, comm)?;
     let (t, rank) = topology_of(me, comm)?;
     Ok((c, t.neighbors(rank)))
 }
 
-fn extent(dtype: i32) -> MpiResult<isize> {
-    with_world(|w| w.dtype(dtype).map(|d| d.extent))
-}
-
 /// Blocks at byte offsets `displs` of `buf`.
-fn blocks(buf: *const c_void, counts: &[usize], displs: &[isize], types: &[i32]) -> Vec<Block> {
+pub(super) fn blocks(buf: *const c_void, counts: &[usize], displs: &[isize], types: &[i32]) -> Vec<Block> {
     (0..counts.len())
         .map(|k| Block {
             buf: (buf as *mut u8).wrapping_offset(displs[k]),
@@ -510,14 +759,19 @@ fn blocks(buf: *const c_void, counts: &[usize], displs: &[isize], types: &[i32])
 }
 
 /// `n` blocks of `count` elements of `dtype`, one after the other.
-fn regular_blocks(buf: *const c_void, n: usize, count: usize, dtype: i32) -> MpiResult<Vec<Block>> {
+pub(super) fn regular_blocks(
+    buf: *const c_void,
+    n: usize,
+    count: usize,
+    dtype: i32,
+) -> MpiResult<Vec<Block>> {
     let step = count as isize * extent(dtype)?;
     let displs: Vec<isize> = (0..n as isize).map(|k| k * step).collect();
     Ok(blocks(buf, &vec![count; n], &displs, &vec![dtype; n]))
 }
 
 /// Blocks at displacements `displs` counted in extents of `dtype`.
-unsafe fn v_blocks(
+pub(super) unsafe fn v_blocks(
     buf: *const c_void,
     n: usize,
     counts_p: *const c_int,
@@ -529,7 +783,7 @@ unsafe fn v_blocks(
     Ok(blocks(buf, &counts(n, counts_p)?, &displs, &vec![dtype; n]))
 }
 
-fn no_in_place(sbuf: *const c_void) -> MpiResult<()> {
+pub(super) fn no_in_place(sbuf: *const c_void) -> MpiResult<()> {
     if sbuf as *mut u8 == IN_PLACE {
         return Err(mpi_err(
             rt::MPI_ERR_BUFFER,
@@ -541,7 +795,7 @@ fn no_in_place(sbuf: *const c_void) -> MpiResult<()> {
 
 /// Starts the collective `start` describes; the blocking form (`req` NULL)
 /// waits for it.
-unsafe fn neighbor_call(
+pub(super) unsafe fn neighbor_call(
     call: &'static str,
     comm: c_int,
     req: *mut c_int,
@@ -566,7 +820,7 @@ unsafe fn neighbor_call(
     }
 }
 
-unsafe fn allgather(
+pub(super) unsafe fn allgather(
     call: &'static str,
     s: *const c_void,
     sc: c_int,
@@ -595,7 +849,7 @@ unsafe fn allgather(
     })
 }
 
-unsafe fn allgatherv(
+pub(super) unsafe fn allgatherv(
     call: &'static str,
     s: *const c_void,
     sc: c_int,
@@ -622,7 +876,7 @@ unsafe fn allgatherv(
     })
 }
 
-unsafe fn alltoall(
+pub(super) unsafe fn alltoall(
     call: &'static str,
     s: *const c_void,
     sc: c_int,
@@ -642,7 +896,7 @@ unsafe fn alltoall(
     })
 }
 
-unsafe fn alltoallv(
+pub(super) unsafe fn alltoallv(
     call: &'static str,
     s: *const c_void,
     scs: *const c_int,
@@ -664,7 +918,7 @@ unsafe fn alltoallv(
     })
 }
 
-unsafe fn alltoallw(
+pub(super) unsafe fn alltoallw(
     call: &'static str,
     s: *const c_void,
     scs: *const c_int,

@@ -1,0 +1,99 @@
+//! Argument checks and C ↔ Rust conversions shared by the MPI functions.
+#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+use crate::mpi as rt;
+use crate::mpi::entry;
+use crate::mpi::entry::write_status;
+use crate::mpi::entry::CStatus;
+use crate::mpi::mpi_err;
+use crate::mpi::with_world;
+use crate::mpi::MpiError;
+use crate::mpi::MpiResult;
+use crate::mpi::StatusInfo;
+use crate::mpi::MPI_ERR_COUNT;
+use crate::mpi::MPI_SUCCESS;
+use std::ffi::c_char;
+use std::ffi::c_int;
+
+pub(super) type Aint = isize;
+
+pub(super) fn count_ok(me: u32, comm: i32, call: &str, count: c_int) -> Result<usize, c_int> {
+    if count < 0 {
+        Err(entry::handle_error(
+            me,
+            comm,
+            call,
+            mpi_err(MPI_ERR_COUNT, format!("negative count {count}")),
+        ))
+    } else {
+        Ok(count as usize)
+    }
+}
+
+pub(super) unsafe fn set<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        *p = v;
+    }
+}
+
+pub(super) unsafe fn write_cstr(dst: *mut c_char, s: &str, len: *mut c_int, max: usize) {
+    let n = s.len().min(max - 1);
+    if !dst.is_null() {
+        std::ptr::copy_nonoverlapping(s.as_ptr(), dst as *mut u8, n);
+        *dst.add(n) = 0;
+    }
+    set(len, n as c_int);
+}
+
+pub(crate) fn status_result(me: u32, comm: i32, call: &str, s: &StatusInfo, count: usize) -> c_int {
+    if s.error == rt::MPI_ERR_TRUNCATE {
+        return entry::handle_error(
+            me,
+            comm,
+            call,
+            mpi_err(
+                rt::MPI_ERR_TRUNCATE,
+                format!("message truncated (receive count {count} too small)"),
+            ),
+        );
+    }
+    MPI_SUCCESS
+}
+
+/// Request handle → internal id (`None` for MPI_REQUEST_NULL or inactive persistent).
+pub(super) fn req_id(h: c_int) -> Result<Option<u32>, MpiError> {
+    if h == 0 {
+        return Ok(None);
+    }
+    let id = (h - 1) as u32;
+    with_world(|w| match w.reqs.get(id as usize).and_then(|r| r.as_ref()) {
+        Some(r) if r.persistent && !r.active => Ok(None),
+        Some(_) => Ok(Some(id)),
+        None => Err(mpi_err(
+            rt::MPI_ERR_REQUEST,
+            format!("invalid request handle {h}"),
+        )),
+    })
+}
+
+/// Writes the status of a single-request completion (MPI_Wait, MPI_Test,
+/// MPI_Mrecv): MPI leaves the `MPI_ERROR` field alone there, only the
+/// multiple-completion calls set it.
+pub(crate) unsafe fn write_single_status(st: *mut CStatus, s: &StatusInfo) {
+    if !st.is_null() {
+        let error = (*st).error;
+        write_status(st, s);
+        (*st).error = error;
+    }
+}
+
+/// A count as `usize`, or `MPI_ERR_COUNT` when negative (`int` or `MPI_Count`).
+pub(super) fn nonneg(v: impl Into<i64>) -> MpiResult<usize> {
+    let v: i64 = v.into();
+    usize::try_from(v).map_err(|_| mpi_err(MPI_ERR_COUNT, format!("negative count {v}")))
+}
+pub(super) type Count = i64;
+
+pub(super) fn extent(dt: i32) -> MpiResult<isize> {
+    with_world(|w| w.dtype(dt).map(|d| d.extent))
+}

@@ -1,0 +1,1727 @@
+//! Collective communication (MPI chapter 6), blocking and non-blocking, on intra- and
+//! intercommunicators, and reduction operations.
+#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+use super::args::*;
+use crate::coll;
+use crate::coll::nbc;
+use crate::coll::nbc_inter;
+use crate::coll::nbc_inter::ROOT;
+use crate::coll::CommView;
+use crate::coll::IN_PLACE;
+use crate::mpi as rt;
+use crate::mpi::entry;
+use crate::mpi::entry::enter;
+use crate::mpi::entry::result;
+use crate::mpi::mpi_err;
+use crate::mpi::op::Op;
+use crate::mpi::op::UserFn;
+use crate::mpi::with_world;
+use crate::mpi::MpiResult;
+use crate::mpi::MPI_SUCCESS;
+use std::ffi::c_int;
+use std::ffi::c_void;
+
+pub(super) fn view(me: u32, comm: i32) -> MpiResult<CommView> {
+    let inter = with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some()))?;
+    if inter {
+        return Err(mpi_err(
+            rt::MPI_ERR_COMM,
+            "collectives on intercommunicators are not supported yet",
+        ));
+    }
+    CommView::new(me, comm)
+}
+
+/// A count that MPI says is ignored when its buffer is `MPI_IN_PLACE`.
+pub(super) fn in_place_count(buf: *const c_void, v: c_int) -> MpiResult<usize> {
+    if buf as *mut u8 == IN_PLACE {
+        Ok(0)
+    } else {
+        nonneg(v)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = super::coll::inter_barrier(iv);
+            return result(g.me, comm, "MPI_Barrier", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Barrier", e),
+    }
+    coll_call!(g, comm, "MPI_Barrier", coll::barrier(view(g.me, comm)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bcast(
+    buf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> =
+                (|| super::coll::inter_bcast(iv, buf as *mut u8, nonneg(count)?, dt, root))();
+            return result(g.me, comm, "MPI_Bcast", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Bcast", e),
+    }
+    coll_call!(g, comm, "MPI_Bcast", {
+        let n = nonneg(count)?;
+        with_world(|w| w.dtype(dt))?;
+        coll::bcast(view(g.me, comm)?, buf as *mut u8, n, dt, root)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    op: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                super::coll::inter_reduce(
+                    iv,
+                    sbuf as *const u8,
+                    rbuf as *mut u8,
+                    nonneg(count)?,
+                    dt,
+                    op,
+                    root,
+                )
+            })();
+            return result(g.me, comm, "MPI_Reduce", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Reduce", e),
+    }
+    coll_call!(g, comm, "MPI_Reduce", {
+        let n = nonneg(count)?;
+        with_world(|w| w.dtype(dt).and(w.op(op).map(|_| ())))?;
+        coll::reduce(
+            view(g.me, comm)?,
+            sbuf as *const u8,
+            rbuf as *mut u8,
+            n,
+            dt,
+            op,
+            root,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allreduce(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                super::coll::inter_allreduce(iv, sbuf as *const u8, rbuf as *mut u8, nonneg(count)?, dt, op)
+            })();
+            return result(g.me, comm, "MPI_Allreduce", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Allreduce", e),
+    }
+    coll_call!(g, comm, "MPI_Allreduce", {
+        let n = nonneg(count)?;
+        with_world(|w| w.dtype(dt).and(w.op(op).map(|_| ())))?;
+        coll::allreduce(view(g.me, comm)?, sbuf as *const u8, rbuf as *mut u8, n, dt, op)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_local(
+    inbuf: *const c_void,
+    inout: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    op: c_int,
+) -> c_int {
+    let g = enter();
+    coll_call!(g, rt::MPI_COMM_WORLD, "MPI_Reduce_local", {
+        coll::apply_op(op, dt, inbuf as *const u8, inout as *mut u8, nonneg(count)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gather(
+    sbuf: *const c_void,
+    scount: c_int,
+    stype: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let rc = if root == -3 { nonneg(rcount)? } else { 0 };
+                let n = iv.rsize as usize;
+                let displs: Vec<isize> = (0..n as isize).map(|i| i * rc as isize).collect();
+                super::coll::inter_gatherv(
+                    iv,
+                    sbuf as *const u8,
+                    if root >= 0 { nonneg(scount)? } else { 0 },
+                    stype,
+                    rbuf as *mut u8,
+                    &vec![rc; n],
+                    &displs,
+                    rtype,
+                    root,
+                )
+            })();
+            return result(g.me, comm, "MPI_Gather", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Gather", e),
+    }
+    coll_call!(g, comm, "MPI_Gather", {
+        let c = view(g.me, comm)?;
+        // Receive arguments matter only at the root.
+        let rc = if c.rank == root { nonneg(rcount)? } else { 0 };
+        coll::gather(
+            c,
+            sbuf as *const u8,
+            in_place_count(sbuf, scount)?,
+            stype,
+            rbuf as *mut u8,
+            rc,
+            rtype,
+            root,
+        )
+    })
+}
+
+pub(super) unsafe fn counts_displs(
+    n: i32,
+    counts: *const c_int,
+    displs: *const c_int,
+) -> MpiResult<(Vec<usize>, Vec<isize>)> {
+    let mut c = Vec::with_capacity(n as usize);
+    let mut d = Vec::with_capacity(n as usize);
+    for i in 0..n as usize {
+        c.push(nonneg(*counts.add(i))?);
+        d.push(if displs.is_null() {
+            0
+        } else {
+            *displs.add(i) as isize
+        });
+    }
+    Ok((c, d))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gatherv(
+    sbuf: *const c_void,
+    scount: c_int,
+    stype: c_int,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let (cs, ds) = if root == -3 {
+                    counts_displs(iv.rsize, rcounts, displs)?
+                } else {
+                    (vec![], vec![])
+                };
+                super::coll::inter_gatherv(
+                    iv,
+                    sbuf as *const u8,
+                    if root >= 0 { nonneg(scount)? } else { 0 },
+                    stype,
+                    rbuf as *mut u8,
+                    &cs,
+                    &ds,
+                    rtype,
+                    root,
+                )
+            })();
+            return result(g.me, comm, "MPI_Gatherv", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Gatherv", e),
+    }
+    coll_call!(g, comm, "MPI_Gatherv", {
+        let c = view(g.me, comm)?;
+        let (cs, ds) = if c.rank == root {
+            counts_displs(c.size, rcounts, displs)?
+        } else {
+            (vec![0; c.size as usize], vec![0; c.size as usize])
+        };
+        coll::gatherv(
+            c,
+            sbuf as *const u8,
+            in_place_count(sbuf, scount)?,
+            stype,
+            rbuf as *mut u8,
+            &cs,
+            &ds,
+            rtype,
+            root,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatter(
+    sbuf: *const c_void,
+    scount: c_int,
+    stype: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let sc = if root == -3 { nonneg(scount)? } else { 0 };
+                let n = iv.rsize as usize;
+                let displs: Vec<isize> = (0..n as isize).map(|i| i * sc as isize).collect();
+                super::coll::inter_scatterv(
+                    iv,
+                    sbuf as *const u8,
+                    &vec![sc; n],
+                    &displs,
+                    stype,
+                    rbuf as *mut u8,
+                    if root >= 0 { nonneg(rcount)? } else { 0 },
+                    rtype,
+                    root,
+                )
+            })();
+            return result(g.me, comm, "MPI_Scatter", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Scatter", e),
+    }
+    coll_call!(g, comm, "MPI_Scatter", {
+        let c = view(g.me, comm)?;
+        // Send arguments matter only at the root.
+        let sc = if c.rank == root { nonneg(scount)? } else { 0 };
+        coll::scatter(
+            c,
+            sbuf as *const u8,
+            sc,
+            stype,
+            rbuf as *mut u8,
+            in_place_count(rbuf as *const c_void, rcount)?,
+            rtype,
+            root,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatterv(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    displs: *const c_int,
+    stype: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let (cs, ds) = if root == -3 {
+                    counts_displs(iv.rsize, scounts, displs)?
+                } else {
+                    (vec![], vec![])
+                };
+                super::coll::inter_scatterv(
+                    iv,
+                    sbuf as *const u8,
+                    &cs,
+                    &ds,
+                    stype,
+                    rbuf as *mut u8,
+                    if root >= 0 { nonneg(rcount)? } else { 0 },
+                    rtype,
+                    root,
+                )
+            })();
+            return result(g.me, comm, "MPI_Scatterv", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Scatterv", e),
+    }
+    coll_call!(g, comm, "MPI_Scatterv", {
+        let c = view(g.me, comm)?;
+        let (cs, ds) = if c.rank == root {
+            counts_displs(c.size, scounts, displs)?
+        } else {
+            (vec![0; c.size as usize], vec![0; c.size as usize])
+        };
+        coll::scatterv(
+            c,
+            sbuf as *const u8,
+            &cs,
+            &ds,
+            stype,
+            rbuf as *mut u8,
+            in_place_count(rbuf as *const c_void, rcount)?,
+            rtype,
+            root,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgather(
+    sbuf: *const c_void,
+    scount: c_int,
+    stype: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rtype: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let rc = nonneg(rcount)?;
+                let n = iv.rsize as usize;
+                let displs: Vec<isize> = (0..n as isize).map(|i| i * rc as isize).collect();
+                super::coll::inter_allgatherv(
+                    iv,
+                    sbuf as *const u8,
+                    nonneg(scount)?,
+                    stype,
+                    rbuf as *mut u8,
+                    &vec![rc; n],
+                    &displs,
+                    rtype,
+                )
+            })();
+            return result(g.me, comm, "MPI_Allgather", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Allgather", e),
+    }
+    coll_call!(g, comm, "MPI_Allgather", {
+        let c = view(g.me, comm)?;
+        let rc = nonneg(rcount)?;
+        let counts = vec![rc; c.size as usize];
+        let displs: Vec<isize> = (0..c.size as isize).map(|i| i * rc as isize).collect();
+        coll::allgatherv(
+            c,
+            sbuf as *const u8,
+            in_place_count(sbuf, scount)?,
+            stype,
+            rbuf as *mut u8,
+            &counts,
+            &displs,
+            rtype,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgatherv(
+    sbuf: *const c_void,
+    scount: c_int,
+    stype: c_int,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rtype: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let (cs, ds) = counts_displs(iv.rsize, rcounts, displs)?;
+                super::coll::inter_allgatherv(
+                    iv,
+                    sbuf as *const u8,
+                    nonneg(scount)?,
+                    stype,
+                    rbuf as *mut u8,
+                    &cs,
+                    &ds,
+                    rtype,
+                )
+            })();
+            return result(g.me, comm, "MPI_Allgatherv", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Allgatherv", e),
+    }
+    coll_call!(g, comm, "MPI_Allgatherv", {
+        let c = view(g.me, comm)?;
+        let (cs, ds) = counts_displs(c.size, rcounts, displs)?;
+        coll::allgatherv(
+            c,
+            sbuf as *const u8,
+            in_place_count(sbuf, scount)?,
+            stype,
+            rbuf as *mut u8,
+            &cs,
+            &ds,
+            rtype,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoall(
+    sbuf: *const c_void,
+    scount: c_int,
+    stype: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rtype: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let (sc, rc) = (nonneg(scount)?, nonneg(rcount)?);
+                let n = iv.rsize as usize;
+                let (se, re) =
+                    with_world(|w| Ok::<_, rt::MpiError>((w.dtype(stype)?.extent, w.dtype(rtype)?.extent)))?;
+                let sd: Vec<isize> = (0..n as isize).map(|i| i * sc as isize * se).collect();
+                let rd: Vec<isize> = (0..n as isize).map(|i| i * rc as isize * re).collect();
+                super::coll::inter_alltoallw(
+                    iv,
+                    sbuf as *const u8,
+                    &vec![sc; n],
+                    &sd,
+                    &vec![stype; n],
+                    rbuf as *mut u8,
+                    &vec![rc; n],
+                    &rd,
+                    &vec![rtype; n],
+                )
+            })();
+            return result(g.me, comm, "MPI_Alltoall", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Alltoall", e),
+    }
+    coll_call!(g, comm, "MPI_Alltoall", {
+        let c = view(g.me, comm)?;
+        // The send count and type are ignored with MPI_IN_PLACE.
+        let sc = in_place_count(sbuf, scount)?;
+        let rc = nonneg(rcount)?;
+        let n = c.size as usize;
+        let sd: Vec<isize> = (0..n as isize).map(|i| i * sc as isize).collect();
+        let rd: Vec<isize> = (0..n as isize).map(|i| i * rc as isize).collect();
+        let (sc, sd, stype) = if sbuf as *mut u8 == IN_PLACE {
+            (vec![rc; n], rd.clone(), rtype)
+        } else {
+            (vec![sc; n], sd, stype)
+        };
+        coll::alltoallv(
+            c,
+            sbuf as *const u8,
+            &sc,
+            &sd,
+            stype,
+            rbuf as *mut u8,
+            &vec![rc; n],
+            &rd,
+            rtype,
+            true,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallv(
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    stype: c_int,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rtype: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let n = iv.rsize as usize;
+                let (sc, sd) = counts_displs(iv.rsize, scounts, sdispls)?;
+                let (rc, rd) = counts_displs(iv.rsize, rcounts, rdispls)?;
+                let (se, re) =
+                    with_world(|w| Ok::<_, rt::MpiError>((w.dtype(stype)?.extent, w.dtype(rtype)?.extent)))?;
+                let sd: Vec<isize> = sd.iter().map(|d| d * se).collect();
+                let rd: Vec<isize> = rd.iter().map(|d| d * re).collect();
+                super::coll::inter_alltoallw(
+                    iv,
+                    sbuf as *const u8,
+                    &sc,
+                    &sd,
+                    &vec![stype; n],
+                    rbuf as *mut u8,
+                    &rc,
+                    &rd,
+                    &vec![rtype; n],
+                )
+            })();
+            return result(g.me, comm, "MPI_Alltoallv", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Alltoallv", e),
+    }
+    coll_call!(g, comm, "MPI_Alltoallv", {
+        let c = view(g.me, comm)?;
+        let (rc, rd) = counts_displs(c.size, rcounts, rdispls)?;
+        // With MPI_IN_PLACE the send arguments are those of the receive.
+        let (sc, sd, stype) = if sbuf as *mut u8 == IN_PLACE {
+            (rc.clone(), rd.clone(), rtype)
+        } else {
+            let (sc, sd) = counts_displs(c.size, scounts, sdispls)?;
+            (sc, sd, stype)
+        };
+        coll::alltoallv(
+            c,
+            sbuf as *const u8,
+            &sc,
+            &sd,
+            stype,
+            rbuf as *mut u8,
+            &rc,
+            &rd,
+            rtype,
+            false,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let local = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.size()))?;
+                let (rc, _) = counts_displs(local, rcounts, std::ptr::null())?;
+                let total: usize = rc.iter().sum();
+                super::coll::inter_reduce_scatter(iv, sbuf as *const u8, rbuf as *mut u8, &rc, total, dt, op)
+            })();
+            return result(g.me, comm, "MPI_Reduce_scatter", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Reduce_scatter", e),
+    }
+    coll_call!(g, comm, "MPI_Reduce_scatter", {
+        let c = view(g.me, comm)?;
+        let (rc, _) = counts_displs(c.size, rcounts, std::ptr::null())?;
+        coll::reduce_scatter(c, sbuf as *const u8, rbuf as *mut u8, &rc, dt, op)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter_block(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    match super::coll::InterView::of(g.me, comm) {
+        Ok(Some(iv)) => {
+            let r: MpiResult<()> = (|| {
+                let local = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.size()))?;
+                let rc = vec![nonneg(rcount)?; local as usize];
+                let total: usize = rc.iter().sum();
+                super::coll::inter_reduce_scatter(iv, sbuf as *const u8, rbuf as *mut u8, &rc, total, dt, op)
+            })();
+            return result(g.me, comm, "MPI_Reduce_scatter_block", r);
+        }
+        Ok(None) => {}
+        Err(e) => return entry::handle_error(g.me, comm, "MPI_Reduce_scatter_block", e),
+    }
+    coll_call!(g, comm, "MPI_Reduce_scatter_block", {
+        let c = view(g.me, comm)?;
+        let rc = vec![nonneg(rcount)?; c.size as usize];
+        coll::reduce_scatter(c, sbuf as *const u8, rbuf as *mut u8, &rc, dt, op)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scan(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    coll_call!(
+        g,
+        comm,
+        "MPI_Scan",
+        coll::scan(
+            view(g.me, comm)?,
+            sbuf as *const u8,
+            rbuf as *mut u8,
+            nonneg(count)?,
+            dt,
+            op,
+            false
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Exscan(
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    coll_call!(
+        g,
+        comm,
+        "MPI_Exscan",
+        coll::scan(
+            view(g.me, comm)?,
+            sbuf as *const u8,
+            rbuf as *mut u8,
+            nonneg(count)?,
+            dt,
+            op,
+            true
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_create(f: Option<UserFn>, commute: c_int, op: *mut c_int) -> c_int {
+    let Some(func) = f else { return rt::MPI_ERR_OP };
+    let h = with_world(|w| {
+        w.ops.push(Some(Op::User {
+            func,
+            commutative: commute != 0,
+        }));
+        (w.ops.len() - 1) as c_int
+    });
+    set(op, h);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_free(op: *mut c_int) -> c_int {
+    if *op > 14 {
+        with_world(|w| {
+            if let Some(o) = w.ops.get_mut(*op as usize) {
+                *o = None;
+            }
+        });
+    }
+    *op = 0;
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_commutative(op: c_int, commute: *mut c_int) -> c_int {
+    match with_world(|w| w.op(op)) {
+        Ok(o) => {
+            set(commute, o.is_commutative() as c_int);
+            MPI_SUCCESS
+        }
+        Err(e) => e.code,
+    }
+}
+
+// ------------------------------------------------------------------ collectives on intercommunicators
+
+/// One rank's view of an intercommunicator for collectives: flat exchanges
+/// between the two groups on the collective context (peers are remote ranks).
+#[derive(Clone, Copy)]
+pub struct InterView {
+    pub me: u32,
+    pub comm: i32,
+    pub rank: i32,
+    pub rsize: i32,
+}
+
+pub(super) const ITAG: i32 = 31;
+
+impl InterView {
+    /// `Some` when `comm` is an intercommunicator.
+    pub fn of(me: u32, comm: i32) -> MpiResult<Option<InterView>> {
+        with_world(|w| {
+            let c = w.ranks[me as usize].comm(comm)?;
+            Ok(c.shared.remote.as_ref().map(|r| InterView {
+                me,
+                comm,
+                rank: c.my_rank,
+                rsize: r.len() as i32,
+            }))
+        })
+    }
+
+    fn p2p(&self, buf: *const u8, count: usize, dtype: i32, peer: i32) -> rt::P2p {
+        rt::P2p {
+            buf: buf as *mut u8,
+            count,
+            dtype,
+            peer,
+            tag: ITAG,
+            comm: self.comm,
+            coll: true,
+        }
+    }
+
+    fn isend(&self, buf: *const u8, count: usize, dtype: i32, peer: i32) -> MpiResult<u32> {
+        rt::isend(
+            self.me,
+            &self.p2p(buf, count, dtype, peer),
+            rt::SendMode::Standard,
+            false,
+        )
+    }
+
+    fn irecv(&self, buf: *mut u8, count: usize, dtype: i32, peer: i32) -> MpiResult<u32> {
+        rt::irecv(self.me, &self.p2p(buf, count, dtype, peer))
+    }
+
+    fn waitall(&self, reqs: &[u32]) {
+        rt::wait_all_ids(self.me, reqs);
+    }
+}
+
+/// Barrier: each rank leaves once every rank of the other group has entered.
+pub fn inter_barrier(v: InterView) -> MpiResult<()> {
+    let mut reqs = Vec::new();
+    for i in 0..v.rsize {
+        reqs.push(v.irecv(std::ptr::null_mut(), 0, 4, i)?);
+    }
+    for i in 0..v.rsize {
+        reqs.push(v.isend(std::ptr::null(), 0, 4, i)?);
+    }
+    v.waitall(&reqs);
+    Ok(())
+}
+
+/// Bcast: the root (MPI_ROOT) sends to every remote rank.
+pub fn inter_bcast(v: InterView, buf: *mut u8, count: usize, dt: i32, root: i32) -> MpiResult<()> {
+    match root {
+        rt::MPI_PROC_NULL => Ok(()),
+        -3 => {
+            let reqs: Vec<u32> = (0..v.rsize)
+                .map(|i| v.isend(buf, count, dt, i))
+                .collect::<MpiResult<_>>()?;
+            v.waitall(&reqs);
+            Ok(())
+        }
+        r if r >= 0 && r < v.rsize => {
+            let q = v.irecv(buf, count, dt, r)?;
+            v.waitall(&[q]);
+            Ok(())
+        }
+        r => Err(mpi_err(
+            rt::MPI_ERR_ROOT,
+            format!("invalid root {r} on an intercommunicator"),
+        )),
+    }
+}
+
+/// Receives `count` elements from every remote rank and combines them in
+/// remote-rank order into `out`.
+pub(super) fn gather_reduce(v: InterView, count: usize, dt: i32, op: i32, out: *mut u8) -> MpiResult<()> {
+    let d = with_world(|w| w.dtype(dt))?;
+    let mut bufs: Vec<coll::TempBuf> = (0..v.rsize).map(|_| coll::TempBuf::new(&d, count)).collect();
+    let mut reqs = Vec::new();
+    for (i, b) in bufs.iter_mut().enumerate() {
+        reqs.push(v.irecv(b.ptr(), count, dt, i as i32)?);
+    }
+    v.waitall(&reqs);
+    // out = x0 op x1 op ... (left to right): acc = x_{n-1}; acc = x_i op acc.
+    let n = bufs.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let mut acc = coll::TempBuf::new(&d, count);
+    coll::local_copy(bufs[n - 1].ptr(), count, dt, acc.ptr(), count, dt)?;
+    for i in (0..n - 1).rev() {
+        coll::apply_op(op, dt, bufs[i].ptr(), acc.ptr(), count)?;
+    }
+    coll::local_copy(acc.ptr(), count, dt, out, count, dt)
+}
+
+/// Reduce: the remote group's data, reduced, arrives at the root.
+pub fn inter_reduce(
+    v: InterView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    dt: i32,
+    op: i32,
+    root: i32,
+) -> MpiResult<()> {
+    match root {
+        rt::MPI_PROC_NULL => Ok(()),
+        -3 => gather_reduce(v, count, dt, op, rbuf),
+        r => {
+            let q = v.isend(sbuf, count, dt, r)?;
+            v.waitall(&[q]);
+            Ok(())
+        }
+    }
+}
+
+/// Allreduce: each group receives the reduction of the other group's data.
+pub fn inter_allreduce(
+    v: InterView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    dt: i32,
+    op: i32,
+) -> MpiResult<()> {
+    let mut sends = Vec::new();
+    for i in 0..v.rsize {
+        sends.push(v.isend(sbuf, count, dt, i)?);
+    }
+    gather_reduce(v, count, dt, op, rbuf)?;
+    v.waitall(&sends);
+    Ok(())
+}
+
+/// Gatherv: the root receives each remote rank's block.
+pub fn inter_gatherv(
+    v: InterView,
+    sbuf: *const u8,
+    scount: usize,
+    stype: i32,
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    displs: &[isize],
+    rtype: i32,
+    root: i32,
+) -> MpiResult<()> {
+    match root {
+        rt::MPI_PROC_NULL => Ok(()),
+        -3 => {
+            let ext = extent(rtype)?;
+            let mut reqs = Vec::new();
+            for i in 0..v.rsize {
+                reqs.push(v.irecv(
+                    rbuf.wrapping_offset(displs[i as usize] * ext),
+                    rcounts[i as usize],
+                    rtype,
+                    i,
+                )?);
+            }
+            v.waitall(&reqs);
+            Ok(())
+        }
+        r => {
+            let q = v.isend(sbuf, scount, stype, r)?;
+            v.waitall(&[q]);
+            Ok(())
+        }
+    }
+}
+
+/// Scatterv: the root sends each remote rank its block.
+pub fn inter_scatterv(
+    v: InterView,
+    sbuf: *const u8,
+    scounts: &[usize],
+    displs: &[isize],
+    stype: i32,
+    rbuf: *mut u8,
+    rcount: usize,
+    rtype: i32,
+    root: i32,
+) -> MpiResult<()> {
+    match root {
+        rt::MPI_PROC_NULL => Ok(()),
+        -3 => {
+            let ext = extent(stype)?;
+            let mut reqs = Vec::new();
+            for i in 0..v.rsize {
+                reqs.push(v.isend(
+                    sbuf.wrapping_offset(displs[i as usize] * ext),
+                    scounts[i as usize],
+                    stype,
+                    i,
+                )?);
+            }
+            v.waitall(&reqs);
+            Ok(())
+        }
+        r => {
+            let q = v.irecv(rbuf, rcount, rtype, r)?;
+            v.waitall(&[q]);
+            Ok(())
+        }
+    }
+}
+
+/// Allgatherv: every rank sends its block to every remote rank and receives
+/// the remote group's blocks.
+pub fn inter_allgatherv(
+    v: InterView,
+    sbuf: *const u8,
+    scount: usize,
+    stype: i32,
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    displs: &[isize],
+    rtype: i32,
+) -> MpiResult<()> {
+    let ext = extent(rtype)?;
+    let mut reqs = Vec::new();
+    for i in 0..v.rsize {
+        reqs.push(v.irecv(
+            rbuf.wrapping_offset(displs[i as usize] * ext),
+            rcounts[i as usize],
+            rtype,
+            i,
+        )?);
+    }
+    for i in 0..v.rsize {
+        reqs.push(v.isend(sbuf, scount, stype, i)?);
+    }
+    v.waitall(&reqs);
+    Ok(())
+}
+
+/// Alltoallw with byte displacements: block i goes to remote rank i.
+pub fn inter_alltoallw(
+    v: InterView,
+    sbuf: *const u8,
+    scounts: &[usize],
+    sdispls: &[isize],
+    stypes: &[i32],
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    rdispls: &[isize],
+    rtypes: &[i32],
+) -> MpiResult<()> {
+    let mut reqs = Vec::new();
+    for i in 0..v.rsize as usize {
+        reqs.push(v.irecv(rbuf.wrapping_offset(rdispls[i]), rcounts[i], rtypes[i], i as i32)?);
+    }
+    for i in 0..v.rsize as usize {
+        reqs.push(v.isend(sbuf.wrapping_offset(sdispls[i]), scounts[i], stypes[i], i as i32)?);
+    }
+    v.waitall(&reqs);
+    Ok(())
+}
+
+/// Reduce_scatter: each rank gets its block of the reduction of the other
+/// group's full vectors.
+pub fn inter_reduce_scatter(
+    v: InterView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    rcounts_local: &[usize],
+    total: usize,
+    dt: i32,
+    op: i32,
+) -> MpiResult<()> {
+    let d = with_world(|w| w.dtype(dt))?;
+    let mut full = coll::TempBuf::new(&d, total);
+    let mut sends = Vec::new();
+    for i in 0..v.rsize {
+        sends.push(v.isend(sbuf, total, dt, i)?);
+    }
+    gather_reduce(v, total, dt, op, full.ptr())?;
+    v.waitall(&sends);
+    let off: usize = rcounts_local[..v.rank as usize].iter().sum();
+    let mine = rcounts_local[v.rank as usize];
+    coll::local_copy(
+        full.ptr().wrapping_offset(off as isize * d.extent),
+        mine,
+        dt,
+        rbuf,
+        mine,
+        dt,
+    )
+}
+
+/// `n` counts from a C array of `int` or `MPI_Count`.
+pub(super) unsafe fn ivec<T: Copy + Into<i64>>(n: i32, p: *const T) -> MpiResult<Vec<usize>> {
+    if p.is_null() && n > 0 {
+        return Err(mpi_err(rt::MPI_ERR_ARG, "null array of counts"));
+    }
+    (0..n.max(0) as usize)
+        .map(|i| nonneg((*p.add(i)).into()))
+        .collect()
+}
+
+/// `n` displacements from a C array of `int` or `MPI_Aint` (a null array reads as zeros).
+pub(super) unsafe fn dvec<T: Copy + TryInto<isize>>(n: i32, p: *const T) -> Vec<isize> {
+    (0..n.max(0) as usize)
+        .map(|i| {
+            if p.is_null() {
+                0
+            } else {
+                (*p.add(i)).try_into().unwrap_or(0)
+            }
+        })
+        .collect()
+}
+
+/// `n` datatype handles.
+pub(super) unsafe fn tvec(n: i32, p: *const c_int) -> MpiResult<Vec<i32>> {
+    if p.is_null() && n > 0 {
+        return Err(mpi_err(rt::MPI_ERR_TYPE, "null array of datatypes"));
+    }
+    Ok((0..n.max(0) as usize).map(|i| *p.add(i)).collect())
+}
+
+/// Counts and element displacements of `n` consecutive blocks of `count`.
+pub(super) fn regular(n: i32, count: usize) -> (Vec<usize>, Vec<isize>) {
+    let n = n.max(0) as usize;
+    (
+        vec![count; n],
+        (0..n as isize).map(|i| i * count as isize).collect(),
+    )
+}
+
+pub(super) fn in_place(p: *const c_void) -> bool {
+    p as *mut u8 == IN_PLACE
+}
+
+/// The communicator of a collective, and the size of its remote group when it
+/// is an intercommunicator.
+pub(super) fn comm_of(me: u32, comm: i32) -> MpiResult<(CommView, Option<i32>)> {
+    match nbc_inter::Inter::of(me, comm)? {
+        Some(c) => Ok((c, Some(nbc_inter::remote_size(c)?))),
+        None => Ok((CommView::new(me, comm)?, None)),
+    }
+}
+
+pub(super) fn no_inter(call: &str) -> rt::MpiError {
+    mpi_err(
+        rt::MPI_ERR_COMM,
+        format!("{call} is not defined on intercommunicators"),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, req: *mut c_int) -> c_int {
+    nb!("MPI_Ibarrier", comm, req, |me| match comm_of(me, comm)? {
+        (c, Some(_)) => nbc_inter::ibarrier(c),
+        (c, None) => nbc::ibarrier(c),
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibcast(
+    buf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    root: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Ibcast", comm, req, |me| {
+        let (c, inter) = comm_of(me, comm)?;
+        let idle = inter.is_some() && root == rt::MPI_PROC_NULL;
+        let count = if idle { 0 } else { nonneg(count)? };
+        match inter {
+            Some(_) => nbc_inter::ibcast(c, buf as *mut u8, count, dt, root),
+            None => nbc::ibcast(c, buf as *mut u8, count, dt, root),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce(
+    s: *const c_void,
+    r: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    op: c_int,
+    root: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Ireduce", comm, req, |me| {
+        let (c, inter) = comm_of(me, comm)?;
+        let idle = inter.is_some() && root == rt::MPI_PROC_NULL;
+        let count = if idle { 0 } else { nonneg(count)? };
+        let (s, r) = (s as *const u8, r as *mut u8);
+        match inter {
+            Some(_) => nbc_inter::ireduce(c, s, r, count, dt, op, root),
+            None => nbc::ireduce(c, s, r, count, dt, op, root),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iallreduce(
+    s: *const c_void,
+    r: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Iallreduce", comm, req, |me| {
+        let (s, r, n) = (s as *const u8, r as *mut u8, nonneg(count)?);
+        match comm_of(me, comm)? {
+            (c, Some(_)) => nbc_inter::iallreduce(c, s, r, n, dt, op),
+            (c, None) => nbc::iallreduce(c, s, r, n, dt, op),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Igather(
+    s: *const c_void,
+    sc: c_int,
+    st: c_int,
+    r: *mut c_void,
+    rc: c_int,
+    rt_: c_int,
+    root: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Igather", comm, req, |me| {
+        let (c, inter) = comm_of(me, comm)?;
+        let receives = match inter {
+            Some(_) => root == ROOT,
+            None => c.rank == root,
+        };
+        let sends = match inter {
+            Some(_) => root >= 0,
+            None => !in_place(s),
+        };
+        let rc = if receives { nonneg(rc)? } else { 0 };
+        let sc = if sends { nonneg(sc)? } else { 0 };
+        let (cs, ds) = regular(inter.unwrap_or(c.size), rc);
+        let (s, r) = (s as *const u8, r as *mut u8);
+        match inter {
+            Some(_) => nbc_inter::igatherv(c, s, sc, st, r, cs, ds, rt_, root),
+            None => nbc::igatherv(c, s, sc, st, r, cs, ds, rt_, root),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Igatherv(
+    s: *const c_void,
+    sc: c_int,
+    st: c_int,
+    r: *mut c_void,
+    rcs: *const c_int,
+    ds: *const c_int,
+    rt_: c_int,
+    root: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Igatherv", comm, req, |me| {
+        let (c, inter) = comm_of(me, comm)?;
+        let n = inter.unwrap_or(c.size);
+        let receives = match inter {
+            Some(_) => root == ROOT,
+            None => c.rank == root,
+        };
+        let sends = match inter {
+            Some(_) => root >= 0,
+            None => !in_place(s),
+        };
+        let (cs, d) = if receives {
+            (ivec(n, rcs)?, dvec(n, ds))
+        } else {
+            (vec![0; n.max(0) as usize], vec![0; n.max(0) as usize])
+        };
+        let sc = if sends { nonneg(sc)? } else { 0 };
+        let (s, r) = (s as *const u8, r as *mut u8);
+        match inter {
+            Some(_) => nbc_inter::igatherv(c, s, sc, st, r, cs, d, rt_, root),
+            None => nbc::igatherv(c, s, sc, st, r, cs, d, rt_, root),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscatter(
+    s: *const c_void,
+    sc: c_int,
+    st: c_int,
+    r: *mut c_void,
+    rc: c_int,
+    rt_: c_int,
+    root: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Iscatter", comm, req, |me| {
+        let (c, inter) = comm_of(me, comm)?;
+        let sends = match inter {
+            Some(_) => root == ROOT,
+            None => c.rank == root,
+        };
+        let receives = match inter {
+            Some(_) => root >= 0,
+            None => !in_place(r),
+        };
+        let sc = if sends { nonneg(sc)? } else { 0 };
+        let rc = if receives { nonneg(rc)? } else { 0 };
+        let (cs, ds) = regular(inter.unwrap_or(c.size), sc);
+        let (s, r) = (s as *const u8, r as *mut u8);
+        match inter {
+            Some(_) => nbc_inter::iscatterv(c, s, cs, ds, st, r, rc, rt_, root),
+            None => nbc::iscatterv(c, s, cs, ds, st, r, rc, rt_, root),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscatterv(
+    s: *const c_void,
+    scs: *const c_int,
+    ds: *const c_int,
+    st: c_int,
+    r: *mut c_void,
+    rc: c_int,
+    rt_: c_int,
+    root: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Iscatterv", comm, req, |me| {
+        let (c, inter) = comm_of(me, comm)?;
+        let n = inter.unwrap_or(c.size);
+        let sends = match inter {
+            Some(_) => root == ROOT,
+            None => c.rank == root,
+        };
+        let receives = match inter {
+            Some(_) => root >= 0,
+            None => !in_place(r),
+        };
+        let (cs, d) = if sends {
+            (ivec(n, scs)?, dvec(n, ds))
+        } else {
+            (vec![0; n.max(0) as usize], vec![0; n.max(0) as usize])
+        };
+        let rc = if receives { nonneg(rc)? } else { 0 };
+        let (s, r) = (s as *const u8, r as *mut u8);
+        match inter {
+            Some(_) => nbc_inter::iscatterv(c, s, cs, d, st, r, rc, rt_, root),
+            None => nbc::iscatterv(c, s, cs, d, st, r, rc, rt_, root),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iallgather(
+    s: *const c_void,
+    sc: c_int,
+    st: c_int,
+    r: *mut c_void,
+    rc: c_int,
+    rt_: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Iallgather", comm, req, |me| {
+        let (c, inter) = comm_of(me, comm)?;
+        let (cs, ds) = regular(inter.unwrap_or(c.size), nonneg(rc)?);
+        let sc = if in_place(s) { 0 } else { nonneg(sc)? };
+        let (s, r) = (s as *const u8, r as *mut u8);
+        match inter {
+            Some(_) => nbc_inter::iallgatherv(c, s, sc, st, r, cs, ds, rt_),
+            None => nbc::iallgatherv(c, s, sc, st, r, cs, ds, rt_),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iallgatherv(
+    s: *const c_void,
+    sc: c_int,
+    st: c_int,
+    r: *mut c_void,
+    rcs: *const c_int,
+    ds: *const c_int,
+    rt_: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Iallgatherv", comm, req, |me| {
+        let (c, inter) = comm_of(me, comm)?;
+        let n = inter.unwrap_or(c.size);
+        let (cs, d) = (ivec(n, rcs)?, dvec(n, ds));
+        let sc = if in_place(s) { 0 } else { nonneg(sc)? };
+        let (s, r) = (s as *const u8, r as *mut u8);
+        match inter {
+            Some(_) => nbc_inter::iallgatherv(c, s, sc, st, r, cs, d, rt_),
+            None => nbc::iallgatherv(c, s, sc, st, r, cs, d, rt_),
+        }
+    })
+}
+
+/// The arguments of an alltoallw (byte displacements, one type per peer).
+pub(super) struct Alltoallw {
+    sbuf: *const u8,
+    scounts: Vec<usize>,
+    sdispls: Vec<isize>,
+    stypes: Vec<i32>,
+    rbuf: *mut u8,
+    rcounts: Vec<usize>,
+    rdispls: Vec<isize>,
+    rtypes: Vec<i32>,
+}
+
+impl Alltoallw {
+    /// Regular or v-counts alltoall (displacements in elements of one type).
+    /// With `MPI_IN_PLACE` the send arguments are not read.
+    fn from_v(
+        n: i32,
+        sbuf: *const c_void,
+        send: impl FnOnce() -> MpiResult<(Vec<usize>, Vec<isize>)>,
+        stype: i32,
+        rbuf: *mut c_void,
+        rcounts: Vec<usize>,
+        rdispls: Vec<isize>,
+        rtype: i32,
+    ) -> MpiResult<Self> {
+        let n = n.max(0) as usize;
+        let rext = extent(rtype)?;
+        let (scounts, sdispls) = if in_place(sbuf) {
+            (vec![0; n], vec![0; n])
+        } else {
+            let (c, d) = send()?;
+            let sext = extent(stype)?;
+            (c, d.iter().map(|d| d * sext).collect())
+        };
+        Ok(Alltoallw {
+            sbuf: sbuf as *const u8,
+            scounts,
+            sdispls,
+            stypes: vec![stype; n],
+            rbuf: rbuf as *mut u8,
+            rcounts,
+            rdispls: rdispls.iter().map(|d| d * rext).collect(),
+            rtypes: vec![rtype; n],
+        })
+    }
+
+    /// Starts it on `c` (`inter`: an intercommunicator).
+    fn start(self, c: CommView, inter: bool) -> MpiResult<u32> {
+        let a = self;
+        if inter {
+            if std::ptr::eq(a.sbuf, IN_PLACE) {
+                return Err(mpi_err(
+                    rt::MPI_ERR_BUFFER,
+                    "MPI_IN_PLACE on an intercommunicator",
+                ));
+            }
+            nbc_inter::ialltoallw(
+                c, a.sbuf, a.scounts, a.sdispls, a.stypes, a.rbuf, a.rcounts, a.rdispls, a.rtypes,
+            )
+        } else {
+            nbc::ialltoallw(
+                c, a.sbuf, a.scounts, a.sdispls, a.stypes, a.rbuf, a.rcounts, a.rdispls, a.rtypes,
+            )
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ialltoall(
+    s: *const c_void,
+    sc: c_int,
+    st: c_int,
+    r: *mut c_void,
+    rc: c_int,
+    rt_: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Ialltoall", comm, req, |me| {
+        let (c, inter) = comm_of(me, comm)?;
+        let n = inter.unwrap_or(c.size);
+        let (rcs, rds) = regular(n, nonneg(rc)?);
+        let send = || Ok(regular(n, nonneg(sc)?));
+        Alltoallw::from_v(n, s, send, st, r, rcs, rds, rt_)?.start(c, inter.is_some())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ialltoallv(
+    s: *const c_void,
+    scs: *const c_int,
+    sds: *const c_int,
+    st: c_int,
+    r: *mut c_void,
+    rcs: *const c_int,
+    rds: *const c_int,
+    rt_: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Ialltoallv", comm, req, |me| {
+        let (c, inter) = comm_of(me, comm)?;
+        let n = inter.unwrap_or(c.size);
+        let send = || Ok((ivec(n, scs)?, dvec(n, sds)));
+        Alltoallw::from_v(n, s, send, st, r, ivec(n, rcs)?, dvec(n, rds), rt_)?.start(c, inter.is_some())
+    })
+}
+
+/// Starts an alltoallw from its C arguments.
+pub(super) unsafe fn alltoallw_req(
+    me: u32,
+    comm: i32,
+    s: *const c_void,
+    scs: *const c_int,
+    sds: *const c_int,
+    sts: *const c_int,
+    r: *mut c_void,
+    rcs: *const c_int,
+    rds: *const c_int,
+    rts: *const c_int,
+) -> MpiResult<u32> {
+    let (c, inter) = comm_of(me, comm)?;
+    let n = inter.unwrap_or(c.size);
+    let (scounts, sdispls, stypes) = if in_place(s) {
+        let z = n.max(0) as usize;
+        (vec![0; z], vec![0; z], vec![0; z])
+    } else {
+        (ivec(n, scs)?, dvec(n, sds), tvec(n, sts)?)
+    };
+    Alltoallw {
+        sbuf: s as *const u8,
+        scounts,
+        sdispls,
+        stypes,
+        rbuf: r as *mut u8,
+        rcounts: ivec(n, rcs)?,
+        rdispls: dvec(n, rds),
+        rtypes: tvec(n, rts)?,
+    }
+    .start(c, inter.is_some())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ialltoallw(
+    s: *const c_void,
+    scs: *const c_int,
+    sds: *const c_int,
+    sts: *const c_int,
+    r: *mut c_void,
+    rcs: *const c_int,
+    rds: *const c_int,
+    rts: *const c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Ialltoallw", comm, req, |me| alltoallw_req(
+        me, comm, s, scs, sds, sts, r, rcs, rds, rts
+    ))
+}
+
+/// Waits for a collective request a blocking call started.
+pub(super) fn wait_coll(me: u32, id: u32, call: &'static str) -> MpiResult<()> {
+    let st = rt::wait(me, id, call);
+    if st.error != MPI_SUCCESS {
+        return Err(mpi_err(st.error, format!("{call} failed")));
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallw(
+    s: *const c_void,
+    scs: *const c_int,
+    sds: *const c_int,
+    sts: *const c_int,
+    r: *mut c_void,
+    rcs: *const c_int,
+    rds: *const c_int,
+    rts: *const c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    let res = alltoallw_req(g.me, comm, s, scs, sds, sts, r, rcs, rds, rts)
+        .and_then(|id| wait_coll(g.me, id, "MPI_Alltoallw"));
+    result(g.me, comm, "MPI_Alltoallw", res)
+}
+
+/// MPI_Alltoallv with `MPI_Count` counts and `MPI_Aint` displacements: the
+/// same algorithms as MPI_Alltoallv.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallv_c(
+    s: *const c_void,
+    scs: *const i64,
+    sds: *const isize,
+    st: c_int,
+    r: *mut c_void,
+    rcs: *const i64,
+    rds: *const isize,
+    rt_: c_int,
+    comm: c_int,
+) -> c_int {
+    let g = enter();
+    let res = (|| -> MpiResult<()> {
+        let (c, inter) = comm_of(g.me, comm)?;
+        let n = inter.unwrap_or(c.size);
+        let (rc, rd) = (ivec(n, rcs)?, dvec(n, rds));
+        if let Some(rsize) = inter {
+            let a = Alltoallw::from_v(rsize, s, || Ok((ivec(n, scs)?, dvec(n, sds))), st, r, rc, rd, rt_)?;
+            let iv = super::coll::InterView::of(g.me, comm)?.ok_or_else(|| no_inter("MPI_Alltoallv_c"))?;
+            return super::coll::inter_alltoallw(
+                iv, a.sbuf, &a.scounts, &a.sdispls, &a.stypes, a.rbuf, &a.rcounts, &a.rdispls, &a.rtypes,
+            );
+        }
+        // With MPI_IN_PLACE the send arguments are those of the receive.
+        let (sc, sd, st) = if in_place(s) {
+            (rc.clone(), rd.clone(), rt_)
+        } else {
+            (ivec(n, scs)?, dvec(n, sds), st)
+        };
+        coll::alltoallv(
+            c,
+            s as *const u8,
+            &sc,
+            &sd,
+            st,
+            r as *mut u8,
+            &rc,
+            &rd,
+            rt_,
+            false,
+        )
+    })();
+    result(g.me, comm, "MPI_Alltoallv_c", res)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce_scatter(
+    s: *const c_void,
+    r: *mut c_void,
+    rcs: *const c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Ireduce_scatter", comm, req, |me| {
+        let (c, inter) = comm_of(me, comm)?;
+        // Receive counts are per rank of the local group, also on an intercommunicator.
+        let counts = ivec(c.size, rcs)?;
+        let (s, r) = (s as *const u8, r as *mut u8);
+        match inter {
+            Some(_) => nbc_inter::ireduce_scatter(c, s, r, counts, dt, op),
+            None => nbc::ireduce_scatter(c, s, r, counts, dt, op),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
+    s: *const c_void,
+    r: *mut c_void,
+    rc: c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Ireduce_scatter_block", comm, req, |me| {
+        let (c, inter) = comm_of(me, comm)?;
+        let counts = vec![nonneg(rc)?; c.size as usize];
+        let (s, r) = (s as *const u8, r as *mut u8);
+        match inter {
+            Some(_) => nbc_inter::ireduce_scatter(c, s, r, counts, dt, op),
+            None => nbc::ireduce_scatter(c, s, r, counts, dt, op),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscan(
+    s: *const c_void,
+    r: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Iscan", comm, req, |me| match comm_of(me, comm)? {
+        (_, Some(_)) => Err(no_inter("MPI_Iscan")),
+        (c, None) => nbc::iscan(c, s as *const u8, r as *mut u8, nonneg(count)?, dt, op, false),
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iexscan(
+    s: *const c_void,
+    r: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    nb!("MPI_Iexscan", comm, req, |me| match comm_of(me, comm)? {
+        (_, Some(_)) => Err(no_inter("MPI_Iexscan")),
+        (c, None) => nbc::iscan(c, s as *const u8, r as *mut u8, nonneg(count)?, dt, op, true),
+    })
+}

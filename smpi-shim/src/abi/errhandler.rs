@@ -1,0 +1,78 @@
+//! Error handlers and error classes and strings (MPI chapter 9.3, 9.5).
+#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+use super::args::*;
+use crate::mpi as rt;
+use crate::mpi::entry;
+use crate::mpi::entry::enter;
+use crate::mpi::entry::result;
+use crate::mpi::mpi_err;
+use crate::mpi::with_world;
+use crate::mpi::MpiResult;
+use crate::mpi::MPI_SUCCESS;
+use std::ffi::c_char;
+use std::ffi::c_int;
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Error_string(code: c_int, s: *mut c_char, len: *mut c_int) -> c_int {
+    write_cstr(s, rt::error_string(code), len, 256);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Error_class(code: c_int, class: *mut c_int) -> c_int {
+    set(class, code);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_set_errhandler(comm: c_int, eh: c_int) -> c_int {
+    let g = enter();
+    let r = with_world(|w| -> MpiResult<()> {
+        if eh != rt::MPI_ERRORS_ARE_FATAL && eh != rt::MPI_ERRORS_RETURN {
+            return Err(mpi_err(
+                rt::MPI_ERR_ARG,
+                format!("unsupported error handler {eh}"),
+            ));
+        }
+        w.ranks[g.me as usize].comm_mut(comm)?.errhandler = eh;
+        Ok(())
+    });
+    result(g.me, comm, "MPI_Comm_set_errhandler", r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: c_int, eh: *mut c_int) -> c_int {
+    let g = enter();
+    let r = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.errhandler));
+    match r {
+        Ok(h) => {
+            set(eh, h);
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_get_errhandler", e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_set(comm: c_int, eh: c_int) -> c_int {
+    MPI_Comm_set_errhandler(comm, eh)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_get(comm: c_int, eh: *mut c_int) -> c_int {
+    MPI_Comm_get_errhandler(comm, eh)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_free(eh: *mut c_int) -> c_int {
+    set(eh, 0);
+    MPI_SUCCESS
+}
+/// MPI_LASTUSEDCODE: MPI_ERR_LASTCODE until MPI_Add_error_code adds codes.
+pub(crate) static LAST_USED_CODE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(64);
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Add_error_string(_code: c_int, _s: *const c_char) -> c_int {
+    MPI_SUCCESS
+}

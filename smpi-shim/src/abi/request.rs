@@ -1,0 +1,645 @@
+//! Requests (MPI chapter 3.7–3.9, 13.2): completion (wait, test), persistent requests,
+//! cancellation, generalized requests and status fields.
+#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+use super::args::write_single_status;
+use super::args::*;
+use super::p2p::p2p;
+use crate::mpi as rt;
+use crate::mpi::entry;
+use crate::mpi::entry::enter;
+use crate::mpi::entry::result;
+use crate::mpi::entry::write_status;
+use crate::mpi::entry::CStatus;
+use crate::mpi::mpi_err;
+use crate::mpi::with_world;
+use crate::mpi::Greq;
+use crate::mpi::GreqCancelFn;
+use crate::mpi::GreqFreeFn;
+use crate::mpi::GreqQueryFn;
+use crate::mpi::MpiError;
+use crate::mpi::MpiResult;
+use crate::mpi::SendMode;
+use crate::mpi::StatusInfo;
+use crate::mpi::MPI_SUCCESS;
+use crate::mpi::MPI_UNDEFINED;
+use std::ffi::c_int;
+use std::ffi::c_void;
+
+pub(super) fn is_persistent(id: u32) -> bool {
+    with_world(|w| {
+        w.reqs
+            .get(id as usize)
+            .and_then(|r| r.as_ref())
+            .is_some_and(|r| r.persistent)
+    })
+}
+
+pub(super) fn empty_status() -> StatusInfo {
+    StatusInfo {
+        source: rt::MPI_ANY_SOURCE,
+        tag: rt::MPI_ANY_TAG,
+        error: 0,
+        bytes: 0,
+        cancelled: false,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Wait(req: *mut c_int, st: *mut CStatus) -> c_int {
+    let g = enter();
+    let id = match req_id(*req) {
+        Ok(Some(id)) => id,
+        Ok(None) => {
+            write_status(st, &empty_status());
+            return MPI_SUCCESS;
+        }
+        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Wait", e),
+    };
+    let persistent = is_persistent(id);
+    let s = rt::wait(g.me, id, "MPI_Wait");
+    if !persistent {
+        *req = 0;
+    }
+    write_single_status(st, &s);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitall(n: c_int, reqs: *mut c_int, sts: *mut CStatus) -> c_int {
+    let g = enter();
+    let ids = match collect(n, reqs) {
+        Ok(v) => v,
+        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitall", e),
+    };
+    // SMPI 3.32 waits with waitany until all are done: completion order.
+    let statuses = rt::wait_all(g.me, &ids);
+    let mut err = MPI_SUCCESS;
+    for (i, s) in statuses.iter().enumerate() {
+        let st = if sts.is_null() {
+            std::ptr::null_mut()
+        } else {
+            sts.add(i)
+        };
+        match s {
+            Some(s) => {
+                if !is_persistent_handle(*reqs.add(i)) {
+                    *reqs.add(i) = 0;
+                }
+                if s.error != 0 {
+                    err = rt::MPI_ERR_IN_STATUS;
+                }
+                write_status(st, s);
+            }
+            None => write_status(st, &empty_status()),
+        }
+    }
+    err
+}
+
+pub(super) unsafe fn collect(n: c_int, reqs: *mut c_int) -> Result<Vec<Option<u32>>, MpiError> {
+    (0..n.max(0) as usize).map(|i| req_id(*reqs.add(i))).collect()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitany(
+    n: c_int,
+    reqs: *mut c_int,
+    index: *mut c_int,
+    st: *mut CStatus,
+) -> c_int {
+    let g = enter();
+    let ids = match collect(n, reqs) {
+        Ok(v) => v,
+        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitany", e),
+    };
+    match rt::wait_any(g.me, &ids) {
+        Some((i, s)) => {
+            if !is_persistent_handle(*reqs.add(i)) {
+                *reqs.add(i) = 0;
+            }
+            set(index, i as c_int);
+            write_status(st, &s);
+        }
+        None => {
+            set(index, MPI_UNDEFINED);
+            write_status(st, &empty_status());
+        }
+    }
+    MPI_SUCCESS
+}
+
+pub(super) fn is_persistent_handle(h: c_int) -> bool {
+    h > 0 && is_persistent((h - 1) as u32)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitsome(
+    n: c_int,
+    reqs: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    sts: *mut CStatus,
+) -> c_int {
+    let g = enter();
+    let ids = match collect(n, reqs) {
+        Ok(v) => v,
+        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitsome", e),
+    };
+    if ids.iter().all(|x| x.is_none()) {
+        set(outcount, MPI_UNDEFINED);
+        return MPI_SUCCESS;
+    }
+    let Some((first, s)) = rt::wait_any(g.me, &ids) else {
+        set(outcount, MPI_UNDEFINED);
+        return MPI_SUCCESS;
+    };
+    let mut k = 0usize;
+    let mut record = |i: usize, s: &StatusInfo| {
+        if !is_persistent_handle(*reqs.add(i)) {
+            *reqs.add(i) = 0;
+        }
+        *indices.add(k) = i as c_int;
+        if !sts.is_null() {
+            write_status(sts.add(k), s);
+        }
+        k += 1;
+    };
+    record(first, &s);
+    for (i, id) in ids.iter().enumerate() {
+        if i == first {
+            continue;
+        }
+        if let Some(id) = id {
+            if with_world(|w| rt::is_complete(w, *id)) {
+                let s = rt::finish(g.me, *id);
+                record(i, &s);
+            }
+        }
+    }
+    set(outcount, k as c_int);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, st: *mut CStatus) -> c_int {
+    let g = enter();
+    let id = match req_id(*req) {
+        Ok(Some(id)) => id,
+        Ok(None) => {
+            set(flag, 1);
+            write_status(st, &empty_status());
+            return MPI_SUCCESS;
+        }
+        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Test", e),
+    };
+    let persistent = is_persistent(id);
+    match rt::test(g.me, id) {
+        Some(s) => {
+            if !persistent {
+                *req = 0;
+            }
+            set(flag, 1);
+            write_single_status(st, &s);
+        }
+        None => set(flag, 0),
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testall(
+    n: c_int,
+    reqs: *mut c_int,
+    flag: *mut c_int,
+    sts: *mut CStatus,
+) -> c_int {
+    let g = enter();
+    let ids = match collect(n, reqs) {
+        Ok(v) => v,
+        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testall", e),
+    };
+    // As SMPI: one MPI_Test poll per request, in order.
+    let mut all = true;
+    for id in ids.iter().flatten() {
+        all &= rt::test_poll(g.me, *id);
+    }
+    if !all {
+        set(flag, 0);
+        return MPI_SUCCESS;
+    }
+    for (i, id) in ids.iter().enumerate() {
+        let st = if sts.is_null() {
+            std::ptr::null_mut()
+        } else {
+            sts.add(i)
+        };
+        match id {
+            Some(id) => {
+                let s = rt::finish(g.me, *id);
+                if !is_persistent(*id) {
+                    *reqs.add(i) = 0;
+                }
+                write_status(st, &s);
+            }
+            None => write_status(st, &empty_status()),
+        }
+    }
+    set(flag, 1);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testany(
+    n: c_int,
+    reqs: *mut c_int,
+    index: *mut c_int,
+    flag: *mut c_int,
+    st: *mut CStatus,
+) -> c_int {
+    let g = enter();
+    let ids = match collect(n, reqs) {
+        Ok(v) => v,
+        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testany", e),
+    };
+    if ids.iter().all(|x| x.is_none()) {
+        set(flag, 1);
+        set(index, MPI_UNDEFINED);
+        write_status(st, &empty_status());
+        return MPI_SUCCESS;
+    }
+    let cost = with_world(|w| w.cfg.test * rt::poll_counter(w, g.me, rt::Poll::Testany) as f64);
+    rt::sleep_for(g.me, cost);
+    let found = with_world(|w| {
+        let f = ids
+            .iter()
+            .position(|id| id.is_some_and(|id| rt::is_complete(w, id)));
+        rt::poll_result(w, g.me, rt::Poll::Testany, f.is_some());
+        f
+    });
+    match found {
+        Some(i) => {
+            let id = ids[i].expect("found");
+            let persistent = is_persistent(id);
+            let s = rt::finish(g.me, id);
+            if !persistent {
+                *reqs.add(i) = 0;
+            }
+            set(flag, 1);
+            set(index, i as c_int);
+            write_status(st, &s);
+        }
+        None => {
+            set(flag, 0);
+            set(index, MPI_UNDEFINED);
+        }
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testsome(
+    n: c_int,
+    reqs: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    sts: *mut CStatus,
+) -> c_int {
+    let g = enter();
+    let ids = match collect(n, reqs) {
+        Ok(v) => v,
+        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testsome", e),
+    };
+    if ids.iter().all(|x| x.is_none()) {
+        set(outcount, MPI_UNDEFINED);
+        return MPI_SUCCESS;
+    }
+    let mut k = 0usize;
+    for (i, id) in ids.iter().enumerate() {
+        if let Some(id) = id {
+            // As SMPI: one MPI_Test poll per request.
+            if rt::test_poll(g.me, *id) {
+                let persistent = is_persistent(*id);
+                let s = rt::finish(g.me, *id);
+                if !persistent {
+                    *reqs.add(i) = 0;
+                }
+                *indices.add(k) = i as c_int;
+                if !sts.is_null() {
+                    write_status(sts.add(k), &s);
+                }
+                k += 1;
+            }
+        }
+    }
+    set(outcount, k as c_int);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
+    let g = enter();
+    match req_id(*req) {
+        Ok(Some(id)) if rt::greq_of(id).is_some() => {
+            rt::release_greq(id);
+            *req = 0;
+            MPI_SUCCESS
+        }
+        Ok(Some(id)) => {
+            with_world(|w| {
+                if rt::is_complete(w, id) && w.req(id).transferred {
+                    w.free_req(id);
+                } else {
+                    w.req_mut(id).orphan = true;
+                    w.req_mut(id).persistent = false;
+                }
+            });
+            *req = 0;
+            MPI_SUCCESS
+        }
+        Ok(None) => {
+            if *req != 0 {
+                let id = (*req - 1) as u32;
+                with_world(|w| w.free_req(id));
+            }
+            *req = 0;
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Request_free", e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_get_status(req: c_int, flag: *mut c_int, st: *mut CStatus) -> c_int {
+    let _g = enter();
+    match req_id(req) {
+        Ok(Some(id)) => {
+            let (done, s) = with_world(|w| (rt::is_complete(w, id), w.req(id).status));
+            set(flag, done as c_int);
+            if done {
+                write_status(st, &s);
+            }
+        }
+        _ => {
+            set(flag, 1);
+            write_status(st, &empty_status());
+        }
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cancel(req: *mut c_int) -> c_int {
+    let _g = enter();
+    if let Ok(Some(id)) = req_id(*req) {
+        if let Some(greq) = rt::greq_of(id) {
+            // A generalized request is cancelled by its cancel callback.
+            let complete = with_world(|w| rt::is_complete(w, id));
+            return greq
+                .cancel
+                .map_or(MPI_SUCCESS, |f| f(greq.extra_state, complete as c_int));
+        }
+        with_world(|w| rt::cancel(w, id));
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test_cancelled(st: *const CStatus, flag: *mut c_int) -> c_int {
+    set(flag, if st.is_null() { 0 } else { (*st).cancelled });
+    MPI_SUCCESS
+}
+
+pub(crate) unsafe fn persistent_init(
+    kind: rt::ReqKind,
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    peer: c_int,
+    tag: c_int,
+    comm: c_int,
+    mode: SendMode,
+    req: *mut c_int,
+    call: &'static str,
+) -> c_int {
+    let g = enter();
+    let n = check_count!(g.me, comm, call, count);
+    // Build an inactive request by posting nothing: store parameters only.
+    let r = with_world(|w| -> MpiResult<u32> {
+        w.ranks[g.me as usize].comm(comm)?;
+        w.dtype(dt)?;
+        Ok(rt::new_persistent(
+            w,
+            g.me,
+            kind,
+            p2p(buf, n, dt, peer, tag, comm),
+            mode,
+        ))
+    });
+    match r {
+        Ok(id) => {
+            set(req, id as c_int + 1);
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(g.me, comm, call, e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Send_init(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    persistent_init(
+        rt::ReqKind::Send,
+        buf,
+        count,
+        dt,
+        dst,
+        tag,
+        comm,
+        SendMode::Standard,
+        req,
+        "MPI_Send_init",
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ssend_init(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    persistent_init(
+        rt::ReqKind::Send,
+        buf,
+        count,
+        dt,
+        dst,
+        tag,
+        comm,
+        SendMode::Sync,
+        req,
+        "MPI_Ssend_init",
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv_init(
+    buf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    src: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    persistent_init(
+        rt::ReqKind::Recv,
+        buf,
+        count,
+        dt,
+        src,
+        tag,
+        comm,
+        SendMode::Standard,
+        req,
+        "MPI_Recv_init",
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Start(req: *mut c_int) -> c_int {
+    let g = enter();
+    if *req <= 0 {
+        return entry::handle_error(
+            g.me,
+            rt::MPI_COMM_WORLD,
+            "MPI_Start",
+            mpi_err(rt::MPI_ERR_REQUEST, "null request"),
+        );
+    }
+    let r = rt::start_persistent(g.me, (*req - 1) as u32);
+    result(g.me, rt::MPI_COMM_WORLD, "MPI_Start", r)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Startall(n: c_int, reqs: *mut c_int) -> c_int {
+    for i in 0..n.max(0) as usize {
+        let rc = MPI_Start(reqs.add(i));
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bsend_init(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    super::request::persistent_init(
+        rt::ReqKind::Send,
+        buf,
+        count,
+        dt,
+        dst,
+        tag,
+        comm,
+        rt::SendMode::Buffered,
+        req,
+        "MPI_Bsend_init",
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend_init(
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    dst: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+) -> c_int {
+    super::request::MPI_Send_init(buf, count, dt, dst, tag, comm, req)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_cancelled(st: *mut entry::CStatus, flag: c_int) -> c_int {
+    if !st.is_null() {
+        (*st).cancelled = flag;
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements(st: *mut entry::CStatus, dt: c_int, count: c_int) -> c_int {
+    MPI_Status_set_elements_x(st, dt, count as i64)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements_x(st: *mut entry::CStatus, dt: c_int, count: i64) -> c_int {
+    match with_world(|w| w.dtype(dt)) {
+        Ok(d) => {
+            if !st.is_null() {
+                (*st).count = d.bytes_of_elements(count.max(0) as usize) as i64;
+            }
+            MPI_SUCCESS
+        }
+        Err(e) => e.code,
+    }
+}
+
+// ------------------------------------------------------------------ generalized requests
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Grequest_start(
+    query: Option<GreqQueryFn>,
+    free: Option<GreqFreeFn>,
+    cancel: Option<GreqCancelFn>,
+    extra_state: *mut c_void,
+    req: *mut c_int,
+) -> c_int {
+    let g = enter();
+    let id = rt::start_greq(
+        g.me,
+        Greq {
+            query,
+            free,
+            cancel,
+            extra_state,
+        },
+    );
+    set(req, id as c_int + 1);
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Grequest_complete(req: c_int) -> c_int {
+    let g = enter();
+    let r = if req <= 0 {
+        Err(mpi_err(
+            rt::MPI_ERR_REQUEST,
+            "MPI_REQUEST_NULL is not a generalized request",
+        ))
+    } else {
+        rt::complete_greq((req - 1) as u32)
+    };
+    result(g.me, rt::MPI_COMM_WORLD, "MPI_Grequest_complete", r)
+}
