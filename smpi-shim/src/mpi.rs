@@ -9,10 +9,12 @@
 //!   messages, waiting and polling;
 //! - [`datatype`], [`op`]: datatypes (with darray and external32) and
 //!   reduction operations;
-//! - [`topo`]: process topologies; [`info`]: info objects;
+//! - [`attr`]: keyvals and attributes; [`topo`]: process topologies;
+//!   [`info`]: info objects;
 //! - [`entry`]: what every MPI call does on entry and exit (computation
 //!   injection, error handlers).
 
+pub mod attr;
 pub mod datatype;
 pub mod entry;
 pub mod errors;

@@ -148,7 +148,7 @@ pub(crate) unsafe fn dup_comm(me: u32, comm: c_int, announce: bool) -> MpiResult
                 }
             }
         });
-        super::attr::copy_attrs(me, comm, h)?;
+        crate::mpi::attr::copy_comm_attrs(me, comm, h)?;
         Ok(h)
     }
 }
@@ -249,7 +249,7 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
             mpi_err(rt::MPI_ERR_COMM, "cannot free a predefined communicator"),
         );
     }
-    let r = super::attr::delete_all_attrs(g.me, h).and_then(|_| {
+    let r = crate::mpi::attr::delete_all_comm_attrs(g.me, h).and_then(|_| {
         with_world(|w| {
             w.ranks[g.me as usize].comm(h)?;
             w.ranks[g.me as usize].comms[h as usize] = None;
@@ -712,7 +712,7 @@ pub unsafe extern "C" fn MPI_Comm_idup_with_info(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_info(_comm: c_int, info: *mut c_int) -> c_int {
     // No hints are used: a new, empty object the caller frees.
-    set(info, crate::mpi::info::create());
+    set(info, with_world(|w| w.infos.create()));
     MPI_SUCCESS
 }
 

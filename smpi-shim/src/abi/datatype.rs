@@ -437,7 +437,7 @@ pub unsafe extern "C" fn MPI_Type_dup(old: c_int, new: *mut c_int) -> c_int {
     match r {
         Ok(mut h) => {
             super::datatype::record(h, vec![], vec![], &[old]);
-            let rc = super::attr::copy_type_attrs(rt::current_rank(), old, h);
+            let rc = crate::mpi::attr::copy_type_attrs(rt::current_rank(), old, h);
             if rc != MPI_SUCCESS {
                 // A failing copy callback fails the dup, which yields MPI_DATATYPE_NULL.
                 MPI_Type_free(&mut h);
@@ -471,7 +471,7 @@ pub unsafe extern "C" fn MPI_Type_commit(dt: *mut c_int) -> c_int {
 pub unsafe extern "C" fn MPI_Type_free(dt: *mut c_int) -> c_int {
     let h = *dt;
     if matches!(with_world(|w| w.dtype(h).map(|d| d.predefined)), Ok(false)) {
-        let rc = super::attr::delete_type_attrs(rt::current_rank(), h);
+        let rc = crate::mpi::attr::delete_type_attrs(rt::current_rank(), h);
         if rc != MPI_SUCCESS {
             return rc;
         }

@@ -8,6 +8,7 @@ use crate::mpi::entry::enter;
 use crate::mpi::entry::result;
 use crate::mpi::info;
 use crate::mpi::mpi_err;
+use crate::mpi::with_world;
 use crate::mpi::MpiResult;
 use crate::mpi::MPI_COMM_SELF;
 use crate::mpi::MPI_ERR_ARG;
@@ -40,14 +41,14 @@ pub(super) fn report<T>(call: &str, r: MpiResult<T>) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_create(h: *mut c_int) -> c_int {
-    set(h, info::create());
+    set(h, with_world(|w| w.infos.create()));
     MPI_SUCCESS
 }
 
 /// MPI 4: an info object with what `MPI_INFO_ENV` holds for this program.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_create_env(_argc: c_int, _argv: *mut *mut c_char, h: *mut c_int) -> c_int {
-    let r = info::dup(info::INFO_ENV);
+    let r = with_world(|w| w.infos.dup(info::INFO_ENV));
     if let Ok(new) = r {
         set(h, new);
     }
@@ -62,7 +63,7 @@ pub unsafe extern "C" fn MPI_Info_free(h: *mut c_int) -> c_int {
             Err::<(), _>(mpi_err(MPI_ERR_ARG, "null info pointer")),
         );
     }
-    let r = info::free(*h);
+    let r = with_world(|w| w.infos.free(*h));
     if r.is_ok() {
         *h = 0;
     }
@@ -71,7 +72,7 @@ pub unsafe extern "C" fn MPI_Info_free(h: *mut c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_dup(h: c_int, new: *mut c_int) -> c_int {
-    let r = info::dup(h);
+    let r = with_world(|w| w.infos.dup(h));
     if let Ok(n) = r {
         set(new, n);
     }
@@ -80,13 +81,19 @@ pub unsafe extern "C" fn MPI_Info_dup(h: c_int, new: *mut c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_set(h: c_int, key: *const c_char, value: *const c_char) -> c_int {
-    let r = (|| info::set(h, &text(key, "key")?, &text(value, "value")?))();
+    let r = (|| {
+        let (key, value) = (text(key, "key")?, text(value, "value")?);
+        with_world(|w| w.infos.set(h, &key, &value))
+    })();
     report("MPI_Info_set", r)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_delete(h: c_int, key: *const c_char) -> c_int {
-    let r = (|| info::delete(h, &text(key, "key")?))();
+    let r = (|| {
+        let key = text(key, "key")?;
+        with_world(|w| w.infos.delete(h, &key))
+    })();
     report("MPI_Info_delete", r)
 }
 
@@ -114,7 +121,8 @@ pub unsafe extern "C" fn MPI_Info_get(
 
 /// The value of `key` in info `h`, if set; `flag` says whether it is.
 pub(super) unsafe fn lookup(h: c_int, key: *const c_char, flag: *mut c_int) -> MpiResult<Option<String>> {
-    let v = info::get(h, &text(key, "key")?)?;
+    let key = text(key, "key")?;
+    let v = with_world(|w| w.infos.get(h, &key))?;
     set(flag, v.is_some() as c_int);
     Ok(v)
 }
@@ -155,7 +163,7 @@ pub unsafe extern "C" fn MPI_Info_get_valuelen(
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_get_nkeys(h: c_int, n: *mut c_int) -> c_int {
-    let r = info::nkeys(h);
+    let r = with_world(|w| w.infos.nkeys(h));
     if let Ok(k) = r {
         set(n, k as c_int);
     }
@@ -164,7 +172,7 @@ pub unsafe extern "C" fn MPI_Info_get_nkeys(h: c_int, n: *mut c_int) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_get_nthkey(h: c_int, n: c_int, key: *mut c_char) -> c_int {
-    let r = info::nth_key(h, n);
+    let r = with_world(|w| w.infos.nth_key(h, n));
     if let Ok(k) = &r {
         copy_out(key, k, info::MAX_KEY);
     }

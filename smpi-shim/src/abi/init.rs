@@ -55,7 +55,7 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     // MPI_COMM_SELF's attributes are deleted first, while MPI is still up
     // (MPI_Finalized says no), then MPI_COMM_WORLD's.
     for comm in [rt::MPI_COMM_SELF, rt::MPI_COMM_WORLD] {
-        let _ = super::attr::delete_attrs_lifo(g.me, comm);
+        let _ = crate::mpi::attr::delete_comm_attrs_lifo(g.me, comm);
     }
     let barrier = with_world(|w| {
         w.ranks[g.me as usize].finalized = true;

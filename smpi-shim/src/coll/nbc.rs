@@ -15,7 +15,6 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref, clippy::too_many_arguments)]
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::coll::{self, CommView, Reducer, TempBuf, BYTE, IN_PLACE};
@@ -23,11 +22,6 @@ use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, Stage};
 
 /// First tag of non-blocking collectives (blocking ones use small fixed tags).
 const TAG_BASE: i32 = 1 << 20;
-
-thread_local! {
-    /// Non-blocking collectives started so far, per (world rank, communicator context).
-    static STARTED: RefCell<HashMap<(u32, u32), u32>> = RefCell::new(HashMap::new());
-}
 
 fn dt_of(h: i32) -> MpiResult<Rc<crate::mpi::datatype::Datatype>> {
     with_world(|w| w.dtype(h))
@@ -43,14 +37,13 @@ pub struct Nbc {
 impl Nbc {
     /// Names the next collective started on `c` (call it once per collective, on every member).
     pub fn new(c: CommView) -> MpiResult<Self> {
-        let context = with_world(|w| w.ranks[c.me as usize].comm(c.comm).map(|e| e.shared.context))?;
-        let seq = STARTED.with(|m| {
-            let mut m = m.borrow_mut();
-            let n = m.entry((c.me, context)).or_insert(0);
+        let seq = with_world(|w| {
+            let context = w.ranks[c.me as usize].comm(c.comm)?.shared.context;
+            let n = w.nbc_started.entry((c.me, context)).or_insert(0);
             let seq = *n;
             *n = n.wrapping_add(1);
-            seq
-        });
+            Ok::<u32, crate::mpi::MpiError>(seq)
+        })?;
         Ok(Nbc {
             c,
             tag: TAG_BASE + (seq % (1 << 30)) as i32,

@@ -1,8 +1,7 @@
 //! Waiting and polling: blocking until requests complete, `MPI_Test`'s and
 //! `MPI_Iprobe`'s polling costs, and progress of non-blocking collectives.
 
-use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use simcore::ActivityId;
 
@@ -247,9 +246,10 @@ pub fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
             coll: Some(Box::new(CollState { subs: first, stages })),
             ..Request::local(ReqKind::Coll, me, comm, None)
         };
-        w.alloc_req(r)
+        let id = w.alloc_req(r);
+        w.open_colls[me as usize].push(id);
+        id
     });
-    OPEN_COLLS.with(|m| m.borrow_mut().entry(me).or_default().push(id));
     Ok(id)
 }
 
@@ -305,18 +305,12 @@ pub fn progress_all(me: u32, ids: &[Option<u32>]) {
 // rule): a rank blocked in any MPI call keeps every collective it started
 // moving, since another rank may be waiting for one's next stage.
 
-thread_local! {
-    /// Per world rank: its non-blocking collectives not known to be complete.
-    static OPEN_COLLS: RefCell<HashMap<u32, Vec<u32>>> = RefCell::new(HashMap::new());
-}
-
 /// The open collectives of `me` that still exist (ids of freed requests may
 /// have been reused).
 pub(crate) fn open_colls(me: u32) -> Vec<u32> {
-    let ids = OPEN_COLLS.with(|m| m.borrow_mut().remove(&me).unwrap_or_default());
-    let mut live: Vec<u32> = Vec::with_capacity(ids.len());
+    let mut live: Vec<u32> = Vec::new();
     with_world(|w| {
-        for id in ids {
+        for id in std::mem::take(&mut w.open_colls[me as usize]) {
             let ok = w
                 .reqs
                 .get(id as usize)
@@ -331,7 +325,7 @@ pub(crate) fn open_colls(me: u32) -> Vec<u32> {
 }
 
 pub(crate) fn has_open_colls(me: u32) -> bool {
-    OPEN_COLLS.with(|m| m.borrow().get(&me).is_some_and(|v| !v.is_empty()))
+    with_world(|w| !w.open_colls[me as usize].is_empty())
 }
 
 /// Advances every open collective of `me`; forgets the complete ones.
@@ -341,14 +335,14 @@ pub(crate) fn progress_open_colls(me: u32) {
         return;
     }
     let open: Vec<u32> = ids.into_iter().filter(|&id| !progress_coll(me, id)).collect();
-    OPEN_COLLS.with(|m| m.borrow_mut().entry(me).or_default().extend(open));
+    with_world(|w| w.open_colls[me as usize].extend(open));
 }
 
 /// Kernel activities the open collectives of `me` wait on.
 pub(crate) fn open_coll_acts(me: u32) -> Vec<ActivityId> {
     let ids = open_colls(me);
     let acts = ids.iter().flat_map(|&id| pending_acts(id)).collect();
-    OPEN_COLLS.with(|m| m.borrow_mut().entry(me).or_default().extend(ids));
+    with_world(|w| w.open_colls[me as usize].extend(ids));
     acts
 }
 

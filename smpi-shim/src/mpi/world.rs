@@ -169,7 +169,14 @@ pub struct World {
     pub creation_contexts: HashMap<(u32, u64, i32), u32>,
     /// SMPI's polling cost multipliers, shared by all ranks, by [`Poll`].
     pub global_nsleeps: [u64; 3],
-    pub keyvals: Vec<Option<(usize, usize, usize)>>,
+    pub keyvals: Vec<Option<crate::mpi::attr::Keyval>>,
+    /// How many communicator attributes were set so far, and when each was
+    /// last set ((rank, comm, keyval) → sequence): MPI_Finalize deletes
+    /// MPI_COMM_SELF's attributes in reverse order of setting.
+    pub attr_sets: u64,
+    pub attr_set_order: HashMap<(u32, i32, i32), u64>,
+    /// Datatype attributes: (rank, datatype, keyval) → value.
+    pub type_attrs: std::collections::BTreeMap<(u32, i32, i32), usize>,
     pub messages: u64,
     /// Messages taken out of matching by `MPI_Mprobe`/`MPI_Improbe`: handle − 1
     /// → (send request, communicator handle of the probe).
@@ -178,6 +185,14 @@ pub struct World {
     pub greqs: HashMap<u32, Greq>,
     /// `smpirun -request-log`: one line per send, receive and probe posted.
     pub request_log: Option<std::io::BufWriter<std::fs::File>>,
+    /// Per world rank: its non-blocking collectives not known to be complete
+    /// (MPI's progress rule: a rank blocked in any MPI call keeps them moving).
+    pub open_colls: Vec<Vec<u32>>,
+    /// Non-blocking collectives started so far, per (world rank, communicator
+    /// context): their sequence numbers name each one's messages.
+    pub nbc_started: HashMap<(u32, u32), u32>,
+    /// The info objects (`MPI_Info`) of every rank.
+    pub infos: crate::mpi::info::InfoTable,
     /// Each rank's copy of libc's per-process state (getopt, rand, strtok).
     pub libc: crate::host::libc_state::LibcState,
 }
@@ -297,10 +312,16 @@ impl World {
             creation_contexts: HashMap::new(),
             global_nsleeps: [1; 3],
             keyvals: Vec::new(),
+            attr_sets: 0,
+            attr_set_order: HashMap::new(),
+            type_attrs: Default::default(),
             messages: 0,
             matched_messages: Vec::new(),
             greqs: HashMap::new(),
             request_log: None,
+            open_colls: vec![Vec::new(); n as usize],
+            nbc_started: HashMap::new(),
+            infos: Default::default(),
             libc: crate::host::libc_state::LibcState::new(1),
         }
     }
