@@ -12,6 +12,10 @@
 //! - clusters: FLAT (star, optional backbone, limiter and loopback links), FAT_TREE (D-mod-K),
 //!   TORUS (dimension order) and DRAGONFLY (minimal routing).
 //!
+//! [`PlatformFile`] loads in two steps, for a caller whose own configuration (smpirun's `--cfg`)
+//! may override the file's `<config>`: read the file, then build it with the effective values of
+//! the settings the platform depends on ([`ModelLoopback`]).
+//!
 //! Values with units (`"10Gbps"`, `"1us"`, `"1Gf"`) are parsed by [`units`]; everything inside is
 //! in SI base units (bytes, seconds, flop). Load errors ([`PlatformError`]) name the file, the
 //! line and the problem.
@@ -37,4 +41,5 @@ mod xml;
 
 pub use error::{PlatformError, PlatformErrorKind};
 pub use graph::{NetNode, PlatformGraph};
+pub use load::{ConfigEntry, ModelLoopback, PlatformFile};
 pub use types::*;

@@ -6,7 +6,10 @@ use std::time::Instant;
 
 use petgraph::visit::EdgeRef;
 use simcore::platform::units::{parse_bandwidth, parse_size, parse_speed, parse_time, UnitError};
-use simcore::platform::{HostId, LinkId, NetNode, Platform, PlatformError, PlatformErrorKind, SharingPolicy};
+use simcore::platform::{
+    HostId, LinkId, ModelLoopback, NetNode, Platform, PlatformError, PlatformErrorKind, PlatformFile,
+    SharingPolicy,
+};
 
 fn platforms_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../platforms")
@@ -580,6 +583,47 @@ fn floyd_and_dijkstra_route_through_routers() {
         assert_eq!(names(&p, "h1", "h1"), ["__loopback__"]);
         assert_eq!(p.link(p.link_by_name("__loopback__").unwrap()).bandwidth, 5e9);
     }
+}
+
+/// Loading in two steps: the `<config>` entries are read first (with their place), and the
+/// caller's model loopback replaces the one the file's `<config>` asks for.
+#[test]
+fn two_step_load_takes_the_callers_loopback() {
+    let text = ROUTED.replace("ROUTING", "Floyd");
+    let file = PlatformFile::from_xml_str(&text, "routed.xml").unwrap_or_else(|e| panic!("{e}"));
+    let config = file.config();
+    assert_eq!(config.len(), 1);
+    assert_eq!(
+        (config[0].key.as_str(), config[0].value.as_str()),
+        ("network/loopback-bw", "5GBps")
+    );
+    assert!(
+        config[0].place.starts_with("routed.xml:3:"),
+        "{}",
+        config[0].place
+    );
+    assert_eq!(
+        file.own_loopback().unwrap(),
+        ModelLoopback {
+            bandwidth: 5e9,
+            latency: 0.0
+        }
+    );
+    let given = ModelLoopback {
+        bandwidth: 2e9,
+        latency: 1e-6,
+    };
+    let p = file.build(given).unwrap_or_else(|e| panic!("{e}"));
+    let lo = p.link(p.link_by_name("__loopback__").unwrap());
+    assert_eq!((lo.bandwidth, lo.latency), (2e9, 1e-6));
+}
+
+#[test]
+fn bad_loopback_in_config_names_the_line() {
+    let text = ROUTED.replace("ROUTING", "Full").replace("5GBps", "0GBps");
+    let e = Platform::from_xml_str(&text, "routed.xml").unwrap_err();
+    assert_eq!(e.line, 3, "{e}");
+    assert!(e.to_string().contains("must be positive"), "{e}");
 }
 
 // ---------------------------------------------------------------------------------------------

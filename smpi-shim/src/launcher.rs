@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use simcore::platform::{HostId, Platform};
+use simcore::platform::{HostId, Platform, PlatformFile};
 use simcore::{KernelConfig, NetworkConfig, NetworkFactors, SimError, Simulation};
 
-use crate::config::{RawConfig, SmpiConfig, KEYS};
+use crate::config;
 use crate::interpose;
 use crate::kernels::Kernels;
 use crate::loader::{c_argv, Program};
@@ -335,9 +335,7 @@ pub fn main_with_args(argv: &[String]) -> i32 {
             return 0;
         }
         Ok(Command::HelpCfg) => {
-            for (k, d, desc) in KEYS {
-                println!("{k:34} default '{d}'\n{:34} {desc}", "");
-            }
+            print!("{}", config::help());
             return 0;
         }
         Ok(Command::Version) => {
@@ -369,44 +367,22 @@ fn run(args: &Args) -> Result<i32, String> {
         .program
         .as_ref()
         .ok_or("no program given (see smpirun --help)")?;
-    let platform = Rc::new(Platform::from_file(platform_path).map_err(|e| e.to_string())?);
-    let mut raw = RawConfig::default();
-    for (k, v) in &platform.config {
-        raw.set(k, v)
-            .map_err(|e| format!("{}: <config>: {e}", platform_path.display()))?;
-    }
+    // The platform file is read first and built last: its `<config>` is one source of the
+    // configuration, and the platform depends on the result (the network model's loopback).
+    let platform_file = PlatformFile::read(platform_path).map_err(|e| e.to_string())?;
     let model_set = match &args.model {
-        Some(model) => {
-            let set = models::ModelSet::load(model).map_err(|e| e.to_string())?;
-            for (k, v) in &set.config {
-                raw.set(k, v)
-                    .map_err(|e| format!("{}: [config] {e}", model.display()))?;
-            }
-            set
-        }
+        Some(model) => models::ModelSet::load(model).map_err(|e| e.to_string())?,
         None => models::ModelSet::default(),
     };
-    for kv in &args.cfg {
-        raw.set_pair(kv).map_err(|e| e.to_string())?;
-    }
-    let mut cfg = SmpiConfig::from_raw(&raw).map_err(|e| e.to_string())?;
-    if let Some(net) = &model_set.network {
-        // The model file's network model, unless the command line overrides a part.
-        if !raw.is_set("network/latency-factor") {
-            cfg.lat_factor = net.lat_factor.clone();
-        }
-        if !raw.is_set("network/bandwidth-factor") {
-            cfg.bw_factor = net.bw_factor.clone();
-        }
-        if !raw.is_set("smpi/os") {
-            cfg.os = net.os.clone();
-        }
-        if !raw.is_set("smpi/or") {
-            cfg.or = net.or.clone();
-        }
-        if !raw.is_set("smpi/ois") {
-            cfg.ois = net.ois.clone();
-        }
+    let model = args.model.as_deref().map(|path| (path, &model_set));
+    let cfg = config::resolve(&platform_file.config(), model, &args.cfg).map_err(|e| e.to_string())?;
+    let platform = Rc::new(
+        platform_file
+            .build(cfg.model_loopback())
+            .map_err(|e| e.to_string())?,
+    );
+    for warning in config::unapplied_host_properties(&platform) {
+        eprintln!("smpirun: warning: {}: {warning}", platform_path.display());
     }
 
     let slots: Vec<HostId> = match &args.hostfile {

@@ -8,7 +8,7 @@ use super::error::{Loc, PlatformError, PlatformErrorKind as K};
 use super::graph::{NetNode, PlatformGraph};
 use super::routing;
 use super::spec::{Policy, Routing, Spec};
-use super::{Host, HostId, Link, LinkId, Platform, Router, SharingPolicy};
+use super::{Host, HostId, Link, LinkId, ModelLoopback, Platform, Router, SharingPolicy};
 
 /// Accumulates hosts, links and graph nodes, rejecting duplicate names.
 #[derive(Debug)]
@@ -152,8 +152,8 @@ impl<'f> Builder<'f> {
     }
 }
 
-/// Builds the platform described by `spec`.
-pub(crate) fn build(spec: Spec, file: &str) -> Result<Platform, PlatformError> {
+/// Builds the platform described by `spec`; `loopback` is the network model's loopback link.
+pub(crate) fn build(spec: Spec, file: &str, loopback: ModelLoopback) -> Result<Platform, PlatformError> {
     let mut b = Builder::new(file);
     let unsupported = |loc: Loc, what: &str, reason: &str| {
         PlatformError::new(
@@ -202,7 +202,9 @@ pub(crate) fn build(spec: Spec, file: &str) -> Result<Platform, PlatformError> {
                 }
                 routing::star::build_zone(&spec, &mut b)?
             }
-            Routing::Full | Routing::Floyd | Routing::Dijkstra => routing::full::build(&spec, &mut b)?,
+            Routing::Full | Routing::Floyd | Routing::Dijkstra => {
+                routing::full::build(&spec, &mut b, loopback)?
+            }
         }
     };
     let config = spec.config.into_iter().map(|(k, v)| (k, v.text)).collect();

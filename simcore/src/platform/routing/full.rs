@@ -10,9 +10,9 @@
 //! reversed, with the `_UP`/`_DOWN` halves of SPLITDUPLEX links swapped. Declaring a route that
 //! already exists (possibly as the mirror of a symmetrical one) is an error, as in SimGrid.
 //!
-//! A host without a declared route to itself uses the model-level `__loopback__` link (FATPIPE,
-//! `network/loopback-bw` = 10 GB/s and `network/loopback-lat` = 0 unless `<config>` sets them),
-//! created only if some host needs it. All host pairs must be routable: a missing route is a load
+//! A host without a declared route to itself uses the network model's `__loopback__` link
+//! (FATPIPE; its bandwidth and latency, `network/loopback-bw` and `network/loopback-lat`, are
+//! given by the loader: [`ModelLoopback`]), created only if some host needs it. All host pairs must be routable: a missing route is a load
 //! error rather than a failure in the middle of a simulation.
 
 use std::cmp::Reverse;
@@ -21,13 +21,10 @@ use std::collections::{BinaryHeap, HashMap};
 use crate::platform::build::Builder;
 use crate::platform::error::{PlatformError, PlatformErrorKind as K};
 use crate::platform::spec::{Direction, LinkRef, Policy, Routing, Spec};
-use crate::platform::units;
-use crate::platform::{Host, HostId, LinkId, Router, SharingPolicy};
+use crate::platform::{Host, HostId, LinkId, ModelLoopback, Router, SharingPolicy};
 
 /// Name of the model-level loopback link.
 pub(crate) const LOOPBACK_NAME: &str = "__loopback__";
-/// Default `network/loopback-bw`, B/s.
-pub(crate) const LOOPBACK_BW: f64 = 10e9;
 
 /// Precomputed routes between every pair of hosts.
 #[derive(Debug)]
@@ -51,8 +48,13 @@ struct Declared {
     split: bool,
 }
 
-/// Builds hosts, routers, links and the routes of a Full/Floyd/Dijkstra zone.
-pub(crate) fn build(spec: &Spec, b: &mut Builder) -> Result<Box<dyn Router>, PlatformError> {
+/// Builds hosts, routers, links and the routes of a Full/Floyd/Dijkstra zone; `model_loopback`
+/// is the link of hosts without a route to themselves.
+pub(crate) fn build(
+    spec: &Spec,
+    b: &mut Builder,
+    model_loopback: ModelLoopback,
+) -> Result<Box<dyn Router>, PlatformError> {
     for h in &spec.hosts {
         b.add_host(
             Host {
@@ -177,12 +179,10 @@ pub(crate) fn build(spec: &Spec, b: &mut Builder) -> Result<Box<dyn Router>, Pla
         if let Some(l) = loopback {
             return Ok(l);
         }
-        let bw = config_value(spec, b, "network/loopback-bw", units::parse_bandwidth)?.unwrap_or(LOOPBACK_BW);
-        let lat = config_value(spec, b, "network/loopback-lat", units::parse_time)?.unwrap_or(0.0);
         let l = b.add_link(
             LOOPBACK_NAME.to_string(),
-            bw,
-            lat,
+            model_loopback.bandwidth,
+            model_loopback.latency,
             SharingPolicy::FatPipe,
             spec.routing_loc,
         )?;
@@ -321,36 +321,4 @@ fn point_name(b: &Builder, routers: &[crate::platform::spec::Val], point: usize)
         Some(h) => h.name.clone(),
         None => routers[point - b.hosts.len()].text.clone(),
     }
-}
-
-/// A `<config>` value parsed with a unit parser, if the file sets it.
-fn config_value(
-    spec: &Spec,
-    b: &Builder,
-    key: &str,
-    parse: fn(&str) -> Result<f64, units::UnitError>,
-) -> Result<Option<f64>, PlatformError> {
-    let Some((_, val)) = spec.config.iter().rev().find(|(k, _)| k == key) else {
-        return Ok(None);
-    };
-    let v = parse(&val.text).map_err(|source| {
-        b.err(
-            val.loc,
-            K::Unit {
-                key: key.to_string(),
-                source,
-            },
-        )
-    })?;
-    if !(v.is_finite() && v >= 0.0) {
-        return Err(b.err(
-            val.loc,
-            K::InvalidValue {
-                key: key.to_string(),
-                value: val.text.clone(),
-                reason: "must not be negative".to_string(),
-            },
-        ));
-    }
-    Ok(Some(v))
 }
