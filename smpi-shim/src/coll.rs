@@ -47,6 +47,7 @@ mod barrier;
 mod bcast;
 mod gather;
 pub mod nbc;
+pub mod neighbor;
 pub mod nbc_inter;
 mod reduce;
 mod reduce_scatter;

@@ -2,6 +2,7 @@
 //! rank, binding and interposing its symbols, memory folding, compute kernels
 //! replaced by models, sampling, and the per-rank libc state.
 
+pub mod compute;
 pub mod folding;
 pub mod interpose;
 pub mod kernels;

@@ -3,8 +3,7 @@
 
 use crate::mpi as rt;
 use crate::mpi::entry;
-use crate::mpi::entry::write_status;
-use crate::mpi::entry::CStatus;
+use crate::mpi::CStatus;
 use crate::mpi::mpi_err;
 use crate::mpi::with_world;
 use crate::mpi::MpiError;
@@ -96,4 +95,20 @@ pub(super) type Count = i64;
 
 pub(super) fn extent(dt: i32) -> MpiResult<isize> {
     with_world(|w| w.dtype(dt).map(|d| d.extent))
+}
+
+/// Writes a status unless the pointer is `MPI_STATUS_IGNORE`.
+///
+/// # Safety
+/// `st` is null or points to an `MPI_Status`.
+pub(super) unsafe fn write_status(st: *mut CStatus, s: &StatusInfo) {
+    if !st.is_null() {
+        *st = CStatus {
+            source: s.source,
+            tag: s.tag,
+            error: s.error,
+            cancelled: s.cancelled as i32,
+            count: s.bytes as i64,
+        };
+    }
 }

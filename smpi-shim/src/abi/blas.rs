@@ -6,8 +6,7 @@
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use crate::host::kernels;
-use crate::host::kernels::blas_modelled;
-use crate::host::kernels::modelled_idamax;
+use crate::host::compute::{self, blas_modelled, modelled_idamax};
 use crate::mpi::current_rank;
 use crate::mpi::entry;
 use std::cell::Cell;
@@ -35,7 +34,7 @@ thread_local! {
 }
 
 pub(super) fn real<T: Copy>(symbol: &str) -> T {
-    kernels::real_compute_runs(symbol);
+    compute::real_compute_runs(symbol);
     match kernels::real::<T>(symbol) {
         Ok(f) => f,
         Err(msg) => entry::abort_run(current_rank(), msg),
@@ -252,8 +251,8 @@ pub unsafe extern "C" fn cblas_idamax(n: c_int, x: *const f64, incx: c_int) -> u
     }
     match modelled_idamax(n as usize) {
         Some(i) => i,
-        None if kernels::native_allowed() => {
-            kernels::real_compute_runs("cblas_idamax");
+        None if compute::native_allowed() => {
+            compute::real_compute_runs("cblas_idamax");
             kernels::idamax(n, x, incx)
         }
         None => in_real(|| real::<Idamax>("cblas_idamax")(n, x, incx)),

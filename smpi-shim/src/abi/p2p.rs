@@ -10,8 +10,8 @@ use crate::mpi as rt;
 use crate::mpi::entry;
 use crate::mpi::entry::enter;
 use crate::mpi::entry::result;
-use crate::mpi::entry::write_status;
-use crate::mpi::entry::CStatus;
+use super::args::write_status;
+use crate::mpi::CStatus;
 use crate::mpi::mpi_err;
 use crate::mpi::with_world;
 use crate::mpi::BlockInfo;
@@ -432,7 +432,7 @@ pub unsafe extern "C" fn MPI_Buffer_detach(buf: *mut c_void, size: *mut c_int) -
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements_x(st: *const entry::CStatus, dt: c_int, count: *mut i64) -> c_int {
+pub unsafe extern "C" fn MPI_Get_elements_x(st: *const crate::mpi::CStatus, dt: c_int, count: *mut i64) -> c_int {
     match super::p2p::elements_of(st, dt) {
         Ok(n) => {
             set(count, n);

@@ -9,8 +9,8 @@ use crate::mpi as rt;
 use crate::mpi::entry;
 use crate::mpi::entry::enter;
 use crate::mpi::entry::result;
-use crate::mpi::entry::write_status;
-use crate::mpi::entry::CStatus;
+use super::args::write_status;
+use crate::mpi::CStatus;
 use crate::mpi::mpi_err;
 use crate::mpi::with_world;
 use crate::mpi::Greq;
@@ -581,7 +581,7 @@ pub unsafe extern "C" fn MPI_Rsend_init(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Status_set_cancelled(st: *mut entry::CStatus, flag: c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Status_set_cancelled(st: *mut crate::mpi::CStatus, flag: c_int) -> c_int {
     if !st.is_null() {
         (*st).cancelled = flag;
     }
@@ -589,12 +589,12 @@ pub unsafe extern "C" fn MPI_Status_set_cancelled(st: *mut entry::CStatus, flag:
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Status_set_elements(st: *mut entry::CStatus, dt: c_int, count: c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Status_set_elements(st: *mut crate::mpi::CStatus, dt: c_int, count: c_int) -> c_int {
     MPI_Status_set_elements_x(st, dt, count as i64)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Status_set_elements_x(st: *mut entry::CStatus, dt: c_int, count: i64) -> c_int {
+pub unsafe extern "C" fn MPI_Status_set_elements_x(st: *mut crate::mpi::CStatus, dt: c_int, count: i64) -> c_int {
     match with_world(|w| w.dtype(dt)) {
         Ok(d) => {
             if !st.is_null() {

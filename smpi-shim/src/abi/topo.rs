@@ -12,7 +12,7 @@ use crate::mpi::entry::enter;
 use crate::mpi::entry::result;
 use crate::mpi::mpi_err;
 use crate::mpi::topo;
-use crate::mpi::topo::Block;
+use crate::coll::neighbor::{self, Block};
 use crate::mpi::topo::Cart;
 use crate::mpi::topo::DistGraph;
 use crate::mpi::topo::Graph;
@@ -805,7 +805,7 @@ pub(super) unsafe fn neighbor_call(
     let r = (|| -> MpiResult<u32> {
         let (c, nb) = neighborhood(g.me, comm)?;
         let (sends, recvs) = start(&nb)?;
-        topo::ineighbor(c, nb, sends, recvs)
+        neighbor::ineighbor(c, nb, sends, recvs)
     })();
     match r {
         Ok(id) if req.is_null() => {

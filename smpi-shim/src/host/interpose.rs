@@ -18,7 +18,6 @@ use std::ffi::{c_void, CStr};
 
 use models::compute::KernelId;
 
-use crate::host::kernels;
 use crate::mpi::entry;
 
 /// How many distinct functions can be interposed at once.
@@ -41,7 +40,7 @@ fn dispatch(slot: usize, args: [i64; 6]) -> i64 {
         for i in 0..n.min(6) {
             params[i] = args[i] as i32 as f64;
         }
-        kernels::inject(k, &params[..n.min(6)]);
+        crate::host::compute::inject(k, &params[..n.min(6)]);
     }
     0
 }

@@ -2,7 +2,7 @@
 //! benchmark (inject the time spent in user code since the previous MPI call),
 //! restart it on return, and turn errors into MPI error-handler behaviour.
 
-use crate::mpi::{self as rt, with_world, MpiError, StatusInfo, MPI_ERRORS_RETURN};
+use crate::mpi::{self as rt, with_world, MpiError, MPI_ERRORS_RETURN};
 
 /// Thread CPU time in seconds.
 pub fn thread_cpu_time() -> f64 {
@@ -109,29 +109,3 @@ pub fn result<T>(me: u32, comm: i32, call: &str, r: Result<T, MpiError>) -> i32 
     }
 }
 
-/// The C `MPI_Status` layout (see `include/mpi.h`).
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct CStatus {
-    pub source: i32,
-    pub tag: i32,
-    pub error: i32,
-    pub cancelled: i32,
-    pub count: i64,
-}
-
-/// Writes a status unless the pointer is `MPI_STATUS_IGNORE`.
-///
-/// # Safety
-/// `st` is null or points to an `MPI_Status`.
-pub unsafe fn write_status(st: *mut CStatus, s: &StatusInfo) {
-    if !st.is_null() {
-        *st = CStatus {
-            source: s.source,
-            tag: s.tag,
-            error: s.error,
-            cancelled: s.cancelled as i32,
-            count: s.bytes as i64,
-        };
-    }
-}

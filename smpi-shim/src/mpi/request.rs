@@ -112,7 +112,7 @@ impl Default for Payload {
 }
 
 /// `MPI_Grequest_query_function`.
-pub type GreqQueryFn = unsafe extern "C" fn(*mut std::ffi::c_void, *mut crate::mpi::entry::CStatus) -> i32;
+pub type GreqQueryFn = unsafe extern "C" fn(*mut std::ffi::c_void, *mut crate::mpi::CStatus) -> i32;
 /// `MPI_Grequest_free_function`.
 pub type GreqFreeFn = unsafe extern "C" fn(*mut std::ffi::c_void) -> i32;
 /// `MPI_Grequest_cancel_function`.
@@ -471,7 +471,7 @@ pub(crate) fn finish_greq(me: u32, id: u32) -> StatusInfo {
         w.ranks[me as usize].blocked = None;
         w.greqs.remove(&id)
     });
-    let mut st = crate::mpi::entry::CStatus {
+    let mut st = crate::mpi::CStatus {
         source: MPI_ANY_SOURCE,
         tag: MPI_ANY_TAG,
         error: MPI_SUCCESS,
@@ -501,4 +501,15 @@ pub(crate) fn finish_greq(me: u32, id: u32) -> StatusInfo {
         bytes: st.count.max(0) as usize,
         cancelled: st.cancelled != 0,
     }
+}
+
+/// The C `MPI_Status` layout (see `include/mpi.h`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CStatus {
+    pub source: i32,
+    pub tag: i32,
+    pub error: i32,
+    pub cancelled: i32,
+    pub count: i64,
 }

@@ -1,20 +1,15 @@
-//! Process topologies (MPI chapter 8) and the neighbourhood collectives.
+//! Process topologies (MPI chapter 8).
 //!
 //! - [`Topology`]: what a communicator created by `MPI_Cart_create`,
 //!   `MPI_Graph_create` or `MPI_Dist_graph_create(_adjacent)` carries (kept by
-//!   `MPI_Comm_dup`), with its neighbour lists ([`Topology::neighbors`]);
-//! - [`dims_create`]: `MPI_Dims_create`'s balanced factorisation;
-//! - [`ineighbor`]: `MPI_(I)neighbor_allgather(v)` and
-//!   `MPI_(I)neighbor_alltoall(v,w)` as one non-blocking stage (every receive
-//!   and send posted at once, as the other non-blocking collectives in
-//!   [`crate::coll::nbc`]); the blocking forms wait for it. SMPI 3.32 has no
-//!   neighbourhood collectives, so there is no algorithm to choose.
+//!   `MPI_Comm_dup`), with its neighbour lists ([`Topology::neighbors`]; the
+//!   neighbourhood collectives are in [`crate::coll::neighbor`]);
+//! - [`dims_create`]: `MPI_Dims_create`'s balanced factorisation.
 //!
 //! Ranks are never reordered (`reorder` is ignored, as in SMPI): topology rank
 //! `i` is rank `i` of the parent communicator.
 
-use crate::coll::CommView;
-use crate::mpi::{self as rt, mpi_err, MpiResult, Stage, MPI_PROC_NULL};
+use crate::mpi::{self as rt, mpi_err, MpiResult, MPI_PROC_NULL};
 
 /// `MPI_GRAPH`, `MPI_CART`, `MPI_DIST_GRAPH` (values of `mpi.h`).
 pub const MPI_GRAPH: i32 = 1;
@@ -171,7 +166,7 @@ pub struct Neighbors {
 }
 
 impl Neighbors {
-    fn send_tag(&self, slot: usize) -> i32 {
+    pub(crate) fn send_tag(&self, slot: usize) -> i32 {
         if self.cartesian {
             TAG_NEIGHBOR + slot as i32
         } else {
@@ -181,7 +176,7 @@ impl Neighbors {
 
     /// What we receive in slot 2d (from the -1 neighbour) is what that
     /// neighbour sent to its +1 neighbour (slot 2d+1), and conversely.
-    fn recv_tag(&self, slot: usize) -> i32 {
+    pub(crate) fn recv_tag(&self, slot: usize) -> i32 {
         if self.cartesian {
             TAG_NEIGHBOR + (slot ^ 1) as i32
         } else {
@@ -392,39 +387,6 @@ fn at_least_product(x: i64, floor: i64, e: usize) -> bool {
         }
     }
     true
-}
-
-/// One buffer slot of a neighbourhood collective: `count` elements of
-/// `dtype` at `buf`.
-#[derive(Debug, Clone, Copy)]
-pub struct Block {
-    pub buf: *mut u8,
-    pub count: usize,
-    pub dtype: i32,
-}
-
-/// Starts a neighbourhood collective: receives `recvs[k]` from
-/// `nb.sources[k]` and sends `sends[k]` to `nb.destinations[k]`, all posted
-/// at once (receives first); `MPI_PROC_NULL` slots are skipped. Returns the
-/// collective request (the blocking forms wait for it).
-pub fn ineighbor(c: CommView, nb: Neighbors, sends: Vec<Block>, recvs: Vec<Block>) -> MpiResult<u32> {
-    debug_assert_eq!(sends.len(), nb.destinations.len());
-    debug_assert_eq!(recvs.len(), nb.sources.len());
-    let stage: Stage = Box::new(move || {
-        let mut reqs = Vec::with_capacity(sends.len() + recvs.len());
-        for (k, (&src, b)) in nb.sources.iter().zip(&recvs).enumerate() {
-            if src != MPI_PROC_NULL {
-                reqs.push(c.irecv(b.buf, b.count, b.dtype, src, nb.recv_tag(k))?);
-            }
-        }
-        for (k, (&dst, b)) in nb.destinations.iter().zip(&sends).enumerate() {
-            if dst != MPI_PROC_NULL {
-                reqs.push(c.isend(b.buf, b.count, b.dtype, dst, nb.send_tag(k))?);
-            }
-        }
-        Ok(reqs)
-    });
-    rt::start_coll(c.me, c.comm, vec![stage])
 }
 
 #[cfg(test)]
