@@ -25,6 +25,3 @@ pub mod launcher;
 pub mod mpi;
 
 // Old paths, for the modules being reworked (config and launcher) until they move.
-use host::{folding as shared, interpose, kernels, libc_state, loader};
-use mpi as runtime;
-use mpi::{entry, info};

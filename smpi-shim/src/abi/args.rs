@@ -1,18 +1,12 @@
 //! Argument checks and C ↔ Rust conversions shared by the MPI functions.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use crate::mpi as rt;
-use crate::mpi::entry;
-use crate::mpi::CStatus;
-use crate::mpi::mpi_err;
-use crate::mpi::with_world;
-use crate::mpi::MpiError;
-use crate::mpi::MpiResult;
-use crate::mpi::StatusInfo;
-use crate::mpi::MPI_ERR_COUNT;
-use crate::mpi::MPI_SUCCESS;
-use std::ffi::c_char;
-use std::ffi::c_int;
+use std::ffi::{c_char, c_int};
+
+use crate::mpi::{
+    self as rt, entry, mpi_err, with_world, CStatus, MpiError, MpiResult, StatusInfo, MPI_ERR_COUNT,
+    MPI_SUCCESS,
+};
 
 pub(super) type Aint = isize;
 

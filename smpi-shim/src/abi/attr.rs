@@ -2,16 +2,13 @@
 //! predefined attributes of `MPI_COMM_WORLD`.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use super::args::*;
+use std::ffi::{c_int, c_void};
+
 use crate::abi::errhandler::LAST_USED_CODE;
-use crate::mpi as rt;
-use crate::mpi::attr;
-use crate::mpi::entry;
-use crate::mpi::entry::result;
-use crate::mpi::with_world;
-use crate::mpi::MPI_SUCCESS;
-use std::ffi::c_int;
-use std::ffi::c_void;
+use crate::mpi::entry::{self, result};
+use crate::mpi::{self as rt, attr, with_world, MPI_SUCCESS};
+
+use super::args::*;
 
 pub(super) static mut TAG_UB_VALUE: c_int = rt::TAG_UB;
 pub(super) static mut WTIME_IS_GLOBAL: c_int = 1;

@@ -5,13 +5,12 @@
 //! `crate::host::kernels`), otherwise the real BLAS of the system runs.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use crate::host::kernels;
-use crate::host::compute::{self, blas_modelled, modelled_idamax};
-use crate::mpi::current_rank;
-use crate::mpi::entry;
 use std::cell::Cell;
-use std::ffi::c_char;
-use std::ffi::c_int;
+use std::ffi::{c_char, c_int};
+
+use crate::host::compute::{self, blas_modelled, modelled_idamax};
+use crate::host::kernels;
+use crate::mpi::{current_rank, entry};
 
 // Kernel indices in kernels::BLAS.
 pub(super) const DGEMM: usize = 0;

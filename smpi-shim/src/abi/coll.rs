@@ -2,25 +2,15 @@
 //! intercommunicators, and reduction operations.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
+use std::ffi::{c_int, c_void};
+
+use crate::coll::nbc_inter::{self, ROOT};
+use crate::coll::{self, nbc, CommView, IN_PLACE};
+use crate::mpi::entry::{self, enter, result};
+use crate::mpi::op::{Op, UserFn};
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
+
 use super::args::*;
-use crate::coll;
-use crate::coll::nbc;
-use crate::coll::nbc_inter;
-use crate::coll::nbc_inter::ROOT;
-use crate::coll::CommView;
-use crate::coll::IN_PLACE;
-use crate::mpi as rt;
-use crate::mpi::entry;
-use crate::mpi::entry::enter;
-use crate::mpi::entry::result;
-use crate::mpi::mpi_err;
-use crate::mpi::op::Op;
-use crate::mpi::op::UserFn;
-use crate::mpi::with_world;
-use crate::mpi::MpiResult;
-use crate::mpi::MPI_SUCCESS;
-use std::ffi::c_int;
-use std::ffi::c_void;
 
 pub(super) fn view(me: u32, comm: i32) -> MpiResult<CommView> {
     let inter = with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some()))?;

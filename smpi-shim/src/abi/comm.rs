@@ -2,28 +2,19 @@
 //! info, and intercommunicators.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use super::args::*;
-use crate::abi::coll::view;
-use crate::abi::group::add_group;
-use crate::abi::group::group_of;
-use crate::coll;
-use crate::coll::CommView;
-use crate::mpi as rt;
-use crate::mpi::entry;
-use crate::mpi::entry::enter;
-use crate::mpi::entry::result;
-use crate::mpi::mpi_err;
-use crate::mpi::with_world;
-use crate::mpi::CommEntry;
-use crate::mpi::CommShared;
-use crate::mpi::MpiResult;
-use crate::mpi::MPI_COMM_NULL;
-use crate::mpi::MPI_SUCCESS;
-use crate::mpi::MPI_UNDEFINED;
-use std::ffi::c_char;
-use std::ffi::c_int;
-use std::ffi::CStr;
+use std::ffi::{c_char, c_int, CStr};
 use std::rc::Rc;
+
+use crate::abi::coll::view;
+use crate::abi::group::{add_group, group_of};
+use crate::coll::{self, CommView};
+use crate::mpi::entry::{self, enter, result};
+use crate::mpi::{
+    self as rt, mpi_err, with_world, CommEntry, CommShared, MpiResult, MPI_COMM_NULL, MPI_SUCCESS,
+    MPI_UNDEFINED,
+};
+
+use super::args::*;
 
 // ------------------------------------------------------------------ communicators
 
@@ -381,7 +372,6 @@ pub unsafe extern "C" fn MPI_Comm_remote_group(comm: c_int, group: *mut c_int) -
     }
 }
 
-
 pub(super) fn new_entry(shared: CommShared, my_rank: i32, errh: i32) -> CommEntry {
     CommEntry {
         shared: Rc::new(shared),
@@ -635,7 +625,6 @@ pub unsafe extern "C" fn MPI_Comm_set_info(_comm: c_int, _info: c_int) -> c_int 
 pub unsafe extern "C" fn MPI_Comm_dup_with_info(comm: c_int, _info: c_int, new: *mut c_int) -> c_int {
     super::comm::MPI_Comm_dup(comm, new)
 }
-
 
 /// (rank, parent context, group, tag) of an MPI_Comm_create_group call.
 pub(super) type CreateGroupKey = (u32, u32, Vec<u32>, i32);

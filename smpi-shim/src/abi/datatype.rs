@@ -2,22 +2,14 @@
 //! names, packing (native and external32), and the large-count forms.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use super::args::*;
-use crate::mpi as rt;
-use crate::mpi::datatype::ext;
-use crate::mpi::datatype::ext::DarrayDim;
-use crate::mpi::datatype::Contents;
-use crate::mpi::datatype::Datatype;
-use crate::mpi::mpi_err;
-use crate::mpi::with_world;
-use crate::mpi::MpiResult;
-use crate::mpi::MPI_ERR_COUNT;
-use crate::mpi::MPI_SUCCESS;
-use std::ffi::c_char;
-use std::ffi::c_int;
-use std::ffi::c_void;
-use std::ffi::CStr;
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::rc::Rc;
+
+use crate::mpi::datatype::ext::{self, DarrayDim};
+use crate::mpi::datatype::{Contents, Datatype};
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_ERR_COUNT, MPI_SUCCESS};
+
+use super::args::*;
 
 // ------------------------------------------------------------------ datatypes
 
@@ -636,7 +628,6 @@ pub(super) fn build(
 pub(super) fn type_of(dt: c_int) -> Result<Rc<Datatype>, c_int> {
     with_world(|w| w.dtype(dt)).map_err(|e| e.code)
 }
-
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_get_envelope(

@@ -1,17 +1,12 @@
 //! Error handlers and error classes and strings (MPI chapter 9.3, 9.5).
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
+use std::ffi::{c_char, c_int};
+
+use crate::mpi::entry::{self, enter, result};
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
+
 use super::args::*;
-use crate::mpi as rt;
-use crate::mpi::entry;
-use crate::mpi::entry::enter;
-use crate::mpi::entry::result;
-use crate::mpi::mpi_err;
-use crate::mpi::with_world;
-use crate::mpi::MpiResult;
-use crate::mpi::MPI_SUCCESS;
-use std::ffi::c_char;
-use std::ffi::c_int;
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Error_string(code: c_int, s: *mut c_char, len: *mut c_int) -> c_int {

@@ -1,15 +1,12 @@
 //! Process groups (MPI chapter 7.3).
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use super::args::*;
-use crate::mpi as rt;
-use crate::mpi::mpi_err;
-use crate::mpi::with_world;
-use crate::mpi::MpiResult;
-use crate::mpi::MPI_SUCCESS;
-use crate::mpi::MPI_UNDEFINED;
 use std::ffi::c_int;
 use std::rc::Rc;
+
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS, MPI_UNDEFINED};
+
+use super::args::*;
 
 pub(super) fn group_of(me: u32, h: c_int) -> MpiResult<rt::Group> {
     with_world(|w| {

@@ -3,19 +3,12 @@
 //! calls are also valid before `MPI_Init` and after `MPI_Finalize`.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+use std::ffi::{c_char, c_int, CStr};
+
+use crate::mpi::entry::{enter, result};
+use crate::mpi::{info, mpi_err, with_world, MpiResult, MPI_COMM_SELF, MPI_ERR_ARG, MPI_SUCCESS};
+
 use super::args::*;
-use crate::mpi::entry::enter;
-use crate::mpi::entry::result;
-use crate::mpi::info;
-use crate::mpi::mpi_err;
-use crate::mpi::with_world;
-use crate::mpi::MpiResult;
-use crate::mpi::MPI_COMM_SELF;
-use crate::mpi::MPI_ERR_ARG;
-use crate::mpi::MPI_SUCCESS;
-use std::ffi::c_char;
-use std::ffi::c_int;
-use std::ffi::CStr;
 
 pub(super) unsafe fn text(p: *const c_char, what: &str) -> MpiResult<String> {
     if p.is_null() {

@@ -1,17 +1,14 @@
 //! Environment management (MPI chapter 11): init, finalize, abort, clocks, versions, memory.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use super::args::*;
+use std::ffi::{c_char, c_int, c_void};
+
 use crate::abi::coll::view;
 use crate::coll;
-use crate::mpi as rt;
-use crate::mpi::entry;
-use crate::mpi::entry::enter;
-use crate::mpi::with_world;
-use crate::mpi::MPI_SUCCESS;
-use std::ffi::c_char;
-use std::ffi::c_int;
-use std::ffi::c_void;
+use crate::mpi::entry::{self, enter};
+use crate::mpi::{self as rt, with_world, MPI_SUCCESS};
+
+use super::args::*;
 
 // ------------------------------------------------------------------ environment
 

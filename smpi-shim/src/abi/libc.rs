@@ -3,21 +3,11 @@
 //! rank (a library constructor, say) they are libc's own.
 #![allow(clippy::missing_safety_doc)]
 
-use crate::host::libc_state as ls;
-use crate::host::libc_state::getopt::Flavour;
-use crate::host::libc_state::getopt::LongOption;
-use crate::host::libc_state::libc_function;
-use crate::host::libc_state::LibcState;
-use crate::host::libc_state::Rand48;
-use crate::mpi::with_world;
-use crate::mpi::world_exists;
-use std::ffi::c_char;
-use std::ffi::c_double;
-use std::ffi::c_int;
-use std::ffi::c_long;
-use std::ffi::c_uint;
-use std::ffi::c_ushort;
-use std::ffi::CStr;
+use std::ffi::{c_char, c_double, c_int, c_long, c_uint, c_ushort, CStr};
+
+use crate::host::libc_state::getopt::{Flavour, LongOption};
+use crate::host::libc_state::{self as ls, libc_function, LibcState, Rand48};
+use crate::mpi::{with_world, world_exists};
 
 /// Runs `f` on the calling rank's libc state, or returns None outside a rank.
 pub(super) fn on_rank<R>(f: impl FnOnce(&mut LibcState, u32) -> R) -> Option<R> {

@@ -2,27 +2,16 @@
 //! buffered mode, counts, and the large-count (`_c`) forms.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use super::args::status_result;
-use super::args::write_single_status;
-use super::args::*;
-use crate::coll;
-use crate::mpi as rt;
-use crate::mpi::entry;
-use crate::mpi::entry::enter;
-use crate::mpi::entry::result;
-use super::args::write_status;
-use crate::mpi::CStatus;
-use crate::mpi::mpi_err;
-use crate::mpi::with_world;
-use crate::mpi::BlockInfo;
-use crate::mpi::MpiResult;
-use crate::mpi::P2p;
-use crate::mpi::SendMode;
-use crate::mpi::MPI_SUCCESS;
-use crate::mpi::MPI_UNDEFINED;
-use std::ffi::c_int;
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 use std::rc::Rc;
+
+use crate::coll;
+use crate::mpi::entry::{self, enter, result};
+use crate::mpi::{
+    self as rt, mpi_err, with_world, BlockInfo, CStatus, MpiResult, P2p, SendMode, MPI_SUCCESS, MPI_UNDEFINED,
+};
+
+use super::args::{status_result, write_single_status, write_status, *};
 
 // ------------------------------------------------------------------ point to point
 
@@ -432,7 +421,11 @@ pub unsafe extern "C" fn MPI_Buffer_detach(buf: *mut c_void, size: *mut c_int) -
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements_x(st: *const crate::mpi::CStatus, dt: c_int, count: *mut i64) -> c_int {
+pub unsafe extern "C" fn MPI_Get_elements_x(
+    st: *const crate::mpi::CStatus,
+    dt: c_int,
+    count: *mut i64,
+) -> c_int {
     match super::p2p::elements_of(st, dt) {
         Ok(n) => {
             set(count, n);

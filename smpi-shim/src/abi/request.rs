@@ -2,29 +2,16 @@
 //! cancellation, generalized requests and status fields.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use super::args::write_single_status;
-use super::args::*;
+use std::ffi::{c_int, c_void};
+
+use crate::mpi::entry::{self, enter, result};
+use crate::mpi::{
+    self as rt, mpi_err, with_world, CStatus, Greq, GreqCancelFn, GreqFreeFn, GreqQueryFn, MpiError,
+    MpiResult, SendMode, StatusInfo, MPI_SUCCESS, MPI_UNDEFINED,
+};
+
+use super::args::{write_single_status, write_status, *};
 use super::p2p::p2p;
-use crate::mpi as rt;
-use crate::mpi::entry;
-use crate::mpi::entry::enter;
-use crate::mpi::entry::result;
-use super::args::write_status;
-use crate::mpi::CStatus;
-use crate::mpi::mpi_err;
-use crate::mpi::with_world;
-use crate::mpi::Greq;
-use crate::mpi::GreqCancelFn;
-use crate::mpi::GreqFreeFn;
-use crate::mpi::GreqQueryFn;
-use crate::mpi::MpiError;
-use crate::mpi::MpiResult;
-use crate::mpi::SendMode;
-use crate::mpi::StatusInfo;
-use crate::mpi::MPI_SUCCESS;
-use crate::mpi::MPI_UNDEFINED;
-use std::ffi::c_int;
-use std::ffi::c_void;
 
 pub(super) fn is_persistent(id: u32) -> bool {
     with_world(|w| {
@@ -589,12 +576,20 @@ pub unsafe extern "C" fn MPI_Status_set_cancelled(st: *mut crate::mpi::CStatus, 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Status_set_elements(st: *mut crate::mpi::CStatus, dt: c_int, count: c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Status_set_elements(
+    st: *mut crate::mpi::CStatus,
+    dt: c_int,
+    count: c_int,
+) -> c_int {
     MPI_Status_set_elements_x(st, dt, count as i64)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Status_set_elements_x(st: *mut crate::mpi::CStatus, dt: c_int, count: i64) -> c_int {
+pub unsafe extern "C" fn MPI_Status_set_elements_x(
+    st: *mut crate::mpi::CStatus,
+    dt: c_int,
+    count: i64,
+) -> c_int {
     match with_world(|w| w.dtype(dt)) {
         Ok(d) => {
             if !st.is_null() {

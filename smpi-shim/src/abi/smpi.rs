@@ -2,17 +2,11 @@
 //! malloc interceptor, simulated sleeps and clocks, `exit`, and sampling.
 #![allow(clippy::missing_safety_doc)]
 
-use crate::host::folding as shared;
-use crate::host::sampling;
-use crate::mpi as rt;
-use crate::mpi::entry;
-use crate::mpi::entry::enter;
-use crate::mpi::with_world;
-use std::ffi::c_char;
-use std::ffi::c_int;
-use std::ffi::c_uint;
-use std::ffi::c_void;
-use std::ffi::CStr;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+
+use crate::host::{folding as shared, sampling};
+use crate::mpi::entry::{self, enter};
+use crate::mpi::{self as rt, with_world};
 
 // ------------------------------------------------------------------ SMPI extensions (smpi.h)
 

@@ -2,30 +2,16 @@
 //! neighbourhood collectives.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use super::args::*;
-use crate::coll;
-use crate::coll::CommView;
-use crate::coll::IN_PLACE;
-use crate::mpi as rt;
-use crate::mpi::entry;
-use crate::mpi::entry::enter;
-use crate::mpi::entry::result;
-use crate::mpi::mpi_err;
-use crate::mpi::topo;
-use crate::coll::neighbor::{self, Block};
-use crate::mpi::topo::Cart;
-use crate::mpi::topo::DistGraph;
-use crate::mpi::topo::Graph;
-use crate::mpi::topo::Neighbors;
-use crate::mpi::topo::Topology;
-use crate::mpi::with_world;
-use crate::mpi::MpiResult;
-use crate::mpi::MPI_COMM_NULL;
-use crate::mpi::MPI_SUCCESS;
-use crate::mpi::MPI_UNDEFINED;
-use std::ffi::c_int;
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 use std::rc::Rc;
+
+use crate::coll::neighbor::{self, Block};
+use crate::coll::{self, CommView, IN_PLACE};
+use crate::mpi::entry::{self, enter, result};
+use crate::mpi::topo::{self, Cart, DistGraph, Graph, Neighbors, Topology};
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_COMM_NULL, MPI_SUCCESS, MPI_UNDEFINED};
+
+use super::args::*;
 
 // ------------------------------------------------------------------ Cartesian topologies
 

@@ -40,4 +40,3 @@ pub fn ineighbor(c: CommView, nb: Neighbors, sends: Vec<Block>, recvs: Vec<Block
     });
     rt::start_coll(c.me, c.comm, vec![stage])
 }
-

@@ -20,7 +20,6 @@
 use models::compute::KernelId;
 use models::NoiseRng;
 
-
 /// The BLAS kernels the simulator can model.
 pub const BLAS: [&str; 10] = [
     "dgemm", "dtrsm", "dgemv", "dger", "dtrsv", "daxpy", "dscal", "dswap", "dcopy", "idamax",

@@ -108,4 +108,3 @@ pub fn result<T>(me: u32, comm: i32, call: &str, r: Result<T, MpiError>) -> i32 
         Err(e) => handle_error(me, comm, call, e),
     }
 }
-

@@ -1,0 +1,186 @@
+//! `smpirun`'s command line: SMPI's single-dash flags, `--cfg`, the hostfile.
+
+use std::path::{Path, PathBuf};
+
+use simcore::platform::{HostId, Platform};
+
+pub const USAGE: &str = "\
+smpirun: run an MPI program (built with smpicc) on a simulated platform
+
+Usage: smpirun [options] -platform <file> [-hostfile <file>] [-np <n>] <program> [args...]
+
+Options:
+  -platform <file>     platform description: our TOML format or SimGrid v4 XML
+  -np, -n <n>          number of ranks (default: number of hostfile lines)
+  -hostfile, -machinefile <file>
+                       one host per line (\"host:N\" = N lines); rank i runs on line i mod lines.
+                       Without it, ranks go round-robin on the platform's hosts in name order
+  -map                 print the rank -> host placement
+  --cfg=<key>:<value>  set a configuration key (repeatable; see --help-cfg)
+  -model <file>        model set (TOML; see models/README.md)
+  --json <file>        write a JSON summary (simulated time, per-rank finish times, messages)
+  -request-log <file>  write one line per send, receive and probe posted:
+                       <date> <rank> send|recv|iprobe size=<B> peer=<rank|-1> tag=<t> [found=0|1]
+                       (the fields of SimGrid's smpi_request verbose log; compare the two
+                       with scripts/request_diff.py)
+  -keep-temps          keep the per-rank copies of the program
+  -no-privatize        share globals between ranks (smpi/privatization:no)
+  -tmpdir <dir>        where per-rank copies of the program go (default /tmp)
+  -quiet               no end summary
+  -progress <seconds>  a progress line on stderr every <seconds> of wall time, also when
+                       stderr is not a terminal (on a terminal: one updated line, every 3 s)
+  -help, --help        this text
+  --help-cfg           list configuration keys with their defaults
+  -version             print the version
+
+The program's output goes to stdout; smpirun's summary goes to stderr.
+";
+
+/// Parsed command line.
+#[derive(Debug, Default)]
+pub struct Args {
+    pub platform: Option<PathBuf>,
+    pub np: Option<usize>,
+    pub hostfile: Option<PathBuf>,
+    pub map: bool,
+    pub cfg: Vec<String>,
+    pub model: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    /// `-request-log <file>`: one line per send, receive and probe posted.
+    pub request_log: Option<PathBuf>,
+    pub quiet: bool,
+    /// `-progress <seconds>`: progress lines also when stderr is not a terminal.
+    pub progress_every: Option<f64>,
+    pub program: Option<PathBuf>,
+    pub program_args: Vec<String>,
+}
+
+/// What the command line asks for.
+pub enum Command {
+    Run(Box<Args>),
+    Help,
+    HelpCfg,
+    Version,
+}
+
+/// Parses smpirun's arguments (SMPI-style single-dash flags).
+pub fn parse_args(argv: &[String]) -> Result<Command, String> {
+    let mut a = Args::default();
+    let mut i = 0;
+    let need = |i: usize, flag: &str| -> Result<String, String> {
+        argv.get(i + 1)
+            .cloned()
+            .ok_or_else(|| format!("{flag} needs a value"))
+    };
+    while i < argv.len() {
+        let s = argv[i].as_str();
+        if a.program.is_some() {
+            // After the program: only --cfg/--log are ours, like SMPI.
+            if let Some(kv) = s.strip_prefix("--cfg=") {
+                a.cfg.push(kv.to_string());
+            } else if s.starts_with("--log=") {
+            } else {
+                a.program_args.push(s.to_string());
+            }
+            i += 1;
+            continue;
+        }
+        match s {
+            "-help" | "--help" | "-h" => return Ok(Command::Help),
+            "--help-cfg" | "-help-cfg" => return Ok(Command::HelpCfg),
+            "-version" | "--version" => return Ok(Command::Version),
+            "-platform" | "--platform" => {
+                a.platform = Some(need(i, s)?.into());
+                i += 1;
+            }
+            "-np" | "-n" | "--np" => {
+                let v = need(i, s)?;
+                a.np = Some(
+                    v.parse()
+                        .map_err(|_| format!("{s}: expected a number, got '{v}'"))?,
+                );
+                i += 1;
+            }
+            "-hostfile" | "-machinefile" | "--hostfile" => {
+                a.hostfile = Some(need(i, s)?.into());
+                i += 1;
+            }
+            "-map" => a.map = true,
+            "-model" | "--model" => {
+                a.model = Some(need(i, s)?.into());
+                i += 1;
+            }
+            "--json" | "-json" => {
+                a.json = Some(need(i, s)?.into());
+                i += 1;
+            }
+            "-request-log" | "--request-log" => {
+                a.request_log = Some(need(i, s)?.into());
+                i += 1;
+            }
+            "--cfg" => {
+                a.cfg.push(need(i, s)?);
+                i += 1;
+            }
+            "-keep-temps" => a.cfg.push("smpi/keep-temps:yes".into()),
+            "-no-privatize" => a.cfg.push("smpi/privatization:no".into()),
+            "-tmpdir" => {
+                a.cfg.push(format!("smpi/tmpdir:{}", need(i, s)?));
+                i += 1;
+            }
+            "-quiet" => a.quiet = true,
+            "-progress" => {
+                let v = need(i, s)?;
+                i += 1;
+                let secs: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| *s > 0.0 && s.is_finite())
+                    .ok_or_else(|| format!("-progress: '{v}' is not a positive number of seconds"))?;
+                a.progress_every = Some(secs);
+            }
+            "-trace" | "-trace-ti" | "-foreground" => {
+                eprintln!("smpirun: warning: {s} is not supported yet and is ignored");
+            }
+            _ if s.starts_with("--cfg=") => a.cfg.push(s["--cfg=".len()..].to_string()),
+            _ if s.starts_with("--log=") => {}
+            _ if s.starts_with('-') => return Err(format!("unknown option '{s}' (see smpirun --help)")),
+            _ => a.program = Some(s.into()),
+        }
+        i += 1;
+    }
+    Ok(Command::Run(Box::new(a)))
+}
+
+/// Reads a hostfile: one host per line, `host:N` for N copies; `#` comments.
+pub fn read_hostfile(path: &Path, platform: &Platform) -> Result<Vec<HostId>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut hosts = Vec::new();
+    for (lineno, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (name, n) = match line.rsplit_once(':') {
+            Some((h, n)) => (
+                h.trim(),
+                n.trim()
+                    .parse::<usize>()
+                    .map_err(|_| format!("{}:{}: bad slot count in '{line}'", path.display(), lineno + 1))?,
+            ),
+            None => (line, 1),
+        };
+        let id = platform.host_by_name(name).ok_or_else(|| {
+            format!(
+                "{}:{}: host '{name}' is not in the platform",
+                path.display(),
+                lineno + 1
+            )
+        })?;
+        hosts.extend(std::iter::repeat_n(id, n));
+    }
+    if hosts.is_empty() {
+        return Err(format!("{}: no host listed", path.display()));
+    }
+    Ok(hosts)
+}

@@ -1,0 +1,158 @@
+//! The end of a run: the summary line, `--json`, peak memory, and how each rank's
+//! blocking call is described in deadlock reports.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::mpi as rt;
+
+/// Outcome of a run, for the summary and JSON.
+pub struct Report {
+    pub simulated_time: f64,
+    pub wall_time: f64,
+    pub finish_times: Vec<f64>,
+    pub messages: Vec<u64>,
+    pub bytes: Vec<u64>,
+    pub events: u64,
+    /// Peak proportional set size seen (sampled about once a second), KiB.
+    pub peak_pss_kb: u64,
+    /// Peak resident set size (getrusage), KiB.
+    pub max_rss_kb: u64,
+    /// Modelled kernels: (name, calls, total injected seconds over all ranks).
+    pub kernels: Vec<(String, u64, f64)>,
+}
+
+/// This process's proportional set size (`/proc/self/smaps_rollup`), KiB.
+pub fn proportional_set_size_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Pss:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Samples this process's PSS on a thread of its own, so the simulation never
+/// waits for it: a read walks every page table (a tenth of a second with
+/// gigabytes folded). The period is at least 0.2 s and 50 times the last
+/// read's cost, so on a single core the sampler takes at most 2 %.
+pub(super) struct PssSampler {
+    peak_kb: Arc<AtomicU64>,
+    /// When the last read finished and how long the period is, in ms since `origin`.
+    last_done_ms: Arc<AtomicU64>,
+    period_ms: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    origin: Instant,
+}
+
+impl PssSampler {
+    pub(super) fn start() -> Self {
+        let s = PssSampler {
+            peak_kb: Arc::new(AtomicU64::new(0)),
+            last_done_ms: Arc::new(AtomicU64::new(0)),
+            period_ms: Arc::new(AtomicU64::new(200)),
+            stop: Arc::new(AtomicBool::new(false)),
+            origin: Instant::now(),
+        };
+        let (peak, done, period, stop, origin) = (
+            s.peak_kb.clone(),
+            s.last_done_ms.clone(),
+            s.period_ms.clone(),
+            s.stop.clone(),
+            s.origin,
+        );
+        std::thread::Builder::new()
+            .name("pss-sampler".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let read = Instant::now();
+                    peak.fetch_max(proportional_set_size_kb(), Ordering::Relaxed);
+                    let p = (50 * read.elapsed().as_millis() as u64).max(200);
+                    period.store(p, Ordering::Relaxed);
+                    done.store(origin.elapsed().as_millis() as u64, Ordering::Relaxed);
+                    std::thread::sleep(std::time::Duration::from_millis(p));
+                }
+            })
+            .expect("spawning the PSS sampler");
+        s
+    }
+
+    /// Stops sampling and returns the peak, KiB; reads once more here when
+    /// the last sample is older than a period (short runs).
+    pub(super) fn finish(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        let age = self.origin.elapsed().as_millis() as u64 - self.last_done_ms.load(Ordering::Relaxed);
+        if age > self.period_ms.load(Ordering::Relaxed) {
+            self.peak_kb
+                .fetch_max(proportional_set_size_kb(), Ordering::Relaxed);
+        }
+        self.peak_kb.load(Ordering::Relaxed)
+    }
+}
+
+/// Peak resident set size of this process, KiB.
+pub fn max_rss_kb() -> u64 {
+    // Safety: getrusage fills a plain struct.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru.ru_maxrss as u64
+    }
+}
+
+pub(super) fn fmt_peer(p: i32) -> String {
+    match p {
+        rt::MPI_ANY_SOURCE => "MPI_ANY_SOURCE".into(),
+        rt::MPI_PROC_NULL => "MPI_PROC_NULL".into(),
+        _ => p.to_string(),
+    }
+}
+
+pub(super) fn fmt_tag(t: i32) -> String {
+    if t == rt::MPI_ANY_TAG {
+        "MPI_ANY_TAG".into()
+    } else {
+        t.to_string()
+    }
+}
+
+pub(super) fn fmt_comm(c: i32) -> String {
+    match c {
+        rt::MPI_COMM_WORLD => "MPI_COMM_WORLD".into(),
+        rt::MPI_COMM_SELF => "MPI_COMM_SELF".into(),
+        _ => format!("#{c}"),
+    }
+}
+
+pub(super) fn write_json(
+    path: &Path,
+    r: &Report,
+    np: usize,
+    platform: &Path,
+    program: &Path,
+) -> std::io::Result<()> {
+    let v = serde_json::json!({
+        "simulated_time": r.simulated_time,
+        "ranks": np,
+        "wall_time": r.wall_time,
+        "events": r.events,
+        "peak_pss_kb": r.peak_pss_kb,
+        "max_rss_kb": r.max_rss_kb,
+        "platform": platform.display().to_string(),
+        "program": program.display().to_string(),
+        "messages": r.messages.iter().sum::<u64>(),
+        "kernels": r.kernels.iter().map(|(n, c, t)| (n.clone(), serde_json::json!({"calls": c, "seconds": t}))).collect::<serde_json::Map<_, _>>(),
+        "per_rank": (0..np).map(|i| serde_json::json!({
+            "rank": i,
+            "finish_time": r.finish_times[i],
+            "messages_sent": r.messages[i],
+            "bytes_sent": r.bytes[i],
+        })).collect::<Vec<_>>(),
+    });
+    std::fs::write(path, serde_json::to_string_pretty(&v)? + "\n")
+}

@@ -1,0 +1,346 @@
+//! One run: platform, configuration and models, the program's copies, the
+//! simulation loop, and how it ends.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::rc::Rc;
+use std::time::Instant;
+
+use simcore::platform::{HostId, PlatformFile};
+use simcore::{KernelConfig, NetworkConfig, NetworkFactors, SimError, Simulation};
+
+use crate::config;
+use crate::host::interpose;
+use crate::host::kernels::Kernels;
+use crate::host::loader::{c_argv, Program};
+use crate::mpi::{self as rt, with_world, World};
+
+use super::*;
+
+pub(super) struct SmpiFactors {
+    lat: models::network::PiecewiseFactor,
+    bw: models::network::PiecewiseFactor,
+}
+
+impl NetworkFactors for SmpiFactors {
+    fn latency_factor(&self, size: f64) -> f64 {
+        self.lat.value(size)
+    }
+    fn bandwidth_factor(&self, size: f64) -> f64 {
+        self.bw.value(size)
+    }
+}
+
+/// Runs smpirun with the given arguments; returns the process exit code.
+/// Like mpiexec: with `MPIEXEC_TIMEOUT=<seconds>` in the environment, the
+/// run is stopped (exit status 124) after that much wall-clock time.
+pub(super) fn stop_after_mpiexec_timeout() {
+    let limit = std::env::var("MPIEXEC_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok());
+    let Some(secs) = limit.filter(|s| *s > 0.0 && s.is_finite()) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+        eprintln!("smpirun: error: MPIEXEC_TIMEOUT expired: run stopped after {secs} s of wall-clock time");
+        // The simulation thread may be anywhere: leave without running its destructors.
+        // Safety: _exit only ends the process.
+        unsafe { libc::_exit(124) }
+    });
+}
+
+pub(super) fn run(args: &Args) -> Result<i32, String> {
+    let wall_start = Instant::now();
+    stop_after_mpiexec_timeout();
+    let platform_path = args
+        .platform
+        .as_ref()
+        .ok_or("no platform given (use -platform <file>)")?;
+    let program = args
+        .program
+        .as_ref()
+        .ok_or("no program given (see smpirun --help)")?;
+    // The platform file is read first and built last: its `<config>` is one source of the
+    // configuration, and the platform depends on the result (the network model's loopback).
+    let platform_file = PlatformFile::read(platform_path).map_err(|e| e.to_string())?;
+    let model_set = match &args.model {
+        Some(model) => models::ModelSet::load(model).map_err(|e| e.to_string())?,
+        None => models::ModelSet::default(),
+    };
+    let model = args.model.as_deref().map(|path| (path, &model_set));
+    let cfg = config::resolve(&platform_file.config(), model, &args.cfg).map_err(|e| e.to_string())?;
+    let platform = Rc::new(
+        platform_file
+            .build(cfg.model_loopback())
+            .map_err(|e| e.to_string())?,
+    );
+    for warning in config::unapplied_host_properties(&platform) {
+        eprintln!("smpirun: warning: {}: {warning}", platform_path.display());
+    }
+
+    let slots: Vec<HostId> = match &args.hostfile {
+        Some(h) => read_hostfile(h, &platform)?,
+        None => {
+            let mut ids: Vec<HostId> = (0..platform.hosts.len() as u32).map(HostId).collect();
+            ids.sort_by(|a, b| platform.host(*a).name.cmp(&platform.host(*b).name));
+            ids
+        }
+    };
+    if slots.is_empty() {
+        return Err("the platform has no host".into());
+    }
+    let np = match (args.np, &args.hostfile) {
+        (Some(0), _) => return Err("-np must be at least 1".into()),
+        (Some(n), _) => n,
+        (None, Some(_)) => slots.len(),
+        (None, None) => return Err("give the number of ranks with -np <n>".into()),
+    };
+    let rank_hosts: Vec<HostId> = (0..np).map(|i| slots[i % slots.len()]).collect();
+    if args.map {
+        for (i, h) in rank_hosts.iter().enumerate() {
+            println!("[rank {i}] -> {}", platform.host(*h).name);
+        }
+    }
+
+    let prog = Program::load(program, np, cfg.privatize, Path::new(&cfg.tmpdir), cfg.keep_temps)
+        .map_err(|e| e.to_string())?;
+    let seed = cfg
+        .seed
+        .unwrap_or(if args.model.is_some() { model_set.seed } else { 42 });
+    let kernels = Kernels::new(
+        model_set.compute.clone(),
+        seed,
+        np,
+        &cfg.blas_mode,
+        &cfg.blas_compute,
+    );
+    let functions: Vec<(String, models::compute::KernelId, usize)> = kernels
+        .functions()
+        .into_iter()
+        .map(|(n, k)| {
+            let nparams = kernels.models.signature(k).params.len();
+            (n, k, nparams)
+        })
+        .collect();
+    let targets = interpose::register(&functions)?;
+    // A BLAS function the program defines itself stays its own unless the
+    // model set models that kernel (the user asked for it); say so then.
+    let mut keep_ours = |symbol: &str| match kernels.modelled_blas_symbol(symbol) {
+        Some(kernel) => {
+            eprintln!(
+                "smpirun: note: {} defines {symbol} itself; the model of {kernel} replaces it, as the model set asks",
+                program.display()
+            );
+            true
+        }
+        None => false,
+    };
+    let mut libc_state = crate::host::libc_state::LibcState::new(prog.handles.len());
+    for (copy, h) in prog.handles.iter().enumerate() {
+        // Safety: handles of the copies loaded just above; the cells live in
+        // the world until the run ends.
+        unsafe { interpose::bind_own_symbols(*h, &mut keep_ours) }?;
+        unsafe { interpose::bind_data(*h, &libc_state.getopt_cells(copy)) }?;
+        let counts = unsafe { interpose::patch(*h, &targets) }?;
+        if h == &prog.handles[0] {
+            for ((name, _), n) in targets.iter().zip(&counts) {
+                if *n == 0 {
+                    eprintln!(
+                        "smpirun: warning: the model of function {name} never applies: {} does not call it through its PLT",
+                        program.display()
+                    );
+                }
+            }
+        }
+    }
+    let net = NetworkConfig {
+        factors: Box::new(SmpiFactors {
+            lat: cfg.lat_factor.clone(),
+            bw: cfg.bw_factor.clone(),
+        }),
+        weight_s: cfg.weight_s,
+        tcp_gamma: cfg.tcp_gamma,
+        crosstraffic: cfg.crosstraffic,
+    };
+    let kcfg = KernelConfig {
+        stack_size: cfg.stack_size,
+        work_precision: cfg.precision_work,
+        network: net,
+        trace: false,
+        timing_precision: cfg.timing_precision,
+        simgrid_order: cfg.simgrid_order,
+    };
+    crate::host::folding::init(
+        &cfg.shared_malloc,
+        cfg.shared_malloc_blocksize,
+        &cfg.shared_malloc_hugepage,
+        cfg.auto_shared_malloc_thresh,
+        cfg.auto_shared_malloc_cow_thresh,
+    )
+    .map_err(|e| e.0)?;
+    // Each coroutine stack is a mapping and its guard page another.
+    crate::host::folding::reserve_mappings(2 * np + 64);
+    let mut sim = Simulation::new(platform.clone(), kcfg);
+    let display_timing = cfg.display_timing;
+    let request_log = match &args.request_log {
+        Some(path) => Some(std::io::BufWriter::new(std::fs::File::create(path).map_err(
+            |e| format!("-request-log {}: cannot create it: {e}", path.display()),
+        )?)),
+        None => None,
+    };
+    let mut world = World::new(cfg, sim.handle(), kernels, platform.clone(), &rank_hosts);
+    world.request_log = request_log;
+    world.libc = libc_state;
+    rt::install_world(world);
+    let mut prog_args = vec![program.display().to_string()];
+    prog_args.extend(args.program_args.iter().cloned());
+    crate::mpi::info::set_env(vec![
+        ("command".into(), program.display().to_string()),
+        ("argv".into(), args.program_args.join(" ")),
+        ("maxprocs".into(), rank_hosts.len().to_string()),
+        (
+            "wdir".into(),
+            std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+        ),
+        ("thread_level".into(), "MPI_THREAD_FUNNELED".into()),
+    ]);
+    for (rank, host) in rank_hosts.iter().enumerate() {
+        let main = prog.mains[rank];
+        let argv = prog_args.clone();
+        let name = format!("rank {rank} (on {})", platform.host(*host).name);
+        sim.spawn(name, *host, move |ctx| {
+            let (_owned, mut ptrs) = c_argv(&argv);
+            with_world(|w| {
+                let r = &mut w.ranks[rank];
+                r.ctx = ctx as *const _;
+                r.bench_start = crate::mpi::entry::thread_cpu_time();
+            });
+            // Safety: calling the program's C main with a valid argv.
+            let code = unsafe { main((ptrs.len() - 1) as i32, ptrs.as_mut_ptr()) };
+            if code != 0 {
+                return Err(format!("returned {code} from main"));
+            }
+            Ok(())
+        });
+    }
+    sim.on_comm_done(|_a, user| with_world(|w| rt::on_comm_done(w, user)));
+    // On a terminal, one line rewritten in place; otherwise (-progress) plain lines.
+    let terminal = std::io::stderr().is_terminal();
+    let progress = (terminal && !args.quiet) || args.progress_every.is_some();
+    let every = args.progress_every.unwrap_or(3.0);
+    let mut last_report = Instant::now();
+    let start = Instant::now();
+    let pss_sampler = PssSampler::start();
+    let mut advances = 0u32;
+    sim.on_progress(move |t| {
+        // Reading the clock at every time advance shows in profiles.
+        advances = advances.wrapping_add(1);
+        if !advances.is_multiple_of(64) {
+            return;
+        }
+        if progress && last_report.elapsed().as_secs_f64() > every {
+            last_report = Instant::now();
+            let wall = start.elapsed().as_secs_f64();
+            let line = format!(
+                "[smpirun] simulated {t:.6} s after {wall:.1} s wall ({:.3} sim-s/s)",
+                t / wall
+            );
+            if terminal {
+                eprint!("\r{line}   ");
+            } else {
+                eprintln!("{line}");
+            }
+        }
+    });
+    let outcome = sim.run();
+    // Safety: flushing C stdio so the program's output precedes our summary.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    // The request log is complete on every ending (a deadlock's log is the useful one).
+    let log_flushed = with_world(|w| w.request_log.as_mut().map(std::io::Write::flush));
+    if let (Some(Err(e)), Some(path)) = (log_flushed, &args.request_log) {
+        eprintln!("smpirun: warning: request log {}: {e}", path.display());
+    }
+    if progress && terminal {
+        eprint!("\r{:70}\r", "");
+    }
+    let wall = wall_start.elapsed().as_secs_f64();
+    let (code, summary) = match outcome {
+        Ok(s) => (0, s),
+        Err(SimError::Deadlock { time, blocked }) => {
+            eprintln!("smpirun: error: deadlock detected at t={time:.9} s: every remaining rank is blocked");
+            with_world(|w| {
+                for b in &blocked {
+                    let rank = b.actor.0 as usize;
+                    let what = match w.ranks[rank].blocked {
+                        Some(bi) => format!(
+                            "in {} (peer {}, tag {}, communicator {})",
+                            bi.call,
+                            fmt_peer(bi.peer),
+                            fmt_tag(bi.tag),
+                            fmt_comm(bi.comm)
+                        ),
+                        None => format!("waiting on {}", b.waiting_on.join(", ")),
+                    };
+                    eprintln!("  {}: {what}", b.name);
+                }
+            });
+            std::mem::forget(sim);
+            std::mem::forget(prog);
+            return Ok(3);
+        }
+        Err(SimError::ActorFailed {
+            name, time, message, ..
+        }) => {
+            eprintln!("smpirun: error: {name} failed at t={time:.9} s: {message}");
+            std::mem::forget(sim);
+            std::mem::forget(prog);
+            let code = message
+                .strip_prefix("returned ")
+                .and_then(|m| m.split(' ').next())
+                .and_then(|c| c.parse::<i32>().ok())
+                .or_else(|| {
+                    message
+                        .strip_prefix("MPI_Abort with error code ")
+                        .and_then(|m| m.split(' ').next()?.parse().ok())
+                })
+                .filter(|c| *c != 0)
+                .unwrap_or(1);
+            return Ok(code & 0xff);
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let peak_pss_kb = pss_sampler.finish();
+    let report = with_world(|w| Report {
+        simulated_time: summary.time,
+        wall_time: wall,
+        finish_times: summary.finish_times.clone(),
+        messages: w.ranks.iter().map(|r| r.messages_sent).collect(),
+        bytes: w.ranks.iter().map(|r| r.bytes_sent).collect(),
+        events: summary.events,
+        peak_pss_kb,
+        max_rss_kb: max_rss_kb(),
+        kernels: w.kernels.summary(),
+    });
+    if !args.quiet || display_timing {
+        let total: u64 = report.messages.iter().sum();
+        eprintln!(
+            "[smpirun] simulated time: {:.9} s | {} ranks | {} messages | {} events | wall {:.3} s | peak PSS {:.1} MiB",
+            report.simulated_time,
+            np,
+            total,
+            report.events,
+            report.wall_time,
+            report.peak_pss_kb as f64 / 1024.0
+        );
+    }
+    if let Some(path) = &args.json {
+        write_json(path, &report, np, platform_path, program)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    drop(sim);
+    std::mem::forget(prog);
+    Ok(code)
+}
