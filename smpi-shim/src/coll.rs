@@ -46,6 +46,7 @@ mod alltoall;
 mod barrier;
 mod bcast;
 mod gather;
+pub mod inter;
 pub mod nbc;
 pub mod nbc_inter;
 pub mod neighbor;

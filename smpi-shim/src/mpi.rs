@@ -4,6 +4,7 @@
 //! point-to-point operations of this layer).
 //!
 //! - [`world`]: the one run-scoped state, ranks and communicators;
+//! - [`comm`]: how communicators are created and compared;
 //! - [`errors`]: error classes and the error type;
 //! - [`request`], [`p2p`], [`progress`]: requests, matching and timing of
 //!   messages, waiting and polling;
@@ -15,6 +16,7 @@
 //!   injection, error handlers).
 
 pub mod attr;
+pub mod comm;
 pub mod datatype;
 pub mod entry;
 pub mod errors;

@@ -4,6 +4,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use crate::coll::inter::{self as ic, InterView};
 use crate::coll::nbc_inter::{self, ROOT};
 use crate::coll::{self, nbc, CommView, IN_PLACE};
 use crate::mpi::entry::{self, enter, result};
@@ -35,9 +36,9 @@ pub(super) fn in_place_count(buf: *const c_void, v: c_int) -> MpiResult<usize> {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
-            let r: MpiResult<()> = super::coll::inter_barrier(iv);
+            let r: MpiResult<()> = ic::barrier(iv);
             return result(g.me, comm, "MPI_Barrier", r);
         }
         Ok(None) => {}
@@ -55,10 +56,9 @@ pub unsafe extern "C" fn MPI_Bcast(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
-            let r: MpiResult<()> =
-                (|| super::coll::inter_bcast(iv, buf as *mut u8, nonneg(count)?, dt, root))();
+            let r: MpiResult<()> = (|| ic::bcast(iv, buf as *mut u8, nonneg(count)?, dt, root))();
             return result(g.me, comm, "MPI_Bcast", r);
         }
         Ok(None) => {}
@@ -82,10 +82,10 @@ pub unsafe extern "C" fn MPI_Reduce(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
-                super::coll::inter_reduce(
+                ic::reduce(
                     iv,
                     sbuf as *const u8,
                     rbuf as *mut u8,
@@ -125,11 +125,10 @@ pub unsafe extern "C" fn MPI_Allreduce(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| {
-                super::coll::inter_allreduce(iv, sbuf as *const u8, rbuf as *mut u8, nonneg(count)?, dt, op)
-            })();
+            let r: MpiResult<()> =
+                (|| ic::allreduce(iv, sbuf as *const u8, rbuf as *mut u8, nonneg(count)?, dt, op))();
             return result(g.me, comm, "MPI_Allreduce", r);
         }
         Ok(None) => {}
@@ -168,13 +167,13 @@ pub unsafe extern "C" fn MPI_Gather(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let rc = if root == -3 { nonneg(rcount)? } else { 0 };
                 let n = iv.rsize as usize;
                 let displs: Vec<isize> = (0..n as isize).map(|i| i * rc as isize).collect();
-                super::coll::inter_gatherv(
+                ic::gatherv(
                     iv,
                     sbuf as *const u8,
                     if root >= 0 { nonneg(scount)? } else { 0 },
@@ -239,7 +238,7 @@ pub unsafe extern "C" fn MPI_Gatherv(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let (cs, ds) = if root == -3 {
@@ -247,7 +246,7 @@ pub unsafe extern "C" fn MPI_Gatherv(
                 } else {
                     (vec![], vec![])
                 };
-                super::coll::inter_gatherv(
+                ic::gatherv(
                     iv,
                     sbuf as *const u8,
                     if root >= 0 { nonneg(scount)? } else { 0 },
@@ -297,13 +296,13 @@ pub unsafe extern "C" fn MPI_Scatter(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let sc = if root == -3 { nonneg(scount)? } else { 0 };
                 let n = iv.rsize as usize;
                 let displs: Vec<isize> = (0..n as isize).map(|i| i * sc as isize).collect();
-                super::coll::inter_scatterv(
+                ic::scatterv(
                     iv,
                     sbuf as *const u8,
                     &vec![sc; n],
@@ -350,7 +349,7 @@ pub unsafe extern "C" fn MPI_Scatterv(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let (cs, ds) = if root == -3 {
@@ -358,7 +357,7 @@ pub unsafe extern "C" fn MPI_Scatterv(
                 } else {
                     (vec![], vec![])
                 };
-                super::coll::inter_scatterv(
+                ic::scatterv(
                     iv,
                     sbuf as *const u8,
                     &cs,
@@ -407,13 +406,13 @@ pub unsafe extern "C" fn MPI_Allgather(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let rc = nonneg(rcount)?;
                 let n = iv.rsize as usize;
                 let displs: Vec<isize> = (0..n as isize).map(|i| i * rc as isize).collect();
-                super::coll::inter_allgatherv(
+                ic::allgatherv(
                     iv,
                     sbuf as *const u8,
                     nonneg(scount)?,
@@ -459,11 +458,11 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let (cs, ds) = counts_displs(iv.rsize, rcounts, displs)?;
-                super::coll::inter_allgatherv(
+                ic::allgatherv(
                     iv,
                     sbuf as *const u8,
                     nonneg(scount)?,
@@ -506,7 +505,7 @@ pub unsafe extern "C" fn MPI_Alltoall(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let (sc, rc) = (nonneg(scount)?, nonneg(rcount)?);
@@ -515,7 +514,7 @@ pub unsafe extern "C" fn MPI_Alltoall(
                     with_world(|w| Ok::<_, rt::MpiError>((w.dtype(stype)?.extent, w.dtype(rtype)?.extent)))?;
                 let sd: Vec<isize> = (0..n as isize).map(|i| i * sc as isize * se).collect();
                 let rd: Vec<isize> = (0..n as isize).map(|i| i * rc as isize * re).collect();
-                super::coll::inter_alltoallw(
+                ic::alltoallw(
                     iv,
                     sbuf as *const u8,
                     &vec![sc; n],
@@ -573,7 +572,7 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let n = iv.rsize as usize;
@@ -583,7 +582,7 @@ pub unsafe extern "C" fn MPI_Alltoallv(
                     with_world(|w| Ok::<_, rt::MpiError>((w.dtype(stype)?.extent, w.dtype(rtype)?.extent)))?;
                 let sd: Vec<isize> = sd.iter().map(|d| d * se).collect();
                 let rd: Vec<isize> = rd.iter().map(|d| d * re).collect();
-                super::coll::inter_alltoallw(
+                ic::alltoallw(
                     iv,
                     sbuf as *const u8,
                     &sc,
@@ -635,13 +634,13 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let local = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.size()))?;
                 let (rc, _) = counts_displs(local, rcounts, std::ptr::null())?;
                 let total: usize = rc.iter().sum();
-                super::coll::inter_reduce_scatter(iv, sbuf as *const u8, rbuf as *mut u8, &rc, total, dt, op)
+                ic::reduce_scatter(iv, sbuf as *const u8, rbuf as *mut u8, &rc, total, dt, op)
             })();
             return result(g.me, comm, "MPI_Reduce_scatter", r);
         }
@@ -665,13 +664,13 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     comm: c_int,
 ) -> c_int {
     let g = enter();
-    match super::coll::InterView::of(g.me, comm) {
+    match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
                 let local = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.size()))?;
                 let rc = vec![nonneg(rcount)?; local as usize];
                 let total: usize = rc.iter().sum();
-                super::coll::inter_reduce_scatter(iv, sbuf as *const u8, rbuf as *mut u8, &rc, total, dt, op)
+                ic::reduce_scatter(iv, sbuf as *const u8, rbuf as *mut u8, &rc, total, dt, op)
             })();
             return result(g.me, comm, "MPI_Reduce_scatter_block", r);
         }
@@ -773,317 +772,6 @@ pub unsafe extern "C" fn MPI_Op_commutative(op: c_int, commute: *mut c_int) -> c
         }
         Err(e) => e.code,
     }
-}
-
-// ------------------------------------------------------------------ collectives on intercommunicators
-
-/// One rank's view of an intercommunicator for collectives: flat exchanges
-/// between the two groups on the collective context (peers are remote ranks).
-#[derive(Clone, Copy)]
-pub struct InterView {
-    pub me: u32,
-    pub comm: i32,
-    pub rank: i32,
-    pub rsize: i32,
-}
-
-pub(super) const ITAG: i32 = 31;
-
-impl InterView {
-    /// `Some` when `comm` is an intercommunicator.
-    pub fn of(me: u32, comm: i32) -> MpiResult<Option<InterView>> {
-        with_world(|w| {
-            let c = w.ranks[me as usize].comm(comm)?;
-            Ok(c.shared.remote.as_ref().map(|r| InterView {
-                me,
-                comm,
-                rank: c.my_rank,
-                rsize: r.len() as i32,
-            }))
-        })
-    }
-
-    fn p2p(&self, buf: *const u8, count: usize, dtype: i32, peer: i32) -> rt::P2p {
-        rt::P2p {
-            buf: buf as *mut u8,
-            count,
-            dtype,
-            peer,
-            tag: ITAG,
-            comm: self.comm,
-            coll: true,
-        }
-    }
-
-    fn isend(&self, buf: *const u8, count: usize, dtype: i32, peer: i32) -> MpiResult<u32> {
-        rt::isend(
-            self.me,
-            &self.p2p(buf, count, dtype, peer),
-            rt::SendMode::Standard,
-            false,
-        )
-    }
-
-    fn irecv(&self, buf: *mut u8, count: usize, dtype: i32, peer: i32) -> MpiResult<u32> {
-        rt::irecv(self.me, &self.p2p(buf, count, dtype, peer))
-    }
-
-    fn waitall(&self, reqs: &[u32]) {
-        rt::wait_all_ids(self.me, reqs);
-    }
-}
-
-/// Barrier: each rank leaves once every rank of the other group has entered.
-pub fn inter_barrier(v: InterView) -> MpiResult<()> {
-    let mut reqs = Vec::new();
-    for i in 0..v.rsize {
-        reqs.push(v.irecv(std::ptr::null_mut(), 0, 4, i)?);
-    }
-    for i in 0..v.rsize {
-        reqs.push(v.isend(std::ptr::null(), 0, 4, i)?);
-    }
-    v.waitall(&reqs);
-    Ok(())
-}
-
-/// Bcast: the root (MPI_ROOT) sends to every remote rank.
-pub fn inter_bcast(v: InterView, buf: *mut u8, count: usize, dt: i32, root: i32) -> MpiResult<()> {
-    match root {
-        rt::MPI_PROC_NULL => Ok(()),
-        -3 => {
-            let reqs: Vec<u32> = (0..v.rsize)
-                .map(|i| v.isend(buf, count, dt, i))
-                .collect::<MpiResult<_>>()?;
-            v.waitall(&reqs);
-            Ok(())
-        }
-        r if r >= 0 && r < v.rsize => {
-            let q = v.irecv(buf, count, dt, r)?;
-            v.waitall(&[q]);
-            Ok(())
-        }
-        r => Err(mpi_err(
-            rt::MPI_ERR_ROOT,
-            format!("invalid root {r} on an intercommunicator"),
-        )),
-    }
-}
-
-/// Receives `count` elements from every remote rank and combines them in
-/// remote-rank order into `out`.
-pub(super) fn gather_reduce(v: InterView, count: usize, dt: i32, op: i32, out: *mut u8) -> MpiResult<()> {
-    let d = with_world(|w| w.dtype(dt))?;
-    let mut bufs: Vec<coll::TempBuf> = (0..v.rsize).map(|_| coll::TempBuf::new(&d, count)).collect();
-    let mut reqs = Vec::new();
-    for (i, b) in bufs.iter_mut().enumerate() {
-        reqs.push(v.irecv(b.ptr(), count, dt, i as i32)?);
-    }
-    v.waitall(&reqs);
-    // out = x0 op x1 op ... (left to right): acc = x_{n-1}; acc = x_i op acc.
-    let n = bufs.len();
-    if n == 0 {
-        return Ok(());
-    }
-    let mut acc = coll::TempBuf::new(&d, count);
-    coll::local_copy(bufs[n - 1].ptr(), count, dt, acc.ptr(), count, dt)?;
-    for i in (0..n - 1).rev() {
-        coll::apply_op(op, dt, bufs[i].ptr(), acc.ptr(), count)?;
-    }
-    coll::local_copy(acc.ptr(), count, dt, out, count, dt)
-}
-
-/// Reduce: the remote group's data, reduced, arrives at the root.
-pub fn inter_reduce(
-    v: InterView,
-    sbuf: *const u8,
-    rbuf: *mut u8,
-    count: usize,
-    dt: i32,
-    op: i32,
-    root: i32,
-) -> MpiResult<()> {
-    match root {
-        rt::MPI_PROC_NULL => Ok(()),
-        -3 => gather_reduce(v, count, dt, op, rbuf),
-        r => {
-            let q = v.isend(sbuf, count, dt, r)?;
-            v.waitall(&[q]);
-            Ok(())
-        }
-    }
-}
-
-/// Allreduce: each group receives the reduction of the other group's data.
-pub fn inter_allreduce(
-    v: InterView,
-    sbuf: *const u8,
-    rbuf: *mut u8,
-    count: usize,
-    dt: i32,
-    op: i32,
-) -> MpiResult<()> {
-    let mut sends = Vec::new();
-    for i in 0..v.rsize {
-        sends.push(v.isend(sbuf, count, dt, i)?);
-    }
-    gather_reduce(v, count, dt, op, rbuf)?;
-    v.waitall(&sends);
-    Ok(())
-}
-
-/// Gatherv: the root receives each remote rank's block.
-pub fn inter_gatherv(
-    v: InterView,
-    sbuf: *const u8,
-    scount: usize,
-    stype: i32,
-    rbuf: *mut u8,
-    rcounts: &[usize],
-    displs: &[isize],
-    rtype: i32,
-    root: i32,
-) -> MpiResult<()> {
-    match root {
-        rt::MPI_PROC_NULL => Ok(()),
-        -3 => {
-            let ext = extent(rtype)?;
-            let mut reqs = Vec::new();
-            for i in 0..v.rsize {
-                reqs.push(v.irecv(
-                    rbuf.wrapping_offset(displs[i as usize] * ext),
-                    rcounts[i as usize],
-                    rtype,
-                    i,
-                )?);
-            }
-            v.waitall(&reqs);
-            Ok(())
-        }
-        r => {
-            let q = v.isend(sbuf, scount, stype, r)?;
-            v.waitall(&[q]);
-            Ok(())
-        }
-    }
-}
-
-/// Scatterv: the root sends each remote rank its block.
-pub fn inter_scatterv(
-    v: InterView,
-    sbuf: *const u8,
-    scounts: &[usize],
-    displs: &[isize],
-    stype: i32,
-    rbuf: *mut u8,
-    rcount: usize,
-    rtype: i32,
-    root: i32,
-) -> MpiResult<()> {
-    match root {
-        rt::MPI_PROC_NULL => Ok(()),
-        -3 => {
-            let ext = extent(stype)?;
-            let mut reqs = Vec::new();
-            for i in 0..v.rsize {
-                reqs.push(v.isend(
-                    sbuf.wrapping_offset(displs[i as usize] * ext),
-                    scounts[i as usize],
-                    stype,
-                    i,
-                )?);
-            }
-            v.waitall(&reqs);
-            Ok(())
-        }
-        r => {
-            let q = v.irecv(rbuf, rcount, rtype, r)?;
-            v.waitall(&[q]);
-            Ok(())
-        }
-    }
-}
-
-/// Allgatherv: every rank sends its block to every remote rank and receives
-/// the remote group's blocks.
-pub fn inter_allgatherv(
-    v: InterView,
-    sbuf: *const u8,
-    scount: usize,
-    stype: i32,
-    rbuf: *mut u8,
-    rcounts: &[usize],
-    displs: &[isize],
-    rtype: i32,
-) -> MpiResult<()> {
-    let ext = extent(rtype)?;
-    let mut reqs = Vec::new();
-    for i in 0..v.rsize {
-        reqs.push(v.irecv(
-            rbuf.wrapping_offset(displs[i as usize] * ext),
-            rcounts[i as usize],
-            rtype,
-            i,
-        )?);
-    }
-    for i in 0..v.rsize {
-        reqs.push(v.isend(sbuf, scount, stype, i)?);
-    }
-    v.waitall(&reqs);
-    Ok(())
-}
-
-/// Alltoallw with byte displacements: block i goes to remote rank i.
-pub fn inter_alltoallw(
-    v: InterView,
-    sbuf: *const u8,
-    scounts: &[usize],
-    sdispls: &[isize],
-    stypes: &[i32],
-    rbuf: *mut u8,
-    rcounts: &[usize],
-    rdispls: &[isize],
-    rtypes: &[i32],
-) -> MpiResult<()> {
-    let mut reqs = Vec::new();
-    for i in 0..v.rsize as usize {
-        reqs.push(v.irecv(rbuf.wrapping_offset(rdispls[i]), rcounts[i], rtypes[i], i as i32)?);
-    }
-    for i in 0..v.rsize as usize {
-        reqs.push(v.isend(sbuf.wrapping_offset(sdispls[i]), scounts[i], stypes[i], i as i32)?);
-    }
-    v.waitall(&reqs);
-    Ok(())
-}
-
-/// Reduce_scatter: each rank gets its block of the reduction of the other
-/// group's full vectors.
-pub fn inter_reduce_scatter(
-    v: InterView,
-    sbuf: *const u8,
-    rbuf: *mut u8,
-    rcounts_local: &[usize],
-    total: usize,
-    dt: i32,
-    op: i32,
-) -> MpiResult<()> {
-    let d = with_world(|w| w.dtype(dt))?;
-    let mut full = coll::TempBuf::new(&d, total);
-    let mut sends = Vec::new();
-    for i in 0..v.rsize {
-        sends.push(v.isend(sbuf, total, dt, i)?);
-    }
-    gather_reduce(v, total, dt, op, full.ptr())?;
-    v.waitall(&sends);
-    let off: usize = rcounts_local[..v.rank as usize].iter().sum();
-    let mine = rcounts_local[v.rank as usize];
-    coll::local_copy(
-        full.ptr().wrapping_offset(off as isize * d.extent),
-        mine,
-        dt,
-        rbuf,
-        mine,
-        dt,
-    )
 }
 
 /// `n` counts from a C array of `int` or `MPI_Count`.
@@ -1614,8 +1302,8 @@ pub unsafe extern "C" fn MPI_Alltoallv_c(
         let (rc, rd) = (ivec(n, rcs)?, dvec(n, rds));
         if let Some(rsize) = inter {
             let a = Alltoallw::from_v(rsize, s, || Ok((ivec(n, scs)?, dvec(n, sds))), st, r, rc, rd, rt_)?;
-            let iv = super::coll::InterView::of(g.me, comm)?.ok_or_else(|| no_inter("MPI_Alltoallv_c"))?;
-            return super::coll::inter_alltoallw(
+            let iv = InterView::of(g.me, comm)?.ok_or_else(|| no_inter("MPI_Alltoallv_c"))?;
+            return ic::alltoallw(
                 iv, a.sbuf, &a.scounts, &a.sdispls, &a.stypes, a.rbuf, &a.rcounts, &a.rdispls, &a.rtypes,
             );
         }

@@ -31,13 +31,10 @@ pub unsafe extern "C" fn MPI_Init_thread(
     provided: *mut c_int,
 ) -> c_int {
     let level = required.clamp(0, 3);
-    THREAD_LEVEL.store(level, std::sync::atomic::Ordering::Relaxed);
+    with_world(|w| w.thread_level = level);
     set(provided, level);
     MPI_Init(argc, argv)
 }
-
-/// The thread level MPI_Init_thread granted (all ranks share one process).
-pub(super) static THREAD_LEVEL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
@@ -119,7 +116,7 @@ pub unsafe extern "C" fn MPI_Get_library_version(s: *mut c_char, len: *mut c_int
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
-    set(provided, THREAD_LEVEL.load(std::sync::atomic::Ordering::Relaxed));
+    set(provided, with_world(|w| w.thread_level));
     MPI_SUCCESS
 }
 

@@ -72,7 +72,7 @@ pub unsafe extern "C" fn MPI_Cart_create(
                 .ok()
                 .map(|c| c.shared.group[..total as usize].to_vec())
         });
-        let h = super::comm::derive_comm(g.me, comm, -7, group)?;
+        let h = crate::mpi::comm::derive_comm(g.me, comm, -7, group)?;
         attach_topology(g.me, h, Topology::Cart(Cart { dims: d, periods: p }));
         Ok(h)
     })();
@@ -424,7 +424,7 @@ pub unsafe extern "C" fn MPI_Graph_create(
                 .map(|e| e.shared.group[..nnodes as usize].to_vec())
         })?;
         // An empty graph gives MPI_COMM_NULL everywhere (MPI 2.1).
-        let h = super::comm::derive_comm(g.me, comm, -8, Some(group))?;
+        let h = crate::mpi::comm::derive_comm(g.me, comm, -8, Some(group))?;
         attach_topology(g.me, h, Topology::Graph(graph));
         Ok(h)
     })();
@@ -551,7 +551,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
         };
         check_ranks(c.size, &graph.sources)?;
         check_ranks(c.size, &graph.destinations)?;
-        let h = super::comm::derive_comm(g.me, comm, -9, None)?;
+        let h = crate::mpi::comm::derive_comm(g.me, comm, -9, None)?;
         attach_topology(g.me, h, Topology::DistGraph(graph));
         Ok(h)
     })();
@@ -664,7 +664,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create(
                 graph.destination_weights.push(w);
             }
         }
-        let h = super::comm::derive_comm(g.me, comm, -10, None)?;
+        let h = crate::mpi::comm::derive_comm(g.me, comm, -10, None)?;
         attach_topology(g.me, h, Topology::DistGraph(graph));
         Ok(h)
     })();

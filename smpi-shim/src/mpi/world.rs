@@ -191,6 +191,11 @@ pub struct World {
     /// Non-blocking collectives started so far, per (world rank, communicator
     /// context): their sequence numbers name each one's messages.
     pub nbc_started: HashMap<(u32, u32), u32>,
+    /// How many `MPI_Comm_create_group` calls each rank made with a given
+    /// (parent context, group, tag), so repeated calls get distinct contexts.
+    pub create_group_calls: HashMap<(u32, u32, Vec<u32>, i32), u64>,
+    /// The thread level `MPI_Init_thread` granted (all ranks share one process).
+    pub thread_level: i32,
     /// The info objects (`MPI_Info`) of every rank.
     pub infos: crate::mpi::info::InfoTable,
     /// Each rank's copy of libc's per-process state (getopt, rand, strtok).
@@ -321,6 +326,8 @@ impl World {
             request_log: None,
             open_colls: vec![Vec::new(); n as usize],
             nbc_started: HashMap::new(),
+            create_group_calls: HashMap::new(),
+            thread_level: 0,
             infos: Default::default(),
             libc: crate::host::libc_state::LibcState::new(1),
         }

@@ -1,0 +1,482 @@
+//! Communicators (MPI chapter 7): how they are created — derived from a
+//! parent (dup, split, create, topologies), between two groups
+//! (intercommunicators: create, merge, split) — and the context every member
+//! agrees on, so that messages of different communicators never match.
+//!
+//! Creation costs what it costs in SMPI 3.32: its communicator constructor
+//! broadcasts the new communicator's id (see [`derive_comm`]), and splits
+//! exchange (color, key) tables with a collective.
+
+use std::ffi::c_int;
+use std::rc::Rc;
+
+use crate::coll::{self, CommView};
+use crate::mpi::{
+    self as rt, mpi_err, with_world, CommEntry, CommShared, Group, MpiResult, MPI_COMM_NULL, MPI_UNDEFINED,
+};
+
+/// `MPI_Comm_split` on an intra- or intercommunicator.
+pub fn split(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiResult<c_int> {
+    let inter = with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some()))?;
+    if inter {
+        return split_intercomm(me, comm, color, key);
+    }
+    let c = CommView::new(me, comm)?;
+    let pairs = coll::split_tables(c, color, key)?;
+    let pairs = match pairs {
+        Some(p) if color != MPI_UNDEFINED => p,
+        _ => {
+            // Still count the creation so contexts stay agreed.
+            with_world(|w| w.ranks[me as usize].comm_mut(comm).map(|p| p.creations += 1))?;
+            return Ok(MPI_COMM_NULL);
+        }
+    };
+    let parent_group = with_world(|w| w.ranks[me as usize].comm(comm).map(|p| p.shared.group.clone()))?;
+    let mut members: Vec<(i32, usize)> = pairs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p[0] == color)
+        .map(|(i, p)| (p[1], i))
+        .collect();
+    members.sort();
+    let group: Vec<u32> = members.iter().map(|&(_, i)| parent_group[i]).collect();
+    derive_comm(me, comm, color, Some(group))
+}
+
+/// `MPI_Comm_create`: on an intercommunicator, each side names a subgroup of
+/// its own group.
+pub fn create(me: u32, comm: c_int, group: Group) -> MpiResult<c_int> {
+    let inter = with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some()))?;
+    if inter {
+        let (color, key) = match group.iter().position(|&x| x == me) {
+            Some(p) => (0, p as i32),
+            None => (MPI_UNDEFINED, 0),
+        };
+        return split_intercomm(me, comm, color, key);
+    }
+    derive_comm(me, comm, 0, Some(group.as_ref().clone()))
+}
+
+/// `MPI_Comm_compare`: `MPI_IDENT` (0), `MPI_CONGRUENT` (1), `MPI_SIMILAR` (2)
+/// or `MPI_UNEQUAL` (3).
+pub fn compare(me: u32, c1: c_int, c2: c_int) -> MpiResult<c_int> {
+    with_world(|w| {
+        let a = w.ranks[me as usize].comm(c1)?;
+        let b = w.ranks[me as usize].comm(c2)?;
+        Ok(if c1 == c2 || Rc::ptr_eq(&a.shared, &b.shared) {
+            0
+        } else if a.shared.group == b.shared.group {
+            1
+        } else {
+            let mut x = a.shared.group.as_ref().clone();
+            let mut y = b.shared.group.as_ref().clone();
+            x.sort();
+            y.sort();
+            if x == y {
+                2
+            } else {
+                3
+            }
+        })
+    })
+}
+
+/// `MPI_Intercomm_create`: context pairs are allocated by the lower leader and
+/// exchanged; both groups then know the remote group's world ranks.
+pub fn intercomm_create(
+    me: u32,
+    local: c_int,
+    local_leader: c_int,
+    peer: c_int,
+    remote_leader: c_int,
+    tag: c_int,
+) -> MpiResult<c_int> {
+    let lc = CommView::new(me, local)?;
+    let (local_group, errh) = with_world(|w| {
+        w.ranks[me as usize]
+            .comm(local)
+            .map(|c| (c.shared.group.clone(), c.errhandler))
+    })?;
+    // Leaders exchange (context proposal, group size, group) over the peer communicator.
+    let mut info = [0i32; 2];
+    let mut remote: Vec<i32> = Vec::new();
+    if lc.rank == local_leader {
+        let pc = CommView::new(me, peer)?;
+        let my_world = me as i32;
+        let ctx = with_world(|w| {
+            let c = w.next_context;
+            w.next_context += 2;
+            c
+        });
+        let mine = [ctx as i32, local_group.len() as i32, my_world];
+        let mut theirs = [0i32; 3];
+        rt::sendrecv(
+            me,
+            &rt::P2p {
+                buf: mine.as_ptr() as *mut u8,
+                count: 3,
+                dtype: 7,
+                peer: remote_leader,
+                tag,
+                comm: peer,
+                coll: false,
+            },
+            &rt::P2p {
+                buf: theirs.as_mut_ptr() as *mut u8,
+                count: 3,
+                dtype: 7,
+                peer: remote_leader,
+                tag,
+                comm: peer,
+                coll: false,
+            },
+        )?;
+        let lg: Vec<i32> = local_group.iter().map(|&x| x as i32).collect();
+        remote = vec![0; theirs[1] as usize];
+        rt::sendrecv(
+            me,
+            &rt::P2p {
+                buf: lg.as_ptr() as *mut u8,
+                count: lg.len(),
+                dtype: 7,
+                peer: remote_leader,
+                tag,
+                comm: peer,
+                coll: false,
+            },
+            &rt::P2p {
+                buf: remote.as_mut_ptr() as *mut u8,
+                count: remote.len(),
+                dtype: 7,
+                peer: remote_leader,
+                tag,
+                comm: peer,
+                coll: false,
+            },
+        )?;
+        // The leader with the lower world rank's proposal wins.
+        info = [if my_world < theirs[2] { mine[0] } else { theirs[0] }, theirs[1]];
+        let _ = pc;
+    }
+    coll::bcast(lc, info.as_mut_ptr() as *mut u8, 2, 7, local_leader)?;
+    if lc.rank != local_leader {
+        remote = vec![0; info[1] as usize];
+    }
+    coll::bcast(lc, remote.as_mut_ptr() as *mut u8, remote.len(), 7, local_leader)?;
+    let shared = CommShared {
+        context: info[0] as u32,
+        group: local_group.clone(),
+        remote: Some(Rc::new(remote.iter().map(|&x| x as u32).collect())),
+    };
+    let entry = new_entry(shared, lc.rank, errh);
+    Ok(with_world(|w| w.ranks[me as usize].add_comm(entry)))
+}
+
+/// `MPI_Intercomm_merge`: one intracommunicator over both groups, the group
+/// with `high` false first (the lower leader's first when both agree).
+pub fn intercomm_merge(me: u32, inter: c_int, high: c_int) -> MpiResult<c_int> {
+    let (shared, my_rank, errh, creation) = with_world(|w| {
+        let c = w.ranks[me as usize].comm_mut(inter)?;
+        let cr = c.creations;
+        c.creations += 1;
+        Ok::<_, rt::MpiError>((c.shared.clone(), c.my_rank, c.errhandler, cr))
+    })?;
+    let remote = shared
+        .remote
+        .clone()
+        .ok_or_else(|| mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"))?;
+    // Exchange the `high` flags: every rank sends its flag to remote rank 0
+    // of... simpler and exact: all-to-all of flags between the two groups' rank 0s.
+    let flag = [high != 0];
+    let mut other = [0i32; 1];
+    let mine_i = [flag[0] as i32];
+    if my_rank == 0 {
+        rt::sendrecv(
+            me,
+            &rt::P2p {
+                buf: mine_i.as_ptr() as *mut u8,
+                count: 1,
+                dtype: 7,
+                peer: 0,
+                tag: 7777,
+                comm: inter,
+                coll: true,
+            },
+            &rt::P2p {
+                buf: other.as_mut_ptr() as *mut u8,
+                count: 1,
+                dtype: 7,
+                peer: 0,
+                tag: 7777,
+                comm: inter,
+                coll: true,
+            },
+        )?;
+    }
+    // Share the remote flag inside the local group through a temporary local communicator.
+    let local_ctx = with_world(|w| w.agree_context(shared.context, creation, i32::MAX - 1));
+    let local_entry = new_entry(
+        CommShared {
+            context: local_ctx,
+            group: shared.group.clone(),
+            remote: None,
+        },
+        my_rank,
+        errh,
+    );
+    let lh = with_world(|w| w.ranks[me as usize].add_comm(local_entry));
+    coll::bcast(CommView::new(me, lh)?, other.as_mut_ptr() as *mut u8, 1, 7, 0)?;
+    let mut mine0 = mine_i;
+    coll::bcast(CommView::new(me, lh)?, mine0.as_mut_ptr() as *mut u8, 1, 7, 0)?;
+    with_world(|w| w.ranks[me as usize].comms[lh as usize] = None);
+    let (my_high, their_high) = (mine0[0] != 0, other[0] != 0);
+    let local_first = if my_high == their_high {
+        shared.group[0] < remote[0]
+    } else {
+        !my_high
+    };
+    let mut group: Vec<u32> = Vec::new();
+    if local_first {
+        group.extend(shared.group.iter());
+        group.extend(remote.iter());
+    } else {
+        group.extend(remote.iter());
+        group.extend(shared.group.iter());
+    }
+    let pos = group.iter().position(|&x| x == me).expect("member") as i32;
+    let ctx = with_world(|w| w.agree_context(shared.context, creation, i32::MAX));
+    let entry = new_entry(
+        CommShared {
+            context: ctx,
+            group: Rc::new(group),
+            remote: None,
+        },
+        pos,
+        errh,
+    );
+    Ok(with_world(|w| w.ranks[me as usize].add_comm(entry)))
+}
+
+/// `MPI_Comm_create_group`: collective over the group's members only.
+pub fn create_group(me: u32, comm: c_int, grp: Group, tag: c_int) -> MpiResult<c_int> {
+    let (pctx, errh) = with_world(|w| {
+        w.ranks[me as usize]
+            .comm(comm)
+            .map(|c| (c.shared.context, c.errhandler))
+    })?;
+    let Some(pos) = grp.iter().position(|&x| x == me) else {
+        return Ok(MPI_COMM_NULL);
+    };
+    let seq = with_world(|w| {
+        let e = w
+            .create_group_calls
+            .entry((me, pctx, grp.as_ref().clone(), tag))
+            .or_insert(0);
+        *e += 1;
+        *e
+    });
+    // Same key on every member: parent context, a hash of the group, the tag and the call number.
+    let mut h: u64 = 1469598103934665603;
+    for &x in grp.iter() {
+        h = (h ^ u64::from(x)).wrapping_mul(1099511628211);
+    }
+    let ctx = with_world(|w| w.agree_context(pctx ^ 0x4000_0000, h ^ (seq << 40), tag));
+    let entry = new_entry(
+        CommShared {
+            context: ctx,
+            group: grp.clone(),
+            remote: None,
+        },
+        pos as i32,
+        errh,
+    );
+    Ok(with_world(|w| w.ranks[me as usize].add_comm(entry)))
+}
+
+/// Creates this rank's entry of a communicator derived from `parent` (same
+/// group, or `group`), then, like SMPI 3.32's communicator constructor, has
+/// the new communicator's rank 0 broadcast its id (one `MPI_INT`, with the
+/// selected bcast): that message is part of what a Comm_dup / split / create /
+/// Cart_create costs in simulated time.
+pub fn derive_comm(me: u32, parent: c_int, color: i32, group: Option<Vec<u32>>) -> MpiResult<c_int> {
+    let h = new_comm_entry(me, parent, color, group)?;
+    announce_comm(me, h)?;
+    Ok(h)
+}
+
+/// The id broadcast of SMPI's communicator constructor (see [`derive_comm`]).
+pub fn announce_comm(me: u32, h: c_int) -> MpiResult<()> {
+    const MPI_INT: c_int = 7;
+    if h != MPI_COMM_NULL {
+        let mut id: c_int = 0;
+        coll::bcast(
+            CommView::new(me, h)?,
+            (&mut id as *mut c_int).cast(),
+            1,
+            MPI_INT,
+            0,
+        )?;
+    }
+    Ok(())
+}
+
+pub fn new_comm_entry(me: u32, parent: c_int, color: i32, group: Option<Vec<u32>>) -> MpiResult<c_int> {
+    with_world(|w| {
+        let r = &mut w.ranks[me as usize];
+        let p = r.comm_mut(parent)?;
+        let creation = p.creations;
+        p.creations += 1;
+        let (pctx, errh) = (p.shared.context, p.errhandler);
+        let group = match group {
+            Some(g) => g,
+            None => p.shared.group.as_ref().clone(),
+        };
+        let Some(my_rank) = group.iter().position(|&x| x == me) else {
+            return Ok(MPI_COMM_NULL);
+        };
+        let context = w.agree_context(pctx, creation, color);
+        let entry = CommEntry {
+            shared: Rc::new(CommShared {
+                context,
+                group: Rc::new(group),
+                remote: None,
+            }),
+            my_rank: my_rank as i32,
+            errhandler: errh,
+            name: String::new(),
+            attrs: Default::default(),
+            creations: 0,
+            topo: None,
+        };
+        Ok(w.ranks[me as usize].add_comm(entry))
+    })
+}
+
+/// Comm_dup's work. `announce`: pay SMPI's id broadcast on the new
+/// intra-communicator (MPI_Comm_idup does not: it must not block).
+pub unsafe fn dup_comm(me: u32, comm: c_int, announce: bool) -> MpiResult<c_int> {
+    {
+        let (remote, topo) = with_world(|w| {
+            w.ranks[me as usize]
+                .comm(comm)
+                .map(|c| (c.shared.remote.clone(), c.topo.clone()))
+        })?;
+        let h = new_comm_entry(me, comm, i32::MIN, None)?;
+        if announce && remote.is_none() {
+            announce_comm(me, h)?;
+        }
+        with_world(|w| {
+            if let Ok(e) = w.ranks[me as usize].comm_mut(h) {
+                e.topo = topo;
+                if remote.is_some() {
+                    let sh = &e.shared;
+                    e.shared = Rc::new(CommShared {
+                        context: sh.context,
+                        group: sh.group.clone(),
+                        remote,
+                    });
+                }
+            }
+        });
+        crate::mpi::attr::copy_comm_attrs(me, comm, h)?;
+        Ok(h)
+    }
+}
+
+pub fn new_entry(shared: CommShared, my_rank: i32, errh: i32) -> CommEntry {
+    CommEntry {
+        shared: Rc::new(shared),
+        my_rank,
+        errhandler: errh,
+        name: String::new(),
+        attrs: Default::default(),
+        creations: 0,
+        topo: None,
+    }
+}
+
+/// MPI_Comm_split on an intercommunicator: the result pairs, for each color,
+/// the local ranks of that color with the remote ranks of that color.
+pub fn split_intercomm(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiResult<c_int> {
+    let (shared, my_rank, errh, creation) = with_world(|w| {
+        let c = w.ranks[me as usize].comm_mut(comm)?;
+        let cr = c.creations;
+        c.creations += 1;
+        Ok::<_, rt::MpiError>((c.shared.clone(), c.my_rank, c.errhandler, cr))
+    })?;
+    let remote = shared
+        .remote
+        .clone()
+        .ok_or_else(|| mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"))?;
+    // A temporary communicator over the local group, for the local exchanges.
+    let local_ctx = with_world(|w| w.agree_context(shared.context, creation, i32::MAX - 2));
+    let local = new_entry(
+        CommShared {
+            context: local_ctx,
+            group: shared.group.clone(),
+            remote: None,
+        },
+        my_rank,
+        errh,
+    );
+    let lh = with_world(|w| w.ranks[me as usize].add_comm(local));
+    let lc = CommView::new(me, lh)?;
+    let mine = coll::allgather_i32_pairs(lc, [color, key])?;
+    // Local leaders swap their groups' (color, key) tables over the intercommunicator.
+    let mut theirs = vec![[0i32; 2]; remote.len()];
+    if my_rank == 0 {
+        rt::sendrecv(
+            me,
+            &rt::P2p {
+                buf: mine.as_ptr() as *mut u8,
+                count: 2 * mine.len(),
+                dtype: 7,
+                peer: 0,
+                tag: 7778,
+                comm,
+                coll: true,
+            },
+            &rt::P2p {
+                buf: theirs.as_mut_ptr() as *mut u8,
+                count: 2 * theirs.len(),
+                dtype: 7,
+                peer: 0,
+                tag: 7778,
+                comm,
+                coll: true,
+            },
+        )?;
+    }
+    coll::bcast(lc, theirs.as_mut_ptr() as *mut u8, 2 * theirs.len(), 7, 0)?;
+    with_world(|w| w.ranks[me as usize].comms[lh as usize] = None);
+    if color == MPI_UNDEFINED {
+        return Ok(MPI_COMM_NULL);
+    }
+    let pick = |table: &[[i32; 2]], group: &[u32]| -> Vec<u32> {
+        let mut m: Vec<(i32, usize)> = table
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p[0] == color)
+            .map(|(i, p)| (p[1], i))
+            .collect();
+        m.sort();
+        m.iter().map(|&(_, i)| group[i]).collect()
+    };
+    let lgroup = pick(&mine, &shared.group);
+    let rgroup = pick(&theirs, &remote);
+    let pos = lgroup.iter().position(|&x| x == me).expect("member of its color") as i32;
+    if rgroup.is_empty() {
+        return Ok(MPI_COMM_NULL);
+    }
+    let ctx = with_world(|w| w.agree_context(shared.context, creation, color));
+    let entry = new_entry(
+        CommShared {
+            context: ctx,
+            group: Rc::new(lgroup),
+            remote: Some(Rc::new(rgroup)),
+        },
+        pos,
+        errh,
+    );
+    Ok(with_world(|w| w.ranks[me as usize].add_comm(entry)))
+}
