@@ -61,3 +61,6 @@ mod p2p;
 mod request;
 mod smpi;
 mod topo;
+
+#[cfg(test)]
+mod tests;

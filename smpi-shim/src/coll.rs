@@ -37,6 +37,7 @@
 use std::rc::Rc;
 
 use crate::mpi::datatype::Datatype;
+use crate::mpi::datatype::MPI_INT;
 use crate::mpi::op::{self, Op};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, P2p, SendMode, StatusInfo};
 
@@ -672,7 +673,16 @@ pub fn split_tables(c: CommView, color: i32, key: i32) -> MpiResult<Option<Rc<Ve
     const POINTER_BYTES: usize = std::mem::size_of::<*const u8>();
     let mine = [color, key];
     let mut all = vec![[0i32; 2]; if c.rank == 0 { c.size as usize } else { 0 }];
-    gather::gather(c, mine.as_ptr().cast(), 2, 7, all.as_mut_ptr().cast(), 2, 7, 0)?;
+    gather::gather(
+        c,
+        mine.as_ptr().cast(),
+        2,
+        MPI_INT,
+        all.as_mut_ptr().cast(),
+        2,
+        MPI_INT,
+        0,
+    )?;
     if c.rank != 0 {
         if color == rt::MPI_UNDEFINED {
             return Ok(None);

@@ -183,7 +183,7 @@ pub struct SmpiConfig {
     pub simcall_yield: bool,
     /// `smpi/event-order` is `simgrid`: SimGrid's order among same-date events.
     pub simgrid_order: bool,
-    /// `smpi/barrier-finalization`.
+    /// `smpi/finalization-barrier` (SimGrid 3.32's name; `smpi/barrier-finalization` also accepted).
     pub barrier_finalization: bool,
     /// `smpi/coll-selector`.
     pub coll_selector: String,

@@ -5,7 +5,7 @@
 use std::ffi::{c_int, c_void};
 
 use crate::coll::inter::{self as ic, InterView};
-use crate::coll::nbc_inter::{self, ROOT};
+use crate::coll::nbc_inter::{self, MPI_ROOT};
 use crate::coll::{self, nbc, CommView, IN_PLACE};
 use crate::mpi::entry::{self, enter, result};
 use crate::mpi::op::{Op, UserFn};
@@ -919,7 +919,7 @@ pub unsafe extern "C" fn MPI_Igather(
     nb!("MPI_Igather", comm, req, |me| {
         let (c, inter) = comm_of(me, comm)?;
         let receives = match inter {
-            Some(_) => root == ROOT,
+            Some(_) => root == MPI_ROOT,
             None => c.rank == root,
         };
         let sends = match inter {
@@ -954,7 +954,7 @@ pub unsafe extern "C" fn MPI_Igatherv(
         let (c, inter) = comm_of(me, comm)?;
         let n = inter.unwrap_or(c.size);
         let receives = match inter {
-            Some(_) => root == ROOT,
+            Some(_) => root == MPI_ROOT,
             None => c.rank == root,
         };
         let sends = match inter {
@@ -990,7 +990,7 @@ pub unsafe extern "C" fn MPI_Iscatter(
     nb!("MPI_Iscatter", comm, req, |me| {
         let (c, inter) = comm_of(me, comm)?;
         let sends = match inter {
-            Some(_) => root == ROOT,
+            Some(_) => root == MPI_ROOT,
             None => c.rank == root,
         };
         let receives = match inter {
@@ -1025,7 +1025,7 @@ pub unsafe extern "C" fn MPI_Iscatterv(
         let (c, inter) = comm_of(me, comm)?;
         let n = inter.unwrap_or(c.size);
         let sends = match inter {
-            Some(_) => root == ROOT,
+            Some(_) => root == MPI_ROOT,
             None => c.rank == root,
         };
         let receives = match inter {

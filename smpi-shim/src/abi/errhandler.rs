@@ -24,7 +24,8 @@ pub unsafe extern "C" fn MPI_Error_class(code: c_int, class: *mut c_int) -> c_in
 pub unsafe extern "C" fn MPI_Comm_set_errhandler(comm: c_int, eh: c_int) -> c_int {
     let g = enter();
     let r = with_world(|w| -> MpiResult<()> {
-        if eh != rt::MPI_ERRORS_ARE_FATAL && eh != rt::MPI_ERRORS_RETURN {
+        let user = usize::try_from(eh - entry::FIRST_USER_ERRHANDLER).is_ok_and(|i| i < w.errhandlers.len());
+        if eh != rt::MPI_ERRORS_ARE_FATAL && eh != rt::MPI_ERRORS_RETURN && !user {
             return Err(mpi_err(
                 rt::MPI_ERR_ARG,
                 format!("unsupported error handler {eh}"),
@@ -47,6 +48,36 @@ pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: c_int, eh: *mut c_int) ->
         }
         Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_get_errhandler", e),
     }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_errhandler(
+    f: Option<entry::CommErrhandlerFn>,
+    eh: *mut c_int,
+) -> c_int {
+    let Some(f) = f else {
+        return rt::MPI_ERR_ARG;
+    };
+    let h = with_world(|w| {
+        w.errhandlers.push(f as usize);
+        entry::FIRST_USER_ERRHANDLER + w.errhandlers.len() as c_int - 1
+    });
+    set(eh, h);
+    MPI_SUCCESS
+}
+
+/// Calls `comm`'s error handler on `code`, as an error in an MPI call would
+/// (`MPI_ERRORS_ARE_FATAL` ends the run); `MPI_SUCCESS` once it returns.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_call_errhandler(comm: c_int, code: c_int) -> c_int {
+    let g = enter();
+    entry::handle_error(
+        g.me,
+        comm,
+        "MPI_Comm_call_errhandler",
+        mpi_err(code, format!("error code {code} raised by the program")),
+    );
+    MPI_SUCCESS
 }
 
 #[no_mangle]

@@ -3,7 +3,7 @@
 //! simplest schedule). `MPI_ROOT` marks the root in the root's group and
 //! `MPI_PROC_NULL` the other members of that group.
 
-use crate::coll::{self, nbc_inter::ROOT as MPI_ROOT};
+use crate::coll::{self, nbc_inter::MPI_ROOT};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult};
 
 /// The extent of datatype `dt`.

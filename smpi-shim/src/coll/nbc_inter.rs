@@ -13,7 +13,7 @@ use crate::coll::{self, CommView, Reducer, BYTE};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, Stage};
 
 /// `MPI_ROOT`.
-pub const ROOT: i32 = -3;
+pub const MPI_ROOT: i32 = -3;
 
 /// One rank's side of an intercommunicator collective.
 #[derive(Clone, Copy, Debug)]
@@ -55,7 +55,7 @@ impl Inter {
 
     fn role(&self, root: i32) -> MpiResult<Role> {
         match root {
-            ROOT => Ok(Role::Root),
+            MPI_ROOT => Ok(Role::Root),
             rt::MPI_PROC_NULL => Ok(Role::Idle),
             r if (0..self.rsize).contains(&r) => Ok(Role::Leaf(r)),
             r => Err(mpi_err(

@@ -271,11 +271,12 @@ pub static KEYS: &[Key] = &[
         field!(simgrid_order, |v| one_of(v, &[("simgrid", true), ("fifo", false)])),
     ),
     key(
-        "smpi/barrier-finalization",
+        "smpi/finalization-barrier",
         "no",
         "MPI_Finalize acts as a barrier",
         field!(barrier_finalization, yes_no),
-    ),
+    )
+    .alias(&["smpi/barrier-finalization"]),
     key(
         "smpi/coll-selector",
         "default",

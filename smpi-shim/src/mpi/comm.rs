@@ -11,6 +11,7 @@ use std::ffi::c_int;
 use std::rc::Rc;
 
 use crate::coll::{self, CommView};
+use crate::mpi::datatype::MPI_INT;
 use crate::mpi::{
     self as rt, mpi_err, with_world, CommEntry, CommShared, Group, MpiResult, MPI_COMM_NULL, MPI_UNDEFINED,
 };
@@ -115,7 +116,7 @@ pub fn intercomm_create(
             &rt::P2p {
                 buf: mine.as_ptr() as *mut u8,
                 count: 3,
-                dtype: 7,
+                dtype: MPI_INT,
                 peer: remote_leader,
                 tag,
                 comm: peer,
@@ -124,7 +125,7 @@ pub fn intercomm_create(
             &rt::P2p {
                 buf: theirs.as_mut_ptr() as *mut u8,
                 count: 3,
-                dtype: 7,
+                dtype: MPI_INT,
                 peer: remote_leader,
                 tag,
                 comm: peer,
@@ -138,7 +139,7 @@ pub fn intercomm_create(
             &rt::P2p {
                 buf: lg.as_ptr() as *mut u8,
                 count: lg.len(),
-                dtype: 7,
+                dtype: MPI_INT,
                 peer: remote_leader,
                 tag,
                 comm: peer,
@@ -147,7 +148,7 @@ pub fn intercomm_create(
             &rt::P2p {
                 buf: remote.as_mut_ptr() as *mut u8,
                 count: remote.len(),
-                dtype: 7,
+                dtype: MPI_INT,
                 peer: remote_leader,
                 tag,
                 comm: peer,
@@ -158,11 +159,17 @@ pub fn intercomm_create(
         info = [if my_world < theirs[2] { mine[0] } else { theirs[0] }, theirs[1]];
         let _ = pc;
     }
-    coll::bcast(lc, info.as_mut_ptr() as *mut u8, 2, 7, local_leader)?;
+    coll::bcast(lc, info.as_mut_ptr() as *mut u8, 2, MPI_INT, local_leader)?;
     if lc.rank != local_leader {
         remote = vec![0; info[1] as usize];
     }
-    coll::bcast(lc, remote.as_mut_ptr() as *mut u8, remote.len(), 7, local_leader)?;
+    coll::bcast(
+        lc,
+        remote.as_mut_ptr() as *mut u8,
+        remote.len(),
+        MPI_INT,
+        local_leader,
+    )?;
     let shared = CommShared {
         context: info[0] as u32,
         group: local_group.clone(),
@@ -196,7 +203,7 @@ pub fn intercomm_merge(me: u32, inter: c_int, high: c_int) -> MpiResult<c_int> {
             &rt::P2p {
                 buf: mine_i.as_ptr() as *mut u8,
                 count: 1,
-                dtype: 7,
+                dtype: MPI_INT,
                 peer: 0,
                 tag: 7777,
                 comm: inter,
@@ -205,7 +212,7 @@ pub fn intercomm_merge(me: u32, inter: c_int, high: c_int) -> MpiResult<c_int> {
             &rt::P2p {
                 buf: other.as_mut_ptr() as *mut u8,
                 count: 1,
-                dtype: 7,
+                dtype: MPI_INT,
                 peer: 0,
                 tag: 7777,
                 comm: inter,
@@ -225,9 +232,21 @@ pub fn intercomm_merge(me: u32, inter: c_int, high: c_int) -> MpiResult<c_int> {
         errh,
     );
     let lh = with_world(|w| w.ranks[me as usize].add_comm(local_entry));
-    coll::bcast(CommView::new(me, lh)?, other.as_mut_ptr() as *mut u8, 1, 7, 0)?;
+    coll::bcast(
+        CommView::new(me, lh)?,
+        other.as_mut_ptr() as *mut u8,
+        1,
+        MPI_INT,
+        0,
+    )?;
     let mut mine0 = mine_i;
-    coll::bcast(CommView::new(me, lh)?, mine0.as_mut_ptr() as *mut u8, 1, 7, 0)?;
+    coll::bcast(
+        CommView::new(me, lh)?,
+        mine0.as_mut_ptr() as *mut u8,
+        1,
+        MPI_INT,
+        0,
+    )?;
     with_world(|w| w.ranks[me as usize].comms[lh as usize] = None);
     let (my_high, their_high) = (mine0[0] != 0, other[0] != 0);
     let local_first = if my_high == their_high {
@@ -306,7 +325,6 @@ pub fn derive_comm(me: u32, parent: c_int, color: i32, group: Option<Vec<u32>>) 
 
 /// The id broadcast of SMPI's communicator constructor (see [`derive_comm`]).
 pub fn announce_comm(me: u32, h: c_int) -> MpiResult<()> {
-    const MPI_INT: c_int = 7;
     if h != MPI_COMM_NULL {
         let mut id: c_int = 0;
         coll::bcast(
@@ -430,7 +448,7 @@ pub fn split_intercomm(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiRes
             &rt::P2p {
                 buf: mine.as_ptr() as *mut u8,
                 count: 2 * mine.len(),
-                dtype: 7,
+                dtype: MPI_INT,
                 peer: 0,
                 tag: 7778,
                 comm,
@@ -439,7 +457,7 @@ pub fn split_intercomm(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiRes
             &rt::P2p {
                 buf: theirs.as_mut_ptr() as *mut u8,
                 count: 2 * theirs.len(),
-                dtype: 7,
+                dtype: MPI_INT,
                 peer: 0,
                 tag: 7778,
                 comm,
@@ -447,7 +465,7 @@ pub fn split_intercomm(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiRes
             },
         )?;
     }
-    coll::bcast(lc, theirs.as_mut_ptr() as *mut u8, 2 * theirs.len(), 7, 0)?;
+    coll::bcast(lc, theirs.as_mut_ptr() as *mut u8, 2 * theirs.len(), MPI_INT, 0)?;
     with_world(|w| w.ranks[me as usize].comms[lh as usize] = None);
     if color == MPI_UNDEFINED {
         return Ok(MPI_COMM_NULL);

@@ -688,6 +688,9 @@ fn push_block(blocks: &mut Vec<(isize, usize)>, off: isize, len: usize) {
     blocks.push((off, len));
 }
 
+/// `MPI_INT`, the type of the simulator's own small exchanges.
+pub const MPI_INT: i32 = 7;
+
 /// Number of predefined datatype handles (`mpi.h` values below this).
 pub const PREDEFINED_COUNT: usize = 58;
 

@@ -80,17 +80,46 @@ pub fn abort_run(me: u32, message: String) -> ! {
     ctx.exit(Err(message))
 }
 
-/// Applies the communicator's error handler to an error of `call`:
-/// `MPI_ERRORS_RETURN` returns the code, otherwise the run ends with a message.
-pub fn handle_error(me: u32, comm: i32, call: &str, e: MpiError) -> i32 {
-    let handler = with_world(|w| {
+/// First handle of the error handlers a program creates
+/// (`MPI_Comm_create_errhandler`); below are `MPI_ERRHANDLER_NULL`,
+/// `MPI_ERRORS_ARE_FATAL` and `MPI_ERRORS_RETURN`.
+pub const FIRST_USER_ERRHANDLER: i32 = 3;
+
+/// `MPI_Comm_errhandler_function`: `void (MPI_Comm *, int *, ...)`.
+pub type CommErrhandlerFn = unsafe extern "C" fn(*mut i32, *mut i32, ...);
+
+/// The function of error handler `handle`, if it is one the program created.
+pub fn user_errhandler(handle: i32) -> Option<CommErrhandlerFn> {
+    let i = usize::try_from(handle - FIRST_USER_ERRHANDLER).ok()?;
+    let f = with_world(|w| w.errhandlers.get(i).copied())?;
+    // Safety: registered by MPI_Comm_create_errhandler from a function of this type.
+    Some(unsafe { std::mem::transmute::<usize, CommErrhandlerFn>(f) })
+}
+
+/// The error handler of `comm` on rank `me` (`MPI_COMM_WORLD`'s when `comm`
+/// is not a valid communicator, as MPI says).
+fn errhandler_of(me: u32, comm: i32) -> i32 {
+    with_world(|w| {
         let r = &w.ranks[me as usize];
         match r.comm(comm) {
             Ok(c) => c.errhandler,
             Err(_) => r.comms[1].as_ref().map_or(1, |c| c.errhandler),
         }
-    });
+    })
+}
+
+/// Applies the communicator's error handler to an error of `call`:
+/// `MPI_ERRORS_RETURN` returns the code, a handler the program created is
+/// called and then the code returned, otherwise the run ends with a message.
+pub fn handle_error(me: u32, comm: i32, call: &str, e: MpiError) -> i32 {
+    let handler = errhandler_of(me, comm);
     if handler == MPI_ERRORS_RETURN {
+        return e.code;
+    }
+    if let Some(f) = user_errhandler(handler) {
+        let (mut c, mut code) = (comm, e.code);
+        // Safety: the program's handler, called as MPI specifies (no world borrow held).
+        unsafe { f(&mut c, &mut code) };
         return e.code;
     }
     abort_run(me, format!("{call}: {} ({})", e.message, short_class(e.code)))

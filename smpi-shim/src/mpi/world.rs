@@ -194,6 +194,9 @@ pub struct World {
     /// How many `MPI_Comm_create_group` calls each rank made with a given
     /// (parent context, group, tag), so repeated calls get distinct contexts.
     pub create_group_calls: HashMap<(u32, u32, Vec<u32>, i32), u64>,
+    /// The functions of the error handlers the program created, by handle
+    /// minus [`FIRST_USER_ERRHANDLER`](crate::mpi::entry::FIRST_USER_ERRHANDLER).
+    pub errhandlers: Vec<usize>,
     /// The thread level `MPI_Init_thread` granted (all ranks share one process).
     pub thread_level: i32,
     /// The info objects (`MPI_Info`) of every rank.
@@ -327,6 +330,7 @@ impl World {
             open_colls: vec![Vec::new(); n as usize],
             nbc_started: HashMap::new(),
             create_group_calls: HashMap::new(),
+            errhandlers: Vec::new(),
             thread_level: 0,
             infos: Default::default(),
             libc: crate::host::libc_state::LibcState::new(1),
