@@ -1,0 +1,835 @@
+//! Compute-kernel calibration: per kernel, the thesis's mean models M-0
+//! (constant), M-1 (a·product + b) and M-2 (full polynomial), chosen by k-fold
+//! cross-validation; noise N-0, N-1 (constant σ) or N-2 (σ a polynomial of the
+//! same terms); and per-core models (M_H) when the cores differ. The README
+//! ("Compute kernels") gives the estimators and the selection rules.
+
+use std::collections::BTreeMap;
+
+use crate::error::InputError;
+use crate::input::{CalibrationFile, KernelCall, Table};
+use crate::regress::{least_squares, LinearFit};
+use crate::stats;
+
+/// `√(π/2)`: E|r| = σ·√(2/π) for a centred normal r, so σ = √(π/2)·E|r|.
+const SQRT_PI_OVER_2: f64 = 1.253_314_137_315_500_3;
+
+/// Options of the compute fits.
+#[derive(Debug, Clone, Copy)]
+pub struct ComputeOptions {
+    /// Number of cross-validation folds.
+    pub folds: usize,
+    /// Seed of the fold assignment.
+    pub seed: u64,
+    /// Significance level of the per-core F-test.
+    pub host_alpha: f64,
+    /// Smallest relative effect on the total time that makes per-core models
+    /// worth it (with a significant F-test).
+    pub host_effect: f64,
+    /// In-sample relative RMS residual under which data count as noise-free.
+    pub noise_free: f64,
+}
+
+impl Default for ComputeOptions {
+    fn default() -> Self {
+        Self {
+            folds: 10,
+            seed: 1,
+            host_alpha: 1e-3,
+            host_effect: 0.01,
+            noise_free: 1e-9,
+        }
+    }
+}
+
+/// A product of variables (a polynomial term).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Term {
+    /// Indices into the kernel's variables, with repetition for powers, sorted;
+    /// empty for the intercept.
+    pub vars: Vec<usize>,
+}
+
+impl Term {
+    /// The term's name in the models crate's syntax: `intercept`, `MNK`
+    /// (single-letter variables), `M1*N`, `N^2`.
+    pub fn name(&self, variables: &[String]) -> String {
+        if self.vars.is_empty() {
+            return "intercept".into();
+        }
+        let mut parts: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < self.vars.len() {
+            let v = self.vars[i];
+            let count = self.vars[i..].iter().take_while(|x| **x == v).count();
+            let name = &variables[v];
+            parts.push(if count > 1 {
+                format!("{name}^{count}")
+            } else {
+                name.clone()
+            });
+            i += count;
+        }
+        if parts.iter().all(|p| p.len() == 1) {
+            parts.concat()
+        } else {
+            parts.join("*")
+        }
+    }
+
+    /// Value at the variables `x`.
+    pub fn eval(&self, x: &[f64]) -> f64 {
+        self.vars.iter().fold(1.0, |acc, v| acc * x[*v])
+    }
+}
+
+/// What a kernel takes and which terms its models use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelSpec {
+    /// Kernel or function name.
+    pub name: String,
+    /// CSV parameters (FORMAT.md order).
+    pub params: Vec<String>,
+    /// Variables of the terms (dtrsm: `M N K` with K the triangle's order).
+    pub variables: Vec<String>,
+    /// True for HPL functions (`kind = "function"` in the model file).
+    pub function: bool,
+    /// The natural product of M-1.
+    pub product: Term,
+    /// The terms of M-2 (intercept first).
+    pub full: Vec<Term>,
+}
+
+impl KernelSpec {
+    /// The spec of a kernel whose CSV parameters are `params` (as
+    /// [`crate::input::kernel_params`] names them).
+    pub fn new(name: &str, params: &[&str]) -> Self {
+        let params: Vec<String> = params.iter().map(|s| s.to_string()).collect();
+        let variables: Vec<String> = if name == "dtrsm" {
+            vec!["M".into(), "N".into(), "K".into()]
+        } else {
+            params.clone()
+        };
+        let nv = variables.len();
+        let subsets = |vars: usize| -> Vec<Term> {
+            let mut t: Vec<Term> = (0..1u32 << vars)
+                .map(|mask| Term {
+                    vars: (0..vars).filter(|v| mask & (1 << v) != 0).collect(),
+                })
+                .collect();
+            // Intercept first, then by decreasing degree.
+            t.sort_by(|a, b| b.vars.len().cmp(&a.vars.len()).then(a.vars.cmp(&b.vars)));
+            t.rotate_right(1);
+            t
+        };
+        let (product, full) = match name {
+            "dtrsv" => (
+                Term { vars: vec![0, 0] },
+                vec![
+                    Term { vars: vec![] },
+                    Term { vars: vec![0, 0] },
+                    Term { vars: vec![0] },
+                ],
+            ),
+            "HPL_dlaswp04T" => (Term { vars: vec![1, 2] }, subsets(3)),
+            _ => (
+                Term {
+                    vars: (0..nv).collect(),
+                },
+                subsets(nv),
+            ),
+        };
+        Self {
+            name: name.into(),
+            params,
+            variables,
+            function: name.starts_with("HPL_"),
+            product,
+            full,
+        }
+    }
+
+    /// Model variables from a call's parameters.
+    pub fn variables_of(&self, params: &[f64]) -> Vec<f64> {
+        if self.name == "dtrsm" {
+            let k = if params[2] == 0.0 { params[0] } else { params[1] };
+            vec![params[0], params[1], k]
+        } else {
+            params.to_vec()
+        }
+    }
+}
+
+/// The mean models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub enum MeanModel {
+    /// M-0: a constant.
+    #[serde(rename = "M-0")]
+    Constant,
+    /// M-1: a·product + b.
+    #[serde(rename = "M-1")]
+    Linear,
+    /// M-2: the full polynomial.
+    #[serde(rename = "M-2")]
+    Polynomial,
+}
+
+impl MeanModel {
+    /// The thesis's name.
+    pub fn label(self) -> &'static str {
+        match self {
+            MeanModel::Constant => "M-0",
+            MeanModel::Linear => "M-1",
+            MeanModel::Polynomial => "M-2",
+        }
+    }
+}
+
+/// The noise models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum NoiseModel {
+    /// N-0: none.
+    #[serde(rename = "N-0")]
+    None,
+    /// N-1: normal, constant σ.
+    #[serde(rename = "N-1")]
+    Constant,
+    /// N-2: normal, σ a polynomial of the mean model's terms.
+    #[serde(rename = "N-2")]
+    Polynomial,
+}
+
+impl NoiseModel {
+    /// The thesis's name.
+    pub fn label(self) -> &'static str {
+        match self {
+            NoiseModel::None => "N-0",
+            NoiseModel::Constant => "N-1",
+            NoiseModel::Polynomial => "N-2",
+        }
+    }
+}
+
+/// A fitted mean model with its terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeanFit {
+    /// Which model.
+    pub model: MeanModel,
+    /// Terms, in column order (aliased ones included, see `fit.aliased`).
+    pub terms: Vec<Term>,
+    /// The least-squares fit.
+    pub fit: LinearFit,
+    /// How the final fit was weighted.
+    pub weighting: &'static str,
+    /// Coefficients rounded for the model file (0 for aliased terms).
+    pub written: Vec<f64>,
+}
+
+impl MeanFit {
+    /// Prediction at variables `x` with the written coefficients.
+    pub fn predict(&self, x: &[f64]) -> f64 {
+        self.terms
+            .iter()
+            .zip(&self.written)
+            .map(|(t, c)| c * t.eval(x))
+            .sum()
+    }
+}
+
+/// A fitted noise model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoiseFit {
+    /// Which model.
+    pub model: NoiseModel,
+    /// σ terms and coefficients (N-1: just the intercept).
+    pub sigma: Vec<(Term, f64)>,
+}
+
+impl NoiseFit {
+    /// σ at variables `x` (clamped at 0, as the simulator does).
+    pub fn sigma_at(&self, x: &[f64]) -> f64 {
+        self.sigma
+            .iter()
+            .map(|(t, c)| c * t.eval(x))
+            .sum::<f64>()
+            .max(0.0)
+    }
+}
+
+/// Cross-validation score of one candidate.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CvScore {
+    /// Candidate name (`M-1`, `N-2`, ...).
+    pub name: String,
+    /// Mean held-out score (MSE in s² for mean models, negative log-likelihood
+    /// per call for noise models).
+    pub score: f64,
+    /// Standard error of the score over the folds.
+    pub se: f64,
+    /// Mean held-out relative error |ŷ − y|/y (mean models only).
+    pub rel_error: f64,
+}
+
+/// The per-core comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostTest {
+    /// F statistic of per-core coefficients against pooled ones.
+    pub f: f64,
+    /// Its p-value.
+    pub p_value: f64,
+    /// Largest relative change of the design's total predicted time when one
+    /// core's own model replaces the pooled one.
+    pub effect: f64,
+    /// True when per-core models are written.
+    pub per_host: bool,
+    /// Per host index: its own mean and noise fits.
+    pub fits: Vec<(usize, MeanFit, NoiseFit)>,
+}
+
+/// The fit of one kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelFit {
+    /// What the kernel takes.
+    pub spec: KernelSpec,
+    /// Number of calls fitted.
+    pub calls: usize,
+    /// Host indices present.
+    pub hosts: Vec<usize>,
+    /// CV scores of M-0, M-1, M-2.
+    pub mean_scores: Vec<CvScore>,
+    /// The chosen mean model, fitted on all calls.
+    pub mean: MeanFit,
+    /// The M-2 fit (kept for summaries even when not chosen).
+    pub full: MeanFit,
+    /// CV scores of N-1, N-2.
+    pub noise_scores: Vec<CvScore>,
+    /// The chosen noise model.
+    pub noise: NoiseFit,
+    /// True when the data are noise-free (N-0 and relative least squares).
+    pub noise_free: bool,
+    /// Per-core comparison (with at least two cores of enough calls).
+    pub hosts_test: Option<HostTest>,
+    /// Calibrated range of each variable and of the product: `name → (min, max)`.
+    pub range: BTreeMap<String, (f64, f64)>,
+    /// Σ product / Σ duration (units of product per second; ×2 for dgemm's flop/s).
+    pub performance: f64,
+    /// Measured mean duration.
+    pub mean_duration: f64,
+    /// The variables and durations of every call (for plots), host index last.
+    pub data: Vec<(Vec<f64>, f64, usize)>,
+}
+
+/// Significant digits a coefficient deserves: two beyond its standard
+/// error's leading digit, from 4 to 12 (12 when the SE is 0).
+fn digits_for(coef: f64, se: f64) -> i32 {
+    if coef == 0.0 {
+        return 4;
+    }
+    if se.is_nan() || se <= 0.0 {
+        return 12;
+    }
+    (2.0 + (coef.abs() / se).log10().ceil()).clamp(4.0, 12.0) as i32
+}
+
+fn columns(terms: &[Term], xs: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    terms
+        .iter()
+        .map(|t| xs.iter().map(|x| t.eval(x)).collect())
+        .collect()
+}
+
+fn terms_of(spec: &KernelSpec, m: MeanModel) -> Vec<Term> {
+    match m {
+        MeanModel::Constant => vec![Term { vars: vec![] }],
+        MeanModel::Linear => vec![Term { vars: vec![] }, spec.product.clone()],
+        MeanModel::Polynomial => spec.full.clone(),
+    }
+}
+
+fn fit_terms(
+    spec: &KernelSpec,
+    model: MeanModel,
+    xs: &[Vec<f64>],
+    y: &[f64],
+    w: Option<&[f64]>,
+) -> (Vec<Term>, LinearFit) {
+    let terms = terms_of(spec, model);
+    let names: Vec<String> = terms.iter().map(|t| t.name(&spec.variables)).collect();
+    let fit = least_squares(&names, &columns(&terms, xs), y, w);
+    (terms, fit)
+}
+
+fn mean_fit(
+    spec: &KernelSpec,
+    model: MeanModel,
+    terms: Vec<Term>,
+    fit: LinearFit,
+    weighting: &'static str,
+) -> MeanFit {
+    let _ = spec;
+    let written = fit
+        .coef
+        .iter()
+        .zip(&fit.se)
+        .zip(&fit.aliased)
+        .map(|((c, s), a)| {
+            if *a {
+                0.0
+            } else {
+                crate::network::round_sig(*c, digits_for(*c, *s))
+            }
+        })
+        .collect();
+    MeanFit {
+        model,
+        terms,
+        fit,
+        weighting,
+        written,
+    }
+}
+
+/// σ model fitted on |residuals|: σ(x) = √(π/2)·E|r|, with E|r| a linear
+/// combination of the terms fitted by iteratively reweighted least squares
+/// (weights 1/σ̂², two rounds after an unweighted start: |r| has a spread
+/// proportional to σ, so unweighted squares would only fit the large calls).
+/// A negative intercept (the simulator rejects one) is refitted at 0.
+fn sigma_fit(terms: &[Term], variables: &[String], xs: &[Vec<f64>], resid: &[f64]) -> Vec<(Term, f64)> {
+    let abs: Vec<f64> = resid.iter().map(|r| r.abs() * SQRT_PI_OVER_2).collect();
+    let solve = |terms: &[Term], w: Option<&[f64]>| -> Vec<(Term, f64)> {
+        let names: Vec<String> = terms.iter().map(|t| t.name(variables)).collect();
+        let f = least_squares(&names, &columns(terms, xs), &abs, w);
+        terms
+            .iter()
+            .zip(&f.coef)
+            .zip(&f.aliased)
+            .filter(|(_, a)| !**a)
+            .map(|((t, c), _)| (t.clone(), *c))
+            .collect()
+    };
+    let eval = |m: &[(Term, f64)], x: &[f64]| m.iter().map(|(t, c)| c * t.eval(x)).sum::<f64>();
+    let mut terms: Vec<Term> = terms.to_vec();
+    let mut model = solve(&terms, None);
+    for _ in 0..3 {
+        if model.first().is_some_and(|(t, c)| t.vars.is_empty() && *c < 0.0) {
+            terms.retain(|t| !t.vars.is_empty());
+            if terms.is_empty() {
+                break;
+            }
+        }
+        let sig: Vec<f64> = xs.iter().map(|x| eval(&model, x)).collect();
+        let fl = sigma_floor(&sig);
+        let w: Vec<f64> = sig.iter().map(|v| 1.0 / v.max(fl).powi(2)).collect();
+        model = solve(&terms, Some(&w));
+    }
+    if model.first().is_some_and(|(t, c)| t.vars.is_empty() && *c < 0.0) {
+        terms.retain(|t| !t.vars.is_empty());
+        model = solve(&terms, None);
+    }
+    model
+        .into_iter()
+        .map(|(t, c)| (t, crate::network::round_sig(c, 6)))
+        .collect()
+}
+
+/// Lower bound of a fitted σ(x) used in weights: half the 1st percentile of
+/// its positive values on the data. A linear σ model may dip to 0 or below
+/// where it extrapolates; σ spans several decades for dgemm, so a fraction of
+/// the median would flatten the small calls' weights, while no floor lets the
+/// few calls where the σ model is least known dominate (a lower floor, 10⁻⁶ of
+/// the largest σ, made the cross-validation scores erratic on the test design).
+fn sigma_floor(sigmas: &[f64]) -> f64 {
+    let pos: Vec<f64> = sigmas.iter().copied().filter(|v| *v > 0.0).collect();
+    if pos.is_empty() {
+        return f64::MIN_POSITIVE;
+    }
+    let max = pos.iter().copied().fold(0.0, f64::max);
+    (0.5 * stats::quantile(&pos, 0.01))
+        .max(1e-9 * max)
+        .max(f64::MIN_POSITIVE)
+}
+
+/// A σ(x) model evaluated at a call's variables.
+type SigmaFn = Box<dyn Fn(&Vec<f64>) -> f64>;
+
+fn nll(sigma: f64, r: f64) -> f64 {
+    sigma.ln() + r * r / (2.0 * sigma * sigma)
+}
+
+/// Fits every kernel of the compute files. `host_index` maps a file's
+/// `(host, core)` to the simulator's host index.
+pub fn fit_compute(
+    files: &[CalibrationFile],
+    host_index: &dyn Fn(&str, u32) -> usize,
+    opts: &ComputeOptions,
+) -> Result<Vec<KernelFit>, InputError> {
+    let mut by_kernel: BTreeMap<String, Vec<(&KernelCall, usize)>> = BTreeMap::new();
+    for f in files {
+        if let Table::Compute(rows) = &f.table {
+            for r in rows {
+                let h = host_index(f.meta("host"), r.core);
+                by_kernel.entry(r.kernel.clone()).or_default().push((r, h));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (name, calls) in by_kernel {
+        let first = calls[0].0;
+        let names = crate::input::kernel_params(&name, first.params.len()).expect("checked when read");
+        let spec = KernelSpec::new(&name, &names);
+        let need = (2 * spec.full.len()).max(10).max(opts.folds);
+        if calls.len() < need {
+            return Err(InputError::NoData {
+                file: files[first.at.file].name(),
+                line: first.at.line,
+                column: first.at.column,
+                what: format!("kernel `{name}`"),
+                message: format!(
+                    "{} calls, a fit with cross-validation needs at least {need}",
+                    calls.len()
+                ),
+            });
+        }
+        out.push(fit_kernel(spec, &calls, opts));
+    }
+    Ok(out)
+}
+
+fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOptions) -> KernelFit {
+    let xs: Vec<Vec<f64>> = calls.iter().map(|(c, _)| spec.variables_of(&c.params)).collect();
+    let y: Vec<f64> = calls.iter().map(|(c, _)| c.duration).collect();
+    let hosts_of: Vec<usize> = calls.iter().map(|(_, h)| *h).collect();
+    let n = y.len();
+    let y_rms = (y.iter().map(|v| v * v).sum::<f64>() / n as f64).sqrt();
+
+    // Folds: a seeded permutation, dealt round-robin.
+    let mut order: Vec<usize> = (0..n).collect();
+    crate::synth::shuffle(&mut order, &mut models::NoiseRng::new(opts.seed, 0x666f6c64));
+    let mut fold = vec![0; n];
+    for (i, &j) in order.iter().enumerate() {
+        fold[j] = i % opts.folds;
+    }
+    let split = |k: usize| -> (Vec<usize>, Vec<usize>) { (0..n).partition(|i| fold[*i] != k) };
+    let pick = |idx: &[usize]| -> (Vec<Vec<f64>>, Vec<f64>) {
+        (
+            idx.iter().map(|i| xs[*i].clone()).collect(),
+            idx.iter().map(|i| y[*i]).collect(),
+        )
+    };
+
+    let candidates: Vec<MeanModel> = {
+        let mut v = vec![MeanModel::Constant, MeanModel::Linear];
+        if terms_of(&spec, MeanModel::Polynomial) != terms_of(&spec, MeanModel::Linear) {
+            v.push(MeanModel::Polynomial);
+        }
+        v
+    };
+    // Noise-free data: the simplest model that fits exactly.
+    let exact = candidates.iter().copied().find(|m| {
+        let (_, f) = fit_terms(&spec, *m, &xs, &y, None);
+        (f.rss / n as f64).sqrt() <= opts.noise_free * y_rms
+    });
+    let noise_free = exact.is_some();
+    // Pilot variance function: σ̂₀(x) from the |residuals| of the full
+    // polynomial (the most flexible model, so its residuals are mostly noise).
+    // Weights 1/σ̂₀² make the cross-validation score and the fits efficient
+    // under heteroscedastic noise (small calls are not drowned by large ones).
+    let pilot: Vec<f64> = if noise_free {
+        vec![1.0; n]
+    } else {
+        let (ft, ff) = fit_terms(&spec, MeanModel::Polynomial, &xs, &y, None);
+        let r: Vec<f64> = xs
+            .iter()
+            .zip(&y)
+            .map(|(x, v)| v - ff.predict(&ft.iter().map(|t| t.eval(x)).collect::<Vec<_>>()))
+            .collect();
+        let sf = sigma_fit(&ft, &spec.variables, &xs, &r);
+        let sig: Vec<f64> = xs
+            .iter()
+            .map(|x| sf.iter().map(|(t, c)| c * t.eval(x)).sum::<f64>())
+            .collect();
+        let fl = sigma_floor(&sig);
+        sig.iter().map(|v| 1.0 / v.max(fl).powi(2)).collect()
+    };
+    let pick_w = |idx: &[usize]| -> Vec<f64> { idx.iter().map(|i| pilot[*i]).collect() };
+    let mut mean_scores = Vec::new();
+    for &m in &candidates {
+        let mut scores = Vec::new();
+        let mut rel = Vec::new();
+        for k in 0..opts.folds {
+            let (tr, te) = split(k);
+            let (xtr, ytr) = pick(&tr);
+            let (terms, f) = fit_terms(&spec, m, &xtr, &ytr, Some(&pick_w(&tr)));
+            let mut sc = 0.0;
+            for &i in &te {
+                let row: Vec<f64> = terms.iter().map(|t| t.eval(&xs[i])).collect();
+                let p = f.predict(&row);
+                sc += pilot[i] * (p - y[i]) * (p - y[i]);
+                if y[i] > 0.0 {
+                    rel.push((p - y[i]).abs() / y[i]);
+                }
+            }
+            scores.push(sc / te.len().max(1) as f64);
+        }
+        mean_scores.push(CvScore {
+            name: m.label().into(),
+            score: stats::mean(&scores),
+            se: stats::std_dev(&scores) / (opts.folds as f64).sqrt(),
+            rel_error: stats::mean(&rel),
+        });
+    }
+    // One-standard-error rule: the simplest model within one SE of the best.
+    let chosen = exact.unwrap_or_else(|| {
+        let best = mean_scores
+            .iter()
+            .min_by(|a, b| a.score.total_cmp(&b.score))
+            .expect("two candidates at least");
+        let limit = best.score + best.se;
+        candidates
+            .iter()
+            .zip(&mean_scores)
+            .find(|(_, s)| s.score <= limit)
+            .map_or(MeanModel::Polynomial, |(m, _)| *m)
+    });
+    let (terms, wfit) = fit_terms(&spec, chosen, &xs, &y, Some(&pilot));
+    let resid: Vec<f64> = xs
+        .iter()
+        .zip(&y)
+        .map(|(x, v)| v - wfit.predict(&terms.iter().map(|t| t.eval(x)).collect::<Vec<_>>()))
+        .collect();
+
+    // Noise: N-0 for noise-free data, otherwise N-1 against N-2 by CV.
+    let sigma_terms: Vec<Term> = terms.clone();
+    let mut noise_scores = Vec::new();
+    let (mean, noise) = if noise_free {
+        // Only rounding noise, whose scale is proportional to the duration:
+        // relative least squares gives the exact coefficients to the last digits.
+        let w: Vec<f64> = y.iter().map(|v| 1.0 / v.max(f64::MIN_POSITIVE).powi(2)).collect();
+        let (t, f) = fit_terms(&spec, chosen, &xs, &y, Some(&w));
+        (
+            mean_fit(&spec, chosen, t, f, "relative least squares (noise-free data)"),
+            NoiseFit {
+                model: NoiseModel::None,
+                sigma: Vec::new(),
+            },
+        )
+    } else {
+        let global_sigma = stats::std_dev(&resid).max(f64::MIN_POSITIVE);
+        let floor = 1e-3 * global_sigma;
+        let mut per_model: Vec<(NoiseModel, Vec<f64>)> = vec![(NoiseModel::Constant, Vec::new())];
+        if sigma_terms.len() > 1 {
+            per_model.push((NoiseModel::Polynomial, Vec::new()));
+        }
+        for k in 0..opts.folds {
+            let (tr, te) = split(k);
+            let (xtr, ytr) = pick(&tr);
+            let (t, f) = fit_terms(&spec, chosen, &xtr, &ytr, Some(&pick_w(&tr)));
+            let row = |x: &Vec<f64>| t.iter().map(|tt| tt.eval(x)).collect::<Vec<_>>();
+            let rtr: Vec<f64> = xtr
+                .iter()
+                .zip(&ytr)
+                .map(|(x, v)| v - f.predict(&row(x)))
+                .collect();
+            let (xte, yte) = pick(&te);
+            let rte: Vec<f64> = xte
+                .iter()
+                .zip(&yte)
+                .map(|(x, v)| v - f.predict(&row(x)))
+                .collect();
+            for (model, scores) in per_model.iter_mut() {
+                let sig: SigmaFn = match model {
+                    NoiseModel::Constant => {
+                        let s = stats::std_dev(&rtr).max(floor);
+                        Box::new(move |_| s)
+                    }
+                    _ => {
+                        let sf = sigma_fit(&sigma_terms, &spec.variables, &xtr, &rtr);
+                        Box::new(move |x| sf.iter().map(|(t, c)| c * t.eval(x)).sum::<f64>().max(floor))
+                    }
+                };
+                let v: f64 =
+                    xte.iter().zip(&rte).map(|(x, r)| nll(sig(x), *r)).sum::<f64>() / rte.len().max(1) as f64;
+                scores.push(v);
+            }
+        }
+        for (model, scores) in &per_model {
+            noise_scores.push(CvScore {
+                name: model.label().into(),
+                score: stats::mean(scores),
+                se: stats::std_dev(scores) / (opts.folds as f64).sqrt(),
+                rel_error: f64::NAN,
+            });
+        }
+        let n1 = &noise_scores[0];
+        let use_n2 = noise_scores.get(1).is_some_and(|n2| n2.score + n2.se < n1.score);
+        if use_n2 {
+            // Feasible generalised least squares, one more round: σ from the
+            // weighted fit's residuals, the mean refitted with 1/σ̂², σ again.
+            let sf = sigma_fit(&sigma_terms, &spec.variables, &xs, &resid);
+            let sigmas: Vec<f64> = xs
+                .iter()
+                .map(|x| sf.iter().map(|(t, c)| c * t.eval(x)).sum::<f64>())
+                .collect();
+            let sfloor = sigma_floor(&sigmas).max(floor);
+            let w: Vec<f64> = sigmas.iter().map(|s| 1.0 / s.max(sfloor).powi(2)).collect();
+            let (t, f) = fit_terms(&spec, chosen, &xs, &y, Some(&w));
+            let r2: Vec<f64> = xs
+                .iter()
+                .zip(&y)
+                .map(|(x, v)| v - f.predict(&t.iter().map(|tt| tt.eval(x)).collect::<Vec<_>>()))
+                .collect();
+            let sf2 = sigma_fit(&sigma_terms, &spec.variables, &xs, &r2);
+            (
+                mean_fit(
+                    &spec,
+                    chosen,
+                    t,
+                    f,
+                    "weighted least squares, weights 1/σ̂(x)² (N-2)",
+                ),
+                NoiseFit {
+                    model: NoiseModel::Polynomial,
+                    sigma: sf2,
+                },
+            )
+        } else {
+            // Homoscedastic: ordinary least squares is the efficient fit.
+            let (t, f) = fit_terms(&spec, chosen, &xs, &y, None);
+            let r: Vec<f64> = xs
+                .iter()
+                .zip(&y)
+                .map(|(x, v)| v - f.predict(&t.iter().map(|tt| tt.eval(x)).collect::<Vec<_>>()))
+                .collect();
+            let s = crate::network::round_sig(stats::std_dev(&r), 6);
+            (
+                mean_fit(&spec, chosen, t, f, "ordinary least squares"),
+                NoiseFit {
+                    model: NoiseModel::Constant,
+                    sigma: vec![(Term { vars: vec![] }, s)],
+                },
+            )
+        }
+    };
+    let (full_terms, full_fit) = fit_terms(&spec, MeanModel::Polynomial, &xs, &y, None);
+    let full = mean_fit(
+        &spec,
+        MeanModel::Polynomial,
+        full_terms,
+        full_fit,
+        "ordinary least squares",
+    );
+
+    // Per-core models: F-test of separate coefficients against pooled ones, with
+    // the final fit's weighting, plus a practical effect on the total time.
+    let mut hosts: Vec<usize> = hosts_of.clone();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let p = mean.terms.len();
+    let weights: Option<Vec<f64>> = match noise.model {
+        NoiseModel::Polynomial => {
+            let s: Vec<f64> = xs.iter().map(|x| noise.sigma_at(x)).collect();
+            let fl = sigma_floor(&s);
+            Some(s.iter().map(|v| 1.0 / v.max(fl).powi(2)).collect())
+        }
+        _ => None,
+    };
+    let enough = |h: usize| hosts_of.iter().filter(|x| **x == h).count() >= (3 * p).max(10);
+    let hosts_test = (hosts.len() >= 2 && hosts.iter().all(|h| enough(*h)) && !noise_free).then(|| {
+        let pooled = fit_terms(&spec, chosen, &xs, &y, weights.as_deref()).1;
+        let mut rss_sep = 0.0;
+        let mut fits = Vec::new();
+        let total_pooled: f64 = xs.iter().map(|x| mean.predict(x)).sum();
+        let mut effect: f64 = 0.0;
+        for &h in &hosts {
+            let idx: Vec<usize> = (0..n).filter(|i| hosts_of[*i] == h).collect();
+            let (hx, hy) = pick(&idx);
+            let hw: Option<Vec<f64>> = weights.as_ref().map(|w| idx.iter().map(|i| w[*i]).collect());
+            let (t, f) = fit_terms(&spec, chosen, &hx, &hy, hw.as_deref());
+            rss_sep += f.rss;
+            let hres: Vec<f64> = hx
+                .iter()
+                .zip(&hy)
+                .map(|(x, v)| v - f.predict(&t.iter().map(|tt| tt.eval(x)).collect::<Vec<_>>()))
+                .collect();
+            let hnoise = match noise.model {
+                NoiseModel::Polynomial => NoiseFit {
+                    model: NoiseModel::Polynomial,
+                    sigma: sigma_fit(&sigma_terms, &spec.variables, &hx, &hres),
+                },
+                _ => NoiseFit {
+                    model: NoiseModel::Constant,
+                    sigma: vec![(
+                        Term { vars: vec![] },
+                        crate::network::round_sig(stats::std_dev(&hres), 6),
+                    )],
+                },
+            };
+            let mf = mean_fit(&spec, chosen, t, f, mean.weighting);
+            let total_h: f64 = xs.iter().map(|x| mf.predict(x)).sum();
+            effect = effect.max((total_h - total_pooled).abs() / total_pooled.abs().max(f64::MIN_POSITIVE));
+            fits.push((h, mf, hnoise));
+        }
+        let k = hosts.len();
+        let df1 = (p * (k - 1)) as f64;
+        let df2 = n.saturating_sub(p * k).max(1) as f64;
+        let f = ((pooled.rss - rss_sep).max(0.0) / df1) / (rss_sep / df2).max(f64::MIN_POSITIVE);
+        let p_value = 1.0 - stats::f_cdf(f, df1, df2);
+        HostTest {
+            f,
+            p_value,
+            effect,
+            per_host: p_value < opts.host_alpha && effect > opts.host_effect,
+            fits,
+        }
+    });
+
+    let mut range = BTreeMap::new();
+    for (j, v) in spec.variables.iter().enumerate() {
+        if spec.name == "dtrsm" && v == "K" {
+            continue;
+        }
+        let vals: Vec<f64> = xs.iter().map(|x| x[j]).collect();
+        range.insert(
+            v.clone(),
+            (
+                vals.iter().copied().fold(f64::INFINITY, f64::min),
+                vals.iter().copied().fold(0.0, f64::max),
+            ),
+        );
+    }
+    let prod: Vec<f64> = xs.iter().map(|x| spec.product.eval(x)).collect();
+    let pname = spec.product.name(&spec.variables);
+    range.insert(
+        pname,
+        (
+            prod.iter().copied().fold(f64::INFINITY, f64::min),
+            prod.iter().copied().fold(0.0, f64::max),
+        ),
+    );
+    let performance = prod.iter().sum::<f64>() / y.iter().sum::<f64>();
+    KernelFit {
+        data: xs
+            .iter()
+            .cloned()
+            .zip(y.iter().copied())
+            .zip(hosts_of.iter().copied())
+            .map(|((x, d), h)| (x, d, h))
+            .collect(),
+        spec,
+        calls: n,
+        hosts,
+        mean_scores,
+        mean,
+        full,
+        noise_scores,
+        noise,
+        noise_free,
+        hosts_test,
+        range,
+        performance,
+        mean_duration: stats::mean(&y),
+    }
+}
+
+#[cfg(test)]
+mod tests;

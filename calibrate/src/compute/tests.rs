@@ -1,0 +1,130 @@
+use super::*;
+use crate::input::parse;
+use crate::synth::{compute_csv, example_dgemm_models, uniform_product_design};
+use models::NoiseRng;
+
+fn dgemm_calls(products: usize, seed: u64) -> Vec<(String, Vec<f64>)> {
+    let mut rng = NoiseRng::new(seed, 3);
+    let mut calls: Vec<(String, Vec<f64>)> =
+        uniform_product_design(products, 2048.0, 2048f64.powi(3), &mut rng)
+            .into_iter()
+            .map(|t| ("dgemm".to_string(), t.to_vec()))
+            .collect();
+    // The thesis's fixed anchors.
+    for a in [[1.0, 1.0, 1.0], [2048.0, 2048.0, 2048.0]] {
+        calls.push(("dgemm".into(), a.to_vec()));
+    }
+    calls
+}
+
+fn fit_text(texts: &[String]) -> Vec<KernelFit> {
+    let files: Vec<_> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| parse(t, &format!("c{i}.csv"), i).unwrap())
+        .collect();
+    let index = |_: &str, core: u32| core as usize;
+    fit_compute(&files, &index, &ComputeOptions::default()).unwrap()
+}
+
+/// Target of issue 17: uniform-product design, 10⁴ calls, MNK coefficient
+/// 6.7e-11 with small quadratic terms and N-2 noise: the MNK coefficient
+/// within 0.5 %, predictions within 1 % of the noise-free truth (for every
+/// call of at least 1 ms: below, the noise-free value is a few µs and the
+/// design holds a handful of calls).
+#[test]
+fn dgemm_with_n2_noise_is_recovered() {
+    let truth = example_dgemm_models();
+    let calls = dgemm_calls(1667, 21);
+    assert!(calls.len() >= 10_000);
+    let k = fit_text(&[compute_csv(&truth.compute, &calls, 0, 5)]).remove(0);
+    assert_eq!(k.mean.model, MeanModel::Polynomial);
+    assert_eq!(k.noise.model, NoiseModel::Polynomial);
+    let (mnk, _) = k.mean.fit.coefficient("MNK").unwrap();
+    assert!((mnk / 6.7e-11 - 1.0).abs() < 0.005, "MNK {mnk}");
+    let id = truth.compute.kernel_id("dgemm").unwrap();
+    let mut worst: f64 = 0.0;
+    let (mut sum_true, mut sum_pred) = (0.0, 0.0);
+    for (_, p) in &calls {
+        let t = truth.compute.duration_without_noise(id, 0, p);
+        let pred = k.mean.predict(p);
+        sum_true += t;
+        sum_pred += pred;
+        if t >= 1e-3 {
+            worst = worst.max((pred / t - 1.0).abs());
+        }
+    }
+    assert!(worst < 0.01, "worst relative error {worst}");
+    assert!(
+        (sum_pred / sum_true - 1.0).abs() < 1e-3,
+        "total {sum_pred} vs {sum_true}"
+    );
+}
+
+/// The thesis's macro model T = 1.029e-11·MNK + 1.981e-12 on noise-free data
+/// comes out exactly: M-1, N-0, the same two numbers.
+#[test]
+fn thesis_macro_model_comes_out_exactly() {
+    let truth = models::ModelSet::from_toml_str(
+        "[compute.dgemm]\nmodel = \"linear\"\nproduct = \"MNK\"\na = 1.029e-11\nb = 1.981e-12\n",
+        "macro.toml",
+    )
+    .unwrap();
+    let k = fit_text(&[compute_csv(&truth.compute, &dgemm_calls(300, 2), 0, 1)]).remove(0);
+    assert_eq!(
+        (k.mean.model, k.noise.model),
+        (MeanModel::Linear, NoiseModel::None)
+    );
+    assert!(k.noise_free);
+    assert_eq!(k.mean.written, vec![1.981e-12, 1.029e-11]);
+}
+
+/// A core 3 % slower is given its own model; two identical cores are not.
+#[test]
+fn a_slower_core_gets_its_own_model() {
+    let fast = models::ModelSet::from_toml_str(
+        "[compute.dgemm]\nmodel = \"linear\"\nproduct = \"MNK\"\na = 6.7e-11\nb = 1e-6\nnoise = { kind = \"normal\", sigma = { MNK = 6.7e-13, intercept = 1e-7 } }\n\
+         [[compute.dgemm.host]]\nhosts = [1]\nmodel = \"linear\"\nproduct = \"MNK\"\na = 6.901e-11\nb = 1e-6\n",
+        "cores.toml",
+    )
+    .unwrap();
+    let calls = dgemm_calls(250, 4);
+    let texts = [
+        compute_csv(&fast.compute, &calls, 0, 1),
+        compute_csv(&fast.compute, &calls, 1, 2),
+    ];
+    let k = fit_text(&texts).remove(0);
+    let h = k.hosts_test.as_ref().unwrap();
+    assert!(h.per_host, "F {} p {} effect {}", h.f, h.p_value, h.effect);
+    assert!((h.effect - 0.015).abs() < 0.01, "effect {}", h.effect);
+
+    let texts = [
+        compute_csv(&fast.compute, &calls, 0, 1),
+        compute_csv(&fast.compute, &calls, 0, 2)
+            .replace("\n0,0,dgemm", "\n0,1,dgemm")
+            .lines()
+            .map(|l| {
+                // Same core-0 model, written as core 1.
+                let mut f: Vec<&str> = l.split(',').collect();
+                if f.len() == 8 && f[1] == "0" {
+                    f[1] = "1";
+                }
+                f.join(",")
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    ];
+    let k = fit_text(&texts).remove(0);
+    assert!(!k.hosts_test.as_ref().unwrap().per_host);
+}
+
+#[test]
+fn term_names_follow_the_models_syntax() {
+    let s = KernelSpec::new("HPL_dlaswp04T", &["M0", "M1", "N"]);
+    assert_eq!(s.product.name(&s.variables), "M1*N");
+    let s = KernelSpec::new("dgemm", &["M", "N", "K"]);
+    let names: Vec<String> = s.full.iter().map(|t| t.name(&s.variables)).collect();
+    assert_eq!(names, ["intercept", "MNK", "MN", "MK", "NK", "M", "N", "K"]);
+    let s = KernelSpec::new("dtrsv", &["N"]);
+    assert_eq!(s.product.name(&s.variables), "N^2");
+}

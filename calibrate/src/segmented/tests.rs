@@ -1,0 +1,111 @@
+use super::*;
+use crate::input::NetKind;
+use crate::synth::{log_uniform_sizes, SyntheticNetwork, ENVELOPE};
+use models::{Mixture, NoiseRng};
+
+/// Ping-pong calls of the example machine (breakpoints at 8192 and 65537 B,
+/// jumps, two-component noise): `sizes` sizes drawn as 10^U(0,7), `reps` each.
+fn pingpong_calls(sizes: usize, reps: usize, seed: u64) -> (SyntheticNetwork, Vec<(f64, f64)>) {
+    let m = SyntheticNetwork::example();
+    let mut rng = NoiseRng::new(seed, 1);
+    let mut noise = NoiseRng::new(seed, 2);
+    let mut calls = Vec::new();
+    for s in log_uniform_sizes(sizes, 7.0, &mut rng) {
+        for _ in 0..reps {
+            let s = s as f64;
+            calls.push((
+                s,
+                m.expected(NetKind::Pingpong, s) + m.model.noise.sample(s + ENVELOPE, &mut noise),
+            ));
+        }
+    }
+    (m, calls)
+}
+
+fn close(got: f64, want: f64, rel: f64) -> bool {
+    (got / want - 1.0).abs() <= rel
+}
+
+/// Target of issue 17: breakpoints within 5 %, slopes and intercepts within
+/// 2 %, mixture weights within 0.05.
+#[test]
+fn recovers_breakpoints_lines_and_mixture_weights() {
+    let (m, calls) = pingpong_calls(500, 10, 3);
+    let f = fit_segmented(&calls, &SegmentOptions::default());
+    assert_eq!(f.segments.len(), 3, "{:#?}", f.breakpoints);
+    for (b, truth) in f.breakpoints.iter().zip([8192.0, 65537.0]) {
+        assert!(
+            close(b.estimate, truth, 0.05),
+            "breakpoint {} vs {truth}",
+            b.estimate
+        );
+        assert!(b.ci_low <= truth && truth <= b.ci_high * 1.0001, "{b:?}");
+    }
+    // The truth of each segment: the noise-free line through two of its sizes.
+    for (s, (lo, hi)) in f
+        .segments
+        .iter()
+        .zip([(1.0, 8000.0), (9000.0, 60000.0), (70000.0, 9e6)])
+    {
+        let (ylo, yhi) = (
+            m.expected(NetKind::Pingpong, lo),
+            m.expected(NetKind::Pingpong, hi),
+        );
+        let slope = (yhi - ylo) / (hi - lo);
+        let intercept = ylo - slope * lo;
+        assert!(close(s.slope, slope, 0.02), "slope {} vs {slope}", s.slope);
+        assert!(
+            close(s.intercept, intercept, 0.02),
+            "intercept {} vs {intercept}",
+            s.intercept
+        );
+    }
+    let small = m.model.noise.law(100.0).unwrap().weights().to_vec();
+    let large = m.model.noise.law(1e6).unwrap().weights().to_vec();
+    for (s, truth) in f.segments.iter().zip([&small, &small, &large]) {
+        assert_eq!(s.noise.k(), 2, "{:?}", s.noise);
+        for (w, t) in s.noise.weights.iter().zip(truth.iter()) {
+            assert!(
+                (w - t).abs() <= 0.05,
+                "weights {:?} vs {truth:?}",
+                s.noise.weights
+            );
+        }
+    }
+}
+
+/// Linear truth with skewed mixture noise: one segment in at least 19 seeds of 20.
+#[test]
+fn no_spurious_breakpoint_on_linear_data() {
+    let noise = Mixture::new(vec![0.85, 0.15], vec![-3e-8, 1.7e-7], vec![2e-8, 1e-7]).unwrap();
+    let opts = SegmentOptions {
+        max_components: 1,
+        ..SegmentOptions::default()
+    };
+    let mut one = 0;
+    for seed in 0..20 {
+        let mut rng = NoiseRng::new(100 + seed, 1);
+        let mut nz = NoiseRng::new(100 + seed, 2);
+        let mut calls = Vec::new();
+        for s in log_uniform_sizes(300, 7.0, &mut rng) {
+            for _ in 0..6 {
+                let s = s as f64;
+                calls.push((s, 1e-6 + 1e-10 * s + noise.sample(&mut nz)));
+            }
+        }
+        if fit_segmented(&calls, &opts).segments.len() == 1 {
+            one += 1;
+        }
+    }
+    assert!(one >= 19, "one segment in {one} of 20 seeds");
+}
+
+#[test]
+fn aggregates_are_sorted_with_mean_and_median() {
+    let a = aggregate(&[(2.0, 5.0), (1.0, 1.0), (2.0, 1.0), (2.0, 3.0)], Center::Median);
+    assert_eq!(a.len(), 2);
+    assert_eq!(
+        (a[1].size, a[1].n, a[1].mean, a[1].median, a[1].center),
+        (2.0, 3, 3.0, 3.0, 3.0)
+    );
+}
