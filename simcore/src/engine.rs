@@ -408,12 +408,17 @@ impl Kernel {
         }
     }
 
-    fn start_comm(&mut self, a: ActivityId, src: HostId, dst: HostId, size: f64) {
+    fn start_comm(&mut self, a: ActivityId, src: HostId, dst: HostId, size: f64, extra_latency: f64) {
         let route = self.route(src, dst);
         let lat_factor = self.cfg_net.factors.latency_factor(size);
         let bw_factor = self.cfg_net.factors.bandwidth_factor(size);
         let now = self.now;
-        let lat_eff = route.latency * lat_factor;
+        let lat_eff = if extra_latency == 0.0 {
+            route.latency * lat_factor
+        } else {
+            // A negative delay shortens the latency phase, never below zero.
+            (route.latency * lat_factor + extra_latency).max(0.0)
+        };
         {
             let act = self.act_mut(a);
             assert_eq!(act.kind, ActKind::Comm, "comm_start on a non-comm activity");
@@ -878,7 +883,13 @@ impl Ctx {
     /// Starts a communication created by [`Ctx::comm_create`]: `size` bytes from
     /// `src` to `dst`.
     pub fn comm_start(&self, a: ActivityId, src: HostId, dst: HostId, size: f64) {
-        self.k.borrow_mut().start_comm(a, src, dst, size);
+        self.k.borrow_mut().start_comm(a, src, dst, size, 0.0);
+    }
+
+    /// [`Ctx::comm_start`] with `extra_latency` seconds added to the latency
+    /// phase (a temporal noise draw; negative shortens it, down to zero).
+    pub fn comm_start_delayed(&self, a: ActivityId, src: HostId, dst: HostId, size: f64, extra_latency: f64) {
+        self.k.borrow_mut().start_comm(a, src, dst, size, extra_latency);
     }
 
     /// Creates and starts a communication.
@@ -1042,7 +1053,12 @@ impl KernelHandle {
 
     /// See [`Ctx::comm_start`].
     pub fn comm_start(&self, a: ActivityId, src: HostId, dst: HostId, size: f64) {
-        self.k.borrow_mut().start_comm(a, src, dst, size);
+        self.k.borrow_mut().start_comm(a, src, dst, size, 0.0);
+    }
+
+    /// See [`Ctx::comm_start_delayed`].
+    pub fn comm_start_delayed(&self, a: ActivityId, src: HostId, dst: HostId, size: f64, extra_latency: f64) {
+        self.k.borrow_mut().start_comm(a, src, dst, size, extra_latency);
     }
 
     /// See [`Ctx::set_user`].

@@ -180,3 +180,57 @@ fn shared_link_without_crosstraffic_gives_the_same_times() {
         WTIME,
     );
 }
+
+/// A model file's `[network] noise` is drawn once per message and added to
+/// its latency phase: with a mixture of mean 5 µs (σ 1 µs) the mean round
+/// trip over many iterations grows by two means; the same seed gives the same
+/// times, another seed others.
+#[test]
+fn network_noise_of_a_model_file_delays_each_message() {
+    let model = write_scratch(
+        "noisy_network.toml",
+        "[network]\nnoise = { weights = [1.0], means = [5e-6], sigmas = [1e-6] }\n",
+    );
+    let model = model.display().to_string();
+    let seeded = |seed: &str| {
+        pingpong(&FAST, &[1000], 400, &[&format!("smpi/seed:{seed}")])
+            .into_iter()
+            .map(|(_, rtt)| rtt)
+            .next()
+            .expect("one size")
+    };
+    let quiet = expected_rtt(&FAST, 1000, 400, WTIME);
+    let run = |seed: &str| {
+        let out = Smpirun::new(build_app("pingpong"))
+            .platform(two_host_platform(&FAST))
+            .np(2)
+            .cfg("network/model:CM02")
+            .cfg("smpi/simulate-computation:no")
+            .cfg(&format!("smpi/seed:{seed}"))
+            .opt("-model")
+            .opt(&model)
+            .args(["-i", "400", "1000"])
+            .run();
+        out.assert_ok();
+        let line = out
+            .lines_starting_with("pingpong ")
+            .next()
+            .expect("a result line")
+            .to_string();
+        field_f64(&line, "rtt")
+    };
+    let (a, b, c) = (run("1"), run("1"), run("2"));
+    assert_eq!(a, b, "same seed, same times");
+    assert_ne!(a, c, "another seed, other draws");
+    for rtt in [a, c] {
+        let extra = rtt - quiet;
+        // Two draws per round trip, mean 5 µs each; the mean of 400 round trips
+        // has a standard deviation of about 0.07 µs.
+        assert!(
+            (extra - 1e-5).abs() < 5e-7,
+            "noise added {extra:.3e} s per round trip, expected 1e-5"
+        );
+    }
+    // Without the model file the time is the plain model's.
+    assert!((seeded("1") - quiet).abs() < 1e-7 * quiet);
+}

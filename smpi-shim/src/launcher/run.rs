@@ -192,6 +192,9 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     let mut world = World::new(cfg, sim.handle(), kernels, platform.clone(), &rank_hosts);
     world.request_log = request_log;
     world.libc = libc_state;
+    if let Some(net) = model_set.network.as_ref().filter(|n| !n.noise.is_none()) {
+        world.net_noise = Some(crate::mpi::NetNoise::new(net.noise.clone(), seed, np));
+    }
     rt::install_world(world);
     let mut prog_args = vec![program.display().to_string()];
     prog_args.extend(args.program_args.iter().cloned());

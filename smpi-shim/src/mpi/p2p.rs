@@ -246,7 +246,7 @@ pub fn post_send(w: &mut World, id: u32) {
         w.req_mut(id).act = Some(act);
         if eager {
             let (src, dst) = (w.ranks[owner as usize].host, w.ranks[peer_world as usize].host);
-            ctx.comm_start(act, src, dst, (size + ENVELOPE) as f64);
+            start_transfer(w, &ctx, act, owner, src, dst, size);
         }
         w.mailboxes[peer_world as usize].unexpected.push_back(id);
         if let (true, Payload::InBuffer(layout)) = (detached, &w.req(id).payload) {
@@ -385,7 +385,7 @@ pub(crate) fn do_match(w: &mut World, send: u32, recv: u32) {
     }
     if !ctx.is_started(act) {
         let (src, dst) = (w.ranks[sowner as usize].host, w.ranks[sworld_dst as usize].host);
-        ctx.comm_start(act, src, dst, (size + ENVELOPE) as f64);
+        start_transfer(w, &ctx, act, sowner, src, dst, size);
     } else if ctx.test(act) {
         // Eager message already arrived: deliver now.
         deliver(w, send);
@@ -683,5 +683,23 @@ pub fn drain_buffered_sends(me: u32) {
         let ctx = with_world(|w| w.ranks[me as usize].ctx());
         ctx.wait(act);
         with_world(|w| w.ranks[me as usize].blocked = None);
+    }
+}
+
+/// Starts the kernel transfer of a message of `size` payload bytes from
+/// `sender` (plus SMPI's envelope), with the model's noise draw if any.
+fn start_transfer(
+    w: &mut World,
+    ctx: &simcore::KernelHandle,
+    act: simcore::ActivityId,
+    sender: u32,
+    src: simcore::platform::HostId,
+    dst: simcore::platform::HostId,
+    size: usize,
+) {
+    let bytes = (size + ENVELOPE) as f64;
+    match &mut w.net_noise {
+        Some(noise) => ctx.comm_start_delayed(act, src, dst, bytes, noise.draw(sender, bytes)),
+        None => ctx.comm_start(act, src, dst, bytes),
     }
 }

@@ -197,6 +197,9 @@ pub struct World {
     /// The functions of the error handlers the program created, by handle
     /// minus [`FIRST_USER_ERRHANDLER`](crate::mpi::entry::FIRST_USER_ERRHANDLER).
     pub errhandlers: Vec<usize>,
+    /// The model set's temporal network noise, if any: one draw per message,
+    /// added to its latency phase, from the sender's own stream.
+    pub net_noise: Option<NetNoise>,
     /// The thread level `MPI_Init_thread` granted (all ranks share one process).
     pub thread_level: i32,
     /// The info objects (`MPI_Info`) of every rank.
@@ -331,6 +334,7 @@ impl World {
             nbc_started: HashMap::new(),
             create_group_calls: HashMap::new(),
             errhandlers: Vec::new(),
+            net_noise: None,
             thread_level: 0,
             infos: Default::default(),
             libc: crate::host::libc_state::LibcState::new(1),
@@ -445,5 +449,35 @@ impl World {
                 *next += 2;
                 c
             })
+    }
+}
+
+/// Temporal network noise (the model file's N′): the law by message size and
+/// one seeded stream per sending rank, so a rank's draws do not depend on
+/// what the others send.
+#[derive(Debug)]
+pub struct NetNoise {
+    law: models::network::NetworkNoise,
+    seed: u64,
+    streams: Vec<Option<models::NoiseRng>>,
+}
+
+impl NetNoise {
+    /// Noise `law` for `ranks` ranks, streams seeded by `seed`.
+    pub fn new(law: models::network::NetworkNoise, seed: u64, ranks: usize) -> Self {
+        NetNoise {
+            law,
+            seed,
+            streams: vec![None; ranks],
+        }
+    }
+
+    /// The extra delay of one message of `size` bytes (envelope included)
+    /// sent by `sender`.
+    pub fn draw(&mut self, sender: u32, size: f64) -> f64 {
+        let seed = self.seed;
+        let rng = self.streams[sender as usize]
+            .get_or_insert_with(|| models::NoiseRng::for_stream(seed, u64::from(sender), "network"));
+        self.law.sample(size, rng)
     }
 }
