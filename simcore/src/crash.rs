@@ -259,7 +259,9 @@ mod tests {
             assert_eq!(current_actor(), Some(1));
             with_current_actor(|a| assert_eq!(a.map(|a| a.name.as_str()), Some("other-1")));
             // This thread has its own alternate signal stack.
+            // Safety: test data, valid for the sizes and types used.
             let mut ss: libc::stack_t = unsafe { std::mem::zeroed() };
+            // Safety: test data, valid for the sizes and types used.
             assert_eq!(unsafe { libc::sigaltstack(std::ptr::null(), &mut ss) }, 0);
             let ours = ALT_STACK.with(|s| s.base);
             assert!(!ours.is_null());
@@ -273,7 +275,9 @@ mod tests {
             let a = a.expect("actor 0 registered on this thread");
             assert_eq!((a.name.as_str(), a.guard_lo), ("main-0", 0x1000));
         });
+        // Safety: test data, valid for the sizes and types used.
         let mut ss: libc::stack_t = unsafe { std::mem::zeroed() };
+        // Safety: test data, valid for the sizes and types used.
         assert_eq!(unsafe { libc::sigaltstack(std::ptr::null(), &mut ss) }, 0);
         assert_eq!(ss.ss_sp, ALT_STACK.with(|s| s.base));
         assert_ne!(ss.ss_sp as usize, other_stack);

@@ -79,6 +79,7 @@ impl NetworkFactors for PlainFactors {}
 ///   `min(min_l bw_l, tcp_gamma / (2λ))`; its rate is the solved value times
 ///   `bandwidth_factor(S)`.
 pub struct NetworkConfig {
+    /// Size-dependent latency and bandwidth factors.
     pub factors: Box<dyn NetworkFactors>,
     /// `network/weight-S` (0 for CM02, 8775 for SMPI).
     pub weight_s: f64,
@@ -106,6 +107,7 @@ pub struct KernelConfig {
     pub stack_size: usize,
     /// `precision/work-amount`.
     pub work_precision: f64,
+    /// How messages are timed.
     pub network: NetworkConfig,
     /// Record an event trace (see [`Simulation::trace`]).
     pub trace: bool,
@@ -136,13 +138,22 @@ impl Default for KernelConfig {
 pub enum SimError {
     /// No event remains but some actors are still blocked.
     #[error("deadlock at t={time}: {} actor(s) blocked", blocked.len())]
-    Deadlock { time: f64, blocked: Vec<BlockedActor> },
+    Deadlock {
+        /// When the last event happened.
+        time: f64,
+        /// The actors still blocked, and on what.
+        blocked: Vec<BlockedActor>,
+    },
     /// An actor body returned an error or panicked.
     #[error("actor '{name}' failed at t={time}: {message}")]
     ActorFailed {
+        /// The actor.
         actor: ActorId,
+        /// Its name.
         name: String,
+        /// When it failed.
         time: f64,
+        /// What its body reported.
         message: String,
     },
     /// Resource setup failed (e.g. a coroutine stack could not be mapped).
@@ -153,8 +164,11 @@ pub enum SimError {
 /// A blocked actor in a deadlock report.
 #[derive(Debug, Clone)]
 pub struct BlockedActor {
+    /// The actor.
     pub actor: ActorId,
+    /// Its name.
     pub name: String,
+    /// The host it runs on.
     pub host: HostId,
     /// Descriptions of the activities it waits on.
     pub waiting_on: Vec<String>,

@@ -1,3 +1,4 @@
+#![warn(missing_docs, unreachable_pub, unsafe_op_in_unsafe_fn)]
 //! `simcore`: a discrete-event simulation kernel that knows nothing of MPI.
 //!
 //! - [`platform`]: hosts, links, routes (TOML and SimGrid XML, fat tree, torus, dragonfly).

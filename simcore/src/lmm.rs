@@ -306,6 +306,7 @@ impl System {
         self.mark_cnst(c.0);
     }
 
+    /// The capacity of constraint `c`.
     pub fn constraint_bound(&self, c: CnstId) -> f64 {
         self.cnsts[c.0 as usize].bound
     }
@@ -395,6 +396,7 @@ impl System {
         }
     }
 
+    /// The sharing penalty (weight) of variable `v`.
     pub fn penalty(&self, v: VarId) -> f64 {
         self.vars[v.0 as usize].penalty
     }

@@ -40,44 +40,43 @@ use crate::mpi::datatype::Datatype;
 use crate::mpi::datatype::MPI_INT;
 use crate::mpi::op::{self, Op};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, P2p, SendMode, StatusInfo};
-
 mod allgather;
 mod allreduce;
 mod alltoall;
 mod barrier;
 mod bcast;
 mod gather;
-pub mod inter;
-pub mod nbc;
-pub mod nbc_inter;
-pub mod neighbor;
+pub(crate) mod inter;
+pub(crate) mod nbc;
+pub(crate) mod nbc_inter;
+pub(crate) mod neighbor;
 mod reduce;
 mod reduce_scatter;
 mod scan;
 mod select;
 mod tree;
 
-pub const TAG_BARRIER: i32 = 1;
-pub const TAG_BCAST: i32 = 2;
-pub const TAG_REDUCE: i32 = 3;
-pub const TAG_GATHER: i32 = 4;
-pub const TAG_SCATTER: i32 = 5;
-pub const TAG_ALLGATHER: i32 = 6;
-pub const TAG_ALLTOALL: i32 = 7;
-pub const TAG_SCAN: i32 = 8;
-pub const TAG_SPLIT: i32 = 9;
-pub const TAG_REDUCE_SCATTER: i32 = 10;
-pub const TAG_ALLREDUCE: i32 = 11;
+pub(crate) const TAG_BARRIER: i32 = 1;
+pub(crate) const TAG_BCAST: i32 = 2;
+pub(crate) const TAG_REDUCE: i32 = 3;
+pub(crate) const TAG_GATHER: i32 = 4;
+pub(crate) const TAG_SCATTER: i32 = 5;
+pub(crate) const TAG_ALLGATHER: i32 = 6;
+pub(crate) const TAG_ALLTOALL: i32 = 7;
+pub(crate) const TAG_SCAN: i32 = 8;
+pub(crate) const TAG_SPLIT: i32 = 9;
+pub(crate) const TAG_REDUCE_SCATTER: i32 = 10;
+pub(crate) const TAG_ALLREDUCE: i32 = 11;
 
 /// `MPI_IN_PLACE` as a pointer value.
-pub const IN_PLACE: *mut u8 = usize::MAX as *mut u8;
+pub(crate) const IN_PLACE: *mut u8 = usize::MAX as *mut u8;
 
 /// `MPI_BYTE`'s handle (packed data travels as bytes).
 pub(crate) const BYTE: i32 = 4;
 
 /// A communicator seen from one rank: its handle, my rank, its size.
 #[derive(Clone, Copy, Debug)]
-pub struct CommView {
+pub(crate) struct CommView {
     pub me: u32,
     pub comm: i32,
     pub rank: i32,
@@ -85,7 +84,7 @@ pub struct CommView {
 }
 
 impl CommView {
-    pub fn new(me: u32, comm: i32) -> MpiResult<Self> {
+    pub(crate) fn new(me: u32, comm: i32) -> MpiResult<Self> {
         with_world(|w| {
             let c = w.ranks[me as usize].comm(comm)?;
             Ok(CommView {
@@ -109,7 +108,7 @@ impl CommView {
         }
     }
 
-    pub fn send(&self, buf: *const u8, count: usize, dtype: i32, dst: i32, tag: i32) -> MpiResult<()> {
+    pub(crate) fn send(&self, buf: *const u8, count: usize, dtype: i32, dst: i32, tag: i32) -> MpiResult<()> {
         rt::send(
             self.me,
             &self.p2p(buf as *mut u8, count, dtype, dst, tag),
@@ -118,11 +117,25 @@ impl CommView {
         )
     }
 
-    pub fn recv(&self, buf: *mut u8, count: usize, dtype: i32, src: i32, tag: i32) -> MpiResult<StatusInfo> {
+    pub(crate) fn recv(
+        &self,
+        buf: *mut u8,
+        count: usize,
+        dtype: i32,
+        src: i32,
+        tag: i32,
+    ) -> MpiResult<StatusInfo> {
         rt::recv(self.me, &self.p2p(buf, count, dtype, src, tag))
     }
 
-    pub fn isend(&self, buf: *const u8, count: usize, dtype: i32, dst: i32, tag: i32) -> MpiResult<u32> {
+    pub(crate) fn isend(
+        &self,
+        buf: *const u8,
+        count: usize,
+        dtype: i32,
+        dst: i32,
+        tag: i32,
+    ) -> MpiResult<u32> {
         rt::isend(
             self.me,
             &self.p2p(buf as *mut u8, count, dtype, dst, tag),
@@ -131,11 +144,11 @@ impl CommView {
         )
     }
 
-    pub fn irecv(&self, buf: *mut u8, count: usize, dtype: i32, src: i32, tag: i32) -> MpiResult<u32> {
+    pub(crate) fn irecv(&self, buf: *mut u8, count: usize, dtype: i32, src: i32, tag: i32) -> MpiResult<u32> {
         rt::irecv(self.me, &self.p2p(buf, count, dtype, src, tag))
     }
 
-    pub fn sendrecv(
+    pub(crate) fn sendrecv(
         &self,
         sbuf: *const u8,
         scount: usize,
@@ -153,7 +166,7 @@ impl CommView {
 
     /// [`CommView::sendrecv`] returning the receive's status (its byte count).
     /// A sendrecv with myself on both sides is a local copy (as in SMPI).
-    pub fn sendrecv_status(
+    pub(crate) fn sendrecv_status(
         &self,
         sbuf: *const u8,
         scount: usize,
@@ -184,7 +197,7 @@ impl CommView {
     }
 
     /// Waits for every request, in completion order (SMPI's waitall).
-    pub fn waitall(&self, reqs: &[u32]) {
+    pub(crate) fn waitall(&self, reqs: &[u32]) {
         rt::wait_all_ids(self.me, reqs);
     }
 
@@ -218,7 +231,7 @@ fn truncated(st: &StatusInfo, count: usize) -> MpiResult<()> {
 }
 
 /// Copies `scount` elements of `stype` into `rcount` elements of `rtype`.
-pub fn local_copy(
+pub(crate) fn local_copy(
     sbuf: *const u8,
     scount: usize,
     stype: i32,
@@ -249,13 +262,13 @@ pub fn local_copy(
 }
 
 /// A temporary buffer able to hold `count` elements of a datatype.
-pub struct TempBuf {
+pub(crate) struct TempBuf {
     mem: Vec<u8>,
     shift: isize,
 }
 
 impl TempBuf {
-    pub fn new(dt: &Datatype, count: usize) -> Self {
+    pub(crate) fn new(dt: &Datatype, count: usize) -> Self {
         let span = if count == 0 {
             0
         } else {
@@ -268,13 +281,13 @@ impl TempBuf {
     }
 
     /// Pointer to element 0 (may point before the allocation start for negative lb).
-    pub fn ptr(&mut self) -> *mut u8 {
+    pub(crate) fn ptr(&mut self) -> *mut u8 {
         self.mem.as_mut_ptr().wrapping_offset(self.shift)
     }
 }
 
 /// `inout = in op inout` for `count` elements of `dtype`.
-pub fn apply_op(op_h: i32, dtype: i32, inv: *const u8, inout: *mut u8, count: usize) -> MpiResult<()> {
+pub(crate) fn apply_op(op_h: i32, dtype: i32, inv: *const u8, inout: *mut u8, count: usize) -> MpiResult<()> {
     let (op, dt) = with_world(|w| Ok::<_, rt::MpiError>((w.op(op_h)?, w.dtype(dtype)?)))?;
     apply_op_dt(op, &dt, dtype, inv, inout, count)
 }
@@ -478,23 +491,18 @@ fn boff(p: *mut u8, off: usize) -> *mut u8 {
 // ---------------------------------------------------------------- entry points
 
 /// MPI_Barrier.
-pub fn barrier(c: CommView) -> MpiResult<()> {
+pub(crate) fn barrier(c: CommView) -> MpiResult<()> {
     barrier::run(c)
 }
 
 /// MPI_Bcast.
-pub fn bcast(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32) -> MpiResult<()> {
+pub(crate) fn bcast(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32) -> MpiResult<()> {
     check_root(c, root)?;
     bcast::run(c, buf, count, dtype, root)
 }
 
-/// The binomial-tree broadcast (SMPI's default), whatever the configuration.
-pub fn bcast_binomial(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32) -> MpiResult<()> {
-    bcast::binomial_tree(c, buf, count, dtype, root)
-}
-
 /// MPI_Reduce.
-pub fn reduce(
+pub(crate) fn reduce(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,
@@ -508,7 +516,7 @@ pub fn reduce(
 }
 
 /// MPI_Allreduce.
-pub fn allreduce(
+pub(crate) fn allreduce(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,
@@ -520,7 +528,7 @@ pub fn allreduce(
 }
 
 /// MPI_Gather (regular counts; `rcount`/`rtype` matter at the root only).
-pub fn gather(
+pub(crate) fn gather(
     c: CommView,
     sbuf: *const u8,
     scount: usize,
@@ -535,7 +543,7 @@ pub fn gather(
 }
 
 /// MPI_Gatherv: linear, non-blocking (SMPI has a single gatherv).
-pub fn gatherv(
+pub(crate) fn gatherv(
     c: CommView,
     sbuf: *const u8,
     scount: usize,
@@ -551,7 +559,7 @@ pub fn gatherv(
 }
 
 /// MPI_Scatter (regular counts; `scount`/`stype` matter at the root only).
-pub fn scatter(
+pub(crate) fn scatter(
     c: CommView,
     sbuf: *const u8,
     scount: usize,
@@ -566,7 +574,7 @@ pub fn scatter(
 }
 
 /// MPI_Scatterv: linear, non-blocking (SMPI has a single scatterv).
-pub fn scatterv(
+pub(crate) fn scatterv(
     c: CommView,
     sbuf: *const u8,
     scounts: &[usize],
@@ -581,26 +589,11 @@ pub fn scatterv(
     gather::scatterv_linear(c, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root)
 }
 
-/// MPI_Allgather: chooses with `smpi/allgather`.
-pub fn allgather(
-    c: CommView,
-    sbuf: *const u8,
-    scount: usize,
-    stype: i32,
-    rbuf: *mut u8,
-    rcount: usize,
-    rtype: i32,
-) -> MpiResult<()> {
-    let counts = vec![rcount; c.size as usize];
-    let displs: Vec<isize> = (0..c.size as isize).map(|i| i * rcount as isize).collect();
-    allgather::run(c, sbuf, scount, stype, rbuf, &counts, &displs, rtype, true)
-}
-
 /// MPI_Allgatherv: chooses with `smpi/allgatherv`, except that regular counts
 /// and displacements (what MPI_Allgather produces) choose with
 /// `smpi/allgather` — the same operation, and every rank sees the same
 /// arrays, so the choice is consistent.
-pub fn allgatherv(
+pub(crate) fn allgatherv(
     c: CommView,
     sbuf: *const u8,
     scount: usize,
@@ -619,7 +612,7 @@ pub fn allgatherv(
 }
 
 /// MPI_Alltoallv / MPI_Alltoall (`regular`: chooses with `smpi/alltoall`).
-pub fn alltoallv(
+pub(crate) fn alltoallv(
     c: CommView,
     sbuf: *const u8,
     scounts: &[usize],
@@ -637,7 +630,7 @@ pub fn alltoallv(
 }
 
 /// MPI_Scan (inclusive) and MPI_Exscan (exclusive): linear chain.
-pub fn scan(
+pub(crate) fn scan(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,
@@ -650,7 +643,7 @@ pub fn scan(
 }
 
 /// MPI_Reduce_scatter (and MPI_Reduce_scatter_block).
-pub fn reduce_scatter(
+pub(crate) fn reduce_scatter(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,
@@ -669,7 +662,7 @@ pub fn reduce_scatter(
 /// that group's sends. Here the pointer is to the shared table, from which
 /// each member derives its group. `None` for a rank with `MPI_UNDEFINED`
 /// color other than rank 0 (it receives nothing).
-pub fn split_tables(c: CommView, color: i32, key: i32) -> MpiResult<Option<Rc<Vec<[i32; 2]>>>> {
+pub(crate) fn split_tables(c: CommView, color: i32, key: i32) -> MpiResult<Option<Rc<Vec<[i32; 2]>>>> {
     const POINTER_BYTES: usize = std::mem::size_of::<*const u8>();
     let mine = [color, key];
     let mut all = vec![[0i32; 2]; if c.rank == 0 { c.size as usize } else { 0 }];
@@ -726,7 +719,7 @@ pub fn split_tables(c: CommView, color: i32, key: i32) -> MpiResult<Option<Rc<Ve
 
 /// Exchanges one `i32` pair per rank with everyone (used by Comm_split).
 /// Always the default pattern, whatever `smpi/allgather(v)` says.
-pub fn allgather_i32_pairs(c: CommView, mine: [i32; 2]) -> MpiResult<Vec<[i32; 2]>> {
+pub(crate) fn allgather_i32_pairs(c: CommView, mine: [i32; 2]) -> MpiResult<Vec<[i32; 2]>> {
     let mut all = vec![[0i32; 2]; c.size as usize];
     let counts = vec![2usize; c.size as usize];
     let displs: Vec<isize> = (0..c.size as isize).map(|i| 2 * i).collect();

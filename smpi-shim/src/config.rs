@@ -29,13 +29,13 @@ use models::network::{Overhead, PiecewiseFactor};
 use models::ModelSet;
 use simcore::platform::{ConfigEntry, ModelLoopback, Platform};
 
-pub use given::RawConfig;
-pub use keys::{help, Key, KEYS};
+pub(crate) use given::RawConfig;
+pub(crate) use keys::{help, KEYS};
 
 /// Where a configuration value comes from. The variants are in precedence order, lowest first
 /// ([`Source::precedence`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// The key's default in [`KEYS`].
     Default,
     /// A platform file's `<config>`; `place` is `file:line:column`.
@@ -49,7 +49,7 @@ pub enum Source {
 impl Source {
     /// The one precedence chain: a value from a source of higher precedence replaces a value
     /// from one of lower precedence.
-    pub fn precedence(&self) -> u8 {
+    pub(crate) fn precedence(&self) -> u8 {
         match self {
             Source::Default => 0,
             Source::Platform { .. } => 1,
@@ -74,7 +74,7 @@ impl fmt::Display for Source {
 /// A key that does not exist, or a value its key cannot take.
 #[derive(Debug, thiserror::Error)]
 #[error("{given_in}{key}:{value}: {problem}")]
-pub struct ConfigError {
+pub(crate) struct ConfigError {
     /// The key: its declared name, or the name as given when no key has it.
     pub key: String,
     /// The value as given.
@@ -87,7 +87,7 @@ pub struct ConfigError {
 
 /// Which network model family is used (`network/model`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NetModel {
+pub(crate) enum NetModel {
     Smpi,
     Cm02,
     Lv08,
@@ -126,7 +126,7 @@ impl NetModel {
 /// Typed settings used by the run. Each field is set by the key(s) of [`KEYS`] named in its
 /// doc; the defaults are in that table (`smpirun --help-cfg`).
 #[derive(Debug, Clone)]
-pub struct SmpiConfig {
+pub(crate) struct SmpiConfig {
     /// `network/model`.
     pub net_model: NetModel,
     /// `network/latency-factor` (empty: the network model's).
@@ -220,7 +220,7 @@ pub struct SmpiConfig {
 impl SmpiConfig {
     /// Types a raw configuration: every key of [`KEYS`], in table order, from its given value
     /// or its default; then the rules between keys.
-    pub fn from_raw(raw: &RawConfig) -> Result<Self, ConfigError> {
+    pub(crate) fn from_raw(raw: &RawConfig) -> Result<Self, ConfigError> {
         let mut cfg = SmpiConfig::placeholders();
         for key in KEYS {
             let value = raw.get(key.name);
@@ -295,7 +295,7 @@ impl SmpiConfig {
     }
 
     /// The network model's loopback link, for the platform loader.
-    pub fn model_loopback(&self) -> ModelLoopback {
+    pub(crate) fn model_loopback(&self) -> ModelLoopback {
         ModelLoopback {
             bandwidth: self.loopback_bw,
             latency: self.loopback_lat,
@@ -309,7 +309,7 @@ impl SmpiConfig {
 ///
 /// The model file's `[network]` quantities are the values of their five keys, written back in
 /// SMPI syntax (their `Display` round-trips exactly, as the models crate tests).
-pub fn resolve(
+pub(crate) fn resolve(
     platform: &[ConfigEntry],
     model: Option<(&Path, &ModelSet)>,
     command_line: &[String],
@@ -346,7 +346,7 @@ pub fn resolve(
 /// Host properties that SMPI reads as a host's own value of a key (`<prop id="smpi/os" .../>`
 /// inside a `<host>`, likewise `smpi/or` and `smpi/ois`). Per-host overheads are not implemented:
 /// each such key gets a warning, naming the hosts, rather than being dropped in silence.
-pub fn unapplied_host_properties(platform: &Platform) -> Vec<String> {
+pub(crate) fn unapplied_host_properties(platform: &Platform) -> Vec<String> {
     ["smpi/os", "smpi/or", "smpi/ois"]
         .iter()
         .filter_map(|key| {

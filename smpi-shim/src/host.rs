@@ -2,10 +2,10 @@
 //! rank, binding and interposing its symbols, memory folding, compute kernels
 //! replaced by models, sampling, and the per-rank libc state.
 
-pub mod compute;
-pub mod folding;
-pub mod interpose;
-pub mod kernels;
-pub mod libc_state;
-pub mod loader;
-pub mod sampling;
+pub(crate) mod compute;
+pub(crate) mod folding;
+pub(crate) mod interpose;
+pub(crate) mod kernels;
+pub(crate) mod libc_state;
+pub(crate) mod loader;
+pub(crate) mod sampling;

@@ -10,6 +10,8 @@ use run::*;
 
 use crate::config;
 
+/// Runs `smpirun` with its command-line arguments (without the program name);
+/// returns the process exit code.
 pub fn main_with_args(argv: &[String]) -> i32 {
     let args = match parse_args(argv) {
         Ok(Command::Run(a)) => a,

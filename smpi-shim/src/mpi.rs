@@ -15,21 +15,21 @@
 //! - [`entry`]: what every MPI call does on entry and exit (computation
 //!   injection, error handlers).
 
-pub mod attr;
-pub mod comm;
-pub mod datatype;
-pub mod entry;
-pub mod errors;
-pub mod info;
-pub mod op;
-pub mod p2p;
-pub mod progress;
-pub mod request;
-pub mod topo;
-pub mod world;
+pub(crate) mod attr;
+pub(crate) mod comm;
+pub(crate) mod datatype;
+pub(crate) mod entry;
+pub(crate) mod errors;
+pub(crate) mod info;
+pub(crate) mod op;
+pub(crate) mod p2p;
+pub(crate) mod progress;
+pub(crate) mod request;
+pub(crate) mod topo;
+pub(crate) mod world;
 
-pub use errors::*;
-pub use p2p::*;
-pub use progress::*;
-pub use request::*;
-pub use world::*;
+pub(crate) use errors::*;
+pub(crate) use p2p::*;
+pub(crate) use progress::*;
+pub(crate) use request::*;
+pub(crate) use world::*;

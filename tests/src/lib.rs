@@ -1,3 +1,4 @@
+#![warn(missing_docs, unreachable_pub, unsafe_op_in_unsafe_fn)]
 //! Helpers for the end-to-end tests in `tests/tests/`.
 //!
 //! The tests drive the real tools: they compile C programs from `apps/` with

@@ -22,9 +22,11 @@ pub enum SharingPolicy {
 /// A compute node.
 #[derive(Clone, Debug)]
 pub struct Host {
+    /// Its name in the platform file.
     pub name: String,
     /// Speed of one core, flop/s.
     pub speed: f64,
+    /// Number of cores.
     pub cores: u32,
     /// Free-form properties (`<prop id=.. value=..>`), e.g. per-host `smpi/os`.
     pub properties: Vec<(String, String)>,
@@ -33,11 +35,13 @@ pub struct Host {
 /// A network link (one direction of a SPLITDUPLEX link, or a shared/fat-pipe link).
 #[derive(Clone, Debug)]
 pub struct Link {
+    /// Its name in the platform file (`_UP`/`_DOWN` for SPLITDUPLEX halves).
     pub name: String,
     /// Bytes per second.
     pub bandwidth: f64,
     /// Seconds.
     pub latency: f64,
+    /// How flows share it.
     pub sharing: SharingPolicy,
 }
 
@@ -51,9 +55,13 @@ pub trait Router: std::fmt::Debug + Send + Sync {
 /// A loaded platform.
 #[derive(Debug)]
 pub struct Platform {
+    /// Hosts, by [`HostId`].
     pub hosts: Vec<Host>,
+    /// Links, by [`LinkId`].
     pub links: Vec<Link>,
+    /// Host name → id.
     pub host_index: HashMap<String, HostId>,
+    /// Routes between hosts.
     pub router: Box<dyn Router>,
     /// `<config><prop id=.. value=../></config>` entries, in file order (any `--cfg` key).
     pub config: Vec<(String, String)>,
@@ -64,14 +72,17 @@ pub struct Platform {
 }
 
 impl Platform {
+    /// Host `id`.
     pub fn host(&self, id: HostId) -> &Host {
         &self.hosts[id.0 as usize]
     }
 
+    /// Link `id`.
     pub fn link(&self, id: LinkId) -> &Link {
         &self.links[id.0 as usize]
     }
 
+    /// The host called `name`.
     pub fn host_by_name(&self, name: &str) -> Option<HostId> {
         self.host_index.get(name).copied()
     }

@@ -24,18 +24,24 @@ pub(super) fn count_ok(me: u32, comm: i32, call: &str, count: c_int) -> Result<u
 }
 
 pub(super) unsafe fn set<T>(p: *mut T, v: T) {
-    if !p.is_null() {
-        *p = v;
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if !p.is_null() {
+            *p = v;
+        }
     }
 }
 
 pub(super) unsafe fn write_cstr(dst: *mut c_char, s: &str, len: *mut c_int, max: usize) {
-    let n = s.len().min(max - 1);
-    if !dst.is_null() {
-        std::ptr::copy_nonoverlapping(s.as_ptr(), dst as *mut u8, n);
-        *dst.add(n) = 0;
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let n = s.len().min(max - 1);
+        if !dst.is_null() {
+            std::ptr::copy_nonoverlapping(s.as_ptr(), dst as *mut u8, n);
+            *dst.add(n) = 0;
+        }
+        set(len, n as c_int);
     }
-    set(len, n as c_int);
 }
 
 pub(crate) fn status_result(me: u32, comm: i32, call: &str, s: &StatusInfo, count: usize) -> c_int {
@@ -73,10 +79,13 @@ pub(super) fn req_id(h: c_int) -> Result<Option<u32>, MpiError> {
 /// MPI_Mrecv): MPI leaves the `MPI_ERROR` field alone there, only the
 /// multiple-completion calls set it.
 pub(crate) unsafe fn write_single_status(st: *mut CStatus, s: &StatusInfo) {
-    if !st.is_null() {
-        let error = (*st).error;
-        write_status(st, s);
-        (*st).error = error;
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if !st.is_null() {
+            let error = (*st).error;
+            write_status(st, s);
+            (*st).error = error;
+        }
     }
 }
 
@@ -96,13 +105,16 @@ pub(super) fn extent(dt: i32) -> MpiResult<isize> {
 /// # Safety
 /// `st` is null or points to an `MPI_Status`.
 pub(super) unsafe fn write_status(st: *mut CStatus, s: &StatusInfo) {
-    if !st.is_null() {
-        *st = CStatus {
-            source: s.source,
-            tag: s.tag,
-            error: s.error,
-            cancelled: s.cancelled as i32,
-            count: s.bytes as i64,
-        };
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if !st.is_null() {
+            *st = CStatus {
+                source: s.source,
+                tag: s.tag,
+                error: s.error,
+                cancelled: s.cancelled as i32,
+                count: s.bytes as i64,
+            };
+        }
     }
 }

@@ -107,7 +107,7 @@ pub(super) type Dcopy = unsafe extern "C" fn(c_int, *const f64, c_int, *mut f64,
 pub(super) type Idamax = unsafe extern "C" fn(c_int, *const f64, c_int) -> usize;
 
 #[no_mangle]
-pub unsafe extern "C" fn cblas_dgemm(
+pub(super) unsafe extern "C" fn cblas_dgemm(
     o: c_int,
     ta: c_int,
     tb: c_int,
@@ -123,13 +123,16 @@ pub unsafe extern "C" fn cblas_dgemm(
     c: *mut f64,
     ldc: c_int,
 ) {
-    if !blas_modelled(DGEMM, &[m as f64, n as f64, k as f64]) {
-        in_real(|| real::<Dgemm>("cblas_dgemm")(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if !blas_modelled(DGEMM, &[m as f64, n as f64, k as f64]) {
+            in_real(|| real::<Dgemm>("cblas_dgemm")(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+        }
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cblas_dtrsm(
+pub(super) unsafe extern "C" fn cblas_dtrsm(
     o: c_int,
     side: c_int,
     uplo: c_int,
@@ -143,14 +146,17 @@ pub unsafe extern "C" fn cblas_dtrsm(
     b: *mut f64,
     ldb: c_int,
 ) {
-    let s = if side == CBLAS_LEFT { 0.0 } else { 1.0 };
-    if !blas_modelled(DTRSM, &[m as f64, n as f64, s]) {
-        in_real(|| real::<Dtrsm>("cblas_dtrsm")(o, side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb))
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let s = if side == CBLAS_LEFT { 0.0 } else { 1.0 };
+        if !blas_modelled(DTRSM, &[m as f64, n as f64, s]) {
+            in_real(|| real::<Dtrsm>("cblas_dtrsm")(o, side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb))
+        }
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cblas_dgemv(
+pub(super) unsafe extern "C" fn cblas_dgemv(
     o: c_int,
     ta: c_int,
     m: c_int,
@@ -164,13 +170,16 @@ pub unsafe extern "C" fn cblas_dgemv(
     y: *mut f64,
     incy: c_int,
 ) {
-    if !blas_modelled(DGEMV, &[m as f64, n as f64]) {
-        in_real(|| real::<Dgemv>("cblas_dgemv")(o, ta, m, n, alpha, a, lda, x, incx, beta, y, incy))
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if !blas_modelled(DGEMV, &[m as f64, n as f64]) {
+            in_real(|| real::<Dgemv>("cblas_dgemv")(o, ta, m, n, alpha, a, lda, x, incx, beta, y, incy))
+        }
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cblas_dger(
+pub(super) unsafe extern "C" fn cblas_dger(
     o: c_int,
     m: c_int,
     n: c_int,
@@ -182,13 +191,16 @@ pub unsafe extern "C" fn cblas_dger(
     a: *mut f64,
     lda: c_int,
 ) {
-    if !blas_modelled(DGER, &[m as f64, n as f64]) {
-        in_real(|| real::<Dger>("cblas_dger")(o, m, n, alpha, x, incx, y, incy, a, lda))
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if !blas_modelled(DGER, &[m as f64, n as f64]) {
+            in_real(|| real::<Dger>("cblas_dger")(o, m, n, alpha, x, incx, y, incy, a, lda))
+        }
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cblas_dtrsv(
+pub(super) unsafe extern "C" fn cblas_dtrsv(
     o: c_int,
     uplo: c_int,
     ta: c_int,
@@ -199,13 +211,16 @@ pub unsafe extern "C" fn cblas_dtrsv(
     x: *mut f64,
     incx: c_int,
 ) {
-    if !blas_modelled(DTRSV, &[n as f64]) {
-        in_real(|| real::<Dtrsv>("cblas_dtrsv")(o, uplo, ta, diag, n, a, lda, x, incx))
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if !blas_modelled(DTRSV, &[n as f64]) {
+            in_real(|| real::<Dtrsv>("cblas_dtrsv")(o, uplo, ta, diag, n, a, lda, x, incx))
+        }
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cblas_daxpy(
+pub(super) unsafe extern "C" fn cblas_daxpy(
     n: c_int,
     alpha: f64,
     x: *const f64,
@@ -213,48 +228,63 @@ pub unsafe extern "C" fn cblas_daxpy(
     y: *mut f64,
     incy: c_int,
 ) {
-    if !blas_modelled(DAXPY, &[n as f64]) {
-        in_real(|| real::<Daxpy>("cblas_daxpy")(n, alpha, x, incx, y, incy))
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cblas_dscal(n: c_int, alpha: f64, x: *mut f64, incx: c_int) {
-    if !blas_modelled(DSCAL, &[n as f64]) {
-        in_real(|| real::<Dscal>("cblas_dscal")(n, alpha, x, incx))
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cblas_dswap(n: c_int, x: *mut f64, incx: c_int, y: *mut f64, incy: c_int) {
-    if blas_modelled(DSWAP, &[n as f64]) {
-        kernels::dswap(n, x, incx, y, incy);
-    } else {
-        in_real(|| real::<Dswap>("cblas_dswap")(n, x, incx, y, incy))
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cblas_dcopy(n: c_int, x: *const f64, incx: c_int, y: *mut f64, incy: c_int) {
-    if blas_modelled(DCOPY, &[n as f64]) {
-        kernels::dcopy(n, x, incx, y, incy);
-    } else {
-        in_real(|| real::<Dcopy>("cblas_dcopy")(n, x, incx, y, incy))
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn cblas_idamax(n: c_int, x: *const f64, incx: c_int) -> usize {
-    if n <= 0 {
-        return 0;
-    }
-    match modelled_idamax(n as usize) {
-        Some(i) => i,
-        None if compute::native_allowed() => {
-            compute::real_compute_runs("cblas_idamax");
-            kernels::idamax(n, x, incx)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if !blas_modelled(DAXPY, &[n as f64]) {
+            in_real(|| real::<Daxpy>("cblas_daxpy")(n, alpha, x, incx, y, incy))
         }
-        None => in_real(|| real::<Idamax>("cblas_idamax")(n, x, incx)),
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn cblas_dscal(n: c_int, alpha: f64, x: *mut f64, incx: c_int) {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if !blas_modelled(DSCAL, &[n as f64]) {
+            in_real(|| real::<Dscal>("cblas_dscal")(n, alpha, x, incx))
+        }
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn cblas_dswap(n: c_int, x: *mut f64, incx: c_int, y: *mut f64, incy: c_int) {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if blas_modelled(DSWAP, &[n as f64]) {
+            kernels::dswap(n, x, incx, y, incy);
+        } else {
+            in_real(|| real::<Dswap>("cblas_dswap")(n, x, incx, y, incy))
+        }
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn cblas_dcopy(n: c_int, x: *const f64, incx: c_int, y: *mut f64, incy: c_int) {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if blas_modelled(DCOPY, &[n as f64]) {
+            kernels::dcopy(n, x, incx, y, incy);
+        } else {
+            in_real(|| real::<Dcopy>("cblas_dcopy")(n, x, incx, y, incy))
+        }
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn cblas_idamax(n: c_int, x: *const f64, incx: c_int) -> usize {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if n <= 0 {
+            return 0;
+        }
+        match modelled_idamax(n as usize) {
+            Some(i) => i,
+            None if compute::native_allowed() => {
+                compute::real_compute_runs("cblas_idamax");
+                kernels::idamax(n, x, incx)
+            }
+            None => in_real(|| real::<Idamax>("cblas_idamax")(n, x, incx)),
+        }
     }
 }
 
@@ -368,7 +398,7 @@ pub(super) fn side(c: *const c_char) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn dgemm_(
+pub(super) unsafe extern "C" fn dgemm_(
     ta: *const c_char,
     tb: *const c_char,
     m: *const c_int,
@@ -383,29 +413,32 @@ pub unsafe extern "C" fn dgemm_(
     c: *mut f64,
     ldc: *const c_int,
 ) {
-    if nested() {
-        return real::<FDgemm>("dgemm_")(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if nested() {
+            return real::<FDgemm>("dgemm_")(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        }
+        cblas_dgemm(
+            COL_MAJOR,
+            trans(ta),
+            trans(tb),
+            *m,
+            *n,
+            *k,
+            *alpha,
+            a,
+            *lda,
+            b,
+            *ldb,
+            *beta,
+            c,
+            *ldc,
+        )
     }
-    cblas_dgemm(
-        COL_MAJOR,
-        trans(ta),
-        trans(tb),
-        *m,
-        *n,
-        *k,
-        *alpha,
-        a,
-        *lda,
-        b,
-        *ldb,
-        *beta,
-        c,
-        *ldc,
-    )
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn dtrsm_(
+pub(super) unsafe extern "C" fn dtrsm_(
     s: *const c_char,
     u: *const c_char,
     ta: *const c_char,
@@ -418,27 +451,30 @@ pub unsafe extern "C" fn dtrsm_(
     b: *mut f64,
     ldb: *const c_int,
 ) {
-    if nested() {
-        return real::<FDtrsm>("dtrsm_")(s, u, ta, d, m, n, alpha, a, lda, b, ldb);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if nested() {
+            return real::<FDtrsm>("dtrsm_")(s, u, ta, d, m, n, alpha, a, lda, b, ldb);
+        }
+        cblas_dtrsm(
+            COL_MAJOR,
+            side(s),
+            uplo(u),
+            trans(ta),
+            diag(d),
+            *m,
+            *n,
+            *alpha,
+            a,
+            *lda,
+            b,
+            *ldb,
+        )
     }
-    cblas_dtrsm(
-        COL_MAJOR,
-        side(s),
-        uplo(u),
-        trans(ta),
-        diag(d),
-        *m,
-        *n,
-        *alpha,
-        a,
-        *lda,
-        b,
-        *ldb,
-    )
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn dgemv_(
+pub(super) unsafe extern "C" fn dgemv_(
     ta: *const c_char,
     m: *const c_int,
     n: *const c_int,
@@ -451,27 +487,30 @@ pub unsafe extern "C" fn dgemv_(
     y: *mut f64,
     incy: *const c_int,
 ) {
-    if nested() {
-        return real::<FDgemv>("dgemv_")(ta, m, n, alpha, a, lda, x, incx, beta, y, incy);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if nested() {
+            return real::<FDgemv>("dgemv_")(ta, m, n, alpha, a, lda, x, incx, beta, y, incy);
+        }
+        cblas_dgemv(
+            COL_MAJOR,
+            trans(ta),
+            *m,
+            *n,
+            *alpha,
+            a,
+            *lda,
+            x,
+            *incx,
+            *beta,
+            y,
+            *incy,
+        )
     }
-    cblas_dgemv(
-        COL_MAJOR,
-        trans(ta),
-        *m,
-        *n,
-        *alpha,
-        a,
-        *lda,
-        x,
-        *incx,
-        *beta,
-        y,
-        *incy,
-    )
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn dger_(
+pub(super) unsafe extern "C" fn dger_(
     m: *const c_int,
     n: *const c_int,
     alpha: *const f64,
@@ -482,14 +521,17 @@ pub unsafe extern "C" fn dger_(
     a: *mut f64,
     lda: *const c_int,
 ) {
-    if nested() {
-        return real::<FDger>("dger_")(m, n, alpha, x, incx, y, incy, a, lda);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if nested() {
+            return real::<FDger>("dger_")(m, n, alpha, x, incx, y, incy, a, lda);
+        }
+        cblas_dger(COL_MAJOR, *m, *n, *alpha, x, *incx, y, *incy, a, *lda)
     }
-    cblas_dger(COL_MAJOR, *m, *n, *alpha, x, *incx, y, *incy, a, *lda)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn dtrsv_(
+pub(super) unsafe extern "C" fn dtrsv_(
     u: *const c_char,
     ta: *const c_char,
     d: *const c_char,
@@ -499,14 +541,17 @@ pub unsafe extern "C" fn dtrsv_(
     x: *mut f64,
     incx: *const c_int,
 ) {
-    if nested() {
-        return real::<FDtrsv>("dtrsv_")(u, ta, d, n, a, lda, x, incx);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if nested() {
+            return real::<FDtrsv>("dtrsv_")(u, ta, d, n, a, lda, x, incx);
+        }
+        cblas_dtrsv(COL_MAJOR, uplo(u), trans(ta), diag(d), *n, a, *lda, x, *incx)
     }
-    cblas_dtrsv(COL_MAJOR, uplo(u), trans(ta), diag(d), *n, a, *lda, x, *incx)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn daxpy_(
+pub(super) unsafe extern "C" fn daxpy_(
     n: *const c_int,
     alpha: *const f64,
     x: *const f64,
@@ -514,55 +559,70 @@ pub unsafe extern "C" fn daxpy_(
     y: *mut f64,
     incy: *const c_int,
 ) {
-    if nested() {
-        return real::<FDaxpy>("daxpy_")(n, alpha, x, incx, y, incy);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if nested() {
+            return real::<FDaxpy>("daxpy_")(n, alpha, x, incx, y, incy);
+        }
+        cblas_daxpy(*n, *alpha, x, *incx, y, *incy)
     }
-    cblas_daxpy(*n, *alpha, x, *incx, y, *incy)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn dscal_(n: *const c_int, alpha: *const f64, x: *mut f64, incx: *const c_int) {
-    if nested() {
-        return real::<FDscal>("dscal_")(n, alpha, x, incx);
+pub(super) unsafe extern "C" fn dscal_(n: *const c_int, alpha: *const f64, x: *mut f64, incx: *const c_int) {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if nested() {
+            return real::<FDscal>("dscal_")(n, alpha, x, incx);
+        }
+        cblas_dscal(*n, *alpha, x, *incx)
     }
-    cblas_dscal(*n, *alpha, x, *incx)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn dswap_(
+pub(super) unsafe extern "C" fn dswap_(
     n: *const c_int,
     x: *mut f64,
     incx: *const c_int,
     y: *mut f64,
     incy: *const c_int,
 ) {
-    if nested() {
-        return real::<FDswap>("dswap_")(n, x, incx, y, incy);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if nested() {
+            return real::<FDswap>("dswap_")(n, x, incx, y, incy);
+        }
+        cblas_dswap(*n, x, *incx, y, *incy)
     }
-    cblas_dswap(*n, x, *incx, y, *incy)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn dcopy_(
+pub(super) unsafe extern "C" fn dcopy_(
     n: *const c_int,
     x: *const f64,
     incx: *const c_int,
     y: *mut f64,
     incy: *const c_int,
 ) {
-    if nested() {
-        return real::<FDcopy>("dcopy_")(n, x, incx, y, incy);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if nested() {
+            return real::<FDcopy>("dcopy_")(n, x, incx, y, incy);
+        }
+        cblas_dcopy(*n, x, *incx, y, *incy)
     }
-    cblas_dcopy(*n, x, *incx, y, *incy)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn idamax_(n: *const c_int, x: *const f64, incx: *const c_int) -> c_int {
-    if nested() {
-        return real::<FIdamax>("idamax_")(n, x, incx);
+pub(super) unsafe extern "C" fn idamax_(n: *const c_int, x: *const f64, incx: *const c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if nested() {
+            return real::<FIdamax>("idamax_")(n, x, incx);
+        }
+        if *n <= 0 {
+            return 0;
+        }
+        cblas_idamax(*n, x, *incx) as c_int + 1
     }
-    if *n <= 0 {
-        return 0;
-    }
-    cblas_idamax(*n, x, *incx) as c_int + 1
 }

@@ -34,7 +34,7 @@ pub(super) fn in_place_count(buf: *const c_void, v: c_int) -> MpiResult<usize> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
+pub(super) unsafe extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
     let g = enter();
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
@@ -48,7 +48,7 @@ pub unsafe extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Bcast(
+pub(super) unsafe extern "C" fn MPI_Bcast(
     buf: *mut c_void,
     count: c_int,
     dt: c_int,
@@ -72,7 +72,7 @@ pub unsafe extern "C" fn MPI_Bcast(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce(
+pub(super) unsafe extern "C" fn MPI_Reduce(
     sbuf: *const c_void,
     rbuf: *mut c_void,
     count: c_int,
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn MPI_Reduce(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Allreduce(
+pub(super) unsafe extern "C" fn MPI_Allreduce(
     sbuf: *const c_void,
     rbuf: *mut c_void,
     count: c_int,
@@ -142,7 +142,7 @@ pub unsafe extern "C" fn MPI_Allreduce(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_local(
+pub(super) unsafe extern "C" fn MPI_Reduce_local(
     inbuf: *const c_void,
     inout: *mut c_void,
     count: c_int,
@@ -156,7 +156,7 @@ pub unsafe extern "C" fn MPI_Reduce_local(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Gather(
+pub(super) unsafe extern "C" fn MPI_Gather(
     sbuf: *const c_void,
     scount: c_int,
     stype: c_int,
@@ -212,21 +212,24 @@ pub(super) unsafe fn counts_displs(
     counts: *const c_int,
     displs: *const c_int,
 ) -> MpiResult<(Vec<usize>, Vec<isize>)> {
-    let mut c = Vec::with_capacity(n as usize);
-    let mut d = Vec::with_capacity(n as usize);
-    for i in 0..n as usize {
-        c.push(nonneg(*counts.add(i))?);
-        d.push(if displs.is_null() {
-            0
-        } else {
-            *displs.add(i) as isize
-        });
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let mut c = Vec::with_capacity(n as usize);
+        let mut d = Vec::with_capacity(n as usize);
+        for i in 0..n as usize {
+            c.push(nonneg(*counts.add(i))?);
+            d.push(if displs.is_null() {
+                0
+            } else {
+                *displs.add(i) as isize
+            });
+        }
+        Ok((c, d))
     }
-    Ok((c, d))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Gatherv(
+pub(super) unsafe extern "C" fn MPI_Gatherv(
     sbuf: *const c_void,
     scount: c_int,
     stype: c_int,
@@ -237,55 +240,58 @@ pub unsafe extern "C" fn MPI_Gatherv(
     root: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| {
-                let (cs, ds) = if root == -3 {
-                    counts_displs(iv.rsize, rcounts, displs)?
-                } else {
-                    (vec![], vec![])
-                };
-                ic::gatherv(
-                    iv,
-                    sbuf as *const u8,
-                    if root >= 0 { nonneg(scount)? } else { 0 },
-                    stype,
-                    rbuf as *mut u8,
-                    &cs,
-                    &ds,
-                    rtype,
-                    root,
-                )
-            })();
-            return result(g.me, comm, "MPI_Gatherv", r);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match InterView::of(g.me, comm) {
+            Ok(Some(iv)) => {
+                let r: MpiResult<()> = (|| {
+                    let (cs, ds) = if root == -3 {
+                        counts_displs(iv.rsize, rcounts, displs)?
+                    } else {
+                        (vec![], vec![])
+                    };
+                    ic::gatherv(
+                        iv,
+                        sbuf as *const u8,
+                        if root >= 0 { nonneg(scount)? } else { 0 },
+                        stype,
+                        rbuf as *mut u8,
+                        &cs,
+                        &ds,
+                        rtype,
+                        root,
+                    )
+                })();
+                return result(g.me, comm, "MPI_Gatherv", r);
+            }
+            Ok(None) => {}
+            Err(e) => return entry::handle_error(g.me, comm, "MPI_Gatherv", e),
         }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Gatherv", e),
+        coll_call!(g, comm, "MPI_Gatherv", {
+            let c = view(g.me, comm)?;
+            let (cs, ds) = if c.rank == root {
+                counts_displs(c.size, rcounts, displs)?
+            } else {
+                (vec![0; c.size as usize], vec![0; c.size as usize])
+            };
+            coll::gatherv(
+                c,
+                sbuf as *const u8,
+                in_place_count(sbuf, scount)?,
+                stype,
+                rbuf as *mut u8,
+                &cs,
+                &ds,
+                rtype,
+                root,
+            )
+        })
     }
-    coll_call!(g, comm, "MPI_Gatherv", {
-        let c = view(g.me, comm)?;
-        let (cs, ds) = if c.rank == root {
-            counts_displs(c.size, rcounts, displs)?
-        } else {
-            (vec![0; c.size as usize], vec![0; c.size as usize])
-        };
-        coll::gatherv(
-            c,
-            sbuf as *const u8,
-            in_place_count(sbuf, scount)?,
-            stype,
-            rbuf as *mut u8,
-            &cs,
-            &ds,
-            rtype,
-            root,
-        )
-    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Scatter(
+pub(super) unsafe extern "C" fn MPI_Scatter(
     sbuf: *const c_void,
     scount: c_int,
     stype: c_int,
@@ -337,7 +343,7 @@ pub unsafe extern "C" fn MPI_Scatter(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Scatterv(
+pub(super) unsafe extern "C" fn MPI_Scatterv(
     sbuf: *const c_void,
     scounts: *const c_int,
     displs: *const c_int,
@@ -348,55 +354,58 @@ pub unsafe extern "C" fn MPI_Scatterv(
     root: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| {
-                let (cs, ds) = if root == -3 {
-                    counts_displs(iv.rsize, scounts, displs)?
-                } else {
-                    (vec![], vec![])
-                };
-                ic::scatterv(
-                    iv,
-                    sbuf as *const u8,
-                    &cs,
-                    &ds,
-                    stype,
-                    rbuf as *mut u8,
-                    if root >= 0 { nonneg(rcount)? } else { 0 },
-                    rtype,
-                    root,
-                )
-            })();
-            return result(g.me, comm, "MPI_Scatterv", r);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match InterView::of(g.me, comm) {
+            Ok(Some(iv)) => {
+                let r: MpiResult<()> = (|| {
+                    let (cs, ds) = if root == -3 {
+                        counts_displs(iv.rsize, scounts, displs)?
+                    } else {
+                        (vec![], vec![])
+                    };
+                    ic::scatterv(
+                        iv,
+                        sbuf as *const u8,
+                        &cs,
+                        &ds,
+                        stype,
+                        rbuf as *mut u8,
+                        if root >= 0 { nonneg(rcount)? } else { 0 },
+                        rtype,
+                        root,
+                    )
+                })();
+                return result(g.me, comm, "MPI_Scatterv", r);
+            }
+            Ok(None) => {}
+            Err(e) => return entry::handle_error(g.me, comm, "MPI_Scatterv", e),
         }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Scatterv", e),
+        coll_call!(g, comm, "MPI_Scatterv", {
+            let c = view(g.me, comm)?;
+            let (cs, ds) = if c.rank == root {
+                counts_displs(c.size, scounts, displs)?
+            } else {
+                (vec![0; c.size as usize], vec![0; c.size as usize])
+            };
+            coll::scatterv(
+                c,
+                sbuf as *const u8,
+                &cs,
+                &ds,
+                stype,
+                rbuf as *mut u8,
+                in_place_count(rbuf as *const c_void, rcount)?,
+                rtype,
+                root,
+            )
+        })
     }
-    coll_call!(g, comm, "MPI_Scatterv", {
-        let c = view(g.me, comm)?;
-        let (cs, ds) = if c.rank == root {
-            counts_displs(c.size, scounts, displs)?
-        } else {
-            (vec![0; c.size as usize], vec![0; c.size as usize])
-        };
-        coll::scatterv(
-            c,
-            sbuf as *const u8,
-            &cs,
-            &ds,
-            stype,
-            rbuf as *mut u8,
-            in_place_count(rbuf as *const c_void, rcount)?,
-            rtype,
-            root,
-        )
-    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Allgather(
+pub(super) unsafe extern "C" fn MPI_Allgather(
     sbuf: *const c_void,
     scount: c_int,
     stype: c_int,
@@ -447,7 +456,7 @@ pub unsafe extern "C" fn MPI_Allgather(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Allgatherv(
+pub(super) unsafe extern "C" fn MPI_Allgatherv(
     sbuf: *const c_void,
     scount: c_int,
     stype: c_int,
@@ -457,45 +466,48 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     rtype: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| {
-                let (cs, ds) = counts_displs(iv.rsize, rcounts, displs)?;
-                ic::allgatherv(
-                    iv,
-                    sbuf as *const u8,
-                    nonneg(scount)?,
-                    stype,
-                    rbuf as *mut u8,
-                    &cs,
-                    &ds,
-                    rtype,
-                )
-            })();
-            return result(g.me, comm, "MPI_Allgatherv", r);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match InterView::of(g.me, comm) {
+            Ok(Some(iv)) => {
+                let r: MpiResult<()> = (|| {
+                    let (cs, ds) = counts_displs(iv.rsize, rcounts, displs)?;
+                    ic::allgatherv(
+                        iv,
+                        sbuf as *const u8,
+                        nonneg(scount)?,
+                        stype,
+                        rbuf as *mut u8,
+                        &cs,
+                        &ds,
+                        rtype,
+                    )
+                })();
+                return result(g.me, comm, "MPI_Allgatherv", r);
+            }
+            Ok(None) => {}
+            Err(e) => return entry::handle_error(g.me, comm, "MPI_Allgatherv", e),
         }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Allgatherv", e),
+        coll_call!(g, comm, "MPI_Allgatherv", {
+            let c = view(g.me, comm)?;
+            let (cs, ds) = counts_displs(c.size, rcounts, displs)?;
+            coll::allgatherv(
+                c,
+                sbuf as *const u8,
+                in_place_count(sbuf, scount)?,
+                stype,
+                rbuf as *mut u8,
+                &cs,
+                &ds,
+                rtype,
+            )
+        })
     }
-    coll_call!(g, comm, "MPI_Allgatherv", {
-        let c = view(g.me, comm)?;
-        let (cs, ds) = counts_displs(c.size, rcounts, displs)?;
-        coll::allgatherv(
-            c,
-            sbuf as *const u8,
-            in_place_count(sbuf, scount)?,
-            stype,
-            rbuf as *mut u8,
-            &cs,
-            &ds,
-            rtype,
-        )
-    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoall(
+pub(super) unsafe extern "C" fn MPI_Alltoall(
     sbuf: *const c_void,
     scount: c_int,
     stype: c_int,
@@ -560,7 +572,7 @@ pub unsafe extern "C" fn MPI_Alltoall(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallv(
+pub(super) unsafe extern "C" fn MPI_Alltoallv(
     sbuf: *const c_void,
     scounts: *const c_int,
     sdispls: *const c_int,
@@ -571,61 +583,65 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     rtype: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| {
-                let n = iv.rsize as usize;
-                let (sc, sd) = counts_displs(iv.rsize, scounts, sdispls)?;
-                let (rc, rd) = counts_displs(iv.rsize, rcounts, rdispls)?;
-                let (se, re) =
-                    with_world(|w| Ok::<_, rt::MpiError>((w.dtype(stype)?.extent, w.dtype(rtype)?.extent)))?;
-                let sd: Vec<isize> = sd.iter().map(|d| d * se).collect();
-                let rd: Vec<isize> = rd.iter().map(|d| d * re).collect();
-                ic::alltoallw(
-                    iv,
-                    sbuf as *const u8,
-                    &sc,
-                    &sd,
-                    &vec![stype; n],
-                    rbuf as *mut u8,
-                    &rc,
-                    &rd,
-                    &vec![rtype; n],
-                )
-            })();
-            return result(g.me, comm, "MPI_Alltoallv", r);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match InterView::of(g.me, comm) {
+            Ok(Some(iv)) => {
+                let r: MpiResult<()> = (|| {
+                    let n = iv.rsize as usize;
+                    let (sc, sd) = counts_displs(iv.rsize, scounts, sdispls)?;
+                    let (rc, rd) = counts_displs(iv.rsize, rcounts, rdispls)?;
+                    let (se, re) = with_world(|w| {
+                        Ok::<_, rt::MpiError>((w.dtype(stype)?.extent, w.dtype(rtype)?.extent))
+                    })?;
+                    let sd: Vec<isize> = sd.iter().map(|d| d * se).collect();
+                    let rd: Vec<isize> = rd.iter().map(|d| d * re).collect();
+                    ic::alltoallw(
+                        iv,
+                        sbuf as *const u8,
+                        &sc,
+                        &sd,
+                        &vec![stype; n],
+                        rbuf as *mut u8,
+                        &rc,
+                        &rd,
+                        &vec![rtype; n],
+                    )
+                })();
+                return result(g.me, comm, "MPI_Alltoallv", r);
+            }
+            Ok(None) => {}
+            Err(e) => return entry::handle_error(g.me, comm, "MPI_Alltoallv", e),
         }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Alltoallv", e),
+        coll_call!(g, comm, "MPI_Alltoallv", {
+            let c = view(g.me, comm)?;
+            let (rc, rd) = counts_displs(c.size, rcounts, rdispls)?;
+            // With MPI_IN_PLACE the send arguments are those of the receive.
+            let (sc, sd, stype) = if sbuf as *mut u8 == IN_PLACE {
+                (rc.clone(), rd.clone(), rtype)
+            } else {
+                let (sc, sd) = counts_displs(c.size, scounts, sdispls)?;
+                (sc, sd, stype)
+            };
+            coll::alltoallv(
+                c,
+                sbuf as *const u8,
+                &sc,
+                &sd,
+                stype,
+                rbuf as *mut u8,
+                &rc,
+                &rd,
+                rtype,
+                false,
+            )
+        })
     }
-    coll_call!(g, comm, "MPI_Alltoallv", {
-        let c = view(g.me, comm)?;
-        let (rc, rd) = counts_displs(c.size, rcounts, rdispls)?;
-        // With MPI_IN_PLACE the send arguments are those of the receive.
-        let (sc, sd, stype) = if sbuf as *mut u8 == IN_PLACE {
-            (rc.clone(), rd.clone(), rtype)
-        } else {
-            let (sc, sd) = counts_displs(c.size, scounts, sdispls)?;
-            (sc, sd, stype)
-        };
-        coll::alltoallv(
-            c,
-            sbuf as *const u8,
-            &sc,
-            &sd,
-            stype,
-            rbuf as *mut u8,
-            &rc,
-            &rd,
-            rtype,
-            false,
-        )
-    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_scatter(
+pub(super) unsafe extern "C" fn MPI_Reduce_scatter(
     sbuf: *const c_void,
     rbuf: *mut c_void,
     rcounts: *const c_int,
@@ -633,29 +649,32 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
     op: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| {
-                let local = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.size()))?;
-                let (rc, _) = counts_displs(local, rcounts, std::ptr::null())?;
-                let total: usize = rc.iter().sum();
-                ic::reduce_scatter(iv, sbuf as *const u8, rbuf as *mut u8, &rc, total, dt, op)
-            })();
-            return result(g.me, comm, "MPI_Reduce_scatter", r);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match InterView::of(g.me, comm) {
+            Ok(Some(iv)) => {
+                let r: MpiResult<()> = (|| {
+                    let local = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.size()))?;
+                    let (rc, _) = counts_displs(local, rcounts, std::ptr::null())?;
+                    let total: usize = rc.iter().sum();
+                    ic::reduce_scatter(iv, sbuf as *const u8, rbuf as *mut u8, &rc, total, dt, op)
+                })();
+                return result(g.me, comm, "MPI_Reduce_scatter", r);
+            }
+            Ok(None) => {}
+            Err(e) => return entry::handle_error(g.me, comm, "MPI_Reduce_scatter", e),
         }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Reduce_scatter", e),
+        coll_call!(g, comm, "MPI_Reduce_scatter", {
+            let c = view(g.me, comm)?;
+            let (rc, _) = counts_displs(c.size, rcounts, std::ptr::null())?;
+            coll::reduce_scatter(c, sbuf as *const u8, rbuf as *mut u8, &rc, dt, op)
+        })
     }
-    coll_call!(g, comm, "MPI_Reduce_scatter", {
-        let c = view(g.me, comm)?;
-        let (rc, _) = counts_displs(c.size, rcounts, std::ptr::null())?;
-        coll::reduce_scatter(c, sbuf as *const u8, rbuf as *mut u8, &rc, dt, op)
-    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_scatter_block(
+pub(super) unsafe extern "C" fn MPI_Reduce_scatter_block(
     sbuf: *const c_void,
     rbuf: *mut c_void,
     rcount: c_int,
@@ -685,7 +704,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Scan(
+pub(super) unsafe extern "C" fn MPI_Scan(
     sbuf: *const c_void,
     rbuf: *mut c_void,
     count: c_int,
@@ -711,7 +730,7 @@ pub unsafe extern "C" fn MPI_Scan(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Exscan(
+pub(super) unsafe extern "C" fn MPI_Exscan(
     sbuf: *const c_void,
     rbuf: *mut c_void,
     count: c_int,
@@ -737,72 +756,90 @@ pub unsafe extern "C" fn MPI_Exscan(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Op_create(f: Option<UserFn>, commute: c_int, op: *mut c_int) -> c_int {
-    let Some(func) = f else { return rt::MPI_ERR_OP };
-    let h = with_world(|w| {
-        w.ops.push(Some(Op::User {
-            func,
-            commutative: commute != 0,
-        }));
-        (w.ops.len() - 1) as c_int
-    });
-    set(op, h);
-    MPI_SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Op_free(op: *mut c_int) -> c_int {
-    if *op > 14 {
-        with_world(|w| {
-            if let Some(o) = w.ops.get_mut(*op as usize) {
-                *o = None;
-            }
+pub(super) unsafe extern "C" fn MPI_Op_create(f: Option<UserFn>, commute: c_int, op: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let Some(func) = f else { return rt::MPI_ERR_OP };
+        let h = with_world(|w| {
+            w.ops.push(Some(Op::User {
+                func,
+                commutative: commute != 0,
+            }));
+            (w.ops.len() - 1) as c_int
         });
+        set(op, h);
+        MPI_SUCCESS
     }
-    *op = 0;
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Op_commutative(op: c_int, commute: *mut c_int) -> c_int {
-    match with_world(|w| w.op(op)) {
-        Ok(o) => {
-            set(commute, o.is_commutative() as c_int);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Op_free(op: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if *op > 14 {
+            with_world(|w| {
+                if let Some(o) = w.ops.get_mut(*op as usize) {
+                    *o = None;
+                }
+            });
         }
-        Err(e) => e.code,
+        *op = 0;
+        MPI_SUCCESS
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Op_commutative(op: c_int, commute: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match with_world(|w| w.op(op)) {
+            Ok(o) => {
+                set(commute, o.is_commutative() as c_int);
+                MPI_SUCCESS
+            }
+            Err(e) => e.code,
+        }
     }
 }
 
 /// `n` counts from a C array of `int` or `MPI_Count`.
 pub(super) unsafe fn ivec<T: Copy + Into<i64>>(n: i32, p: *const T) -> MpiResult<Vec<usize>> {
-    if p.is_null() && n > 0 {
-        return Err(mpi_err(rt::MPI_ERR_ARG, "null array of counts"));
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if p.is_null() && n > 0 {
+            return Err(mpi_err(rt::MPI_ERR_ARG, "null array of counts"));
+        }
+        (0..n.max(0) as usize)
+            .map(|i| nonneg((*p.add(i)).into()))
+            .collect()
     }
-    (0..n.max(0) as usize)
-        .map(|i| nonneg((*p.add(i)).into()))
-        .collect()
 }
 
 /// `n` displacements from a C array of `int` or `MPI_Aint` (a null array reads as zeros).
 pub(super) unsafe fn dvec<T: Copy + TryInto<isize>>(n: i32, p: *const T) -> Vec<isize> {
-    (0..n.max(0) as usize)
-        .map(|i| {
-            if p.is_null() {
-                0
-            } else {
-                (*p.add(i)).try_into().unwrap_or(0)
-            }
-        })
-        .collect()
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        (0..n.max(0) as usize)
+            .map(|i| {
+                if p.is_null() {
+                    0
+                } else {
+                    (*p.add(i)).try_into().unwrap_or(0)
+                }
+            })
+            .collect()
+    }
 }
 
 /// `n` datatype handles.
 pub(super) unsafe fn tvec(n: i32, p: *const c_int) -> MpiResult<Vec<i32>> {
-    if p.is_null() && n > 0 {
-        return Err(mpi_err(rt::MPI_ERR_TYPE, "null array of datatypes"));
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if p.is_null() && n > 0 {
+            return Err(mpi_err(rt::MPI_ERR_TYPE, "null array of datatypes"));
+        }
+        Ok((0..n.max(0) as usize).map(|i| *p.add(i)).collect())
     }
-    Ok((0..n.max(0) as usize).map(|i| *p.add(i)).collect())
 }
 
 /// Counts and element displacements of `n` consecutive blocks of `count`.
@@ -835,15 +872,18 @@ pub(super) fn no_inter(call: &str) -> rt::MpiError {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ibarrier(comm: c_int, req: *mut c_int) -> c_int {
-    nb!("MPI_Ibarrier", comm, req, |me| match comm_of(me, comm)? {
-        (c, Some(_)) => nbc_inter::ibarrier(c),
-        (c, None) => nbc::ibarrier(c),
-    })
+pub(super) unsafe extern "C" fn MPI_Ibarrier(comm: c_int, req: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Ibarrier", comm, req, |me| match comm_of(me, comm)? {
+            (c, Some(_)) => nbc_inter::ibarrier(c),
+            (c, None) => nbc::ibarrier(c),
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ibcast(
+pub(super) unsafe extern "C" fn MPI_Ibcast(
     buf: *mut c_void,
     count: c_int,
     dt: c_int,
@@ -851,19 +891,22 @@ pub unsafe extern "C" fn MPI_Ibcast(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Ibcast", comm, req, |me| {
-        let (c, inter) = comm_of(me, comm)?;
-        let idle = inter.is_some() && root == rt::MPI_PROC_NULL;
-        let count = if idle { 0 } else { nonneg(count)? };
-        match inter {
-            Some(_) => nbc_inter::ibcast(c, buf as *mut u8, count, dt, root),
-            None => nbc::ibcast(c, buf as *mut u8, count, dt, root),
-        }
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Ibcast", comm, req, |me| {
+            let (c, inter) = comm_of(me, comm)?;
+            let idle = inter.is_some() && root == rt::MPI_PROC_NULL;
+            let count = if idle { 0 } else { nonneg(count)? };
+            match inter {
+                Some(_) => nbc_inter::ibcast(c, buf as *mut u8, count, dt, root),
+                None => nbc::ibcast(c, buf as *mut u8, count, dt, root),
+            }
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce(
+pub(super) unsafe extern "C" fn MPI_Ireduce(
     s: *const c_void,
     r: *mut c_void,
     count: c_int,
@@ -873,20 +916,23 @@ pub unsafe extern "C" fn MPI_Ireduce(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Ireduce", comm, req, |me| {
-        let (c, inter) = comm_of(me, comm)?;
-        let idle = inter.is_some() && root == rt::MPI_PROC_NULL;
-        let count = if idle { 0 } else { nonneg(count)? };
-        let (s, r) = (s as *const u8, r as *mut u8);
-        match inter {
-            Some(_) => nbc_inter::ireduce(c, s, r, count, dt, op, root),
-            None => nbc::ireduce(c, s, r, count, dt, op, root),
-        }
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Ireduce", comm, req, |me| {
+            let (c, inter) = comm_of(me, comm)?;
+            let idle = inter.is_some() && root == rt::MPI_PROC_NULL;
+            let count = if idle { 0 } else { nonneg(count)? };
+            let (s, r) = (s as *const u8, r as *mut u8);
+            match inter {
+                Some(_) => nbc_inter::ireduce(c, s, r, count, dt, op, root),
+                None => nbc::ireduce(c, s, r, count, dt, op, root),
+            }
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iallreduce(
+pub(super) unsafe extern "C" fn MPI_Iallreduce(
     s: *const c_void,
     r: *mut c_void,
     count: c_int,
@@ -895,17 +941,20 @@ pub unsafe extern "C" fn MPI_Iallreduce(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Iallreduce", comm, req, |me| {
-        let (s, r, n) = (s as *const u8, r as *mut u8, nonneg(count)?);
-        match comm_of(me, comm)? {
-            (c, Some(_)) => nbc_inter::iallreduce(c, s, r, n, dt, op),
-            (c, None) => nbc::iallreduce(c, s, r, n, dt, op),
-        }
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Iallreduce", comm, req, |me| {
+            let (s, r, n) = (s as *const u8, r as *mut u8, nonneg(count)?);
+            match comm_of(me, comm)? {
+                (c, Some(_)) => nbc_inter::iallreduce(c, s, r, n, dt, op),
+                (c, None) => nbc::iallreduce(c, s, r, n, dt, op),
+            }
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Igather(
+pub(super) unsafe extern "C" fn MPI_Igather(
     s: *const c_void,
     sc: c_int,
     st: c_int,
@@ -916,29 +965,32 @@ pub unsafe extern "C" fn MPI_Igather(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Igather", comm, req, |me| {
-        let (c, inter) = comm_of(me, comm)?;
-        let receives = match inter {
-            Some(_) => root == MPI_ROOT,
-            None => c.rank == root,
-        };
-        let sends = match inter {
-            Some(_) => root >= 0,
-            None => !in_place(s),
-        };
-        let rc = if receives { nonneg(rc)? } else { 0 };
-        let sc = if sends { nonneg(sc)? } else { 0 };
-        let (cs, ds) = regular(inter.unwrap_or(c.size), rc);
-        let (s, r) = (s as *const u8, r as *mut u8);
-        match inter {
-            Some(_) => nbc_inter::igatherv(c, s, sc, st, r, cs, ds, rt_, root),
-            None => nbc::igatherv(c, s, sc, st, r, cs, ds, rt_, root),
-        }
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Igather", comm, req, |me| {
+            let (c, inter) = comm_of(me, comm)?;
+            let receives = match inter {
+                Some(_) => root == MPI_ROOT,
+                None => c.rank == root,
+            };
+            let sends = match inter {
+                Some(_) => root >= 0,
+                None => !in_place(s),
+            };
+            let rc = if receives { nonneg(rc)? } else { 0 };
+            let sc = if sends { nonneg(sc)? } else { 0 };
+            let (cs, ds) = regular(inter.unwrap_or(c.size), rc);
+            let (s, r) = (s as *const u8, r as *mut u8);
+            match inter {
+                Some(_) => nbc_inter::igatherv(c, s, sc, st, r, cs, ds, rt_, root),
+                None => nbc::igatherv(c, s, sc, st, r, cs, ds, rt_, root),
+            }
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Igatherv(
+pub(super) unsafe extern "C" fn MPI_Igatherv(
     s: *const c_void,
     sc: c_int,
     st: c_int,
@@ -950,33 +1002,36 @@ pub unsafe extern "C" fn MPI_Igatherv(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Igatherv", comm, req, |me| {
-        let (c, inter) = comm_of(me, comm)?;
-        let n = inter.unwrap_or(c.size);
-        let receives = match inter {
-            Some(_) => root == MPI_ROOT,
-            None => c.rank == root,
-        };
-        let sends = match inter {
-            Some(_) => root >= 0,
-            None => !in_place(s),
-        };
-        let (cs, d) = if receives {
-            (ivec(n, rcs)?, dvec(n, ds))
-        } else {
-            (vec![0; n.max(0) as usize], vec![0; n.max(0) as usize])
-        };
-        let sc = if sends { nonneg(sc)? } else { 0 };
-        let (s, r) = (s as *const u8, r as *mut u8);
-        match inter {
-            Some(_) => nbc_inter::igatherv(c, s, sc, st, r, cs, d, rt_, root),
-            None => nbc::igatherv(c, s, sc, st, r, cs, d, rt_, root),
-        }
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Igatherv", comm, req, |me| {
+            let (c, inter) = comm_of(me, comm)?;
+            let n = inter.unwrap_or(c.size);
+            let receives = match inter {
+                Some(_) => root == MPI_ROOT,
+                None => c.rank == root,
+            };
+            let sends = match inter {
+                Some(_) => root >= 0,
+                None => !in_place(s),
+            };
+            let (cs, d) = if receives {
+                (ivec(n, rcs)?, dvec(n, ds))
+            } else {
+                (vec![0; n.max(0) as usize], vec![0; n.max(0) as usize])
+            };
+            let sc = if sends { nonneg(sc)? } else { 0 };
+            let (s, r) = (s as *const u8, r as *mut u8);
+            match inter {
+                Some(_) => nbc_inter::igatherv(c, s, sc, st, r, cs, d, rt_, root),
+                None => nbc::igatherv(c, s, sc, st, r, cs, d, rt_, root),
+            }
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iscatter(
+pub(super) unsafe extern "C" fn MPI_Iscatter(
     s: *const c_void,
     sc: c_int,
     st: c_int,
@@ -987,29 +1042,32 @@ pub unsafe extern "C" fn MPI_Iscatter(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Iscatter", comm, req, |me| {
-        let (c, inter) = comm_of(me, comm)?;
-        let sends = match inter {
-            Some(_) => root == MPI_ROOT,
-            None => c.rank == root,
-        };
-        let receives = match inter {
-            Some(_) => root >= 0,
-            None => !in_place(r),
-        };
-        let sc = if sends { nonneg(sc)? } else { 0 };
-        let rc = if receives { nonneg(rc)? } else { 0 };
-        let (cs, ds) = regular(inter.unwrap_or(c.size), sc);
-        let (s, r) = (s as *const u8, r as *mut u8);
-        match inter {
-            Some(_) => nbc_inter::iscatterv(c, s, cs, ds, st, r, rc, rt_, root),
-            None => nbc::iscatterv(c, s, cs, ds, st, r, rc, rt_, root),
-        }
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Iscatter", comm, req, |me| {
+            let (c, inter) = comm_of(me, comm)?;
+            let sends = match inter {
+                Some(_) => root == MPI_ROOT,
+                None => c.rank == root,
+            };
+            let receives = match inter {
+                Some(_) => root >= 0,
+                None => !in_place(r),
+            };
+            let sc = if sends { nonneg(sc)? } else { 0 };
+            let rc = if receives { nonneg(rc)? } else { 0 };
+            let (cs, ds) = regular(inter.unwrap_or(c.size), sc);
+            let (s, r) = (s as *const u8, r as *mut u8);
+            match inter {
+                Some(_) => nbc_inter::iscatterv(c, s, cs, ds, st, r, rc, rt_, root),
+                None => nbc::iscatterv(c, s, cs, ds, st, r, rc, rt_, root),
+            }
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iscatterv(
+pub(super) unsafe extern "C" fn MPI_Iscatterv(
     s: *const c_void,
     scs: *const c_int,
     ds: *const c_int,
@@ -1021,33 +1079,36 @@ pub unsafe extern "C" fn MPI_Iscatterv(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Iscatterv", comm, req, |me| {
-        let (c, inter) = comm_of(me, comm)?;
-        let n = inter.unwrap_or(c.size);
-        let sends = match inter {
-            Some(_) => root == MPI_ROOT,
-            None => c.rank == root,
-        };
-        let receives = match inter {
-            Some(_) => root >= 0,
-            None => !in_place(r),
-        };
-        let (cs, d) = if sends {
-            (ivec(n, scs)?, dvec(n, ds))
-        } else {
-            (vec![0; n.max(0) as usize], vec![0; n.max(0) as usize])
-        };
-        let rc = if receives { nonneg(rc)? } else { 0 };
-        let (s, r) = (s as *const u8, r as *mut u8);
-        match inter {
-            Some(_) => nbc_inter::iscatterv(c, s, cs, d, st, r, rc, rt_, root),
-            None => nbc::iscatterv(c, s, cs, d, st, r, rc, rt_, root),
-        }
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Iscatterv", comm, req, |me| {
+            let (c, inter) = comm_of(me, comm)?;
+            let n = inter.unwrap_or(c.size);
+            let sends = match inter {
+                Some(_) => root == MPI_ROOT,
+                None => c.rank == root,
+            };
+            let receives = match inter {
+                Some(_) => root >= 0,
+                None => !in_place(r),
+            };
+            let (cs, d) = if sends {
+                (ivec(n, scs)?, dvec(n, ds))
+            } else {
+                (vec![0; n.max(0) as usize], vec![0; n.max(0) as usize])
+            };
+            let rc = if receives { nonneg(rc)? } else { 0 };
+            let (s, r) = (s as *const u8, r as *mut u8);
+            match inter {
+                Some(_) => nbc_inter::iscatterv(c, s, cs, d, st, r, rc, rt_, root),
+                None => nbc::iscatterv(c, s, cs, d, st, r, rc, rt_, root),
+            }
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iallgather(
+pub(super) unsafe extern "C" fn MPI_Iallgather(
     s: *const c_void,
     sc: c_int,
     st: c_int,
@@ -1057,20 +1118,23 @@ pub unsafe extern "C" fn MPI_Iallgather(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Iallgather", comm, req, |me| {
-        let (c, inter) = comm_of(me, comm)?;
-        let (cs, ds) = regular(inter.unwrap_or(c.size), nonneg(rc)?);
-        let sc = if in_place(s) { 0 } else { nonneg(sc)? };
-        let (s, r) = (s as *const u8, r as *mut u8);
-        match inter {
-            Some(_) => nbc_inter::iallgatherv(c, s, sc, st, r, cs, ds, rt_),
-            None => nbc::iallgatherv(c, s, sc, st, r, cs, ds, rt_),
-        }
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Iallgather", comm, req, |me| {
+            let (c, inter) = comm_of(me, comm)?;
+            let (cs, ds) = regular(inter.unwrap_or(c.size), nonneg(rc)?);
+            let sc = if in_place(s) { 0 } else { nonneg(sc)? };
+            let (s, r) = (s as *const u8, r as *mut u8);
+            match inter {
+                Some(_) => nbc_inter::iallgatherv(c, s, sc, st, r, cs, ds, rt_),
+                None => nbc::iallgatherv(c, s, sc, st, r, cs, ds, rt_),
+            }
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iallgatherv(
+pub(super) unsafe extern "C" fn MPI_Iallgatherv(
     s: *const c_void,
     sc: c_int,
     st: c_int,
@@ -1081,17 +1145,20 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Iallgatherv", comm, req, |me| {
-        let (c, inter) = comm_of(me, comm)?;
-        let n = inter.unwrap_or(c.size);
-        let (cs, d) = (ivec(n, rcs)?, dvec(n, ds));
-        let sc = if in_place(s) { 0 } else { nonneg(sc)? };
-        let (s, r) = (s as *const u8, r as *mut u8);
-        match inter {
-            Some(_) => nbc_inter::iallgatherv(c, s, sc, st, r, cs, d, rt_),
-            None => nbc::iallgatherv(c, s, sc, st, r, cs, d, rt_),
-        }
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Iallgatherv", comm, req, |me| {
+            let (c, inter) = comm_of(me, comm)?;
+            let n = inter.unwrap_or(c.size);
+            let (cs, d) = (ivec(n, rcs)?, dvec(n, ds));
+            let sc = if in_place(s) { 0 } else { nonneg(sc)? };
+            let (s, r) = (s as *const u8, r as *mut u8);
+            match inter {
+                Some(_) => nbc_inter::iallgatherv(c, s, sc, st, r, cs, d, rt_),
+                None => nbc::iallgatherv(c, s, sc, st, r, cs, d, rt_),
+            }
+        })
+    }
 }
 
 /// The arguments of an alltoallw (byte displacements, one type per peer).
@@ -1162,7 +1229,7 @@ impl Alltoallw {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoall(
+pub(super) unsafe extern "C" fn MPI_Ialltoall(
     s: *const c_void,
     sc: c_int,
     st: c_int,
@@ -1172,17 +1239,20 @@ pub unsafe extern "C" fn MPI_Ialltoall(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Ialltoall", comm, req, |me| {
-        let (c, inter) = comm_of(me, comm)?;
-        let n = inter.unwrap_or(c.size);
-        let (rcs, rds) = regular(n, nonneg(rc)?);
-        let send = || Ok(regular(n, nonneg(sc)?));
-        Alltoallw::from_v(n, s, send, st, r, rcs, rds, rt_)?.start(c, inter.is_some())
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Ialltoall", comm, req, |me| {
+            let (c, inter) = comm_of(me, comm)?;
+            let n = inter.unwrap_or(c.size);
+            let (rcs, rds) = regular(n, nonneg(rc)?);
+            let send = || Ok(regular(n, nonneg(sc)?));
+            Alltoallw::from_v(n, s, send, st, r, rcs, rds, rt_)?.start(c, inter.is_some())
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoallv(
+pub(super) unsafe extern "C" fn MPI_Ialltoallv(
     s: *const c_void,
     scs: *const c_int,
     sds: *const c_int,
@@ -1194,12 +1264,15 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Ialltoallv", comm, req, |me| {
-        let (c, inter) = comm_of(me, comm)?;
-        let n = inter.unwrap_or(c.size);
-        let send = || Ok((ivec(n, scs)?, dvec(n, sds)));
-        Alltoallw::from_v(n, s, send, st, r, ivec(n, rcs)?, dvec(n, rds), rt_)?.start(c, inter.is_some())
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Ialltoallv", comm, req, |me| {
+            let (c, inter) = comm_of(me, comm)?;
+            let n = inter.unwrap_or(c.size);
+            let send = || Ok((ivec(n, scs)?, dvec(n, sds)));
+            Alltoallw::from_v(n, s, send, st, r, ivec(n, rcs)?, dvec(n, rds), rt_)?.start(c, inter.is_some())
+        })
+    }
 }
 
 /// Starts an alltoallw from its C arguments.
@@ -1215,29 +1288,32 @@ pub(super) unsafe fn alltoallw_req(
     rds: *const c_int,
     rts: *const c_int,
 ) -> MpiResult<u32> {
-    let (c, inter) = comm_of(me, comm)?;
-    let n = inter.unwrap_or(c.size);
-    let (scounts, sdispls, stypes) = if in_place(s) {
-        let z = n.max(0) as usize;
-        (vec![0; z], vec![0; z], vec![0; z])
-    } else {
-        (ivec(n, scs)?, dvec(n, sds), tvec(n, sts)?)
-    };
-    Alltoallw {
-        sbuf: s as *const u8,
-        scounts,
-        sdispls,
-        stypes,
-        rbuf: r as *mut u8,
-        rcounts: ivec(n, rcs)?,
-        rdispls: dvec(n, rds),
-        rtypes: tvec(n, rts)?,
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let (c, inter) = comm_of(me, comm)?;
+        let n = inter.unwrap_or(c.size);
+        let (scounts, sdispls, stypes) = if in_place(s) {
+            let z = n.max(0) as usize;
+            (vec![0; z], vec![0; z], vec![0; z])
+        } else {
+            (ivec(n, scs)?, dvec(n, sds), tvec(n, sts)?)
+        };
+        Alltoallw {
+            sbuf: s as *const u8,
+            scounts,
+            sdispls,
+            stypes,
+            rbuf: r as *mut u8,
+            rcounts: ivec(n, rcs)?,
+            rdispls: dvec(n, rds),
+            rtypes: tvec(n, rts)?,
+        }
+        .start(c, inter.is_some())
     }
-    .start(c, inter.is_some())
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoallw(
+pub(super) unsafe extern "C" fn MPI_Ialltoallw(
     s: *const c_void,
     scs: *const c_int,
     sds: *const c_int,
@@ -1249,9 +1325,12 @@ pub unsafe extern "C" fn MPI_Ialltoallw(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Ialltoallw", comm, req, |me| alltoallw_req(
-        me, comm, s, scs, sds, sts, r, rcs, rds, rts
-    ))
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Ialltoallw", comm, req, |me| alltoallw_req(
+            me, comm, s, scs, sds, sts, r, rcs, rds, rts
+        ))
+    }
 }
 
 /// Waits for a collective request a blocking call started.
@@ -1264,7 +1343,7 @@ pub(super) fn wait_coll(me: u32, id: u32, call: &'static str) -> MpiResult<()> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallw(
+pub(super) unsafe extern "C" fn MPI_Alltoallw(
     s: *const c_void,
     scs: *const c_int,
     sds: *const c_int,
@@ -1275,16 +1354,19 @@ pub unsafe extern "C" fn MPI_Alltoallw(
     rts: *const c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
-    let res = alltoallw_req(g.me, comm, s, scs, sds, sts, r, rcs, rds, rts)
-        .and_then(|id| wait_coll(g.me, id, "MPI_Alltoallw"));
-    result(g.me, comm, "MPI_Alltoallw", res)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let res = alltoallw_req(g.me, comm, s, scs, sds, sts, r, rcs, rds, rts)
+            .and_then(|id| wait_coll(g.me, id, "MPI_Alltoallw"));
+        result(g.me, comm, "MPI_Alltoallw", res)
+    }
 }
 
 /// MPI_Alltoallv with `MPI_Count` counts and `MPI_Aint` displacements: the
 /// same algorithms as MPI_Alltoallv.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallv_c(
+pub(super) unsafe extern "C" fn MPI_Alltoallv_c(
     s: *const c_void,
     scs: *const i64,
     sds: *const isize,
@@ -1295,42 +1377,46 @@ pub unsafe extern "C" fn MPI_Alltoallv_c(
     rt_: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
-    let res = (|| -> MpiResult<()> {
-        let (c, inter) = comm_of(g.me, comm)?;
-        let n = inter.unwrap_or(c.size);
-        let (rc, rd) = (ivec(n, rcs)?, dvec(n, rds));
-        if let Some(rsize) = inter {
-            let a = Alltoallw::from_v(rsize, s, || Ok((ivec(n, scs)?, dvec(n, sds))), st, r, rc, rd, rt_)?;
-            let iv = InterView::of(g.me, comm)?.ok_or_else(|| no_inter("MPI_Alltoallv_c"))?;
-            return ic::alltoallw(
-                iv, a.sbuf, &a.scounts, &a.sdispls, &a.stypes, a.rbuf, &a.rcounts, &a.rdispls, &a.rtypes,
-            );
-        }
-        // With MPI_IN_PLACE the send arguments are those of the receive.
-        let (sc, sd, st) = if in_place(s) {
-            (rc.clone(), rd.clone(), rt_)
-        } else {
-            (ivec(n, scs)?, dvec(n, sds), st)
-        };
-        coll::alltoallv(
-            c,
-            s as *const u8,
-            &sc,
-            &sd,
-            st,
-            r as *mut u8,
-            &rc,
-            &rd,
-            rt_,
-            false,
-        )
-    })();
-    result(g.me, comm, "MPI_Alltoallv_c", res)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let res = (|| -> MpiResult<()> {
+            let (c, inter) = comm_of(g.me, comm)?;
+            let n = inter.unwrap_or(c.size);
+            let (rc, rd) = (ivec(n, rcs)?, dvec(n, rds));
+            if let Some(rsize) = inter {
+                let a =
+                    Alltoallw::from_v(rsize, s, || Ok((ivec(n, scs)?, dvec(n, sds))), st, r, rc, rd, rt_)?;
+                let iv = InterView::of(g.me, comm)?.ok_or_else(|| no_inter("MPI_Alltoallv_c"))?;
+                return ic::alltoallw(
+                    iv, a.sbuf, &a.scounts, &a.sdispls, &a.stypes, a.rbuf, &a.rcounts, &a.rdispls, &a.rtypes,
+                );
+            }
+            // With MPI_IN_PLACE the send arguments are those of the receive.
+            let (sc, sd, st) = if in_place(s) {
+                (rc.clone(), rd.clone(), rt_)
+            } else {
+                (ivec(n, scs)?, dvec(n, sds), st)
+            };
+            coll::alltoallv(
+                c,
+                s as *const u8,
+                &sc,
+                &sd,
+                st,
+                r as *mut u8,
+                &rc,
+                &rd,
+                rt_,
+                false,
+            )
+        })();
+        result(g.me, comm, "MPI_Alltoallv_c", res)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce_scatter(
+pub(super) unsafe extern "C" fn MPI_Ireduce_scatter(
     s: *const c_void,
     r: *mut c_void,
     rcs: *const c_int,
@@ -1339,20 +1425,23 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Ireduce_scatter", comm, req, |me| {
-        let (c, inter) = comm_of(me, comm)?;
-        // Receive counts are per rank of the local group, also on an intercommunicator.
-        let counts = ivec(c.size, rcs)?;
-        let (s, r) = (s as *const u8, r as *mut u8);
-        match inter {
-            Some(_) => nbc_inter::ireduce_scatter(c, s, r, counts, dt, op),
-            None => nbc::ireduce_scatter(c, s, r, counts, dt, op),
-        }
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Ireduce_scatter", comm, req, |me| {
+            let (c, inter) = comm_of(me, comm)?;
+            // Receive counts are per rank of the local group, also on an intercommunicator.
+            let counts = ivec(c.size, rcs)?;
+            let (s, r) = (s as *const u8, r as *mut u8);
+            match inter {
+                Some(_) => nbc_inter::ireduce_scatter(c, s, r, counts, dt, op),
+                None => nbc::ireduce_scatter(c, s, r, counts, dt, op),
+            }
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
+pub(super) unsafe extern "C" fn MPI_Ireduce_scatter_block(
     s: *const c_void,
     r: *mut c_void,
     rc: c_int,
@@ -1361,19 +1450,22 @@ pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Ireduce_scatter_block", comm, req, |me| {
-        let (c, inter) = comm_of(me, comm)?;
-        let counts = vec![nonneg(rc)?; c.size as usize];
-        let (s, r) = (s as *const u8, r as *mut u8);
-        match inter {
-            Some(_) => nbc_inter::ireduce_scatter(c, s, r, counts, dt, op),
-            None => nbc::ireduce_scatter(c, s, r, counts, dt, op),
-        }
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Ireduce_scatter_block", comm, req, |me| {
+            let (c, inter) = comm_of(me, comm)?;
+            let counts = vec![nonneg(rc)?; c.size as usize];
+            let (s, r) = (s as *const u8, r as *mut u8);
+            match inter {
+                Some(_) => nbc_inter::ireduce_scatter(c, s, r, counts, dt, op),
+                None => nbc::ireduce_scatter(c, s, r, counts, dt, op),
+            }
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iscan(
+pub(super) unsafe extern "C" fn MPI_Iscan(
     s: *const c_void,
     r: *mut c_void,
     count: c_int,
@@ -1382,14 +1474,17 @@ pub unsafe extern "C" fn MPI_Iscan(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Iscan", comm, req, |me| match comm_of(me, comm)? {
-        (_, Some(_)) => Err(no_inter("MPI_Iscan")),
-        (c, None) => nbc::iscan(c, s as *const u8, r as *mut u8, nonneg(count)?, dt, op, false),
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Iscan", comm, req, |me| match comm_of(me, comm)? {
+            (_, Some(_)) => Err(no_inter("MPI_Iscan")),
+            (c, None) => nbc::iscan(c, s as *const u8, r as *mut u8, nonneg(count)?, dt, op, false),
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iexscan(
+pub(super) unsafe extern "C" fn MPI_Iexscan(
     s: *const c_void,
     r: *mut c_void,
     count: c_int,
@@ -1398,8 +1493,11 @@ pub unsafe extern "C" fn MPI_Iexscan(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Iexscan", comm, req, |me| match comm_of(me, comm)? {
-        (_, Some(_)) => Err(no_inter("MPI_Iexscan")),
-        (c, None) => nbc::iscan(c, s as *const u8, r as *mut u8, nonneg(count)?, dt, op, true),
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Iexscan", comm, req, |me| match comm_of(me, comm)? {
+            (_, Some(_)) => Err(no_inter("MPI_Iexscan")),
+            (c, None) => nbc::iscan(c, s as *const u8, r as *mut u8, nonneg(count)?, dt, op, true),
+        })
+    }
 }

@@ -14,210 +14,257 @@ use super::args::*;
 // ------------------------------------------------------------------ communicators
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_rank(comm: c_int, rank: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.my_rank)) {
-        Ok(r) => {
-            set(rank, r);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_rank(comm: c_int, rank: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.my_rank)) {
+            Ok(r) => {
+                set(rank, r);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(me, comm, "MPI_Comm_rank", e),
         }
-        Err(e) => entry::handle_error(me, comm, "MPI_Comm_rank", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_size(comm: c_int, size: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.size())) {
-        Ok(s) => {
-            set(size, s);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_size(comm: c_int, size: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.size())) {
+            Ok(s) => {
+                set(size, s);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(me, comm, "MPI_Comm_size", e),
         }
-        Err(e) => entry::handle_error(me, comm, "MPI_Comm_size", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_dup(comm: c_int, new: *mut c_int) -> c_int {
-    let g = enter();
-    let r = comm::dup_comm(g.me, comm, true);
-    match r {
-        Ok(h) => {
-            set(new, h);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_dup(comm: c_int, new: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let r = comm::dup_comm(g.me, comm, true);
+        match r {
+            Ok(h) => {
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_dup", e),
         }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_dup", e),
     }
 }
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_split(comm: c_int, color: c_int, key: c_int, new: *mut c_int) -> c_int {
-    let g = enter();
-    match comm::split(g.me, comm, color, key) {
-        Ok(h) => {
-            set(new, h);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_split(
+    comm: c_int,
+    color: c_int,
+    key: c_int,
+    new: *mut c_int,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match comm::split(g.me, comm, color, key) {
+            Ok(h) => {
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_split", e),
         }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_split", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, new: *mut c_int) -> c_int {
-    let g = enter();
-    match group_of(g.me, group).and_then(|grp| comm::create(g.me, comm, grp)) {
-        Ok(h) => {
-            set(new, h);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, new: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match group_of(g.me, group).and_then(|grp| comm::create(g.me, comm, grp)) {
+            Ok(h) => {
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_create", e),
         }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_create", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
-    let g = enter();
-    let h = *comm;
-    if h == rt::MPI_COMM_WORLD || h == rt::MPI_COMM_SELF {
-        return entry::handle_error(
-            g.me,
-            h,
-            "MPI_Comm_free",
-            mpi_err(rt::MPI_ERR_COMM, "cannot free a predefined communicator"),
-        );
-    }
-    let r = crate::mpi::attr::delete_all_comm_attrs(g.me, h).and_then(|_| {
-        with_world(|w| {
-            w.ranks[g.me as usize].comm(h)?;
-            w.ranks[g.me as usize].comms[h as usize] = None;
-            Ok(())
-        })
-    });
-    if r.is_ok() {
-        *comm = MPI_COMM_NULL;
-    }
-    result(g.me, rt::MPI_COMM_WORLD, "MPI_Comm_free", r)
-}
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_compare(c1: c_int, c2: c_int, res: *mut c_int) -> c_int {
-    match comm::compare(rt::current_rank(), c1, c2) {
-        Ok(v) => {
-            set(res, v);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let h = *comm;
+        if h == rt::MPI_COMM_WORLD || h == rt::MPI_COMM_SELF {
+            return entry::handle_error(
+                g.me,
+                h,
+                "MPI_Comm_free",
+                mpi_err(rt::MPI_ERR_COMM, "cannot free a predefined communicator"),
+            );
         }
-        Err(e) => e.code,
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_group(comm: c_int, group: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    match with_world(|w| {
-        w.ranks[me as usize]
-            .comm(comm)
-            .map(|c| c.shared.group.as_ref().clone())
-    }) {
-        Ok(g) => {
-            set(group, add_group(me, g));
-            MPI_SUCCESS
+        let r = crate::mpi::attr::delete_all_comm_attrs(g.me, h).and_then(|_| {
+            with_world(|w| {
+                w.ranks[g.me as usize].comm(h)?;
+                w.ranks[g.me as usize].comms[h as usize] = None;
+                Ok(())
+            })
+        });
+        if r.is_ok() {
+            *comm = MPI_COMM_NULL;
         }
-        Err(e) => entry::handle_error(me, comm, "MPI_Comm_group", e),
+        result(g.me, rt::MPI_COMM_WORLD, "MPI_Comm_free", r)
     }
 }
-
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_test_inter(comm: c_int, flag: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some())) {
-        Ok(f) => {
-            set(flag, f as c_int);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_compare(c1: c_int, c2: c_int, res: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match comm::compare(rt::current_rank(), c1, c2) {
+            Ok(v) => {
+                set(res, v);
+                MPI_SUCCESS
+            }
+            Err(e) => e.code,
         }
-        Err(e) => entry::handle_error(me, comm, "MPI_Comm_test_inter", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_set_name(comm: c_int, name: *const c_char) -> c_int {
-    let me = rt::current_rank();
-    let s = CStr::from_ptr(name).to_string_lossy().into_owned();
-    let r = with_world(|w| w.ranks[me as usize].comm_mut(comm).map(|c| c.name = s));
-    result(me, comm, "MPI_Comm_set_name", r)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_name(comm: c_int, name: *mut c_char, len: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.name.clone())) {
-        Ok(s) => {
-            write_cstr(name, &s, len, 128);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_group(comm: c_int, group: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        match with_world(|w| {
+            w.ranks[me as usize]
+                .comm(comm)
+                .map(|c| c.shared.group.as_ref().clone())
+        }) {
+            Ok(g) => {
+                set(group, add_group(me, g));
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(me, comm, "MPI_Comm_group", e),
         }
-        Err(e) => entry::handle_error(me, comm, "MPI_Comm_get_name", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_remote_size(comm: c_int, size: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    match with_world(|w| {
-        w.ranks[me as usize]
-            .comm(comm)
-            .map(|c| c.shared.remote.as_ref().map(|r| r.len()))
-    }) {
-        Ok(Some(n)) => {
-            set(size, n as c_int);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_test_inter(comm: c_int, flag: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some())) {
+            Ok(f) => {
+                set(flag, f as c_int);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(me, comm, "MPI_Comm_test_inter", e),
         }
-        Ok(None) => entry::handle_error(
-            me,
-            comm,
-            "MPI_Comm_remote_size",
-            mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"),
-        ),
-        Err(e) => entry::handle_error(me, comm, "MPI_Comm_remote_size", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_remote_group(comm: c_int, group: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.clone())) {
-        Ok(Some(g)) => {
-            set(group, add_group(me, g.as_ref().clone()));
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_set_name(comm: c_int, name: *const c_char) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        let s = CStr::from_ptr(name).to_string_lossy().into_owned();
+        let r = with_world(|w| w.ranks[me as usize].comm_mut(comm).map(|c| c.name = s));
+        result(me, comm, "MPI_Comm_set_name", r)
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Comm_get_name(comm: c_int, name: *mut c_char, len: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.name.clone())) {
+            Ok(s) => {
+                write_cstr(name, &s, len, 128);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(me, comm, "MPI_Comm_get_name", e),
         }
-        Ok(None) => entry::handle_error(
-            me,
-            comm,
-            "MPI_Comm_remote_group",
-            mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"),
-        ),
-        Err(e) => entry::handle_error(me, comm, "MPI_Comm_remote_group", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_split_type(
+pub(super) unsafe extern "C" fn MPI_Comm_remote_size(comm: c_int, size: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        match with_world(|w| {
+            w.ranks[me as usize]
+                .comm(comm)
+                .map(|c| c.shared.remote.as_ref().map(|r| r.len()))
+        }) {
+            Ok(Some(n)) => {
+                set(size, n as c_int);
+                MPI_SUCCESS
+            }
+            Ok(None) => entry::handle_error(
+                me,
+                comm,
+                "MPI_Comm_remote_size",
+                mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"),
+            ),
+            Err(e) => entry::handle_error(me, comm, "MPI_Comm_remote_size", e),
+        }
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Comm_remote_group(comm: c_int, group: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.clone())) {
+            Ok(Some(g)) => {
+                set(group, add_group(me, g.as_ref().clone()));
+                MPI_SUCCESS
+            }
+            Ok(None) => entry::handle_error(
+                me,
+                comm,
+                "MPI_Comm_remote_group",
+                mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"),
+            ),
+            Err(e) => entry::handle_error(me, comm, "MPI_Comm_remote_group", e),
+        }
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Comm_split_type(
     comm: c_int,
     split_type: c_int,
     key: c_int,
     _info: c_int,
     new: *mut c_int,
 ) -> c_int {
-    // MPI_COMM_TYPE_SHARED: ranks on the same simulated host. The hardware
-    // types (MPI_COMM_TYPE_HW_GUIDED / _UNGUIDED) may give MPI_COMM_NULL, as
-    // in SMPI: a simulated host has no hardware hierarchy below it.
-    const MPI_COMM_TYPE_SHARED: c_int = 1;
-    let me = rt::current_rank();
-    let color = if split_type == MPI_COMM_TYPE_SHARED {
-        with_world(|w| w.ranks[me as usize].host.0 as c_int)
-    } else {
-        MPI_UNDEFINED
-    };
-    MPI_Comm_split(comm, color, key, new)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        // MPI_COMM_TYPE_SHARED: ranks on the same simulated host. The hardware
+        // types (MPI_COMM_TYPE_HW_GUIDED / _UNGUIDED) may give MPI_COMM_NULL, as
+        // in SMPI: a simulated host has no hardware hierarchy below it.
+        const MPI_COMM_TYPE_SHARED: c_int = 1;
+        let me = rt::current_rank();
+        let color = if split_type == MPI_COMM_TYPE_SHARED {
+            with_world(|w| w.ranks[me as usize].host.0 as c_int)
+        } else {
+            MPI_UNDEFINED
+        };
+        MPI_Comm_split(comm, color, key, new)
+    }
 }
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Intercomm_create(
+pub(super) unsafe extern "C" fn MPI_Intercomm_create(
     local: c_int,
     local_leader: c_int,
     peer: c_int,
@@ -225,80 +272,97 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
     tag: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let g = enter();
-    match comm::intercomm_create(g.me, local, local_leader, peer, remote_leader, tag) {
-        Ok(h) => {
-            set(new, h);
-            MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match comm::intercomm_create(g.me, local, local_leader, peer, remote_leader, tag) {
+            Ok(h) => {
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, local, "MPI_Intercomm_create", e),
         }
-        Err(e) => entry::handle_error(g.me, local, "MPI_Intercomm_create", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Intercomm_merge(inter: c_int, high: c_int, new: *mut c_int) -> c_int {
-    let g = enter();
-    match comm::intercomm_merge(g.me, inter, high) {
-        Ok(h) => {
-            set(new, h);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Intercomm_merge(inter: c_int, high: c_int, new: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match comm::intercomm_merge(g.me, inter, high) {
+            Ok(h) => {
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, inter, "MPI_Intercomm_merge", e),
         }
-        Err(e) => entry::handle_error(g.me, inter, "MPI_Intercomm_merge", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_idup(comm: c_int, new: *mut c_int, req: *mut c_int) -> c_int {
-    let g = enter();
-    match comm::dup_comm(g.me, comm, false) {
-        Ok(h) => {
-            set(new, h);
-            set(req, 0);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_idup(comm: c_int, new: *mut c_int, req: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match comm::dup_comm(g.me, comm, false) {
+            Ok(h) => {
+                set(new, h);
+                set(req, 0);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_idup", e),
         }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_idup", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_set_info(_comm: c_int, _info: c_int) -> c_int {
+pub(super) unsafe extern "C" fn MPI_Comm_set_info(_comm: c_int, _info: c_int) -> c_int {
     MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_dup_with_info(comm: c_int, _info: c_int, new: *mut c_int) -> c_int {
-    MPI_Comm_dup(comm, new)
+pub(super) unsafe extern "C" fn MPI_Comm_dup_with_info(comm: c_int, _info: c_int, new: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Comm_dup(comm, new) }
 }
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_create_group(
+pub(super) unsafe extern "C" fn MPI_Comm_create_group(
     comm: c_int,
     group: c_int,
     tag: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let g = enter();
-    match group_of(g.me, group).and_then(|grp| comm::create_group(g.me, comm, grp, tag)) {
-        Ok(h) => {
-            set(new, h);
-            MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match group_of(g.me, group).and_then(|grp| comm::create_group(g.me, comm, grp, tag)) {
+            Ok(h) => {
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_create_group", e),
         }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_create_group", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_idup_with_info(
+pub(super) unsafe extern "C" fn MPI_Comm_idup_with_info(
     comm: c_int,
     _info: c_int,
     new: *mut c_int,
     req: *mut c_int,
 ) -> c_int {
-    MPI_Comm_idup(comm, new, req)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Comm_idup(comm, new, req) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_info(_comm: c_int, info: *mut c_int) -> c_int {
-    // No hints are used: a new, empty object the caller frees.
-    set(info, with_world(|w| w.infos.create()));
-    MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_get_info(_comm: c_int, info: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        // No hints are used: a new, empty object the caller frees.
+        set(info, with_world(|w| w.infos.create()));
+        MPI_SUCCESS
+    }
 }

@@ -18,58 +18,76 @@ pub(super) fn type_info<T>(dt: c_int, f: impl FnOnce(&Datatype) -> T) -> Result<
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_size(dt: c_int, size: *mut c_int) -> c_int {
-    match type_info(dt, |d| d.size) {
-        Ok(s) => {
-            set(size, s as c_int);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Type_size(dt: c_int, size: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match type_info(dt, |d| d.size) {
+            Ok(s) => {
+                set(size, s as c_int);
+                MPI_SUCCESS
+            }
+            Err(c) => c,
         }
-        Err(c) => c,
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_extent(dt: c_int, lb: *mut Aint, extent: *mut Aint) -> c_int {
-    match type_info(dt, |d| (d.lb, d.extent)) {
-        Ok((l, e)) => {
-            set(lb, l);
-            set(extent, e);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Type_get_extent(dt: c_int, lb: *mut Aint, extent: *mut Aint) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match type_info(dt, |d| (d.lb, d.extent)) {
+            Ok((l, e)) => {
+                set(lb, l);
+                set(extent, e);
+                MPI_SUCCESS
+            }
+            Err(c) => c,
         }
-        Err(c) => c,
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_true_extent(dt: c_int, lb: *mut Aint, extent: *mut Aint) -> c_int {
-    match type_info(dt, |d| (d.true_lb, d.true_ub - d.true_lb)) {
-        Ok((l, e)) => {
-            set(lb, l);
-            set(extent, e);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Type_get_true_extent(
+    dt: c_int,
+    lb: *mut Aint,
+    extent: *mut Aint,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match type_info(dt, |d| (d.true_lb, d.true_ub - d.true_lb)) {
+            Ok((l, e)) => {
+                set(lb, l);
+                set(extent, e);
+                MPI_SUCCESS
+            }
+            Err(c) => c,
         }
-        Err(c) => c,
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_extent(dt: c_int, extent: *mut Aint) -> c_int {
-    MPI_Type_get_extent(dt, std::ptr::null_mut(), extent)
+pub(super) unsafe extern "C" fn MPI_Type_extent(dt: c_int, extent: *mut Aint) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Type_get_extent(dt, std::ptr::null_mut(), extent) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_lb(dt: c_int, lb: *mut Aint) -> c_int {
-    MPI_Type_get_extent(dt, lb, std::ptr::null_mut())
+pub(super) unsafe extern "C" fn MPI_Type_lb(dt: c_int, lb: *mut Aint) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Type_get_extent(dt, lb, std::ptr::null_mut()) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_ub(dt: c_int, ub: *mut Aint) -> c_int {
-    match type_info(dt, |d| d.lb + d.extent) {
-        Ok(u) => {
-            set(ub, u);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Type_ub(dt: c_int, ub: *mut Aint) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match type_info(dt, |d| d.lb + d.extent) {
+            Ok(u) => {
+                set(ub, u);
+                MPI_SUCCESS
+            }
+            Err(c) => c,
         }
-        Err(c) => c,
     }
 }
 
@@ -99,254 +117,284 @@ pub(super) fn extent_of(dt: c_int) -> Result<isize, c_int> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_contiguous(count: c_int, old: c_int, new: *mut c_int) -> c_int {
-    if count < 0 {
-        return MPI_ERR_COUNT;
+pub(super) unsafe extern "C" fn MPI_Type_contiguous(count: c_int, old: c_int, new: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if count < 0 {
+            return MPI_ERR_COUNT;
+        }
+        let rc = new_type(&[(0, old, count as usize)], 2, new);
+        if rc == MPI_SUCCESS {
+            super::datatype::record(*new, vec![count as i64], vec![], &[old]);
+        }
+        rc
     }
-    let rc = new_type(&[(0, old, count as usize)], 2, new);
-    if rc == MPI_SUCCESS {
-        super::datatype::record(*new, vec![count as i64], vec![], &[old]);
-    }
-    rc
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_vector(
+pub(super) unsafe extern "C" fn MPI_Type_vector(
     count: c_int,
     blen: c_int,
     stride: c_int,
     old: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let ext = match extent_of(old) {
-        Ok(e) => e,
-        Err(c) => return c,
-    };
-    if count < 0 || blen < 0 {
-        return MPI_ERR_COUNT;
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let ext = match extent_of(old) {
+            Ok(e) => e,
+            Err(c) => return c,
+        };
+        if count < 0 || blen < 0 {
+            return MPI_ERR_COUNT;
+        }
+        let pieces: Vec<(isize, i32, usize)> = (0..count as isize)
+            .map(|i| (i * stride as isize * ext, old, blen as usize))
+            .collect();
+        let rc = new_type(&pieces, 3, new);
+        if rc == MPI_SUCCESS {
+            let ints = vec![count as i64, blen as i64, stride as i64];
+            super::datatype::record(*new, ints, vec![], &[old]);
+        }
+        rc
     }
-    let pieces: Vec<(isize, i32, usize)> = (0..count as isize)
-        .map(|i| (i * stride as isize * ext, old, blen as usize))
-        .collect();
-    let rc = new_type(&pieces, 3, new);
-    if rc == MPI_SUCCESS {
-        let ints = vec![count as i64, blen as i64, stride as i64];
-        super::datatype::record(*new, ints, vec![], &[old]);
-    }
-    rc
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_hvector(
+pub(super) unsafe extern "C" fn MPI_Type_create_hvector(
     count: c_int,
     blen: c_int,
     stride: Aint,
     old: c_int,
     new: *mut c_int,
 ) -> c_int {
-    if count < 0 || blen < 0 {
-        return MPI_ERR_COUNT;
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if count < 0 || blen < 0 {
+            return MPI_ERR_COUNT;
+        }
+        let pieces: Vec<(isize, i32, usize)> = (0..count as isize)
+            .map(|i| (i * stride, old, blen as usize))
+            .collect();
+        let rc = new_type(&pieces, 4, new);
+        if rc == MPI_SUCCESS {
+            super::datatype::record(*new, vec![count as i64, blen as i64], vec![stride], &[old]);
+        }
+        rc
     }
-    let pieces: Vec<(isize, i32, usize)> = (0..count as isize)
-        .map(|i| (i * stride, old, blen as usize))
-        .collect();
-    let rc = new_type(&pieces, 4, new);
-    if rc == MPI_SUCCESS {
-        super::datatype::record(*new, vec![count as i64, blen as i64], vec![stride], &[old]);
-    }
-    rc
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_hvector(
+pub(super) unsafe extern "C" fn MPI_Type_hvector(
     count: c_int,
     blen: c_int,
     stride: Aint,
     old: c_int,
     new: *mut c_int,
 ) -> c_int {
-    MPI_Type_create_hvector(count, blen, stride, old, new)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Type_create_hvector(count, blen, stride, old, new) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_indexed(
+pub(super) unsafe extern "C" fn MPI_Type_indexed(
     count: c_int,
     blens: *const c_int,
     displs: *const c_int,
     old: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let ext = match extent_of(old) {
-        Ok(e) => e,
-        Err(c) => return c,
-    };
-    let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
-        .map(|i| {
-            (
-                *displs.add(i) as isize * ext,
-                old,
-                (*blens.add(i)).max(0) as usize,
-            )
-        })
-        .collect();
-    let rc = new_type(&pieces, 5, new);
-    if rc == MPI_SUCCESS {
-        let n = count.max(0) as usize;
-        let mut ints = vec![count as i64];
-        ints.extend((0..n).map(|i| *blens.add(i) as i64));
-        ints.extend((0..n).map(|i| *displs.add(i) as i64));
-        super::datatype::record(*new, ints, vec![], &[old]);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let ext = match extent_of(old) {
+            Ok(e) => e,
+            Err(c) => return c,
+        };
+        let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
+            .map(|i| {
+                (
+                    *displs.add(i) as isize * ext,
+                    old,
+                    (*blens.add(i)).max(0) as usize,
+                )
+            })
+            .collect();
+        let rc = new_type(&pieces, 5, new);
+        if rc == MPI_SUCCESS {
+            let n = count.max(0) as usize;
+            let mut ints = vec![count as i64];
+            ints.extend((0..n).map(|i| *blens.add(i) as i64));
+            ints.extend((0..n).map(|i| *displs.add(i) as i64));
+            super::datatype::record(*new, ints, vec![], &[old]);
+        }
+        rc
     }
-    rc
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_hindexed(
+pub(super) unsafe extern "C" fn MPI_Type_create_hindexed(
     count: c_int,
     blens: *const c_int,
     displs: *const Aint,
     old: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
-        .map(|i| (*displs.add(i), old, (*blens.add(i)).max(0) as usize))
-        .collect();
-    let rc = new_type(&pieces, 6, new);
-    if rc == MPI_SUCCESS {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
+            .map(|i| (*displs.add(i), old, (*blens.add(i)).max(0) as usize))
+            .collect();
+        let rc = new_type(&pieces, 6, new);
+        if rc == MPI_SUCCESS {
+            let n = count.max(0) as usize;
+            let mut ints = vec![count as i64];
+            ints.extend((0..n).map(|i| *blens.add(i) as i64));
+            let aints = (0..n).map(|i| *displs.add(i)).collect();
+            super::datatype::record(*new, ints, aints, &[old]);
+        }
+        rc
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Type_hindexed(
+    count: c_int,
+    blens: *const c_int,
+    displs: *const Aint,
+    old: c_int,
+    new: *mut c_int,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Type_create_hindexed(count, blens, displs, old, new) }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Type_create_indexed_block(
+    count: c_int,
+    blen: c_int,
+    displs: *const c_int,
+    old: c_int,
+    new: *mut c_int,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let ext = match extent_of(old) {
+            Ok(e) => e,
+            Err(c) => return c,
+        };
+        let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
+            .map(|i| (*displs.add(i) as isize * ext, old, blen.max(0) as usize))
+            .collect();
+        let rc = new_type(&pieces, 7, new);
+        if rc == MPI_SUCCESS {
+            let mut ints = vec![count as i64, blen as i64];
+            ints.extend((0..count.max(0) as usize).map(|i| *displs.add(i) as i64));
+            super::datatype::record(*new, ints, vec![], &[old]);
+        }
+        rc
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Type_create_hindexed_block(
+    count: c_int,
+    blen: c_int,
+    displs: *const Aint,
+    old: c_int,
+    new: *mut c_int,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
+            .map(|i| (*displs.add(i), old, blen.max(0) as usize))
+            .collect();
+        let rc = new_type(&pieces, 11, new);
+        if rc == MPI_SUCCESS {
+            let aints = (0..count.max(0) as usize).map(|i| *displs.add(i)).collect();
+            super::datatype::record(*new, vec![count as i64, blen as i64], aints, &[old]);
+        }
+        rc
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Type_create_struct(
+    count: c_int,
+    blens: *const c_int,
+    displs: *const Aint,
+    types: *const c_int,
+    new: *mut c_int,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
+            .map(|i| (*displs.add(i), *types.add(i), (*blens.add(i)).max(0) as usize))
+            .collect();
+        let rc = new_type(&pieces, 8, new);
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
+        // Like C structs (and MPICH), the extent is padded to the largest
+        // alignment of the members, unless MPI_UB/MPI_LB or a resized type set it.
+        let h = *new;
+        with_world(|w| {
+            if let Ok(d) = w.dtype(h) {
+                let align = d.align.max(1) as isize;
+                if !d.has_ub_marker && d.extent % align != 0 {
+                    let mut t = (*d).clone();
+                    t.extent += align - t.extent % align;
+                    w.types[h as usize] = Some(Rc::new(t));
+                }
+            }
+        });
         let n = count.max(0) as usize;
         let mut ints = vec![count as i64];
         ints.extend((0..n).map(|i| *blens.add(i) as i64));
         let aints = (0..n).map(|i| *displs.add(i)).collect();
-        super::datatype::record(*new, ints, aints, &[old]);
+        let olds: Vec<c_int> = (0..n).map(|i| *types.add(i)).collect();
+        super::datatype::record(h, ints, aints, &olds);
+        MPI_SUCCESS
     }
-    rc
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_hindexed(
-    count: c_int,
-    blens: *const c_int,
-    displs: *const Aint,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    MPI_Type_create_hindexed(count, blens, displs, old, new)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_indexed_block(
-    count: c_int,
-    blen: c_int,
-    displs: *const c_int,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    let ext = match extent_of(old) {
-        Ok(e) => e,
-        Err(c) => return c,
-    };
-    let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
-        .map(|i| (*displs.add(i) as isize * ext, old, blen.max(0) as usize))
-        .collect();
-    let rc = new_type(&pieces, 7, new);
-    if rc == MPI_SUCCESS {
-        let mut ints = vec![count as i64, blen as i64];
-        ints.extend((0..count.max(0) as usize).map(|i| *displs.add(i) as i64));
-        super::datatype::record(*new, ints, vec![], &[old]);
-    }
-    rc
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
-    count: c_int,
-    blen: c_int,
-    displs: *const Aint,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
-        .map(|i| (*displs.add(i), old, blen.max(0) as usize))
-        .collect();
-    let rc = new_type(&pieces, 11, new);
-    if rc == MPI_SUCCESS {
-        let aints = (0..count.max(0) as usize).map(|i| *displs.add(i)).collect();
-        super::datatype::record(*new, vec![count as i64, blen as i64], aints, &[old]);
-    }
-    rc
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_struct(
+pub(super) unsafe extern "C" fn MPI_Type_struct(
     count: c_int,
     blens: *const c_int,
     displs: *const Aint,
     types: *const c_int,
     new: *mut c_int,
 ) -> c_int {
-    let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
-        .map(|i| (*displs.add(i), *types.add(i), (*blens.add(i)).max(0) as usize))
-        .collect();
-    let rc = new_type(&pieces, 8, new);
-    if rc != MPI_SUCCESS {
-        return rc;
-    }
-    // Like C structs (and MPICH), the extent is padded to the largest
-    // alignment of the members, unless MPI_UB/MPI_LB or a resized type set it.
-    let h = *new;
-    with_world(|w| {
-        if let Ok(d) = w.dtype(h) {
-            let align = d.align.max(1) as isize;
-            if !d.has_ub_marker && d.extent % align != 0 {
-                let mut t = (*d).clone();
-                t.extent += align - t.extent % align;
-                w.types[h as usize] = Some(Rc::new(t));
-            }
-        }
-    });
-    let n = count.max(0) as usize;
-    let mut ints = vec![count as i64];
-    ints.extend((0..n).map(|i| *blens.add(i) as i64));
-    let aints = (0..n).map(|i| *displs.add(i)).collect();
-    let olds: Vec<c_int> = (0..n).map(|i| *types.add(i)).collect();
-    super::datatype::record(h, ints, aints, &olds);
-    MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Type_create_struct(count, blens, displs, types, new) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_struct(
-    count: c_int,
-    blens: *const c_int,
-    displs: *const Aint,
-    types: *const c_int,
-    new: *mut c_int,
-) -> c_int {
-    MPI_Type_create_struct(count, blens, displs, types, new)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_resized(
+pub(super) unsafe extern "C" fn MPI_Type_create_resized(
     old: c_int,
     lb: Aint,
     extent: Aint,
     new: *mut c_int,
 ) -> c_int {
-    let r = with_world(|w| -> MpiResult<c_int> {
-        let d = w.dtype(old)?;
-        Ok(w.add_type(d.resized(lb, extent)))
-    });
-    match r {
-        Ok(h) => {
-            super::datatype::record(h, vec![], vec![lb, extent], &[old]);
-            set(new, h);
-            MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let r = with_world(|w| -> MpiResult<c_int> {
+            let d = w.dtype(old)?;
+            Ok(w.add_type(d.resized(lb, extent)))
+        });
+        match r {
+            Ok(h) => {
+                super::datatype::record(h, vec![], vec![lb, extent], &[old]);
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => e.code,
         }
-        Err(e) => e.code,
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_subarray(
+pub(super) unsafe extern "C" fn MPI_Type_create_subarray(
     ndims: c_int,
     sizes: *const c_int,
     subsizes: *const c_int,
@@ -355,146 +403,162 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(
     old: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let ext = match extent_of(old) {
-        Ok(e) => e,
-        Err(c) => return c,
-    };
-    let nd = ndims.max(0) as usize;
-    let get = |p: *const c_int, i: usize| *p.add(if order == 0 { i } else { nd - 1 - i }) as isize;
-    // Enumerate the rows of the last (fastest) dimension in C order.
-    let mut pieces: Vec<(isize, i32, usize)> = Vec::new();
-    let mut total = 1isize;
-    for i in 0..nd {
-        total *= get(sizes, i);
-    }
-    if nd == 0 {
-        return new_type(&[], 9, new);
-    }
-    let mut idx = vec![0isize; nd];
-    loop {
-        let mut off = 0isize;
-        for (i, x) in idx.iter().enumerate() {
-            off = off * get(sizes, i) + get(starts, i) + x;
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let ext = match extent_of(old) {
+            Ok(e) => e,
+            Err(c) => return c,
+        };
+        let nd = ndims.max(0) as usize;
+        let get = |p: *const c_int, i: usize| *p.add(if order == 0 { i } else { nd - 1 - i }) as isize;
+        // Enumerate the rows of the last (fastest) dimension in C order.
+        let mut pieces: Vec<(isize, i32, usize)> = Vec::new();
+        let mut total = 1isize;
+        for i in 0..nd {
+            total *= get(sizes, i);
         }
-        pieces.push((off * ext, old, get(subsizes, nd - 1) as usize));
-        // advance all but the last dimension
-        let mut d = nd as isize - 2;
+        if nd == 0 {
+            return new_type(&[], 9, new);
+        }
+        let mut idx = vec![0isize; nd];
         loop {
+            let mut off = 0isize;
+            for (i, x) in idx.iter().enumerate() {
+                off = off * get(sizes, i) + get(starts, i) + x;
+            }
+            pieces.push((off * ext, old, get(subsizes, nd - 1) as usize));
+            // advance all but the last dimension
+            let mut d = nd as isize - 2;
+            loop {
+                if d < 0 {
+                    break;
+                }
+                let du = d as usize;
+                idx[du] += 1;
+                if idx[du] < get(subsizes, du) {
+                    break;
+                }
+                idx[du] = 0;
+                d -= 1;
+            }
             if d < 0 {
                 break;
             }
-            let du = d as usize;
-            idx[du] += 1;
-            if idx[du] < get(subsizes, du) {
-                break;
-            }
-            idx[du] = 0;
-            d -= 1;
         }
-        if d < 0 {
-            break;
-        }
-    }
-    let rc = new_type(&pieces, 9, new);
-    if rc != MPI_SUCCESS {
-        return rc;
-    }
-    // The subarray's extent is the full array's.
-    let h = *new;
-    with_world(|w| {
-        if let Ok(d) = w.dtype(h) {
-            let mut t = (*d).clone();
-            t.lb = 0;
-            t.extent = total * ext;
-            w.types[h as usize] = Some(Rc::new(t));
-        }
-    });
-    let mut ints = vec![nd as i64];
-    for p in [sizes, subsizes, starts] {
-        ints.extend((0..nd).map(|i| *p.add(i) as i64));
-    }
-    ints.push(order as i64);
-    super::datatype::record(h, ints, vec![], &[old]);
-    MPI_SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_dup(old: c_int, new: *mut c_int) -> c_int {
-    let r = with_world(|w| -> MpiResult<c_int> {
-        let mut d = (*w.dtype(old)?).clone();
-        d.predefined = false;
-        d.combiner = 1;
-        Ok(w.add_type(d))
-    });
-    match r {
-        Ok(mut h) => {
-            super::datatype::record(h, vec![], vec![], &[old]);
-            let rc = crate::mpi::attr::copy_type_attrs(rt::current_rank(), old, h);
-            if rc != MPI_SUCCESS {
-                // A failing copy callback fails the dup, which yields MPI_DATATYPE_NULL.
-                MPI_Type_free(&mut h);
-                set(new, 0);
-                return rc;
-            }
-            set(new, h);
-            MPI_SUCCESS
-        }
-        Err(e) => e.code,
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_commit(dt: *mut c_int) -> c_int {
-    let h = *dt;
-    with_world(|w| match w.dtype(h) {
-        Ok(d) => {
-            if !d.predefined {
-                let mut t = (*d).clone();
-                t.committed = true;
-                w.types[h as usize] = Some(Rc::new(t));
-            }
-            MPI_SUCCESS
-        }
-        Err(e) => e.code,
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_free(dt: *mut c_int) -> c_int {
-    let h = *dt;
-    if matches!(with_world(|w| w.dtype(h).map(|d| d.predefined)), Ok(false)) {
-        let rc = crate::mpi::attr::delete_type_attrs(rt::current_rank(), h);
+        let rc = new_type(&pieces, 9, new);
         if rc != MPI_SUCCESS {
             return rc;
         }
-    }
-    let rc = with_world(|w| match w.dtype(h) {
-        Ok(d) if d.predefined => rt::MPI_ERR_TYPE,
-        Ok(_) => {
-            w.types[h as usize] = None;
-            MPI_SUCCESS
+        // The subarray's extent is the full array's.
+        let h = *new;
+        with_world(|w| {
+            if let Ok(d) = w.dtype(h) {
+                let mut t = (*d).clone();
+                t.lb = 0;
+                t.extent = total * ext;
+                w.types[h as usize] = Some(Rc::new(t));
+            }
+        });
+        let mut ints = vec![nd as i64];
+        for p in [sizes, subsizes, starts] {
+            ints.extend((0..nd).map(|i| *p.add(i) as i64));
         }
-        Err(e) => e.code,
-    });
-    if rc == MPI_SUCCESS {
-        *dt = 0;
+        ints.push(order as i64);
+        super::datatype::record(h, ints, vec![], &[old]);
+        MPI_SUCCESS
     }
-    rc
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_address(loc: *const c_void, addr: *mut Aint) -> c_int {
-    set(addr, loc as Aint);
-    MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Type_dup(old: c_int, new: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let r = with_world(|w| -> MpiResult<c_int> {
+            let mut d = (*w.dtype(old)?).clone();
+            d.predefined = false;
+            d.combiner = 1;
+            Ok(w.add_type(d))
+        });
+        match r {
+            Ok(mut h) => {
+                super::datatype::record(h, vec![], vec![], &[old]);
+                let rc = crate::mpi::attr::copy_type_attrs(rt::current_rank(), old, h);
+                if rc != MPI_SUCCESS {
+                    // A failing copy callback fails the dup, which yields MPI_DATATYPE_NULL.
+                    MPI_Type_free(&mut h);
+                    set(new, 0);
+                    return rc;
+                }
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => e.code,
+        }
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Address(loc: *const c_void, addr: *mut Aint) -> c_int {
-    MPI_Get_address(loc, addr)
+pub(super) unsafe extern "C" fn MPI_Type_commit(dt: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let h = *dt;
+        with_world(|w| match w.dtype(h) {
+            Ok(d) => {
+                if !d.predefined {
+                    let mut t = (*d).clone();
+                    t.committed = true;
+                    w.types[h as usize] = Some(Rc::new(t));
+                }
+                MPI_SUCCESS
+            }
+            Err(e) => e.code,
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Pack(
+pub(super) unsafe extern "C" fn MPI_Type_free(dt: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let h = *dt;
+        if matches!(with_world(|w| w.dtype(h).map(|d| d.predefined)), Ok(false)) {
+            let rc = crate::mpi::attr::delete_type_attrs(rt::current_rank(), h);
+            if rc != MPI_SUCCESS {
+                return rc;
+            }
+        }
+        let rc = with_world(|w| match w.dtype(h) {
+            Ok(d) if d.predefined => rt::MPI_ERR_TYPE,
+            Ok(_) => {
+                w.types[h as usize] = None;
+                MPI_SUCCESS
+            }
+            Err(e) => e.code,
+        });
+        if rc == MPI_SUCCESS {
+            *dt = 0;
+        }
+        rc
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Get_address(loc: *const c_void, addr: *mut Aint) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        set(addr, loc as Aint);
+        MPI_SUCCESS
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Address(loc: *const c_void, addr: *mut Aint) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Get_address(loc, addr) }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Pack(
     inbuf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -503,22 +567,25 @@ pub unsafe extern "C" fn MPI_Pack(
     pos: *mut c_int,
     _comm: c_int,
 ) -> c_int {
-    let d = match with_world(|w| w.dtype(dt)) {
-        Ok(d) => d,
-        Err(e) => return e.code,
-    };
-    let mut v = Vec::new();
-    d.pack(inbuf as *const u8, count.max(0) as usize, &mut v);
-    if *pos as usize + v.len() > outsize.max(0) as usize {
-        return rt::MPI_ERR_TRUNCATE;
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let d = match with_world(|w| w.dtype(dt)) {
+            Ok(d) => d,
+            Err(e) => return e.code,
+        };
+        let mut v = Vec::new();
+        d.pack(inbuf as *const u8, count.max(0) as usize, &mut v);
+        if *pos as usize + v.len() > outsize.max(0) as usize {
+            return rt::MPI_ERR_TRUNCATE;
+        }
+        std::ptr::copy_nonoverlapping(v.as_ptr(), (out as *mut u8).add(*pos as usize), v.len());
+        *pos += v.len() as c_int;
+        MPI_SUCCESS
     }
-    std::ptr::copy_nonoverlapping(v.as_ptr(), (out as *mut u8).add(*pos as usize), v.len());
-    *pos += v.len() as c_int;
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Unpack(
+pub(super) unsafe extern "C" fn MPI_Unpack(
     inbuf: *const c_void,
     insize: c_int,
     pos: *mut c_int,
@@ -527,28 +594,39 @@ pub unsafe extern "C" fn MPI_Unpack(
     dt: c_int,
     _comm: c_int,
 ) -> c_int {
-    let d = match with_world(|w| w.dtype(dt)) {
-        Ok(d) => d,
-        Err(e) => return e.code,
-    };
-    let need = d.size * count.max(0) as usize;
-    if *pos as usize + need > insize.max(0) as usize {
-        return rt::MPI_ERR_TRUNCATE;
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let d = match with_world(|w| w.dtype(dt)) {
+            Ok(d) => d,
+            Err(e) => return e.code,
+        };
+        let need = d.size * count.max(0) as usize;
+        if *pos as usize + need > insize.max(0) as usize {
+            return rt::MPI_ERR_TRUNCATE;
+        }
+        let data = std::slice::from_raw_parts((inbuf as *const u8).add(*pos as usize), need);
+        d.unpack(data, out as *mut u8, count.max(0) as usize);
+        *pos += need as c_int;
+        MPI_SUCCESS
     }
-    let data = std::slice::from_raw_parts((inbuf as *const u8).add(*pos as usize), need);
-    d.unpack(data, out as *mut u8, count.max(0) as usize);
-    *pos += need as c_int;
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Pack_size(count: c_int, dt: c_int, _comm: c_int, size: *mut c_int) -> c_int {
-    match type_info(dt, |d| d.size) {
-        Ok(s) => {
-            set(size, (s * count.max(0) as usize) as c_int);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Pack_size(
+    count: c_int,
+    dt: c_int,
+    _comm: c_int,
+    size: *mut c_int,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match type_info(dt, |d| d.size) {
+            Ok(s) => {
+                set(size, (s * count.max(0) as usize) as c_int);
+                MPI_SUCCESS
+            }
+            Err(c) => c,
         }
-        Err(c) => c,
     }
 }
 
@@ -557,32 +635,38 @@ pub unsafe extern "C" fn MPI_Pack_size(count: c_int, dt: c_int, _comm: c_int, si
 // MPI_Type_get_envelope, MPI_Type_set_name and MPI_Type_get_name: see abi_dtype.rs.
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_size_x(dt: c_int, size: *mut i64) -> c_int {
-    match with_world(|w| w.dtype(dt)) {
-        Ok(d) => {
-            set(size, d.size as i64);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Type_size_x(dt: c_int, size: *mut i64) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match with_world(|w| w.dtype(dt)) {
+            Ok(d) => {
+                set(size, d.size as i64);
+                MPI_SUCCESS
+            }
+            Err(e) => e.code,
         }
-        Err(e) => e.code,
     }
 }
 
-pub const COMBINER_DARRAY: i32 = 12;
+pub(super) const COMBINER_DARRAY: i32 = 12;
 pub(super) const TYPECLASS_REAL: c_int = 1;
 pub(super) const TYPECLASS_INTEGER: c_int = 2;
 pub(super) const TYPECLASS_COMPLEX: c_int = 3;
 
 pub(super) unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
-    if p.is_null() || n == 0 {
-        &[]
-    } else {
-        std::slice::from_raw_parts(p, n)
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if p.is_null() || n == 0 {
+            &[]
+        } else {
+            std::slice::from_raw_parts(p, n)
+        }
     }
 }
 
 /// Remembers how derived type `h` was built, for MPI_Type_get_contents and
 /// MPI_Type_get_envelope. `types` are the old types' handles.
-pub fn record(h: c_int, ints: Vec<i64>, aints: Vec<isize>, types: &[c_int]) {
+pub(super) fn record(h: c_int, ints: Vec<i64>, aints: Vec<isize>, types: &[c_int]) {
     with_world(|w| {
         let types = types
             .iter()
@@ -630,28 +714,31 @@ pub(super) fn type_of(dt: c_int) -> Result<Rc<Datatype>, c_int> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_envelope(
+pub(super) unsafe extern "C" fn MPI_Type_get_envelope(
     dt: c_int,
     ni: *mut c_int,
     na: *mut c_int,
     nd: *mut c_int,
     combiner: *mut c_int,
 ) -> c_int {
-    match type_of(dt) {
-        Ok(d) => {
-            let c = d.contents.as_deref();
-            set(ni, c.map_or(0, |c| c.ints.len()) as c_int);
-            set(na, c.map_or(0, |c| c.aints.len()) as c_int);
-            set(nd, c.map_or(0, |c| c.types.len()) as c_int);
-            set(combiner, if d.predefined { 0 } else { d.combiner });
-            MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match type_of(dt) {
+            Ok(d) => {
+                let c = d.contents.as_deref();
+                set(ni, c.map_or(0, |c| c.ints.len()) as c_int);
+                set(na, c.map_or(0, |c| c.aints.len()) as c_int);
+                set(nd, c.map_or(0, |c| c.types.len()) as c_int);
+                set(combiner, if d.predefined { 0 } else { d.combiner });
+                MPI_SUCCESS
+            }
+            Err(code) => code,
         }
-        Err(code) => code,
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_contents(
+pub(super) unsafe extern "C" fn MPI_Type_get_contents(
     dt: c_int,
     max_ints: c_int,
     max_aints: c_int,
@@ -660,101 +747,113 @@ pub unsafe extern "C" fn MPI_Type_get_contents(
     aints: *mut Aint,
     types: *mut c_int,
 ) -> c_int {
-    let d = match type_of(dt) {
-        Ok(d) => d,
-        Err(code) => return code,
-    };
-    let Some(c) = d.contents.as_deref().filter(|_| !d.predefined) else {
-        // Not allowed on named types (MPI_COMBINER_NAMED).
-        return rt::MPI_ERR_TYPE;
-    };
-    if (max_ints as usize) < c.ints.len()
-        || (max_aints as usize) < c.aints.len()
-        || (max_types as usize) < c.types.len()
-    {
-        return rt::MPI_ERR_ARG;
-    }
-    for (i, &v) in c.ints.iter().enumerate() {
-        *ints.add(i) = v as c_int;
-    }
-    for (i, &v) in c.aints.iter().enumerate() {
-        *aints.add(i) = v;
-    }
-    for (i, (h, t)) in c.types.iter().enumerate() {
-        // Named types come back as themselves; derived ones as new handles
-        // that the caller frees.
-        *types.add(i) = if t.predefined {
-            *h
-        } else {
-            with_world(|w| w.add_type((**t).clone()))
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let d = match type_of(dt) {
+            Ok(d) => d,
+            Err(code) => return code,
         };
-    }
-    MPI_SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_set_name(dt: c_int, name: *const c_char) -> c_int {
-    if name.is_null() {
-        return rt::MPI_ERR_ARG;
-    }
-    let s = CStr::from_ptr(name).to_string_lossy().into_owned();
-    with_world(|w| match w.dtype(dt) {
-        Ok(d) => {
-            let mut t = (*d).clone();
-            t.name = s;
-            w.types[dt as usize] = Some(Rc::new(t));
-            MPI_SUCCESS
+        let Some(c) = d.contents.as_deref().filter(|_| !d.predefined) else {
+            // Not allowed on named types (MPI_COMBINER_NAMED).
+            return rt::MPI_ERR_TYPE;
+        };
+        if (max_ints as usize) < c.ints.len()
+            || (max_aints as usize) < c.aints.len()
+            || (max_types as usize) < c.types.len()
+        {
+            return rt::MPI_ERR_ARG;
         }
-        Err(e) => e.code,
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_name(dt: c_int, name: *mut c_char, len: *mut c_int) -> c_int {
-    match type_of(dt) {
-        Ok(d) => {
-            // Derived types have no name until MPI_Type_set_name gives one.
-            let s = if d.predefined || d.name != "derived" {
-                d.name.as_str()
+        for (i, &v) in c.ints.iter().enumerate() {
+            *ints.add(i) = v as c_int;
+        }
+        for (i, &v) in c.aints.iter().enumerate() {
+            *aints.add(i) = v;
+        }
+        for (i, (h, t)) in c.types.iter().enumerate() {
+            // Named types come back as themselves; derived ones as new handles
+            // that the caller frees.
+            *types.add(i) = if t.predefined {
+                *h
             } else {
-                ""
+                with_world(|w| w.add_type((**t).clone()))
             };
-            let n = s.len().min(127);
-            if !name.is_null() {
-                std::ptr::copy_nonoverlapping(s.as_ptr(), name as *mut u8, n);
-                *name.add(n) = 0;
-            }
-            set(len, n as c_int);
-            MPI_SUCCESS
         }
-        Err(code) => code,
+        MPI_SUCCESS
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_match_size(typeclass: c_int, size: c_int, dt: *mut c_int) -> c_int {
-    // The Fortran-sized types of mpi.h (MPI_REAL4, MPI_INTEGER8, MPI_COMPLEX16, ...).
-    let h = match (typeclass, size) {
-        (TYPECLASS_REAL, 4) => 48,
-        (TYPECLASS_REAL, 8) => 49,
-        (TYPECLASS_REAL, 16) => 50,
-        (TYPECLASS_COMPLEX, 8) => 51,
-        (TYPECLASS_COMPLEX, 16) => 52,
-        (TYPECLASS_COMPLEX, 32) => 53,
-        (TYPECLASS_INTEGER, 1) => 54,
-        (TYPECLASS_INTEGER, 2) => 55,
-        (TYPECLASS_INTEGER, 4) => 56,
-        (TYPECLASS_INTEGER, 8) => 57,
-        _ => return rt::MPI_ERR_ARG,
-    };
-    set(dt, h);
-    MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Type_set_name(dt: c_int, name: *const c_char) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if name.is_null() {
+            return rt::MPI_ERR_ARG;
+        }
+        let s = CStr::from_ptr(name).to_string_lossy().into_owned();
+        with_world(|w| match w.dtype(dt) {
+            Ok(d) => {
+                let mut t = (*d).clone();
+                t.name = s;
+                w.types[dt as usize] = Some(Rc::new(t));
+                MPI_SUCCESS
+            }
+            Err(e) => e.code,
+        })
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Type_get_name(dt: c_int, name: *mut c_char, len: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match type_of(dt) {
+            Ok(d) => {
+                // Derived types have no name until MPI_Type_set_name gives one.
+                let s = if d.predefined || d.name != "derived" {
+                    d.name.as_str()
+                } else {
+                    ""
+                };
+                let n = s.len().min(127);
+                if !name.is_null() {
+                    std::ptr::copy_nonoverlapping(s.as_ptr(), name as *mut u8, n);
+                    *name.add(n) = 0;
+                }
+                set(len, n as c_int);
+                MPI_SUCCESS
+            }
+            Err(code) => code,
+        }
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Type_match_size(typeclass: c_int, size: c_int, dt: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        // The Fortran-sized types of mpi.h (MPI_REAL4, MPI_INTEGER8, MPI_COMPLEX16, ...).
+        let h = match (typeclass, size) {
+            (TYPECLASS_REAL, 4) => 48,
+            (TYPECLASS_REAL, 8) => 49,
+            (TYPECLASS_REAL, 16) => 50,
+            (TYPECLASS_COMPLEX, 8) => 51,
+            (TYPECLASS_COMPLEX, 16) => 52,
+            (TYPECLASS_COMPLEX, 32) => 53,
+            (TYPECLASS_INTEGER, 1) => 54,
+            (TYPECLASS_INTEGER, 2) => 55,
+            (TYPECLASS_INTEGER, 4) => 56,
+            (TYPECLASS_INTEGER, 8) => 57,
+            _ => return rt::MPI_ERR_ARG,
+        };
+        set(dt, h);
+        MPI_SUCCESS
+    }
 }
 
 // ------------------------------------------------------------------ distributed arrays
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_darray(
+pub(super) unsafe extern "C" fn MPI_Type_create_darray(
     size: c_int,
     rank: c_int,
     ndims: c_int,
@@ -766,59 +865,63 @@ pub unsafe extern "C" fn MPI_Type_create_darray(
     old: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let nd = ndims.max(0) as usize;
-    let (g, di, da, ps) = (
-        slice(gsizes, nd),
-        slice(distribs, nd),
-        slice(dargs, nd),
-        slice(psizes, nd),
-    );
-    let r = (|| -> MpiResult<c_int> {
-        if size <= 0 || rank < 0 || rank >= size || ndims < 0 {
-            return Err(mpi_err(rt::MPI_ERR_ARG, "invalid darray size, rank or ndims"));
-        }
-        if g.iter().chain(ps).any(|&x| x <= 0) {
-            return Err(mpi_err(rt::MPI_ERR_ARG, "darray sizes must be positive"));
-        }
-        if ps.iter().map(|&p| p as i64).product::<i64>() != size as i64 {
-            return Err(mpi_err(rt::MPI_ERR_ARG, "process grid does not match size"));
-        }
-        let dims: Vec<DarrayDim> = (0..nd)
-            .map(|i| DarrayDim {
-                gsize: g[i] as usize,
-                distrib: di[i],
-                darg: da[i],
-                psize: ps[i] as usize,
-            })
-            .collect();
-        let runs = ext::darray_runs(rank as usize, &dims, order).map_err(|m| mpi_err(rt::MPI_ERR_ARG, m))?;
-        with_world(|w| {
-            let child = w.dtype(old)?;
-            let ext = child.extent;
-            let pieces: Vec<(isize, &Datatype, usize)> = runs
-                .iter()
-                .map(|&(first, n)| (first as isize * ext, child.as_ref(), n))
-                .collect();
-            let mut t = Datatype::from_pieces("derived", &pieces, COMBINER_DARRAY);
-            // Like a subarray, a darray spans the whole global array.
-            let total: isize = g.iter().map(|&x| x as isize).product();
-            t.lb = 0;
-            t.extent = total * ext;
-            Ok(w.add_type(t))
-        })
-    })();
-    match r {
-        Ok(h) => {
-            let mut ints = vec![size as i64, rank as i64, ndims as i64];
-            for part in [g, di, da, ps] {
-                ints.extend(part.iter().map(|&x| x as i64));
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let nd = ndims.max(0) as usize;
+        let (g, di, da, ps) = (
+            slice(gsizes, nd),
+            slice(distribs, nd),
+            slice(dargs, nd),
+            slice(psizes, nd),
+        );
+        let r = (|| -> MpiResult<c_int> {
+            if size <= 0 || rank < 0 || rank >= size || ndims < 0 {
+                return Err(mpi_err(rt::MPI_ERR_ARG, "invalid darray size, rank or ndims"));
             }
-            ints.push(order as i64);
-            record(h, ints, vec![], &[old]);
-            set(new, h);
-            MPI_SUCCESS
+            if g.iter().chain(ps).any(|&x| x <= 0) {
+                return Err(mpi_err(rt::MPI_ERR_ARG, "darray sizes must be positive"));
+            }
+            if ps.iter().map(|&p| p as i64).product::<i64>() != size as i64 {
+                return Err(mpi_err(rt::MPI_ERR_ARG, "process grid does not match size"));
+            }
+            let dims: Vec<DarrayDim> = (0..nd)
+                .map(|i| DarrayDim {
+                    gsize: g[i] as usize,
+                    distrib: di[i],
+                    darg: da[i],
+                    psize: ps[i] as usize,
+                })
+                .collect();
+            let runs =
+                ext::darray_runs(rank as usize, &dims, order).map_err(|m| mpi_err(rt::MPI_ERR_ARG, m))?;
+            with_world(|w| {
+                let child = w.dtype(old)?;
+                let ext = child.extent;
+                let pieces: Vec<(isize, &Datatype, usize)> = runs
+                    .iter()
+                    .map(|&(first, n)| (first as isize * ext, child.as_ref(), n))
+                    .collect();
+                let mut t = Datatype::from_pieces("derived", &pieces, COMBINER_DARRAY);
+                // Like a subarray, a darray spans the whole global array.
+                let total: isize = g.iter().map(|&x| x as isize).product();
+                t.lb = 0;
+                t.extent = total * ext;
+                Ok(w.add_type(t))
+            })
+        })();
+        match r {
+            Ok(h) => {
+                let mut ints = vec![size as i64, rank as i64, ndims as i64];
+                for part in [g, di, da, ps] {
+                    ints.extend(part.iter().map(|&x| x as i64));
+                }
+                ints.push(order as i64);
+                record(h, ints, vec![], &[old]);
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => e.code,
         }
-        Err(e) => e.code,
     }
 }
 
@@ -835,26 +938,29 @@ pub(super) fn check_datarep(datarep: *const c_char) -> Result<(), c_int> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Pack_external_size(
+pub(super) unsafe extern "C" fn MPI_Pack_external_size(
     datarep: *const c_char,
     count: c_int,
     dt: c_int,
     size: *mut Aint,
 ) -> c_int {
-    if let Err(code) = check_datarep(datarep) {
-        return code;
-    }
-    match type_of(dt) {
-        Ok(d) => {
-            set(size, ext::external32_size(&d, count.max(0) as usize) as Aint);
-            MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if let Err(code) = check_datarep(datarep) {
+            return code;
         }
-        Err(code) => code,
+        match type_of(dt) {
+            Ok(d) => {
+                set(size, ext::external32_size(&d, count.max(0) as usize) as Aint);
+                MPI_SUCCESS
+            }
+            Err(code) => code,
+        }
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Pack_external(
+pub(super) unsafe extern "C" fn MPI_Pack_external(
     datarep: *const c_char,
     inbuf: *const c_void,
     count: c_int,
@@ -863,28 +969,31 @@ pub unsafe extern "C" fn MPI_Pack_external(
     outsize: Aint,
     pos: *mut Aint,
 ) -> c_int {
-    if let Err(code) = check_datarep(datarep) {
-        return code;
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if let Err(code) = check_datarep(datarep) {
+            return code;
+        }
+        if count < 0 {
+            return rt::MPI_ERR_COUNT;
+        }
+        let d = match type_of(dt) {
+            Ok(d) => d,
+            Err(code) => return code,
+        };
+        let mut v = Vec::new();
+        ext::pack_external32(&d, inbuf as *const u8, count as usize, &mut v);
+        if *pos < 0 || *pos as usize + v.len() > outsize.max(0) as usize {
+            return rt::MPI_ERR_TRUNCATE;
+        }
+        std::ptr::copy_nonoverlapping(v.as_ptr(), (out as *mut u8).add(*pos as usize), v.len());
+        *pos += v.len() as Aint;
+        MPI_SUCCESS
     }
-    if count < 0 {
-        return rt::MPI_ERR_COUNT;
-    }
-    let d = match type_of(dt) {
-        Ok(d) => d,
-        Err(code) => return code,
-    };
-    let mut v = Vec::new();
-    ext::pack_external32(&d, inbuf as *const u8, count as usize, &mut v);
-    if *pos < 0 || *pos as usize + v.len() > outsize.max(0) as usize {
-        return rt::MPI_ERR_TRUNCATE;
-    }
-    std::ptr::copy_nonoverlapping(v.as_ptr(), (out as *mut u8).add(*pos as usize), v.len());
-    *pos += v.len() as Aint;
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Unpack_external(
+pub(super) unsafe extern "C" fn MPI_Unpack_external(
     datarep: *const c_char,
     inbuf: *const c_void,
     insize: Aint,
@@ -893,26 +1002,29 @@ pub unsafe extern "C" fn MPI_Unpack_external(
     count: c_int,
     dt: c_int,
 ) -> c_int {
-    if let Err(code) = check_datarep(datarep) {
-        return code;
-    }
-    if count < 0 {
-        return rt::MPI_ERR_COUNT;
-    }
-    let d = match type_of(dt) {
-        Ok(d) => d,
-        Err(code) => return code,
-    };
-    if *pos < 0 || *pos > insize {
-        return rt::MPI_ERR_TRUNCATE;
-    }
-    let data = slice((inbuf as *const u8).add(*pos as usize), (insize - *pos) as usize);
-    match ext::unpack_external32(&d, data, out as *mut u8, count as usize) {
-        Some(used) => {
-            *pos += used as Aint;
-            MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if let Err(code) = check_datarep(datarep) {
+            return code;
         }
-        None => rt::MPI_ERR_TRUNCATE,
+        if count < 0 {
+            return rt::MPI_ERR_COUNT;
+        }
+        let d = match type_of(dt) {
+            Ok(d) => d,
+            Err(code) => return code,
+        };
+        if *pos < 0 || *pos > insize {
+            return rt::MPI_ERR_TRUNCATE;
+        }
+        let data = slice((inbuf as *const u8).add(*pos as usize), (insize - *pos) as usize);
+        match ext::unpack_external32(&d, data, out as *mut u8, count as usize) {
+            Some(used) => {
+                *pos += used as Aint;
+                MPI_SUCCESS
+            }
+            None => rt::MPI_ERR_TRUNCATE,
+        }
     }
 }
 
@@ -923,7 +1035,7 @@ pub(super) fn count_ok(c: Count) -> Result<usize, c_int> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_contiguous_c(count: Count, old: c_int, new: *mut c_int) -> c_int {
+pub(super) unsafe extern "C" fn MPI_Type_contiguous_c(count: Count, old: c_int, new: *mut c_int) -> c_int {
     match count_ok(count) {
         Ok(n) => build(&[(0, old, n)], 2, vec![count], vec![], &[old], new),
         Err(code) => code,
@@ -931,99 +1043,132 @@ pub unsafe extern "C" fn MPI_Type_contiguous_c(count: Count, old: c_int, new: *m
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_hindexed_c(
+pub(super) unsafe extern "C" fn MPI_Type_create_hindexed_c(
     count: Count,
     blens: *const Count,
     displs: *const Count,
     old: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let Ok(n) = count_ok(count) else {
-        return rt::MPI_ERR_COUNT;
-    };
-    let (b, d) = (slice(blens, n), slice(displs, n));
-    let mut pieces = Vec::with_capacity(n);
-    for i in 0..n {
-        match count_ok(b[i]) {
-            Ok(len) => pieces.push((d[i] as isize, old, len)),
-            Err(code) => return code,
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let Ok(n) = count_ok(count) else {
+            return rt::MPI_ERR_COUNT;
+        };
+        let (b, d) = (slice(blens, n), slice(displs, n));
+        let mut pieces = Vec::with_capacity(n);
+        for i in 0..n {
+            match count_ok(b[i]) {
+                Ok(len) => pieces.push((d[i] as isize, old, len)),
+                Err(code) => return code,
+            }
         }
+        let mut ints = vec![count];
+        ints.extend_from_slice(b);
+        build(
+            &pieces,
+            6,
+            ints,
+            d.iter().map(|&x| x as isize).collect(),
+            &[old],
+            new,
+        )
     }
-    let mut ints = vec![count];
-    ints.extend_from_slice(b);
-    build(
-        &pieces,
-        6,
-        ints,
-        d.iter().map(|&x| x as isize).collect(),
-        &[old],
-        new,
-    )
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_create_indexed_block_c(
+pub(super) unsafe extern "C" fn MPI_Type_create_indexed_block_c(
     count: Count,
     blen: Count,
     displs: *const Count,
     old: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let (Ok(n), Ok(len)) = (count_ok(count), count_ok(blen)) else {
-        return rt::MPI_ERR_COUNT;
-    };
-    let ext = match type_of(old) {
-        Ok(d) => d.extent,
-        Err(code) => return code,
-    };
-    let d = slice(displs, n);
-    let pieces: Vec<(isize, c_int, usize)> = d.iter().map(|&x| (x as isize * ext, old, len)).collect();
-    let mut ints = vec![count, blen];
-    ints.extend_from_slice(d);
-    build(&pieces, 7, ints, vec![], &[old], new)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_size_c(dt: c_int, size: *mut Count) -> c_int {
-    match type_of(dt) {
-        Ok(d) => {
-            set(size, d.size as Count);
-            MPI_SUCCESS
-        }
-        Err(code) => code,
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let (Ok(n), Ok(len)) = (count_ok(count), count_ok(blen)) else {
+            return rt::MPI_ERR_COUNT;
+        };
+        let ext = match type_of(old) {
+            Ok(d) => d.extent,
+            Err(code) => return code,
+        };
+        let d = slice(displs, n);
+        let pieces: Vec<(isize, c_int, usize)> = d.iter().map(|&x| (x as isize * ext, old, len)).collect();
+        let mut ints = vec![count, blen];
+        ints.extend_from_slice(d);
+        build(&pieces, 7, ints, vec![], &[old], new)
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_extent_c(dt: c_int, lb: *mut Count, extent: *mut Count) -> c_int {
-    match type_of(dt) {
-        Ok(d) => {
-            set(lb, d.lb as Count);
-            set(extent, d.extent as Count);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Type_size_c(dt: c_int, size: *mut Count) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match type_of(dt) {
+            Ok(d) => {
+                set(size, d.size as Count);
+                MPI_SUCCESS
+            }
+            Err(code) => code,
         }
-        Err(code) => code,
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_true_extent_c(dt: c_int, lb: *mut Count, extent: *mut Count) -> c_int {
-    match type_of(dt) {
-        Ok(d) => {
-            set(lb, d.true_lb as Count);
-            set(extent, (d.true_ub - d.true_lb) as Count);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Type_get_extent_c(
+    dt: c_int,
+    lb: *mut Count,
+    extent: *mut Count,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match type_of(dt) {
+            Ok(d) => {
+                set(lb, d.lb as Count);
+                set(extent, d.extent as Count);
+                MPI_SUCCESS
+            }
+            Err(code) => code,
         }
-        Err(code) => code,
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_extent_x(dt: c_int, lb: *mut Count, extent: *mut Count) -> c_int {
-    MPI_Type_get_extent_c(dt, lb, extent)
+pub(super) unsafe extern "C" fn MPI_Type_get_true_extent_c(
+    dt: c_int,
+    lb: *mut Count,
+    extent: *mut Count,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match type_of(dt) {
+            Ok(d) => {
+                set(lb, d.true_lb as Count);
+                set(extent, (d.true_ub - d.true_lb) as Count);
+                MPI_SUCCESS
+            }
+            Err(code) => code,
+        }
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Type_get_true_extent_x(dt: c_int, lb: *mut Count, extent: *mut Count) -> c_int {
-    MPI_Type_get_true_extent_c(dt, lb, extent)
+pub(super) unsafe extern "C" fn MPI_Type_get_extent_x(
+    dt: c_int,
+    lb: *mut Count,
+    extent: *mut Count,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Type_get_extent_c(dt, lb, extent) }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Type_get_true_extent_x(
+    dt: c_int,
+    lb: *mut Count,
+    extent: *mut Count,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Type_get_true_extent_c(dt, lb, extent) }
 }

@@ -9,19 +9,25 @@ use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
 use super::args::*;
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Error_string(code: c_int, s: *mut c_char, len: *mut c_int) -> c_int {
-    write_cstr(s, rt::error_string(code), len, 256);
-    MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Error_string(code: c_int, s: *mut c_char, len: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        write_cstr(s, rt::error_string(code), len, 256);
+        MPI_SUCCESS
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Error_class(code: c_int, class: *mut c_int) -> c_int {
-    set(class, code);
-    MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Error_class(code: c_int, class: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        set(class, code);
+        MPI_SUCCESS
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_set_errhandler(comm: c_int, eh: c_int) -> c_int {
+pub(super) unsafe extern "C" fn MPI_Comm_set_errhandler(comm: c_int, eh: c_int) -> c_int {
     let g = enter();
     let r = with_world(|w| -> MpiResult<()> {
         let user = usize::try_from(eh - entry::FIRST_USER_ERRHANDLER).is_ok_and(|i| i < w.errhandlers.len());
@@ -38,38 +44,44 @@ pub unsafe extern "C" fn MPI_Comm_set_errhandler(comm: c_int, eh: c_int) -> c_in
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: c_int, eh: *mut c_int) -> c_int {
-    let g = enter();
-    let r = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.errhandler));
-    match r {
-        Ok(h) => {
-            set(eh, h);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Comm_get_errhandler(comm: c_int, eh: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let r = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.errhandler));
+        match r {
+            Ok(h) => {
+                set(eh, h);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_get_errhandler", e),
         }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_get_errhandler", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_create_errhandler(
+pub(super) unsafe extern "C" fn MPI_Comm_create_errhandler(
     f: Option<entry::CommErrhandlerFn>,
     eh: *mut c_int,
 ) -> c_int {
-    let Some(f) = f else {
-        return rt::MPI_ERR_ARG;
-    };
-    let h = with_world(|w| {
-        w.errhandlers.push(f as usize);
-        entry::FIRST_USER_ERRHANDLER + w.errhandlers.len() as c_int - 1
-    });
-    set(eh, h);
-    MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let Some(f) = f else {
+            return rt::MPI_ERR_ARG;
+        };
+        let h = with_world(|w| {
+            w.errhandlers.push(f as usize);
+            entry::FIRST_USER_ERRHANDLER + w.errhandlers.len() as c_int - 1
+        });
+        set(eh, h);
+        MPI_SUCCESS
+    }
 }
 
 /// Calls `comm`'s error handler on `code`, as an error in an MPI call would
 /// (`MPI_ERRORS_ARE_FATAL` ends the run); `MPI_SUCCESS` once it returns.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_call_errhandler(comm: c_int, code: c_int) -> c_int {
+pub(super) unsafe extern "C" fn MPI_Comm_call_errhandler(comm: c_int, code: c_int) -> c_int {
     let g = enter();
     entry::handle_error(
         g.me,
@@ -81,24 +93,29 @@ pub unsafe extern "C" fn MPI_Comm_call_errhandler(comm: c_int, code: c_int) -> c
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Errhandler_set(comm: c_int, eh: c_int) -> c_int {
-    MPI_Comm_set_errhandler(comm, eh)
+pub(super) unsafe extern "C" fn MPI_Errhandler_set(comm: c_int, eh: c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Comm_set_errhandler(comm, eh) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Errhandler_get(comm: c_int, eh: *mut c_int) -> c_int {
-    MPI_Comm_get_errhandler(comm, eh)
+pub(super) unsafe extern "C" fn MPI_Errhandler_get(comm: c_int, eh: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Comm_get_errhandler(comm, eh) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Errhandler_free(eh: *mut c_int) -> c_int {
-    set(eh, 0);
-    MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Errhandler_free(eh: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        set(eh, 0);
+        MPI_SUCCESS
+    }
 }
 /// MPI_LASTUSEDCODE: MPI_ERR_LASTCODE until MPI_Add_error_code adds codes.
 pub(crate) static LAST_USED_CODE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(64);
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Add_error_string(_code: c_int, _s: *const c_char) -> c_int {
+pub(super) unsafe extern "C" fn MPI_Add_error_string(_code: c_int, _s: *const c_char) -> c_int {
     MPI_SUCCESS
 }

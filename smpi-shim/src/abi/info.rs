@@ -11,20 +11,26 @@ use crate::mpi::{info, mpi_err, with_world, MpiResult, MPI_COMM_SELF, MPI_ERR_AR
 use super::args::*;
 
 pub(super) unsafe fn text(p: *const c_char, what: &str) -> MpiResult<String> {
-    if p.is_null() {
-        return Err(mpi_err(MPI_ERR_ARG, format!("null {what}")));
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if p.is_null() {
+            return Err(mpi_err(MPI_ERR_ARG, format!("null {what}")));
+        }
+        Ok(CStr::from_ptr(p).to_string_lossy().into_owned())
     }
-    Ok(CStr::from_ptr(p).to_string_lossy().into_owned())
 }
 
 /// Copies at most `room` characters of `s` and a NUL into `dst`.
 pub(super) unsafe fn copy_out(dst: *mut c_char, s: &str, room: usize) {
-    if dst.is_null() {
-        return;
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if dst.is_null() {
+            return;
+        }
+        let n = s.len().min(room);
+        std::ptr::copy_nonoverlapping(s.as_ptr(), dst as *mut u8, n);
+        *dst.add(n) = 0;
     }
-    let n = s.len().min(room);
-    std::ptr::copy_nonoverlapping(s.as_ptr(), dst as *mut u8, n);
-    *dst.add(n) = 0;
 }
 
 pub(super) fn report<T>(call: &str, r: MpiResult<T>) -> c_int {
@@ -33,141 +39,181 @@ pub(super) fn report<T>(call: &str, r: MpiResult<T>) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_create(h: *mut c_int) -> c_int {
-    set(h, with_world(|w| w.infos.create()));
-    MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Info_create(h: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        set(h, with_world(|w| w.infos.create()));
+        MPI_SUCCESS
+    }
 }
 
 /// MPI 4: an info object with what `MPI_INFO_ENV` holds for this program.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_create_env(_argc: c_int, _argv: *mut *mut c_char, h: *mut c_int) -> c_int {
-    let r = with_world(|w| w.infos.dup(info::INFO_ENV));
-    if let Ok(new) = r {
-        set(h, new);
+pub(super) unsafe extern "C" fn MPI_Info_create_env(
+    _argc: c_int,
+    _argv: *mut *mut c_char,
+    h: *mut c_int,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let r = with_world(|w| w.infos.dup(info::INFO_ENV));
+        if let Ok(new) = r {
+            set(h, new);
+        }
+        report("MPI_Info_create_env", r)
     }
-    report("MPI_Info_create_env", r)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_free(h: *mut c_int) -> c_int {
-    if h.is_null() {
-        return report(
-            "MPI_Info_free",
-            Err::<(), _>(mpi_err(MPI_ERR_ARG, "null info pointer")),
-        );
+pub(super) unsafe extern "C" fn MPI_Info_free(h: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if h.is_null() {
+            return report(
+                "MPI_Info_free",
+                Err::<(), _>(mpi_err(MPI_ERR_ARG, "null info pointer")),
+            );
+        }
+        let r = with_world(|w| w.infos.free(*h));
+        if r.is_ok() {
+            *h = 0;
+        }
+        report("MPI_Info_free", r)
     }
-    let r = with_world(|w| w.infos.free(*h));
-    if r.is_ok() {
-        *h = 0;
-    }
-    report("MPI_Info_free", r)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_dup(h: c_int, new: *mut c_int) -> c_int {
-    let r = with_world(|w| w.infos.dup(h));
-    if let Ok(n) = r {
-        set(new, n);
+pub(super) unsafe extern "C" fn MPI_Info_dup(h: c_int, new: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let r = with_world(|w| w.infos.dup(h));
+        if let Ok(n) = r {
+            set(new, n);
+        }
+        report("MPI_Info_dup", r)
     }
-    report("MPI_Info_dup", r)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_set(h: c_int, key: *const c_char, value: *const c_char) -> c_int {
-    let r = (|| {
-        let (key, value) = (text(key, "key")?, text(value, "value")?);
-        with_world(|w| w.infos.set(h, &key, &value))
-    })();
-    report("MPI_Info_set", r)
+pub(super) unsafe extern "C" fn MPI_Info_set(h: c_int, key: *const c_char, value: *const c_char) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let r = (|| {
+            let (key, value) = (text(key, "key")?, text(value, "value")?);
+            with_world(|w| w.infos.set(h, &key, &value))
+        })();
+        report("MPI_Info_set", r)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_delete(h: c_int, key: *const c_char) -> c_int {
-    let r = (|| {
-        let key = text(key, "key")?;
-        with_world(|w| w.infos.delete(h, &key))
-    })();
-    report("MPI_Info_delete", r)
+pub(super) unsafe extern "C" fn MPI_Info_delete(h: c_int, key: *const c_char) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let r = (|| {
+            let key = text(key, "key")?;
+            with_world(|w| w.infos.delete(h, &key))
+        })();
+        report("MPI_Info_delete", r)
+    }
 }
 
 /// `valuelen`: room for that many characters plus the NUL; longer values are
 /// truncated.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get(
+pub(super) unsafe extern "C" fn MPI_Info_get(
     h: c_int,
     key: *const c_char,
     valuelen: c_int,
     value: *mut c_char,
     flag: *mut c_int,
 ) -> c_int {
-    let r = (|| {
-        if valuelen < 0 {
-            return Err(mpi_err(MPI_ERR_ARG, format!("negative valuelen {valuelen}")));
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let r = (|| {
+            if valuelen < 0 {
+                return Err(mpi_err(MPI_ERR_ARG, format!("negative valuelen {valuelen}")));
+            }
+            lookup(h, key, flag)
+        })();
+        if let Ok(Some(v)) = &r {
+            copy_out(value, v, valuelen as usize);
         }
-        lookup(h, key, flag)
-    })();
-    if let Ok(Some(v)) = &r {
-        copy_out(value, v, valuelen as usize);
+        report("MPI_Info_get", r)
     }
-    report("MPI_Info_get", r)
 }
 
 /// The value of `key` in info `h`, if set; `flag` says whether it is.
 pub(super) unsafe fn lookup(h: c_int, key: *const c_char, flag: *mut c_int) -> MpiResult<Option<String>> {
-    let key = text(key, "key")?;
-    let v = with_world(|w| w.infos.get(h, &key))?;
-    set(flag, v.is_some() as c_int);
-    Ok(v)
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let key = text(key, "key")?;
+        let v = with_world(|w| w.infos.get(h, &key))?;
+        set(flag, v.is_some() as c_int);
+        Ok(v)
+    }
 }
 
 /// MPI 4: `buflen` in: room including the NUL; out: the value's length + 1.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get_string(
+pub(super) unsafe extern "C" fn MPI_Info_get_string(
     h: c_int,
     key: *const c_char,
     buflen: *mut c_int,
     value: *mut c_char,
     flag: *mut c_int,
 ) -> c_int {
-    let r = lookup(h, key, flag);
-    if let Ok(Some(v)) = &r {
-        let room = if buflen.is_null() { 0 } else { *buflen };
-        if room > 0 {
-            copy_out(value, v, room as usize - 1);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let r = lookup(h, key, flag);
+        if let Ok(Some(v)) = &r {
+            let room = if buflen.is_null() { 0 } else { *buflen };
+            if room > 0 {
+                copy_out(value, v, room as usize - 1);
+            }
+            set(buflen, v.len() as c_int + 1);
         }
-        set(buflen, v.len() as c_int + 1);
+        report("MPI_Info_get_string", r)
     }
-    report("MPI_Info_get_string", r)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get_valuelen(
+pub(super) unsafe extern "C" fn MPI_Info_get_valuelen(
     h: c_int,
     key: *const c_char,
     valuelen: *mut c_int,
     flag: *mut c_int,
 ) -> c_int {
-    let r = lookup(h, key, flag);
-    if let Ok(Some(v)) = &r {
-        set(valuelen, v.len() as c_int);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let r = lookup(h, key, flag);
+        if let Ok(Some(v)) = &r {
+            set(valuelen, v.len() as c_int);
+        }
+        report("MPI_Info_get_valuelen", r)
     }
-    report("MPI_Info_get_valuelen", r)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get_nkeys(h: c_int, n: *mut c_int) -> c_int {
-    let r = with_world(|w| w.infos.nkeys(h));
-    if let Ok(k) = r {
-        set(n, k as c_int);
+pub(super) unsafe extern "C" fn MPI_Info_get_nkeys(h: c_int, n: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let r = with_world(|w| w.infos.nkeys(h));
+        if let Ok(k) = r {
+            set(n, k as c_int);
+        }
+        report("MPI_Info_get_nkeys", r)
     }
-    report("MPI_Info_get_nkeys", r)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Info_get_nthkey(h: c_int, n: c_int, key: *mut c_char) -> c_int {
-    let r = with_world(|w| w.infos.nth_key(h, n));
-    if let Ok(k) = &r {
-        copy_out(key, k, info::MAX_KEY);
+pub(super) unsafe extern "C" fn MPI_Info_get_nthkey(h: c_int, n: c_int, key: *mut c_char) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let r = with_world(|w| w.infos.nth_key(h, n));
+        if let Ok(k) = &r {
+            copy_out(key, k, info::MAX_KEY);
+        }
+        report("MPI_Info_get_nthkey", r)
     }
-    report("MPI_Info_get_nthkey", r)
 }

@@ -55,7 +55,7 @@ pub(super) unsafe fn blocking_send(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Send(
+pub(super) unsafe extern "C" fn MPI_Send(
     buf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -63,11 +63,12 @@ pub unsafe extern "C" fn MPI_Send(
     tag: c_int,
     comm: c_int,
 ) -> c_int {
-    blocking_send(buf, count, dt, dst, tag, comm, SendMode::Standard, "MPI_Send")
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Standard, "MPI_Send") }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ssend(
+pub(super) unsafe extern "C" fn MPI_Ssend(
     buf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -75,11 +76,12 @@ pub unsafe extern "C" fn MPI_Ssend(
     tag: c_int,
     comm: c_int,
 ) -> c_int {
-    blocking_send(buf, count, dt, dst, tag, comm, SendMode::Sync, "MPI_Ssend")
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Sync, "MPI_Ssend") }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Rsend(
+pub(super) unsafe extern "C" fn MPI_Rsend(
     buf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -87,11 +89,12 @@ pub unsafe extern "C" fn MPI_Rsend(
     tag: c_int,
     comm: c_int,
 ) -> c_int {
-    blocking_send(buf, count, dt, dst, tag, comm, SendMode::Ready, "MPI_Rsend")
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Ready, "MPI_Rsend") }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Bsend(
+pub(super) unsafe extern "C" fn MPI_Bsend(
     buf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -99,7 +102,8 @@ pub unsafe extern "C" fn MPI_Bsend(
     tag: c_int,
     comm: c_int,
 ) -> c_int {
-    blocking_send(buf, count, dt, dst, tag, comm, SendMode::Buffered, "MPI_Bsend")
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Buffered, "MPI_Bsend") }
 }
 
 pub(super) unsafe fn nb_send(
@@ -113,19 +117,22 @@ pub(super) unsafe fn nb_send(
     req: *mut c_int,
     call: &'static str,
 ) -> c_int {
-    let g = enter();
-    let n = check_count!(g.me, comm, call, count);
-    match rt::isend(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, true) {
-        Ok(id) => {
-            set(req, id as c_int + 1);
-            MPI_SUCCESS
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let g = enter();
+        let n = check_count!(g.me, comm, call, count);
+        match rt::isend(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, true) {
+            Ok(id) => {
+                set(req, id as c_int + 1);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, call, e),
         }
-        Err(e) => entry::handle_error(g.me, comm, call, e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Isend(
+pub(super) unsafe extern "C" fn MPI_Isend(
     buf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -134,21 +141,24 @@ pub unsafe extern "C" fn MPI_Isend(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb_send(
-        buf,
-        count,
-        dt,
-        dst,
-        tag,
-        comm,
-        SendMode::Standard,
-        req,
-        "MPI_Isend",
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb_send(
+            buf,
+            count,
+            dt,
+            dst,
+            tag,
+            comm,
+            SendMode::Standard,
+            req,
+            "MPI_Isend",
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Issend(
+pub(super) unsafe extern "C" fn MPI_Issend(
     buf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -157,11 +167,12 @@ pub unsafe extern "C" fn MPI_Issend(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb_send(buf, count, dt, dst, tag, comm, SendMode::Sync, req, "MPI_Issend")
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { nb_send(buf, count, dt, dst, tag, comm, SendMode::Sync, req, "MPI_Issend") }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Irsend(
+pub(super) unsafe extern "C" fn MPI_Irsend(
     buf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -170,11 +181,12 @@ pub unsafe extern "C" fn MPI_Irsend(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb_send(buf, count, dt, dst, tag, comm, SendMode::Ready, req, "MPI_Irsend")
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { nb_send(buf, count, dt, dst, tag, comm, SendMode::Ready, req, "MPI_Irsend") }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ibsend(
+pub(super) unsafe extern "C" fn MPI_Ibsend(
     buf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -183,21 +195,24 @@ pub unsafe extern "C" fn MPI_Ibsend(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb_send(
-        buf,
-        count,
-        dt,
-        dst,
-        tag,
-        comm,
-        SendMode::Buffered,
-        req,
-        "MPI_Ibsend",
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb_send(
+            buf,
+            count,
+            dt,
+            dst,
+            tag,
+            comm,
+            SendMode::Buffered,
+            req,
+            "MPI_Ibsend",
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Recv(
+pub(super) unsafe extern "C" fn MPI_Recv(
     buf: *mut c_void,
     count: c_int,
     dt: c_int,
@@ -206,19 +221,22 @@ pub unsafe extern "C" fn MPI_Recv(
     comm: c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    let n = check_count!(g.me, comm, "MPI_Recv", count);
-    let id = match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
-        Ok(id) => id,
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Recv", e),
-    };
-    let s = rt::wait(g.me, id, "MPI_Recv");
-    write_status(st, &s);
-    status_result(g.me, comm, "MPI_Recv", &s, n)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let n = check_count!(g.me, comm, "MPI_Recv", count);
+        let id = match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
+            Ok(id) => id,
+            Err(e) => return entry::handle_error(g.me, comm, "MPI_Recv", e),
+        };
+        let s = rt::wait(g.me, id, "MPI_Recv");
+        write_status(st, &s);
+        status_result(g.me, comm, "MPI_Recv", &s, n)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Irecv(
+pub(super) unsafe extern "C" fn MPI_Irecv(
     buf: *mut c_void,
     count: c_int,
     dt: c_int,
@@ -227,19 +245,22 @@ pub unsafe extern "C" fn MPI_Irecv(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    let g = enter();
-    let n = check_count!(g.me, comm, "MPI_Irecv", count);
-    match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
-        Ok(id) => {
-            set(req, id as c_int + 1);
-            MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let n = check_count!(g.me, comm, "MPI_Irecv", count);
+        match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
+            Ok(id) => {
+                set(req, id as c_int + 1);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Irecv", e),
         }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Irecv", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv(
+pub(super) unsafe extern "C" fn MPI_Sendrecv(
     sbuf: *const c_void,
     scount: c_int,
     stype: c_int,
@@ -253,24 +274,27 @@ pub unsafe extern "C" fn MPI_Sendrecv(
     comm: c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    let sn = check_count!(g.me, comm, "MPI_Sendrecv", scount);
-    let rn = check_count!(g.me, comm, "MPI_Sendrecv", rcount);
-    match rt::sendrecv(
-        g.me,
-        &p2p(sbuf, sn, stype, dst, stag, comm),
-        &p2p(rbuf, rn, rtype, src, rtag, comm),
-    ) {
-        Ok(s) => {
-            write_status(st, &s);
-            status_result(g.me, comm, "MPI_Sendrecv", &s, rn)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let sn = check_count!(g.me, comm, "MPI_Sendrecv", scount);
+        let rn = check_count!(g.me, comm, "MPI_Sendrecv", rcount);
+        match rt::sendrecv(
+            g.me,
+            &p2p(sbuf, sn, stype, dst, stag, comm),
+            &p2p(rbuf, rn, rtype, src, rtag, comm),
+        ) {
+            Ok(s) => {
+                write_status(st, &s);
+                status_result(g.me, comm, "MPI_Sendrecv", &s, rn)
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Sendrecv", e),
         }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Sendrecv", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv_replace(
+pub(super) unsafe extern "C" fn MPI_Sendrecv_replace(
     buf: *mut c_void,
     count: c_int,
     dt: c_int,
@@ -281,163 +305,187 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
     comm: c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    let n = check_count!(g.me, comm, "MPI_Sendrecv_replace", count);
-    let d = match with_world(|w| w.dtype(dt)) {
-        Ok(d) => d,
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e),
-    };
-    let mut tmp = coll::TempBuf::new(&d, n);
-    if let Err(e) = coll::local_copy(buf as *const u8, n, dt, tmp.ptr(), n, dt) {
-        return entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e);
-    }
-    match rt::sendrecv(
-        g.me,
-        &p2p(tmp.ptr() as *const c_void, n, dt, dst, stag, comm),
-        &p2p(buf, n, dt, src, rtag, comm),
-    ) {
-        Ok(s) => {
-            write_status(st, &s);
-            MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let n = check_count!(g.me, comm, "MPI_Sendrecv_replace", count);
+        let d = match with_world(|w| w.dtype(dt)) {
+            Ok(d) => d,
+            Err(e) => return entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e),
+        };
+        let mut tmp = coll::TempBuf::new(&d, n);
+        if let Err(e) = coll::local_copy(buf as *const u8, n, dt, tmp.ptr(), n, dt) {
+            return entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e);
         }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e),
+        match rt::sendrecv(
+            g.me,
+            &p2p(tmp.ptr() as *const c_void, n, dt, dst, stag, comm),
+            &p2p(buf, n, dt, src, rtag, comm),
+        ) {
+            Ok(s) => {
+                write_status(st, &s);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e),
+        }
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Iprobe(
+pub(super) unsafe extern "C" fn MPI_Iprobe(
     src: c_int,
     tag: c_int,
     comm: c_int,
     flag: *mut c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    match rt::iprobe(g.me, src, tag, comm) {
-        Ok(Some(s)) => {
-            set(flag, 1);
-            write_status(st, &s);
-            MPI_SUCCESS
-        }
-        Ok(None) => {
-            set(flag, 0);
-            MPI_SUCCESS
-        }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Iprobe", e),
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Probe(src: c_int, tag: c_int, comm: c_int, st: *mut CStatus) -> c_int {
-    let g = enter();
-    loop {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
         match rt::iprobe(g.me, src, tag, comm) {
             Ok(Some(s)) => {
+                set(flag, 1);
                 write_status(st, &s);
-                return MPI_SUCCESS;
+                MPI_SUCCESS
             }
             Ok(None) => {
-                // Nothing yet: make sure simulated time moves even if polling costs are 0.
-                let zero_cost = with_world(|w| w.cfg.iprobe <= 0.0);
-                if zero_cost {
-                    rt::sleep_for(g.me, 1e-6);
-                }
-                with_world(|w| {
-                    w.ranks[g.me as usize].blocked = Some(rt::BlockInfo {
-                        call: "MPI_Probe",
-                        peer: src,
-                        tag,
-                        comm,
-                    })
-                });
+                set(flag, 0);
+                MPI_SUCCESS
             }
-            Err(e) => return entry::handle_error(g.me, comm, "MPI_Probe", e),
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Iprobe", e),
         }
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_count(st: *const CStatus, dt: c_int, count: *mut c_int) -> c_int {
-    let size = with_world(|w| w.dtype(dt).map(|d| d.size));
-    match size {
-        Ok(0) => set(count, 0),
-        Ok(s) => {
-            let bytes = (*st).count as usize;
-            set(
-                count,
-                if bytes.is_multiple_of(s) {
-                    (bytes / s) as c_int
-                } else {
-                    MPI_UNDEFINED
-                },
-            );
+pub(super) unsafe extern "C" fn MPI_Probe(src: c_int, tag: c_int, comm: c_int, st: *mut CStatus) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        loop {
+            match rt::iprobe(g.me, src, tag, comm) {
+                Ok(Some(s)) => {
+                    write_status(st, &s);
+                    return MPI_SUCCESS;
+                }
+                Ok(None) => {
+                    // Nothing yet: make sure simulated time moves even if polling costs are 0.
+                    let zero_cost = with_world(|w| w.cfg.iprobe <= 0.0);
+                    if zero_cost {
+                        rt::sleep_for(g.me, 1e-6);
+                    }
+                    with_world(|w| {
+                        w.ranks[g.me as usize].blocked = Some(rt::BlockInfo {
+                            call: "MPI_Probe",
+                            peer: src,
+                            tag,
+                            comm,
+                        })
+                    });
+                }
+                Err(e) => return entry::handle_error(g.me, comm, "MPI_Probe", e),
+            }
         }
-        Err(_) => return rt::MPI_ERR_TYPE,
     }
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements(st: *const CStatus, dt: c_int, count: *mut c_int) -> c_int {
-    match elements_of(st, dt) {
-        Ok(n) => {
-            set(count, c_int::try_from(n).unwrap_or(MPI_UNDEFINED));
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Get_count(st: *const CStatus, dt: c_int, count: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let size = with_world(|w| w.dtype(dt).map(|d| d.size));
+        match size {
+            Ok(0) => set(count, 0),
+            Ok(s) => {
+                let bytes = (*st).count as usize;
+                set(
+                    count,
+                    if bytes.is_multiple_of(s) {
+                        (bytes / s) as c_int
+                    } else {
+                        MPI_UNDEFINED
+                    },
+                );
+            }
+            Err(_) => return rt::MPI_ERR_TYPE,
         }
-        Err(code) => code,
+        MPI_SUCCESS
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Get_elements(st: *const CStatus, dt: c_int, count: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match elements_of(st, dt) {
+            Ok(n) => {
+                set(count, c_int::try_from(n).unwrap_or(MPI_UNDEFINED));
+                MPI_SUCCESS
+            }
+            Err(code) => code,
+        }
     }
 }
 
 /// Basic elements of `dt` a status holds (`MPI_Get_elements[_x]`), 64-bit.
 pub(crate) unsafe fn elements_of(st: *const CStatus, dt: c_int) -> Result<i64, c_int> {
-    let d = with_world(|w| w.dtype(dt)).map_err(|_| rt::MPI_ERR_TYPE)?;
-    let bytes = (*st).count.max(0) as u64;
-    if d.size == 0 {
-        return Ok(0);
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let d = with_world(|w| w.dtype(dt)).map_err(|_| rt::MPI_ERR_TYPE)?;
+        let bytes = (*st).count.max(0) as u64;
+        if d.size == 0 {
+            return Ok(0);
+        }
+        Ok(d.elements_in(bytes as usize) as i64)
     }
-    Ok(d.elements_in(bytes as usize) as i64)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Buffer_attach(buf: *mut c_void, size: c_int) -> c_int {
+pub(super) unsafe extern "C" fn MPI_Buffer_attach(buf: *mut c_void, size: c_int) -> c_int {
     let me = rt::current_rank();
     with_world(|w| w.ranks[me as usize].buffer_attached = Some((buf as usize, size.max(0) as usize)));
     MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Buffer_detach(buf: *mut c_void, size: *mut c_int) -> c_int {
-    let g = enter();
-    let me = g.me;
-    // The buffer goes back to the application only once its messages are out.
-    rt::drain_buffered_sends(me);
-    let b = with_world(|w| w.ranks[me as usize].buffer_attached.take());
-    let (p, s) = b.unwrap_or((0, 0));
-    if !buf.is_null() {
-        *(buf as *mut *mut c_void) = p as *mut c_void;
+pub(super) unsafe extern "C" fn MPI_Buffer_detach(buf: *mut c_void, size: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let me = g.me;
+        // The buffer goes back to the application only once its messages are out.
+        rt::drain_buffered_sends(me);
+        let b = with_world(|w| w.ranks[me as usize].buffer_attached.take());
+        let (p, s) = b.unwrap_or((0, 0));
+        if !buf.is_null() {
+            *(buf as *mut *mut c_void) = p as *mut c_void;
+        }
+        set(size, s as c_int);
+        MPI_SUCCESS
     }
-    set(size, s as c_int);
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements_x(
+pub(super) unsafe extern "C" fn MPI_Get_elements_x(
     st: *const crate::mpi::CStatus,
     dt: c_int,
     count: *mut i64,
 ) -> c_int {
-    match super::p2p::elements_of(st, dt) {
-        Ok(n) => {
-            set(count, n);
-            MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match super::p2p::elements_of(st, dt) {
+            Ok(n) => {
+                set(count, n);
+                MPI_SUCCESS
+            }
+            Err(code) => code,
         }
-        Err(code) => code,
     }
 }
 
 /// MPI_Isendrecv: a receive and a send, completed together.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Isendrecv(
+pub(super) unsafe extern "C" fn MPI_Isendrecv(
     sbuf: *const c_void,
     scount: c_int,
     stype: c_int,
@@ -451,38 +499,41 @@ pub unsafe extern "C" fn MPI_Isendrecv(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Isendrecv", comm, req, |me| {
-        let (sc, rc) = (nonneg(scount)?, nonneg(rcount)?);
-        let s = rt::P2p {
-            buf: sbuf as *mut u8,
-            count: sc,
-            dtype: stype,
-            peer: dst,
-            tag: stag,
-            comm,
-            coll: false,
-        };
-        let r = rt::P2p {
-            buf: rbuf as *mut u8,
-            count: rc,
-            dtype: rtype,
-            peer: src,
-            tag: rtag,
-            comm,
-            coll: false,
-        };
-        let stage: rt::Stage = Box::new(move || {
-            let rid = rt::irecv(me, &r)?;
-            let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
-            Ok(vec![rid, sid])
-        });
-        rt::start_coll(me, comm, vec![stage])
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Isendrecv", comm, req, |me| {
+            let (sc, rc) = (nonneg(scount)?, nonneg(rcount)?);
+            let s = rt::P2p {
+                buf: sbuf as *mut u8,
+                count: sc,
+                dtype: stype,
+                peer: dst,
+                tag: stag,
+                comm,
+                coll: false,
+            };
+            let r = rt::P2p {
+                buf: rbuf as *mut u8,
+                count: rc,
+                dtype: rtype,
+                peer: src,
+                tag: rtag,
+                comm,
+                coll: false,
+            };
+            let stage: rt::Stage = Box::new(move || {
+                let rid = rt::irecv(me, &r)?;
+                let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
+                Ok(vec![rid, sid])
+            });
+            rt::start_coll(me, comm, vec![stage])
+        })
+    }
 }
 
 /// MPI_Isendrecv_replace: the send goes from a copy of the buffer.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Isendrecv_replace(
+pub(super) unsafe extern "C" fn MPI_Isendrecv_replace(
     buf: *mut c_void,
     count: c_int,
     dt: c_int,
@@ -493,43 +544,46 @@ pub unsafe extern "C" fn MPI_Isendrecv_replace(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    nb!("MPI_Isendrecv_replace", comm, req, |me| {
-        let n = nonneg(count)?;
-        let d = with_world(|w| w.dtype(dt))?;
-        let mut copy = coll::TempBuf::new(&d, n);
-        coll::local_copy(buf as *const u8, n, dt, copy.ptr(), n, dt)?;
-        let keep = Rc::new(std::cell::RefCell::new(copy));
-        let k2 = keep.clone();
-        let stage: rt::Stage = Box::new(move || {
-            let p = k2.borrow_mut().ptr();
-            let s = rt::P2p {
-                buf: p,
-                count: n,
-                dtype: dt,
-                peer: dst,
-                tag: stag,
-                comm,
-                coll: false,
-            };
-            let r = rt::P2p {
-                buf: buf as *mut u8,
-                count: n,
-                dtype: dt,
-                peer: src,
-                tag: rtag,
-                comm,
-                coll: false,
-            };
-            let rid = rt::irecv(me, &r)?;
-            let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
-            Ok(vec![rid, sid])
-        });
-        let hold: rt::Stage = Box::new(move || {
-            drop(keep);
-            Ok(vec![])
-        });
-        rt::start_coll(me, comm, vec![stage, hold])
-    })
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        nb!("MPI_Isendrecv_replace", comm, req, |me| {
+            let n = nonneg(count)?;
+            let d = with_world(|w| w.dtype(dt))?;
+            let mut copy = coll::TempBuf::new(&d, n);
+            coll::local_copy(buf as *const u8, n, dt, copy.ptr(), n, dt)?;
+            let keep = Rc::new(std::cell::RefCell::new(copy));
+            let k2 = keep.clone();
+            let stage: rt::Stage = Box::new(move || {
+                let p = k2.borrow_mut().ptr();
+                let s = rt::P2p {
+                    buf: p,
+                    count: n,
+                    dtype: dt,
+                    peer: dst,
+                    tag: stag,
+                    comm,
+                    coll: false,
+                };
+                let r = rt::P2p {
+                    buf: buf as *mut u8,
+                    count: n,
+                    dtype: dt,
+                    peer: src,
+                    tag: rtag,
+                    comm,
+                    coll: false,
+                };
+                let rid = rt::irecv(me, &r)?;
+                let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
+                Ok(vec![rid, sid])
+            });
+            let hold: rt::Stage = Box::new(move || {
+                drop(keep);
+                Ok(vec![])
+            });
+            rt::start_coll(me, comm, vec![stage, hold])
+        })
+    }
 }
 
 /// A large count, checked like an `int` one.
@@ -547,7 +601,7 @@ pub(super) fn count_c(me: u32, comm: c_int, call: &str, count: Count) -> Result<
 // ------------------------------------------------------------------ matched probes
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Improbe(
+pub(super) unsafe extern "C" fn MPI_Improbe(
     src: c_int,
     tag: c_int,
     comm: c_int,
@@ -555,54 +609,60 @@ pub unsafe extern "C" fn MPI_Improbe(
     msg: *mut c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    match rt::improbe(g.me, src, tag, comm) {
-        Ok(Some((s, m))) => {
-            set(flag, 1);
-            set(msg, m);
-            write_single_status(st, &s);
-            MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match rt::improbe(g.me, src, tag, comm) {
+            Ok(Some((s, m))) => {
+                set(flag, 1);
+                set(msg, m);
+                write_single_status(st, &s);
+                MPI_SUCCESS
+            }
+            Ok(None) => {
+                set(flag, 0);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Improbe", e),
         }
-        Ok(None) => {
-            set(flag, 0);
-            MPI_SUCCESS
-        }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Improbe", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Mprobe(
+pub(super) unsafe extern "C" fn MPI_Mprobe(
     src: c_int,
     tag: c_int,
     comm: c_int,
     msg: *mut c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    // A loop of Improbe, as SMPI's MPI_Probe is a loop of Iprobe.
-    loop {
-        match rt::improbe(g.me, src, tag, comm) {
-            Ok(Some((s, m))) => {
-                set(msg, m);
-                write_single_status(st, &s);
-                return MPI_SUCCESS;
-            }
-            Ok(None) => {
-                // Nothing yet: make sure simulated time moves even if polling costs are 0.
-                if with_world(|w| w.cfg.iprobe <= 0.0) {
-                    rt::sleep_for(g.me, 1e-6);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        // A loop of Improbe, as SMPI's MPI_Probe is a loop of Iprobe.
+        loop {
+            match rt::improbe(g.me, src, tag, comm) {
+                Ok(Some((s, m))) => {
+                    set(msg, m);
+                    write_single_status(st, &s);
+                    return MPI_SUCCESS;
                 }
-                with_world(|w| {
-                    w.ranks[g.me as usize].blocked = Some(BlockInfo {
-                        call: "MPI_Mprobe",
-                        peer: src,
-                        tag,
-                        comm,
-                    })
-                });
+                Ok(None) => {
+                    // Nothing yet: make sure simulated time moves even if polling costs are 0.
+                    if with_world(|w| w.cfg.iprobe <= 0.0) {
+                        rt::sleep_for(g.me, 1e-6);
+                    }
+                    with_world(|w| {
+                        w.ranks[g.me as usize].blocked = Some(BlockInfo {
+                            call: "MPI_Mprobe",
+                            peer: src,
+                            tag,
+                            comm,
+                        })
+                    });
+                }
+                Err(e) => return entry::handle_error(g.me, comm, "MPI_Mprobe", e),
             }
-            Err(e) => return entry::handle_error(g.me, comm, "MPI_Mprobe", e),
         }
     }
 }
@@ -616,20 +676,23 @@ pub(super) unsafe fn start_mrecv(
     dt: c_int,
     msg: *mut c_int,
 ) -> rt::MpiResult<u32> {
-    if msg.is_null() || *msg == rt::MESSAGE_NULL {
-        return Err(mpi_err(rt::MPI_ERR_REQUEST, "MPI_MESSAGE_NULL is not a message"));
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if msg.is_null() || *msg == rt::MESSAGE_NULL {
+            return Err(mpi_err(rt::MPI_ERR_REQUEST, "MPI_MESSAGE_NULL is not a message"));
+        }
+        let a = p2p(
+            buf,
+            count,
+            dt,
+            rt::MPI_ANY_SOURCE,
+            rt::MPI_ANY_TAG,
+            rt::MPI_COMM_WORLD,
+        );
+        let id = rt::imrecv(me, &a, *msg)?;
+        *msg = rt::MESSAGE_NULL;
+        Ok(id)
     }
-    let a = p2p(
-        buf,
-        count,
-        dt,
-        rt::MPI_ANY_SOURCE,
-        rt::MPI_ANY_TAG,
-        rt::MPI_COMM_WORLD,
-    );
-    let id = rt::imrecv(me, &a, *msg)?;
-    *msg = rt::MESSAGE_NULL;
-    Ok(id)
 }
 
 pub(super) unsafe fn mrecv(
@@ -640,13 +703,16 @@ pub(super) unsafe fn mrecv(
     msg: *mut c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let id = match start_mrecv(me, buf, count, dt, msg) {
-        Ok(id) => id,
-        Err(e) => return entry::handle_error(me, rt::MPI_COMM_WORLD, "MPI_Mrecv", e),
-    };
-    let s = rt::wait(me, id, "MPI_Mrecv");
-    write_single_status(st, &s);
-    status_result(me, rt::MPI_COMM_WORLD, "MPI_Mrecv", &s, count)
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let id = match start_mrecv(me, buf, count, dt, msg) {
+            Ok(id) => id,
+            Err(e) => return entry::handle_error(me, rt::MPI_COMM_WORLD, "MPI_Mrecv", e),
+        };
+        let s = rt::wait(me, id, "MPI_Mrecv");
+        write_single_status(st, &s);
+        status_result(me, rt::MPI_COMM_WORLD, "MPI_Mrecv", &s, count)
+    }
 }
 
 pub(super) unsafe fn imrecv(
@@ -657,86 +723,101 @@ pub(super) unsafe fn imrecv(
     msg: *mut c_int,
     req: *mut c_int,
 ) -> c_int {
-    match start_mrecv(me, buf, count, dt, msg) {
-        Ok(id) => {
-            set(req, id as c_int + 1);
-            MPI_SUCCESS
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        match start_mrecv(me, buf, count, dt, msg) {
+            Ok(id) => {
+                set(req, id as c_int + 1);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(me, rt::MPI_COMM_WORLD, "MPI_Imrecv", e),
         }
-        Err(e) => entry::handle_error(me, rt::MPI_COMM_WORLD, "MPI_Imrecv", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Mrecv(
+pub(super) unsafe extern "C" fn MPI_Mrecv(
     buf: *mut c_void,
     count: c_int,
     dt: c_int,
     msg: *mut c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    let n = check_count_c!(g.me, rt::MPI_COMM_WORLD, "MPI_Mrecv", count as Count);
-    mrecv(g.me, buf, n, dt, msg, st)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let n = check_count_c!(g.me, rt::MPI_COMM_WORLD, "MPI_Mrecv", count as Count);
+        mrecv(g.me, buf, n, dt, msg, st)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Mrecv_c(
+pub(super) unsafe extern "C" fn MPI_Mrecv_c(
     buf: *mut c_void,
     count: Count,
     dt: c_int,
     msg: *mut c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    let n = check_count_c!(g.me, rt::MPI_COMM_WORLD, "MPI_Mrecv_c", count);
-    mrecv(g.me, buf, n, dt, msg, st)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let n = check_count_c!(g.me, rt::MPI_COMM_WORLD, "MPI_Mrecv_c", count);
+        mrecv(g.me, buf, n, dt, msg, st)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Imrecv(
+pub(super) unsafe extern "C" fn MPI_Imrecv(
     buf: *mut c_void,
     count: c_int,
     dt: c_int,
     msg: *mut c_int,
     req: *mut c_int,
 ) -> c_int {
-    let g = enter();
-    let n = check_count_c!(g.me, rt::MPI_COMM_WORLD, "MPI_Imrecv", count as Count);
-    imrecv(g.me, buf, n, dt, msg, req)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let n = check_count_c!(g.me, rt::MPI_COMM_WORLD, "MPI_Imrecv", count as Count);
+        imrecv(g.me, buf, n, dt, msg, req)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Imrecv_c(
+pub(super) unsafe extern "C" fn MPI_Imrecv_c(
     buf: *mut c_void,
     count: Count,
     dt: c_int,
     msg: *mut c_int,
     req: *mut c_int,
 ) -> c_int {
-    let g = enter();
-    let n = check_count_c!(g.me, rt::MPI_COMM_WORLD, "MPI_Imrecv_c", count);
-    imrecv(g.me, buf, n, dt, msg, req)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let n = check_count_c!(g.me, rt::MPI_COMM_WORLD, "MPI_Imrecv_c", count);
+        imrecv(g.me, buf, n, dt, msg, req)
+    }
 }
 
 // Message handles are plain integers in C and Fortran alike.
 
 #[no_mangle]
-pub extern "C" fn MPI_Message_c2f(msg: c_int) -> c_int {
+pub(super) extern "C" fn MPI_Message_c2f(msg: c_int) -> c_int {
     msg
 }
 
 #[no_mangle]
-pub extern "C" fn MPI_Message_f2c(msg: c_int) -> c_int {
+pub(super) extern "C" fn MPI_Message_f2c(msg: c_int) -> c_int {
     msg
 }
 
 #[no_mangle]
-pub extern "C" fn PMPI_Message_c2f(msg: c_int) -> c_int {
+pub(super) extern "C" fn PMPI_Message_c2f(msg: c_int) -> c_int {
     msg
 }
 
 #[no_mangle]
-pub extern "C" fn PMPI_Message_f2c(msg: c_int) -> c_int {
+pub(super) extern "C" fn PMPI_Message_f2c(msg: c_int) -> c_int {
     msg
 }
 
@@ -763,7 +844,7 @@ pub(super) unsafe fn send_c(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Send_c(
+pub(super) unsafe extern "C" fn MPI_Send_c(
     buf: *const c_void,
     count: Count,
     dt: c_int,
@@ -771,11 +852,12 @@ pub unsafe extern "C" fn MPI_Send_c(
     tag: c_int,
     comm: c_int,
 ) -> c_int {
-    send_c(buf, count, dt, dst, tag, comm, SendMode::Standard, "MPI_Send_c")
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { send_c(buf, count, dt, dst, tag, comm, SendMode::Standard, "MPI_Send_c") }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ssend_c(
+pub(super) unsafe extern "C" fn MPI_Ssend_c(
     buf: *const c_void,
     count: Count,
     dt: c_int,
@@ -783,11 +865,12 @@ pub unsafe extern "C" fn MPI_Ssend_c(
     tag: c_int,
     comm: c_int,
 ) -> c_int {
-    send_c(buf, count, dt, dst, tag, comm, SendMode::Sync, "MPI_Ssend_c")
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { send_c(buf, count, dt, dst, tag, comm, SendMode::Sync, "MPI_Ssend_c") }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Rsend_c(
+pub(super) unsafe extern "C" fn MPI_Rsend_c(
     buf: *const c_void,
     count: Count,
     dt: c_int,
@@ -795,11 +878,12 @@ pub unsafe extern "C" fn MPI_Rsend_c(
     tag: c_int,
     comm: c_int,
 ) -> c_int {
-    send_c(buf, count, dt, dst, tag, comm, SendMode::Ready, "MPI_Rsend_c")
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { send_c(buf, count, dt, dst, tag, comm, SendMode::Ready, "MPI_Rsend_c") }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Bsend_c(
+pub(super) unsafe extern "C" fn MPI_Bsend_c(
     buf: *const c_void,
     count: Count,
     dt: c_int,
@@ -807,7 +891,8 @@ pub unsafe extern "C" fn MPI_Bsend_c(
     tag: c_int,
     comm: c_int,
 ) -> c_int {
-    send_c(buf, count, dt, dst, tag, comm, SendMode::Buffered, "MPI_Bsend_c")
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { send_c(buf, count, dt, dst, tag, comm, SendMode::Buffered, "MPI_Bsend_c") }
 }
 
 pub(super) unsafe fn isend_c(
@@ -821,19 +906,22 @@ pub(super) unsafe fn isend_c(
     req: *mut c_int,
     call: &'static str,
 ) -> c_int {
-    let g = enter();
-    let n = check_count_c!(g.me, comm, call, count);
-    match rt::isend(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, true) {
-        Ok(id) => {
-            set(req, id as c_int + 1);
-            MPI_SUCCESS
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let g = enter();
+        let n = check_count_c!(g.me, comm, call, count);
+        match rt::isend(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, true) {
+            Ok(id) => {
+                set(req, id as c_int + 1);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, call, e),
         }
-        Err(e) => entry::handle_error(g.me, comm, call, e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Isend_c(
+pub(super) unsafe extern "C" fn MPI_Isend_c(
     buf: *const c_void,
     count: Count,
     dt: c_int,
@@ -842,21 +930,24 @@ pub unsafe extern "C" fn MPI_Isend_c(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    isend_c(
-        buf,
-        count,
-        dt,
-        dst,
-        tag,
-        comm,
-        SendMode::Standard,
-        req,
-        "MPI_Isend_c",
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        isend_c(
+            buf,
+            count,
+            dt,
+            dst,
+            tag,
+            comm,
+            SendMode::Standard,
+            req,
+            "MPI_Isend_c",
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Issend_c(
+pub(super) unsafe extern "C" fn MPI_Issend_c(
     buf: *const c_void,
     count: Count,
     dt: c_int,
@@ -865,21 +956,24 @@ pub unsafe extern "C" fn MPI_Issend_c(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    isend_c(
-        buf,
-        count,
-        dt,
-        dst,
-        tag,
-        comm,
-        SendMode::Sync,
-        req,
-        "MPI_Issend_c",
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        isend_c(
+            buf,
+            count,
+            dt,
+            dst,
+            tag,
+            comm,
+            SendMode::Sync,
+            req,
+            "MPI_Issend_c",
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Irsend_c(
+pub(super) unsafe extern "C" fn MPI_Irsend_c(
     buf: *const c_void,
     count: Count,
     dt: c_int,
@@ -888,21 +982,24 @@ pub unsafe extern "C" fn MPI_Irsend_c(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    isend_c(
-        buf,
-        count,
-        dt,
-        dst,
-        tag,
-        comm,
-        SendMode::Ready,
-        req,
-        "MPI_Irsend_c",
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        isend_c(
+            buf,
+            count,
+            dt,
+            dst,
+            tag,
+            comm,
+            SendMode::Ready,
+            req,
+            "MPI_Irsend_c",
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ibsend_c(
+pub(super) unsafe extern "C" fn MPI_Ibsend_c(
     buf: *const c_void,
     count: Count,
     dt: c_int,
@@ -911,21 +1008,24 @@ pub unsafe extern "C" fn MPI_Ibsend_c(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    isend_c(
-        buf,
-        count,
-        dt,
-        dst,
-        tag,
-        comm,
-        SendMode::Buffered,
-        req,
-        "MPI_Ibsend_c",
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        isend_c(
+            buf,
+            count,
+            dt,
+            dst,
+            tag,
+            comm,
+            SendMode::Buffered,
+            req,
+            "MPI_Ibsend_c",
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Recv_c(
+pub(super) unsafe extern "C" fn MPI_Recv_c(
     buf: *mut c_void,
     count: Count,
     dt: c_int,
@@ -934,19 +1034,22 @@ pub unsafe extern "C" fn MPI_Recv_c(
     comm: c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    let n = check_count_c!(g.me, comm, "MPI_Recv_c", count);
-    let id = match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
-        Ok(id) => id,
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Recv_c", e),
-    };
-    let s = rt::wait(g.me, id, "MPI_Recv_c");
-    write_status(st, &s);
-    status_result(g.me, comm, "MPI_Recv_c", &s, n)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let n = check_count_c!(g.me, comm, "MPI_Recv_c", count);
+        let id = match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
+            Ok(id) => id,
+            Err(e) => return entry::handle_error(g.me, comm, "MPI_Recv_c", e),
+        };
+        let s = rt::wait(g.me, id, "MPI_Recv_c");
+        write_status(st, &s);
+        status_result(g.me, comm, "MPI_Recv_c", &s, n)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Irecv_c(
+pub(super) unsafe extern "C" fn MPI_Irecv_c(
     buf: *mut c_void,
     count: Count,
     dt: c_int,
@@ -955,19 +1058,22 @@ pub unsafe extern "C" fn MPI_Irecv_c(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    let g = enter();
-    let n = check_count_c!(g.me, comm, "MPI_Irecv_c", count);
-    match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
-        Ok(id) => {
-            set(req, id as c_int + 1);
-            MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let n = check_count_c!(g.me, comm, "MPI_Irecv_c", count);
+        match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
+            Ok(id) => {
+                set(req, id as c_int + 1);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Irecv_c", e),
         }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Irecv_c", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv_c(
+pub(super) unsafe extern "C" fn MPI_Sendrecv_c(
     sbuf: *const c_void,
     scount: Count,
     stype: c_int,
@@ -981,45 +1087,58 @@ pub unsafe extern "C" fn MPI_Sendrecv_c(
     comm: c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    let sn = check_count_c!(g.me, comm, "MPI_Sendrecv_c", scount);
-    let rn = check_count_c!(g.me, comm, "MPI_Sendrecv_c", rcount);
-    match rt::sendrecv(
-        g.me,
-        &p2p(sbuf, sn, stype, dst, stag, comm),
-        &p2p(rbuf, rn, rtype, src, rtag, comm),
-    ) {
-        Ok(s) => {
-            write_status(st, &s);
-            status_result(g.me, comm, "MPI_Sendrecv_c", &s, rn)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let sn = check_count_c!(g.me, comm, "MPI_Sendrecv_c", scount);
+        let rn = check_count_c!(g.me, comm, "MPI_Sendrecv_c", rcount);
+        match rt::sendrecv(
+            g.me,
+            &p2p(sbuf, sn, stype, dst, stag, comm),
+            &p2p(rbuf, rn, rtype, src, rtag, comm),
+        ) {
+            Ok(s) => {
+                write_status(st, &s);
+                status_result(g.me, comm, "MPI_Sendrecv_c", &s, rn)
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Sendrecv_c", e),
         }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Sendrecv_c", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_count_c(st: *const CStatus, dt: c_int, count: *mut Count) -> c_int {
-    let size = match with_world(|w| w.dtype(dt).map(|d| d.size)) {
-        Ok(s) => s as Count,
-        Err(_) => return rt::MPI_ERR_TYPE,
-    };
-    let bytes = (*st).count;
-    let n = match size {
-        0 => 0,
-        s if bytes % s == 0 => bytes / s,
-        _ => MPI_UNDEFINED as Count,
-    };
-    set(count, n);
-    MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Get_count_c(st: *const CStatus, dt: c_int, count: *mut Count) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let size = match with_world(|w| w.dtype(dt).map(|d| d.size)) {
+            Ok(s) => s as Count,
+            Err(_) => return rt::MPI_ERR_TYPE,
+        };
+        let bytes = (*st).count;
+        let n = match size {
+            0 => 0,
+            s if bytes % s == 0 => bytes / s,
+            _ => MPI_UNDEFINED as Count,
+        };
+        set(count, n);
+        MPI_SUCCESS
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_elements_c(st: *const CStatus, dt: c_int, count: *mut Count) -> c_int {
-    match super::p2p::elements_of(st, dt) {
-        Ok(n) => {
-            set(count, n);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Get_elements_c(
+    st: *const CStatus,
+    dt: c_int,
+    count: *mut Count,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match super::p2p::elements_of(st, dt) {
+            Ok(n) => {
+                set(count, n);
+                MPI_SUCCESS
+            }
+            Err(code) => code,
         }
-        Err(code) => code,
     }
 }

@@ -33,87 +33,97 @@ pub(super) fn empty_status() -> StatusInfo {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Wait(req: *mut c_int, st: *mut CStatus) -> c_int {
-    let g = enter();
-    let id = match req_id(*req) {
-        Ok(Some(id)) => id,
-        Ok(None) => {
-            write_status(st, &empty_status());
-            return MPI_SUCCESS;
+pub(super) unsafe extern "C" fn MPI_Wait(req: *mut c_int, st: *mut CStatus) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let id = match req_id(*req) {
+            Ok(Some(id)) => id,
+            Ok(None) => {
+                write_status(st, &empty_status());
+                return MPI_SUCCESS;
+            }
+            Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Wait", e),
+        };
+        let persistent = is_persistent(id);
+        let s = rt::wait(g.me, id, "MPI_Wait");
+        if !persistent {
+            *req = 0;
         }
-        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Wait", e),
-    };
-    let persistent = is_persistent(id);
-    let s = rt::wait(g.me, id, "MPI_Wait");
-    if !persistent {
-        *req = 0;
+        write_single_status(st, &s);
+        MPI_SUCCESS
     }
-    write_single_status(st, &s);
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Waitall(n: c_int, reqs: *mut c_int, sts: *mut CStatus) -> c_int {
-    let g = enter();
-    let ids = match collect(n, reqs) {
-        Ok(v) => v,
-        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitall", e),
-    };
-    // SMPI 3.32 waits with waitany until all are done: completion order.
-    let statuses = rt::wait_all(g.me, &ids);
-    let mut err = MPI_SUCCESS;
-    for (i, s) in statuses.iter().enumerate() {
-        let st = if sts.is_null() {
-            std::ptr::null_mut()
-        } else {
-            sts.add(i)
+pub(super) unsafe extern "C" fn MPI_Waitall(n: c_int, reqs: *mut c_int, sts: *mut CStatus) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let ids = match collect(n, reqs) {
+            Ok(v) => v,
+            Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitall", e),
         };
-        match s {
-            Some(s) => {
-                if !is_persistent_handle(*reqs.add(i)) {
-                    *reqs.add(i) = 0;
+        // SMPI 3.32 waits with waitany until all are done: completion order.
+        let statuses = rt::wait_all(g.me, &ids);
+        let mut err = MPI_SUCCESS;
+        for (i, s) in statuses.iter().enumerate() {
+            let st = if sts.is_null() {
+                std::ptr::null_mut()
+            } else {
+                sts.add(i)
+            };
+            match s {
+                Some(s) => {
+                    if !is_persistent_handle(*reqs.add(i)) {
+                        *reqs.add(i) = 0;
+                    }
+                    if s.error != 0 {
+                        err = rt::MPI_ERR_IN_STATUS;
+                    }
+                    write_status(st, s);
                 }
-                if s.error != 0 {
-                    err = rt::MPI_ERR_IN_STATUS;
-                }
-                write_status(st, s);
+                None => write_status(st, &empty_status()),
             }
-            None => write_status(st, &empty_status()),
         }
+        err
     }
-    err
 }
 
 pub(super) unsafe fn collect(n: c_int, reqs: *mut c_int) -> Result<Vec<Option<u32>>, MpiError> {
-    (0..n.max(0) as usize).map(|i| req_id(*reqs.add(i))).collect()
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe { (0..n.max(0) as usize).map(|i| req_id(*reqs.add(i))).collect() }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Waitany(
+pub(super) unsafe extern "C" fn MPI_Waitany(
     n: c_int,
     reqs: *mut c_int,
     index: *mut c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    let ids = match collect(n, reqs) {
-        Ok(v) => v,
-        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitany", e),
-    };
-    match rt::wait_any(g.me, &ids) {
-        Some((i, s)) => {
-            if !is_persistent_handle(*reqs.add(i)) {
-                *reqs.add(i) = 0;
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let ids = match collect(n, reqs) {
+            Ok(v) => v,
+            Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitany", e),
+        };
+        match rt::wait_any(g.me, &ids) {
+            Some((i, s)) => {
+                if !is_persistent_handle(*reqs.add(i)) {
+                    *reqs.add(i) = 0;
+                }
+                set(index, i as c_int);
+                write_status(st, &s);
             }
-            set(index, i as c_int);
-            write_status(st, &s);
+            None => {
+                set(index, MPI_UNDEFINED);
+                write_status(st, &empty_status());
+            }
         }
-        None => {
-            set(index, MPI_UNDEFINED);
-            write_status(st, &empty_status());
-        }
+        MPI_SUCCESS
     }
-    MPI_SUCCESS
 }
 
 pub(super) fn is_persistent_handle(h: c_int) -> bool {
@@ -121,280 +131,311 @@ pub(super) fn is_persistent_handle(h: c_int) -> bool {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Waitsome(
+pub(super) unsafe extern "C" fn MPI_Waitsome(
     n: c_int,
     reqs: *mut c_int,
     outcount: *mut c_int,
     indices: *mut c_int,
     sts: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    let ids = match collect(n, reqs) {
-        Ok(v) => v,
-        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitsome", e),
-    };
-    if ids.iter().all(|x| x.is_none()) {
-        set(outcount, MPI_UNDEFINED);
-        return MPI_SUCCESS;
-    }
-    let Some((first, s)) = rt::wait_any(g.me, &ids) else {
-        set(outcount, MPI_UNDEFINED);
-        return MPI_SUCCESS;
-    };
-    let mut k = 0usize;
-    let mut record = |i: usize, s: &StatusInfo| {
-        if !is_persistent_handle(*reqs.add(i)) {
-            *reqs.add(i) = 0;
-        }
-        *indices.add(k) = i as c_int;
-        if !sts.is_null() {
-            write_status(sts.add(k), s);
-        }
-        k += 1;
-    };
-    record(first, &s);
-    for (i, id) in ids.iter().enumerate() {
-        if i == first {
-            continue;
-        }
-        if let Some(id) = id {
-            if with_world(|w| rt::is_complete(w, *id)) {
-                let s = rt::finish(g.me, *id);
-                record(i, &s);
-            }
-        }
-    }
-    set(outcount, k as c_int);
-    MPI_SUCCESS
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, st: *mut CStatus) -> c_int {
-    let g = enter();
-    let id = match req_id(*req) {
-        Ok(Some(id)) => id,
-        Ok(None) => {
-            set(flag, 1);
-            write_status(st, &empty_status());
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let ids = match collect(n, reqs) {
+            Ok(v) => v,
+            Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitsome", e),
+        };
+        if ids.iter().all(|x| x.is_none()) {
+            set(outcount, MPI_UNDEFINED);
             return MPI_SUCCESS;
         }
-        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Test", e),
-    };
-    let persistent = is_persistent(id);
-    match rt::test(g.me, id) {
-        Some(s) => {
-            if !persistent {
-                *req = 0;
+        let Some((first, s)) = rt::wait_any(g.me, &ids) else {
+            set(outcount, MPI_UNDEFINED);
+            return MPI_SUCCESS;
+        };
+        let mut k = 0usize;
+        let mut record = |i: usize, s: &StatusInfo| {
+            if !is_persistent_handle(*reqs.add(i)) {
+                *reqs.add(i) = 0;
             }
-            set(flag, 1);
-            write_single_status(st, &s);
+            *indices.add(k) = i as c_int;
+            if !sts.is_null() {
+                write_status(sts.add(k), s);
+            }
+            k += 1;
+        };
+        record(first, &s);
+        for (i, id) in ids.iter().enumerate() {
+            if i == first {
+                continue;
+            }
+            if let Some(id) = id {
+                if with_world(|w| rt::is_complete(w, *id)) {
+                    let s = rt::finish(g.me, *id);
+                    record(i, &s);
+                }
+            }
         }
-        None => set(flag, 0),
+        set(outcount, k as c_int);
+        MPI_SUCCESS
     }
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Testall(
+pub(super) unsafe extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, st: *mut CStatus) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let id = match req_id(*req) {
+            Ok(Some(id)) => id,
+            Ok(None) => {
+                set(flag, 1);
+                write_status(st, &empty_status());
+                return MPI_SUCCESS;
+            }
+            Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Test", e),
+        };
+        let persistent = is_persistent(id);
+        match rt::test(g.me, id) {
+            Some(s) => {
+                if !persistent {
+                    *req = 0;
+                }
+                set(flag, 1);
+                write_single_status(st, &s);
+            }
+            None => set(flag, 0),
+        }
+        MPI_SUCCESS
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Testall(
     n: c_int,
     reqs: *mut c_int,
     flag: *mut c_int,
     sts: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    let ids = match collect(n, reqs) {
-        Ok(v) => v,
-        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testall", e),
-    };
-    // As SMPI: one MPI_Test poll per request, in order.
-    let mut all = true;
-    for id in ids.iter().flatten() {
-        all &= rt::test_poll(g.me, *id);
-    }
-    if !all {
-        set(flag, 0);
-        return MPI_SUCCESS;
-    }
-    for (i, id) in ids.iter().enumerate() {
-        let st = if sts.is_null() {
-            std::ptr::null_mut()
-        } else {
-            sts.add(i)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let ids = match collect(n, reqs) {
+            Ok(v) => v,
+            Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testall", e),
         };
-        match id {
-            Some(id) => {
-                let s = rt::finish(g.me, *id);
-                if !is_persistent(*id) {
-                    *reqs.add(i) = 0;
-                }
-                write_status(st, &s);
-            }
-            None => write_status(st, &empty_status()),
+        // As SMPI: one MPI_Test poll per request, in order.
+        let mut all = true;
+        for id in ids.iter().flatten() {
+            all &= rt::test_poll(g.me, *id);
         }
+        if !all {
+            set(flag, 0);
+            return MPI_SUCCESS;
+        }
+        for (i, id) in ids.iter().enumerate() {
+            let st = if sts.is_null() {
+                std::ptr::null_mut()
+            } else {
+                sts.add(i)
+            };
+            match id {
+                Some(id) => {
+                    let s = rt::finish(g.me, *id);
+                    if !is_persistent(*id) {
+                        *reqs.add(i) = 0;
+                    }
+                    write_status(st, &s);
+                }
+                None => write_status(st, &empty_status()),
+            }
+        }
+        set(flag, 1);
+        MPI_SUCCESS
     }
-    set(flag, 1);
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Testany(
+pub(super) unsafe extern "C" fn MPI_Testany(
     n: c_int,
     reqs: *mut c_int,
     index: *mut c_int,
     flag: *mut c_int,
     st: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    let ids = match collect(n, reqs) {
-        Ok(v) => v,
-        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testany", e),
-    };
-    if ids.iter().all(|x| x.is_none()) {
-        set(flag, 1);
-        set(index, MPI_UNDEFINED);
-        write_status(st, &empty_status());
-        return MPI_SUCCESS;
-    }
-    let cost = with_world(|w| w.cfg.test * rt::poll_counter(w, g.me, rt::Poll::Testany) as f64);
-    rt::sleep_for(g.me, cost);
-    let found = with_world(|w| {
-        let f = ids
-            .iter()
-            .position(|id| id.is_some_and(|id| rt::is_complete(w, id)));
-        rt::poll_result(w, g.me, rt::Poll::Testany, f.is_some());
-        f
-    });
-    match found {
-        Some(i) => {
-            let id = ids[i].expect("found");
-            let persistent = is_persistent(id);
-            let s = rt::finish(g.me, id);
-            if !persistent {
-                *reqs.add(i) = 0;
-            }
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let ids = match collect(n, reqs) {
+            Ok(v) => v,
+            Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testany", e),
+        };
+        if ids.iter().all(|x| x.is_none()) {
             set(flag, 1);
-            set(index, i as c_int);
-            write_status(st, &s);
-        }
-        None => {
-            set(flag, 0);
             set(index, MPI_UNDEFINED);
+            write_status(st, &empty_status());
+            return MPI_SUCCESS;
         }
+        let cost = with_world(|w| w.cfg.test * rt::poll_counter(w, g.me, rt::Poll::Testany) as f64);
+        rt::sleep_for(g.me, cost);
+        let found = with_world(|w| {
+            let f = ids
+                .iter()
+                .position(|id| id.is_some_and(|id| rt::is_complete(w, id)));
+            rt::poll_result(w, g.me, rt::Poll::Testany, f.is_some());
+            f
+        });
+        match found {
+            Some(i) => {
+                let id = ids[i].expect("found");
+                let persistent = is_persistent(id);
+                let s = rt::finish(g.me, id);
+                if !persistent {
+                    *reqs.add(i) = 0;
+                }
+                set(flag, 1);
+                set(index, i as c_int);
+                write_status(st, &s);
+            }
+            None => {
+                set(flag, 0);
+                set(index, MPI_UNDEFINED);
+            }
+        }
+        MPI_SUCCESS
     }
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Testsome(
+pub(super) unsafe extern "C" fn MPI_Testsome(
     n: c_int,
     reqs: *mut c_int,
     outcount: *mut c_int,
     indices: *mut c_int,
     sts: *mut CStatus,
 ) -> c_int {
-    let g = enter();
-    let ids = match collect(n, reqs) {
-        Ok(v) => v,
-        Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testsome", e),
-    };
-    if ids.iter().all(|x| x.is_none()) {
-        set(outcount, MPI_UNDEFINED);
-        return MPI_SUCCESS;
-    }
-    let mut k = 0usize;
-    for (i, id) in ids.iter().enumerate() {
-        if let Some(id) = id {
-            // As SMPI: one MPI_Test poll per request.
-            if rt::test_poll(g.me, *id) {
-                let persistent = is_persistent(*id);
-                let s = rt::finish(g.me, *id);
-                if !persistent {
-                    *reqs.add(i) = 0;
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let ids = match collect(n, reqs) {
+            Ok(v) => v,
+            Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testsome", e),
+        };
+        if ids.iter().all(|x| x.is_none()) {
+            set(outcount, MPI_UNDEFINED);
+            return MPI_SUCCESS;
+        }
+        let mut k = 0usize;
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(id) = id {
+                // As SMPI: one MPI_Test poll per request.
+                if rt::test_poll(g.me, *id) {
+                    let persistent = is_persistent(*id);
+                    let s = rt::finish(g.me, *id);
+                    if !persistent {
+                        *reqs.add(i) = 0;
+                    }
+                    *indices.add(k) = i as c_int;
+                    if !sts.is_null() {
+                        write_status(sts.add(k), &s);
+                    }
+                    k += 1;
                 }
-                *indices.add(k) = i as c_int;
-                if !sts.is_null() {
-                    write_status(sts.add(k), &s);
-                }
-                k += 1;
             }
         }
+        set(outcount, k as c_int);
+        MPI_SUCCESS
     }
-    set(outcount, k as c_int);
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
-    let g = enter();
-    match req_id(*req) {
-        Ok(Some(id)) if rt::greq_of(id).is_some() => {
-            rt::release_greq(id);
-            *req = 0;
-            MPI_SUCCESS
-        }
-        Ok(Some(id)) => {
-            with_world(|w| {
-                if rt::is_complete(w, id) && w.req(id).transferred {
-                    w.free_req(id);
-                } else {
-                    w.req_mut(id).orphan = true;
-                    w.req_mut(id).persistent = false;
+pub(super) unsafe extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        match req_id(*req) {
+            Ok(Some(id)) if rt::greq_of(id).is_some() => {
+                rt::release_greq(id);
+                *req = 0;
+                MPI_SUCCESS
+            }
+            Ok(Some(id)) => {
+                with_world(|w| {
+                    if rt::is_complete(w, id) && w.req(id).transferred {
+                        w.free_req(id);
+                    } else {
+                        w.req_mut(id).orphan = true;
+                        w.req_mut(id).persistent = false;
+                    }
+                });
+                *req = 0;
+                MPI_SUCCESS
+            }
+            Ok(None) => {
+                if *req != 0 {
+                    let id = (*req - 1) as u32;
+                    with_world(|w| w.free_req(id));
                 }
-            });
-            *req = 0;
-            MPI_SUCCESS
-        }
-        Ok(None) => {
-            if *req != 0 {
-                let id = (*req - 1) as u32;
-                with_world(|w| w.free_req(id));
+                *req = 0;
+                MPI_SUCCESS
             }
-            *req = 0;
-            MPI_SUCCESS
+            Err(e) => entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Request_free", e),
         }
-        Err(e) => entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Request_free", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Request_get_status(req: c_int, flag: *mut c_int, st: *mut CStatus) -> c_int {
-    let _g = enter();
-    match req_id(req) {
-        Ok(Some(id)) => {
-            let (done, s) = with_world(|w| (rt::is_complete(w, id), w.req(id).status));
-            set(flag, done as c_int);
-            if done {
-                write_status(st, &s);
+pub(super) unsafe extern "C" fn MPI_Request_get_status(
+    req: c_int,
+    flag: *mut c_int,
+    st: *mut CStatus,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let _g = enter();
+        match req_id(req) {
+            Ok(Some(id)) => {
+                let (done, s) = with_world(|w| (rt::is_complete(w, id), w.req(id).status));
+                set(flag, done as c_int);
+                if done {
+                    write_status(st, &s);
+                }
+            }
+            _ => {
+                set(flag, 1);
+                write_status(st, &empty_status());
             }
         }
-        _ => {
-            set(flag, 1);
-            write_status(st, &empty_status());
-        }
+        MPI_SUCCESS
     }
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Cancel(req: *mut c_int) -> c_int {
-    let _g = enter();
-    if let Ok(Some(id)) = req_id(*req) {
-        if let Some(greq) = rt::greq_of(id) {
-            // A generalized request is cancelled by its cancel callback.
-            let complete = with_world(|w| rt::is_complete(w, id));
-            return greq
-                .cancel
-                .map_or(MPI_SUCCESS, |f| f(greq.extra_state, complete as c_int));
+pub(super) unsafe extern "C" fn MPI_Cancel(req: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let _g = enter();
+        if let Ok(Some(id)) = req_id(*req) {
+            if let Some(greq) = rt::greq_of(id) {
+                // A generalized request is cancelled by its cancel callback.
+                let complete = with_world(|w| rt::is_complete(w, id));
+                return greq
+                    .cancel
+                    .map_or(MPI_SUCCESS, |f| f(greq.extra_state, complete as c_int));
+            }
+            with_world(|w| rt::cancel(w, id));
         }
-        with_world(|w| rt::cancel(w, id));
+        MPI_SUCCESS
     }
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Test_cancelled(st: *const CStatus, flag: *mut c_int) -> c_int {
-    set(flag, if st.is_null() { 0 } else { (*st).cancelled });
-    MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Test_cancelled(st: *const CStatus, flag: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        set(flag, if st.is_null() { 0 } else { (*st).cancelled });
+        MPI_SUCCESS
+    }
 }
 
 pub(crate) unsafe fn persistent_init(
@@ -409,31 +450,34 @@ pub(crate) unsafe fn persistent_init(
     req: *mut c_int,
     call: &'static str,
 ) -> c_int {
-    let g = enter();
-    let n = check_count!(g.me, comm, call, count);
-    // Build an inactive request by posting nothing: store parameters only.
-    let r = with_world(|w| -> MpiResult<u32> {
-        w.ranks[g.me as usize].comm(comm)?;
-        w.dtype(dt)?;
-        Ok(rt::new_persistent(
-            w,
-            g.me,
-            kind,
-            p2p(buf, n, dt, peer, tag, comm),
-            mode,
-        ))
-    });
-    match r {
-        Ok(id) => {
-            set(req, id as c_int + 1);
-            MPI_SUCCESS
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let g = enter();
+        let n = check_count!(g.me, comm, call, count);
+        // Build an inactive request by posting nothing: store parameters only.
+        let r = with_world(|w| -> MpiResult<u32> {
+            w.ranks[g.me as usize].comm(comm)?;
+            w.dtype(dt)?;
+            Ok(rt::new_persistent(
+                w,
+                g.me,
+                kind,
+                p2p(buf, n, dt, peer, tag, comm),
+                mode,
+            ))
+        });
+        match r {
+            Ok(id) => {
+                set(req, id as c_int + 1);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, call, e),
         }
-        Err(e) => entry::handle_error(g.me, comm, call, e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Send_init(
+pub(super) unsafe extern "C" fn MPI_Send_init(
     buf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -442,22 +486,25 @@ pub unsafe extern "C" fn MPI_Send_init(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    persistent_init(
-        rt::ReqKind::Send,
-        buf,
-        count,
-        dt,
-        dst,
-        tag,
-        comm,
-        SendMode::Standard,
-        req,
-        "MPI_Send_init",
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        persistent_init(
+            rt::ReqKind::Send,
+            buf,
+            count,
+            dt,
+            dst,
+            tag,
+            comm,
+            SendMode::Standard,
+            req,
+            "MPI_Send_init",
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ssend_init(
+pub(super) unsafe extern "C" fn MPI_Ssend_init(
     buf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -466,22 +513,25 @@ pub unsafe extern "C" fn MPI_Ssend_init(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    persistent_init(
-        rt::ReqKind::Send,
-        buf,
-        count,
-        dt,
-        dst,
-        tag,
-        comm,
-        SendMode::Sync,
-        req,
-        "MPI_Ssend_init",
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        persistent_init(
+            rt::ReqKind::Send,
+            buf,
+            count,
+            dt,
+            dst,
+            tag,
+            comm,
+            SendMode::Sync,
+            req,
+            "MPI_Ssend_init",
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Recv_init(
+pub(super) unsafe extern "C" fn MPI_Recv_init(
     buf: *mut c_void,
     count: c_int,
     dt: c_int,
@@ -490,48 +540,57 @@ pub unsafe extern "C" fn MPI_Recv_init(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    persistent_init(
-        rt::ReqKind::Recv,
-        buf,
-        count,
-        dt,
-        src,
-        tag,
-        comm,
-        SendMode::Standard,
-        req,
-        "MPI_Recv_init",
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Start(req: *mut c_int) -> c_int {
-    let g = enter();
-    if *req <= 0 {
-        return entry::handle_error(
-            g.me,
-            rt::MPI_COMM_WORLD,
-            "MPI_Start",
-            mpi_err(rt::MPI_ERR_REQUEST, "null request"),
-        );
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        persistent_init(
+            rt::ReqKind::Recv,
+            buf,
+            count,
+            dt,
+            src,
+            tag,
+            comm,
+            SendMode::Standard,
+            req,
+            "MPI_Recv_init",
+        )
     }
-    let r = rt::start_persistent(g.me, (*req - 1) as u32);
-    result(g.me, rt::MPI_COMM_WORLD, "MPI_Start", r)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Startall(n: c_int, reqs: *mut c_int) -> c_int {
-    for i in 0..n.max(0) as usize {
-        let rc = MPI_Start(reqs.add(i));
-        if rc != MPI_SUCCESS {
-            return rc;
+pub(super) unsafe extern "C" fn MPI_Start(req: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        if *req <= 0 {
+            return entry::handle_error(
+                g.me,
+                rt::MPI_COMM_WORLD,
+                "MPI_Start",
+                mpi_err(rt::MPI_ERR_REQUEST, "null request"),
+            );
         }
+        let r = rt::start_persistent(g.me, (*req - 1) as u32);
+        result(g.me, rt::MPI_COMM_WORLD, "MPI_Start", r)
     }
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Bsend_init(
+pub(super) unsafe extern "C" fn MPI_Startall(n: c_int, reqs: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        for i in 0..n.max(0) as usize {
+            let rc = MPI_Start(reqs.add(i));
+            if rc != MPI_SUCCESS {
+                return rc;
+            }
+        }
+        MPI_SUCCESS
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Bsend_init(
     buf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -540,22 +599,25 @@ pub unsafe extern "C" fn MPI_Bsend_init(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    super::request::persistent_init(
-        rt::ReqKind::Send,
-        buf,
-        count,
-        dt,
-        dst,
-        tag,
-        comm,
-        rt::SendMode::Buffered,
-        req,
-        "MPI_Bsend_init",
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        super::request::persistent_init(
+            rt::ReqKind::Send,
+            buf,
+            count,
+            dt,
+            dst,
+            tag,
+            comm,
+            rt::SendMode::Buffered,
+            req,
+            "MPI_Bsend_init",
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Rsend_init(
+pub(super) unsafe extern "C" fn MPI_Rsend_init(
     buf: *const c_void,
     count: c_int,
     dt: c_int,
@@ -564,69 +626,80 @@ pub unsafe extern "C" fn MPI_Rsend_init(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    super::request::MPI_Send_init(buf, count, dt, dst, tag, comm, req)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { super::request::MPI_Send_init(buf, count, dt, dst, tag, comm, req) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Status_set_cancelled(st: *mut crate::mpi::CStatus, flag: c_int) -> c_int {
-    if !st.is_null() {
-        (*st).cancelled = flag;
+pub(super) unsafe extern "C" fn MPI_Status_set_cancelled(st: *mut crate::mpi::CStatus, flag: c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if !st.is_null() {
+            (*st).cancelled = flag;
+        }
+        MPI_SUCCESS
     }
-    MPI_SUCCESS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Status_set_elements(
+pub(super) unsafe extern "C" fn MPI_Status_set_elements(
     st: *mut crate::mpi::CStatus,
     dt: c_int,
     count: c_int,
 ) -> c_int {
-    MPI_Status_set_elements_x(st, dt, count as i64)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { MPI_Status_set_elements_x(st, dt, count as i64) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Status_set_elements_x(
+pub(super) unsafe extern "C" fn MPI_Status_set_elements_x(
     st: *mut crate::mpi::CStatus,
     dt: c_int,
     count: i64,
 ) -> c_int {
-    match with_world(|w| w.dtype(dt)) {
-        Ok(d) => {
-            if !st.is_null() {
-                (*st).count = d.bytes_of_elements(count.max(0) as usize) as i64;
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        match with_world(|w| w.dtype(dt)) {
+            Ok(d) => {
+                if !st.is_null() {
+                    (*st).count = d.bytes_of_elements(count.max(0) as usize) as i64;
+                }
+                MPI_SUCCESS
             }
-            MPI_SUCCESS
+            Err(e) => e.code,
         }
-        Err(e) => e.code,
     }
 }
 
 // ------------------------------------------------------------------ generalized requests
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Grequest_start(
+pub(super) unsafe extern "C" fn MPI_Grequest_start(
     query: Option<GreqQueryFn>,
     free: Option<GreqFreeFn>,
     cancel: Option<GreqCancelFn>,
     extra_state: *mut c_void,
     req: *mut c_int,
 ) -> c_int {
-    let g = enter();
-    let id = rt::start_greq(
-        g.me,
-        Greq {
-            query,
-            free,
-            cancel,
-            extra_state,
-        },
-    );
-    set(req, id as c_int + 1);
-    MPI_SUCCESS
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let id = rt::start_greq(
+            g.me,
+            Greq {
+                query,
+                free,
+                cancel,
+                extra_state,
+            },
+        );
+        set(req, id as c_int + 1);
+        MPI_SUCCESS
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Grequest_complete(req: c_int) -> c_int {
+pub(super) unsafe extern "C" fn MPI_Grequest_complete(req: c_int) -> c_int {
     let g = enter();
     let r = if req <= 0 {
         Err(mpi_err(

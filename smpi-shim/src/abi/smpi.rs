@@ -11,19 +11,19 @@ use crate::mpi::{self as rt, with_world};
 // ------------------------------------------------------------------ SMPI extensions (smpi.h)
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_execute(seconds: f64) {
+pub(super) unsafe extern "C" fn smpi_execute(seconds: f64) {
     let g = enter();
     entry::execute_seconds(g.me, seconds, false);
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_execute_benched(seconds: f64) {
+pub(super) unsafe extern "C" fn smpi_execute_benched(seconds: f64) {
     let g = enter();
     entry::execute_seconds(g.me, seconds, true);
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_execute_flops(flops: f64) {
+pub(super) unsafe extern "C" fn smpi_execute_flops(flops: f64) {
     let g = enter();
     if flops > 0.0 {
         with_world(|w| w.ranks[g.me as usize].ctx()).execute(flops);
@@ -31,23 +31,27 @@ pub unsafe extern "C" fn smpi_execute_flops(flops: f64) {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_execute_flops_benched(flops: f64) {
-    smpi_execute_flops(flops)
+pub(super) unsafe extern "C" fn smpi_execute_flops_benched(flops: f64) {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { smpi_execute_flops(flops) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_sleep_seconds(seconds: f64) {
+pub(super) unsafe extern "C" fn smpi_sleep_seconds(seconds: f64) {
     let g = enter();
     rt::sleep_for(g.me, seconds);
 }
 
 pub(super) unsafe fn site(file: *const c_char, line: c_int) -> String {
-    let f = if file.is_null() {
-        "?".into()
-    } else {
-        CStr::from_ptr(file).to_string_lossy().into_owned()
-    };
-    format!("{f}:{line}")
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let f = if file.is_null() {
+            "?".into()
+        } else {
+            CStr::from_ptr(file).to_string_lossy().into_owned()
+        };
+        format!("{f}:{line}")
+    }
 }
 
 /// Who folded allocations belong to: the calling rank (none outside ranks).
@@ -66,119 +70,148 @@ pub(super) fn fold_or_die(size: usize, ranges: &[(usize, usize)], site: &str) ->
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_shared_malloc(size: usize, file: *const c_char, line: c_int) -> *mut c_void {
-    fold_or_die(size, &[(0, size)], &site(file, line))
+pub(super) unsafe extern "C" fn smpi_shared_malloc(
+    size: usize,
+    file: *const c_char,
+    line: c_int,
+) -> *mut c_void {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { fold_or_die(size, &[(0, size)], &site(file, line)) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_shared_malloc_partial(
+pub(super) unsafe extern "C" fn smpi_shared_malloc_partial(
     size: usize,
     offsets: *const usize,
     n: c_int,
 ) -> *mut c_void {
-    let ranges: Vec<(usize, usize)> = (0..n.max(0) as usize)
-        .map(|i| (*offsets.add(2 * i), *offsets.add(2 * i + 1)))
-        .collect();
-    fold_or_die(size, &ranges, "partial")
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn smpi_shared_free(p: *mut c_void) {
-    if !shared::free_by(holder(), p as *mut u8) {
-        libc::free(p);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let ranges: Vec<(usize, usize)> = (0..n.max(0) as usize)
+            .map(|i| (*offsets.add(2 * i), *offsets.add(2 * i + 1)))
+            .collect();
+        fold_or_die(size, &ranges, "partial")
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_auto_malloc(size: usize) -> *mut c_void {
-    let t = shared::auto_threshold();
-    let c = shared::cow_threshold();
-    if t > 0 && size >= t {
-        fold_or_die(size, &[(0, size)], "auto")
-    } else if c > 0 && size >= c {
-        match shared::alloc_cow(size) {
-            Ok(p) => p as *mut c_void,
-            Err(e) => entry::abort_run(
-                rt::current_rank(),
-                format!("copy-on-write fold of {size} B: {}", e.0),
-            ),
+pub(super) unsafe extern "C" fn smpi_shared_free(p: *mut c_void) {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if !shared::free_by(holder(), p as *mut u8) {
+            libc::free(p);
         }
-    } else {
-        libc::malloc(size)
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_auto_calloc(n: usize, size: usize) -> *mut c_void {
-    let total = n.saturating_mul(size);
-    let t = shared::auto_threshold();
-    let c = shared::cow_threshold();
-    if (t > 0 && total >= t) || (c > 0 && total >= c) {
-        // Folded memory is garbage by definition: it is not zeroed.
-        // Copy-on-write memory reads as zeros until written.
-        smpi_auto_malloc(total)
-    } else {
-        libc::calloc(n, size)
+pub(super) unsafe extern "C" fn smpi_auto_malloc(size: usize) -> *mut c_void {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let t = shared::auto_threshold();
+        let c = shared::cow_threshold();
+        if t > 0 && size >= t {
+            fold_or_die(size, &[(0, size)], "auto")
+        } else if c > 0 && size >= c {
+            match shared::alloc_cow(size) {
+                Ok(p) => p as *mut c_void,
+                Err(e) => entry::abort_run(
+                    rt::current_rank(),
+                    format!("copy-on-write fold of {size} B: {}", e.0),
+                ),
+            }
+        } else {
+            libc::malloc(size)
+        }
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_auto_realloc(p: *mut c_void, size: usize) -> *mut c_void {
-    if p.is_null() {
-        return smpi_auto_malloc(size);
-    }
-    let t = shared::auto_threshold();
-    let folded_old = shared::size_of(p as *const u8);
-    let c = shared::cow_threshold();
-    if folded_old.is_none() && !(t > 0 && size >= t) && !(c > 0 && size >= c) {
-        return libc::realloc(p, size);
-    }
-    let old = folded_old.unwrap_or_else(|| libc::malloc_usable_size(p));
-    let new = smpi_auto_malloc(size);
-    if !new.is_null() {
-        shared::copy(p as *const u8, new as *mut u8, old.min(size));
-    }
-    smpi_auto_free(p);
-    new
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn smpi_auto_free(p: *mut c_void) {
-    if p.is_null() {
-        return;
-    }
-    if !(shared::any() && shared::free_by(holder(), p as *mut u8)) {
-        libc::free(p);
+pub(super) unsafe extern "C" fn smpi_auto_calloc(n: usize, size: usize) -> *mut c_void {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let total = n.saturating_mul(size);
+        let t = shared::auto_threshold();
+        let c = shared::cow_threshold();
+        if (t > 0 && total >= t) || (c > 0 && total >= c) {
+            // Folded memory is garbage by definition: it is not zeroed.
+            // Copy-on-write memory reads as zeros until written.
+            smpi_auto_malloc(total)
+        } else {
+            libc::calloc(n, size)
+        }
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_sleep(seconds: c_uint) -> c_uint {
+pub(super) unsafe extern "C" fn smpi_auto_realloc(p: *mut c_void, size: usize) -> *mut c_void {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if p.is_null() {
+            return smpi_auto_malloc(size);
+        }
+        let t = shared::auto_threshold();
+        let folded_old = shared::size_of(p as *const u8);
+        let c = shared::cow_threshold();
+        if folded_old.is_none() && !(t > 0 && size >= t) && !(c > 0 && size >= c) {
+            return libc::realloc(p, size);
+        }
+        let old = folded_old.unwrap_or_else(|| libc::malloc_usable_size(p));
+        let new = smpi_auto_malloc(size);
+        if !new.is_null() {
+            shared::copy(p as *const u8, new as *mut u8, old.min(size));
+        }
+        smpi_auto_free(p);
+        new
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn smpi_auto_free(p: *mut c_void) {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        if p.is_null() {
+            return;
+        }
+        if !(shared::any() && shared::free_by(holder(), p as *mut u8)) {
+            libc::free(p);
+        }
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn smpi_sleep(seconds: c_uint) -> c_uint {
     let g = enter();
     rt::sleep_for(g.me, seconds as f64);
     0
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_usleep(usec: c_uint) -> c_int {
+pub(super) unsafe extern "C" fn smpi_usleep(usec: c_uint) -> c_int {
     let g = enter();
     rt::sleep_for(g.me, usec as f64 * 1e-6);
     0
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_nanosleep(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int {
-    let g = enter();
-    if !req.is_null() {
-        rt::sleep_for(g.me, (*req).tv_sec as f64 + (*req).tv_nsec as f64 * 1e-9);
+pub(super) unsafe extern "C" fn smpi_nanosleep(
+    req: *const libc::timespec,
+    rem: *mut libc::timespec,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        if !req.is_null() {
+            rt::sleep_for(g.me, (*req).tv_sec as f64 + (*req).tv_nsec as f64 * 1e-9);
+        }
+        if !rem.is_null() {
+            *rem = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+        }
+        0
     }
-    if !rem.is_null() {
-        *rem = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-    }
-    0
 }
 
 pub(super) fn simulated_now(me: u32) -> f64 {
@@ -188,76 +221,97 @@ pub(super) fn simulated_now(me: u32) -> f64 {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_gettimeofday(tv: *mut libc::timeval, _tz: *mut c_void) -> c_int {
-    let g = enter();
-    let t = simulated_now(g.me);
-    if !tv.is_null() {
-        (*tv).tv_sec = t.floor() as libc::time_t;
-        (*tv).tv_usec = ((t - t.floor()) * 1e6) as libc::suseconds_t;
-    }
-    0
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn smpi_clock_gettime(_clk: libc::clockid_t, tp: *mut libc::timespec) -> c_int {
-    let g = enter();
-    let t = simulated_now(g.me);
-    if !tp.is_null() {
-        (*tp).tv_sec = t.floor() as libc::time_t;
-        (*tp).tv_nsec = ((t - t.floor()) * 1e9) as libc::c_long;
-    }
-    0
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn smpi_exit(code: c_int) -> ! {
-    let me = rt::current_rank();
-    libc::fflush(std::ptr::null_mut());
-    let ctx = with_world(|w| w.ranks[me as usize].ctx());
-    if code == 0 {
-        ctx.exit(Ok(()))
-    } else {
-        ctx.exit(Err(format!("called exit({code})")))
+pub(super) unsafe extern "C" fn smpi_gettimeofday(tv: *mut libc::timeval, _tz: *mut c_void) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let t = simulated_now(g.me);
+        if !tv.is_null() {
+            (*tv).tv_sec = t.floor() as libc::time_t;
+            (*tv).tv_usec = ((t - t.floor()) * 1e6) as libc::suseconds_t;
+        }
+        0
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_sample_1(
+pub(super) unsafe extern "C" fn smpi_clock_gettime(_clk: libc::clockid_t, tp: *mut libc::timespec) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let t = simulated_now(g.me);
+        if !tp.is_null() {
+            (*tp).tv_sec = t.floor() as libc::time_t;
+            (*tp).tv_nsec = ((t - t.floor()) * 1e9) as libc::c_long;
+        }
+        0
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn smpi_exit(code: c_int) -> ! {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        libc::fflush(std::ptr::null_mut());
+        let ctx = with_world(|w| w.ranks[me as usize].ctx());
+        if code == 0 {
+            ctx.exit(Ok(()))
+        } else {
+            ctx.exit(Err(format!("called exit({code})")))
+        }
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn smpi_sample_1(
     global: c_int,
     file: *const c_char,
     line: c_int,
     iters: c_int,
     thres: f64,
 ) {
-    let f = CStr::from_ptr(file).to_string_lossy();
-    sampling::begin(global != 0, rt::current_rank(), &f, line, iters, thres);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let f = CStr::from_ptr(file).to_string_lossy();
+        sampling::begin(global != 0, rt::current_rank(), &f, line, iters, thres);
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_sample_count(global: c_int, file: *const c_char, line: c_int) {
-    let f = CStr::from_ptr(file).to_string_lossy();
-    sampling::count(global != 0, rt::current_rank(), &f, line);
+pub(super) unsafe extern "C" fn smpi_sample_count(global: c_int, file: *const c_char, line: c_int) {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let f = CStr::from_ptr(file).to_string_lossy();
+        sampling::count(global != 0, rt::current_rank(), &f, line);
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_sample_2(global: c_int, file: *const c_char, line: c_int) -> c_int {
-    let f = CStr::from_ptr(file).to_string_lossy();
-    let me = rt::current_rank();
-    match sampling::before(global != 0, me, &f, line) {
-        None => 1,
-        Some(seconds) => {
-            let g = enter();
-            entry::execute_seconds(g.me, seconds, false);
-            0
+pub(super) unsafe extern "C" fn smpi_sample_2(global: c_int, file: *const c_char, line: c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let f = CStr::from_ptr(file).to_string_lossy();
+        let me = rt::current_rank();
+        match sampling::before(global != 0, me, &f, line) {
+            None => 1,
+            Some(seconds) => {
+                let g = enter();
+                entry::execute_seconds(g.me, seconds, false);
+                0
+            }
         }
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_sample_3(global: c_int, file: *const c_char, line: c_int) {
-    let f = CStr::from_ptr(file).to_string_lossy();
-    sampling::after(global != 0, rt::current_rank(), &f, line);
+pub(super) unsafe extern "C" fn smpi_sample_3(global: c_int, file: *const c_char, line: c_int) {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let f = CStr::from_ptr(file).to_string_lossy();
+        sampling::after(global != 0, rt::current_rank(), &f, line);
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn smpi_sample_exit(_global: c_int, _file: *const c_char, _line: c_int) {}
+pub(super) unsafe extern "C" fn smpi_sample_exit(_global: c_int, _file: *const c_char, _line: c_int) {}

@@ -42,7 +42,7 @@ pub(crate) fn attach_topology(me: u32, h: c_int, topology: Topology) {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Cart_create(
+pub(super) unsafe extern "C" fn MPI_Cart_create(
     comm: c_int,
     ndims: c_int,
     dims: *const c_int,
@@ -50,206 +50,233 @@ pub unsafe extern "C" fn MPI_Cart_create(
     _reorder: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let g = enter();
-    let r = (|| -> MpiResult<c_int> {
-        if ndims < 0 {
-            return Err(mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")));
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let r = (|| -> MpiResult<c_int> {
+            if ndims < 0 {
+                return Err(mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")));
+            }
+            let nd = ndims as usize;
+            let d: Vec<i32> = (0..nd).map(|i| *dims.add(i)).collect();
+            let p: Vec<bool> = (0..nd).map(|i| *periods.add(i) != 0).collect();
+            let total: i64 = d.iter().map(|&x| x as i64).product();
+            let size = CommView::new(g.me, comm)?.size;
+            if d.iter().any(|&x| x <= 0) || total > size as i64 {
+                return Err(mpi_err(
+                    topo::MPI_ERR_DIMS,
+                    format!("dims {d:?} do not fit {size} ranks"),
+                ));
+            }
+            let group: Option<Vec<u32>> = with_world(|w| {
+                w.ranks[g.me as usize]
+                    .comm(comm)
+                    .ok()
+                    .map(|c| c.shared.group[..total as usize].to_vec())
+            });
+            let h = crate::mpi::comm::derive_comm(g.me, comm, -7, group)?;
+            attach_topology(g.me, h, Topology::Cart(Cart { dims: d, periods: p }));
+            Ok(h)
+        })();
+        match r {
+            Ok(h) => {
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, "MPI_Cart_create", e),
         }
-        let nd = ndims as usize;
-        let d: Vec<i32> = (0..nd).map(|i| *dims.add(i)).collect();
-        let p: Vec<bool> = (0..nd).map(|i| *periods.add(i) != 0).collect();
-        let total: i64 = d.iter().map(|&x| x as i64).product();
-        let size = CommView::new(g.me, comm)?.size;
-        if d.iter().any(|&x| x <= 0) || total > size as i64 {
-            return Err(mpi_err(
-                topo::MPI_ERR_DIMS,
-                format!("dims {d:?} do not fit {size} ranks"),
-            ));
-        }
-        let group: Option<Vec<u32>> = with_world(|w| {
-            w.ranks[g.me as usize]
-                .comm(comm)
-                .ok()
-                .map(|c| c.shared.group[..total as usize].to_vec())
-        });
-        let h = crate::mpi::comm::derive_comm(g.me, comm, -7, group)?;
-        attach_topology(g.me, h, Topology::Cart(Cart { dims: d, periods: p }));
-        Ok(h)
-    })();
-    match r {
-        Ok(h) => {
-            set(new, h);
-            MPI_SUCCESS
-        }
-        Err(e) => entry::handle_error(g.me, comm, "MPI_Cart_create", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Cartdim_get(comm: c_int, ndims: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    match cart_of(me, comm) {
-        Ok((c, _)) => {
-            set(ndims, c.dims.len() as c_int);
-            MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Cartdim_get(comm: c_int, ndims: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        match cart_of(me, comm) {
+            Ok((c, _)) => {
+                set(ndims, c.dims.len() as c_int);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(me, comm, "MPI_Cartdim_get", e),
         }
-        Err(e) => entry::handle_error(me, comm, "MPI_Cartdim_get", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Cart_get(
+pub(super) unsafe extern "C" fn MPI_Cart_get(
     comm: c_int,
     maxdims: c_int,
     dims: *mut c_int,
     periods: *mut c_int,
     coords: *mut c_int,
 ) -> c_int {
-    let me = rt::current_rank();
-    match cart_of(me, comm) {
-        Ok((c, my)) => {
-            let co = c.coords(my);
-            for (i, x) in co.iter().enumerate().take(maxdims.max(0) as usize) {
-                set(dims.add(i), c.dims[i]);
-                set(periods.add(i), c.periods[i] as c_int);
-                set(coords.add(i), *x);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        match cart_of(me, comm) {
+            Ok((c, my)) => {
+                let co = c.coords(my);
+                for (i, x) in co.iter().enumerate().take(maxdims.max(0) as usize) {
+                    set(dims.add(i), c.dims[i]);
+                    set(periods.add(i), c.periods[i] as c_int);
+                    set(coords.add(i), *x);
+                }
+                MPI_SUCCESS
             }
-            MPI_SUCCESS
+            Err(e) => entry::handle_error(me, comm, "MPI_Cart_get", e),
         }
-        Err(e) => entry::handle_error(me, comm, "MPI_Cart_get", e),
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Cart_coords(
+pub(super) unsafe extern "C" fn MPI_Cart_coords(
     comm: c_int,
     rank: c_int,
     maxdims: c_int,
     coords: *mut c_int,
 ) -> c_int {
-    let me = rt::current_rank();
-    let r = cart_of(me, comm).and_then(|(c, _)| {
-        if rank < 0 || rank >= c.size() {
-            return Err(mpi_err(rt::MPI_ERR_RANK, format!("invalid rank {rank}")));
-        }
-        for (i, x) in c.coords(rank).iter().enumerate().take(maxdims.max(0) as usize) {
-            *coords.add(i) = *x;
-        }
-        Ok(())
-    });
-    result(me, comm, "MPI_Cart_coords", r)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        let r = cart_of(me, comm).and_then(|(c, _)| {
+            if rank < 0 || rank >= c.size() {
+                return Err(mpi_err(rt::MPI_ERR_RANK, format!("invalid rank {rank}")));
+            }
+            for (i, x) in c.coords(rank).iter().enumerate().take(maxdims.max(0) as usize) {
+                *coords.add(i) = *x;
+            }
+            Ok(())
+        });
+        result(me, comm, "MPI_Cart_coords", r)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Cart_rank(comm: c_int, coords: *const c_int, rank: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    let r = cart_of(me, comm).and_then(|(c, _)| {
-        let co: Vec<i32> = (0..c.dims.len()).map(|i| *coords.add(i)).collect();
-        let r = c
-            .rank_of(&co)
-            .ok_or_else(|| mpi_err(rt::MPI_ERR_ARG, format!("coordinates {co:?} outside the grid")))?;
-        set(rank, r);
-        Ok(())
-    });
-    result(me, comm, "MPI_Cart_rank", r)
+pub(super) unsafe extern "C" fn MPI_Cart_rank(comm: c_int, coords: *const c_int, rank: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        let r = cart_of(me, comm).and_then(|(c, _)| {
+            let co: Vec<i32> = (0..c.dims.len()).map(|i| *coords.add(i)).collect();
+            let r = c
+                .rank_of(&co)
+                .ok_or_else(|| mpi_err(rt::MPI_ERR_ARG, format!("coordinates {co:?} outside the grid")))?;
+            set(rank, r);
+            Ok(())
+        });
+        result(me, comm, "MPI_Cart_rank", r)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Cart_shift(
+pub(super) unsafe extern "C" fn MPI_Cart_shift(
     comm: c_int,
     dir: c_int,
     disp: c_int,
     src: *mut c_int,
     dst: *mut c_int,
 ) -> c_int {
-    let me = rt::current_rank();
-    let r = cart_of(me, comm).and_then(|(c, my)| {
-        if dir < 0 || dir as usize >= c.dims.len() {
-            return Err(mpi_err(topo::MPI_ERR_DIMS, format!("invalid direction {dir}")));
-        }
-        let (s, d) = c.shift(my, dir as usize, disp);
-        set(src, s);
-        set(dst, d);
-        Ok(())
-    });
-    result(me, comm, "MPI_Cart_shift", r)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain: *const c_int, new: *mut c_int) -> c_int {
-    let g = enter();
-    let (c, me) = match cart_of(g.me, comm) {
-        Ok(x) => x,
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Cart_sub", e),
-    };
-    let keep: Vec<bool> = (0..c.dims.len()).map(|i| *remain.add(i) != 0).collect();
-    let co = c.coords(me);
-    // Color: coordinates along dropped dimensions; key: along kept ones.
-    let (mut color, mut key) = (0i32, 0i32);
-    for i in 0..c.dims.len() {
-        if keep[i] {
-            key = key * c.dims[i] + co[i];
-        } else {
-            color = color * c.dims[i] + co[i];
-        }
-    }
-    // Keeping no dimension gives a 0-dimensional grid: one point, held by
-    // rank 0 (as MPICH, whose test suite expects MPI_COMM_NULL elsewhere).
-    if !keep.contains(&true) && me != 0 {
-        color = MPI_UNDEFINED;
-    }
-    let rc = super::comm::MPI_Comm_split(comm, color, key, new);
-    if rc == MPI_SUCCESS {
-        let dims: Vec<i32> = (0..c.dims.len())
-            .filter(|&i| keep[i])
-            .map(|i| c.dims[i])
-            .collect();
-        let periods: Vec<bool> = (0..c.dims.len())
-            .filter(|&i| keep[i])
-            .map(|i| c.periods[i])
-            .collect();
-        attach_topology(g.me, *new, Topology::Cart(Cart { dims, periods }));
-    }
-    rc
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Topo_test(comm: c_int, status: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    match with_world(|w| {
-        w.ranks[me as usize]
-            .comm(comm)
-            .map(|c| c.topo.as_ref().map(|t| t.kind()))
-    }) {
-        Ok(kind) => {
-            set(status, kind.unwrap_or(MPI_UNDEFINED));
-            MPI_SUCCESS
-        }
-        Err(e) => entry::handle_error(me, comm, "MPI_Topo_test", e),
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    if ndims < 0 {
-        return entry::handle_error(
-            me,
-            rt::MPI_COMM_WORLD,
-            "MPI_Dims_create",
-            mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")),
-        );
-    }
-    let nd = ndims as usize;
-    let mut d: Vec<i32> = (0..nd).map(|i| *dims.add(i)).collect();
-    match topo::dims_create(nnodes, &mut d) {
-        Ok(()) => {
-            for (i, x) in d.iter().enumerate() {
-                *dims.add(i) = *x;
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        let r = cart_of(me, comm).and_then(|(c, my)| {
+            if dir < 0 || dir as usize >= c.dims.len() {
+                return Err(mpi_err(topo::MPI_ERR_DIMS, format!("invalid direction {dir}")));
             }
-            MPI_SUCCESS
+            let (s, d) = c.shift(my, dir as usize, disp);
+            set(src, s);
+            set(dst, d);
+            Ok(())
+        });
+        result(me, comm, "MPI_Cart_shift", r)
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain: *const c_int, new: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let (c, me) = match cart_of(g.me, comm) {
+            Ok(x) => x,
+            Err(e) => return entry::handle_error(g.me, comm, "MPI_Cart_sub", e),
+        };
+        let keep: Vec<bool> = (0..c.dims.len()).map(|i| *remain.add(i) != 0).collect();
+        let co = c.coords(me);
+        // Color: coordinates along dropped dimensions; key: along kept ones.
+        let (mut color, mut key) = (0i32, 0i32);
+        for i in 0..c.dims.len() {
+            if keep[i] {
+                key = key * c.dims[i] + co[i];
+            } else {
+                color = color * c.dims[i] + co[i];
+            }
         }
-        Err(e) => entry::handle_error(me, rt::MPI_COMM_WORLD, "MPI_Dims_create", e),
+        // Keeping no dimension gives a 0-dimensional grid: one point, held by
+        // rank 0 (as MPICH, whose test suite expects MPI_COMM_NULL elsewhere).
+        if !keep.contains(&true) && me != 0 {
+            color = MPI_UNDEFINED;
+        }
+        let rc = super::comm::MPI_Comm_split(comm, color, key, new);
+        if rc == MPI_SUCCESS {
+            let dims: Vec<i32> = (0..c.dims.len())
+                .filter(|&i| keep[i])
+                .map(|i| c.dims[i])
+                .collect();
+            let periods: Vec<bool> = (0..c.dims.len())
+                .filter(|&i| keep[i])
+                .map(|i| c.periods[i])
+                .collect();
+            attach_topology(g.me, *new, Topology::Cart(Cart { dims, periods }));
+        }
+        rc
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Topo_test(comm: c_int, status: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        match with_world(|w| {
+            w.ranks[me as usize]
+                .comm(comm)
+                .map(|c| c.topo.as_ref().map(|t| t.kind()))
+        }) {
+            Ok(kind) => {
+                set(status, kind.unwrap_or(MPI_UNDEFINED));
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(me, comm, "MPI_Topo_test", e),
+        }
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        if ndims < 0 {
+            return entry::handle_error(
+                me,
+                rt::MPI_COMM_WORLD,
+                "MPI_Dims_create",
+                mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")),
+            );
+        }
+        let nd = ndims as usize;
+        let mut d: Vec<i32> = (0..nd).map(|i| *dims.add(i)).collect();
+        match topo::dims_create(nnodes, &mut d) {
+            Ok(()) => {
+                for (i, x) in d.iter().enumerate() {
+                    *dims.add(i) = *x;
+                }
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(me, rt::MPI_COMM_WORLD, "MPI_Dims_create", e),
+        }
     }
 }
 
@@ -263,10 +290,13 @@ pub(super) const INT: i32 = 7;
 
 /// `n` ints from `p` (nothing is read when `n` is 0, so `p` may be NULL).
 pub(super) unsafe fn ints(n: usize, p: *const c_int) -> Vec<i32> {
-    if n == 0 || p.is_null() {
-        return Vec::new();
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if n == 0 || p.is_null() {
+            return Vec::new();
+        }
+        std::slice::from_raw_parts(p, n).to_vec()
     }
-    std::slice::from_raw_parts(p, n).to_vec()
 }
 
 pub(super) fn count(v: c_int, what: &str) -> MpiResult<usize> {
@@ -275,10 +305,15 @@ pub(super) fn count(v: c_int, what: &str) -> MpiResult<usize> {
 
 /// `n` counts from `p`, each checked non-negative.
 pub(super) unsafe fn counts(n: usize, p: *const c_int) -> MpiResult<Vec<usize>> {
-    ints(n, p)
-        .into_iter()
-        .map(|v| usize::try_from(v).map_err(|_| mpi_err(rt::MPI_ERR_COUNT, format!("negative count {v}"))))
-        .collect()
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        ints(n, p)
+            .into_iter()
+            .map(|v| {
+                usize::try_from(v).map_err(|_| mpi_err(rt::MPI_ERR_COUNT, format!("negative count {v}")))
+            })
+            .collect()
+    }
 }
 
 /// My view of an intracommunicator (topologies need one).
@@ -334,77 +369,86 @@ pub(super) unsafe fn created(
     r: MpiResult<c_int>,
     new: *mut c_int,
 ) -> c_int {
-    match r {
-        Ok(h) => {
-            set(new, h);
-            MPI_SUCCESS
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        match r {
+            Ok(h) => {
+                set(new, h);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(me, comm, call, e),
         }
-        Err(e) => entry::handle_error(me, comm, call, e),
     }
 }
 
 // ------------------------------------------------------------------ mapping
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Cart_map(
+pub(super) unsafe extern "C" fn MPI_Cart_map(
     comm: c_int,
     ndims: c_int,
     dims: *const c_int,
     _periods: *const c_int,
     newrank: *mut c_int,
 ) -> c_int {
-    let me = rt::current_rank();
-    let r = (|| -> MpiResult<()> {
-        let c = intra_view(me, comm)?;
-        let d = ints(count(ndims, "ndims")?, dims);
-        let points: i64 = d.iter().map(|&x| x as i64).product();
-        if d.iter().any(|&x| x <= 0) || points > c.size as i64 {
-            return Err(mpi_err(
-                topo::MPI_ERR_DIMS,
-                format!("dims {d:?} do not fit {} ranks", c.size),
-            ));
-        }
-        // Identity mapping, as MPI_Cart_create uses.
-        set(
-            newrank,
-            if (c.rank as i64) < points {
-                c.rank
-            } else {
-                MPI_UNDEFINED
-            },
-        );
-        Ok(())
-    })();
-    result(me, comm, "MPI_Cart_map", r)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        let r = (|| -> MpiResult<()> {
+            let c = intra_view(me, comm)?;
+            let d = ints(count(ndims, "ndims")?, dims);
+            let points: i64 = d.iter().map(|&x| x as i64).product();
+            if d.iter().any(|&x| x <= 0) || points > c.size as i64 {
+                return Err(mpi_err(
+                    topo::MPI_ERR_DIMS,
+                    format!("dims {d:?} do not fit {} ranks", c.size),
+                ));
+            }
+            // Identity mapping, as MPI_Cart_create uses.
+            set(
+                newrank,
+                if (c.rank as i64) < points {
+                    c.rank
+                } else {
+                    MPI_UNDEFINED
+                },
+            );
+            Ok(())
+        })();
+        result(me, comm, "MPI_Cart_map", r)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Graph_map(
+pub(super) unsafe extern "C" fn MPI_Graph_map(
     comm: c_int,
     nnodes: c_int,
     _index: *const c_int,
     _edges: *const c_int,
     newrank: *mut c_int,
 ) -> c_int {
-    let me = rt::current_rank();
-    let r = (|| -> MpiResult<()> {
-        let c = intra_view(me, comm)?;
-        if nnodes < 0 || nnodes > c.size {
-            return Err(mpi_err(
-                rt::MPI_ERR_ARG,
-                format!("graph of {nnodes} nodes on {} ranks", c.size),
-            ));
-        }
-        set(newrank, if c.rank < nnodes { c.rank } else { MPI_UNDEFINED });
-        Ok(())
-    })();
-    result(me, comm, "MPI_Graph_map", r)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        let r = (|| -> MpiResult<()> {
+            let c = intra_view(me, comm)?;
+            if nnodes < 0 || nnodes > c.size {
+                return Err(mpi_err(
+                    rt::MPI_ERR_ARG,
+                    format!("graph of {nnodes} nodes on {} ranks", c.size),
+                ));
+            }
+            set(newrank, if c.rank < nnodes { c.rank } else { MPI_UNDEFINED });
+            Ok(())
+        })();
+        result(me, comm, "MPI_Graph_map", r)
+    }
 }
 
 // ------------------------------------------------------------------ graph topologies
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Graph_create(
+pub(super) unsafe extern "C" fn MPI_Graph_create(
     comm: c_int,
     nnodes: c_int,
     index: *const c_int,
@@ -412,57 +456,70 @@ pub unsafe extern "C" fn MPI_Graph_create(
     _reorder: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let g = enter();
-    let r = (|| -> MpiResult<c_int> {
-        let c = intra_view(g.me, comm)?;
-        let index = ints(count(nnodes, "nnodes")?, index);
-        let nedges = count(index.last().copied().unwrap_or(0), "edge count")?;
-        let graph = Graph::new(c.size, index, ints(nedges, edges))?;
-        let group: Vec<u32> = with_world(|w| {
-            w.ranks[g.me as usize]
-                .comm(comm)
-                .map(|e| e.shared.group[..nnodes as usize].to_vec())
-        })?;
-        // An empty graph gives MPI_COMM_NULL everywhere (MPI 2.1).
-        let h = crate::mpi::comm::derive_comm(g.me, comm, -8, Some(group))?;
-        attach_topology(g.me, h, Topology::Graph(graph));
-        Ok(h)
-    })();
-    created(g.me, comm, "MPI_Graph_create", r, new)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let r = (|| -> MpiResult<c_int> {
+            let c = intra_view(g.me, comm)?;
+            let index = ints(count(nnodes, "nnodes")?, index);
+            let nedges = count(index.last().copied().unwrap_or(0), "edge count")?;
+            let graph = Graph::new(c.size, index, ints(nedges, edges))?;
+            let group: Vec<u32> = with_world(|w| {
+                w.ranks[g.me as usize]
+                    .comm(comm)
+                    .map(|e| e.shared.group[..nnodes as usize].to_vec())
+            })?;
+            // An empty graph gives MPI_COMM_NULL everywhere (MPI 2.1).
+            let h = crate::mpi::comm::derive_comm(g.me, comm, -8, Some(group))?;
+            attach_topology(g.me, h, Topology::Graph(graph));
+            Ok(h)
+        })();
+        created(g.me, comm, "MPI_Graph_create", r, new)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Graphdims_get(comm: c_int, nnodes: *mut c_int, nedges: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    let r = graph_of(me, comm).map(|t| {
-        if let Topology::Graph(gr) = &*t {
-            set(nnodes, gr.index.len() as c_int);
-            set(nedges, gr.edges.len() as c_int);
-        }
-    });
-    result(me, comm, "MPI_Graphdims_get", r)
+pub(super) unsafe extern "C" fn MPI_Graphdims_get(
+    comm: c_int,
+    nnodes: *mut c_int,
+    nedges: *mut c_int,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        let r = graph_of(me, comm).map(|t| {
+            if let Topology::Graph(gr) = &*t {
+                set(nnodes, gr.index.len() as c_int);
+                set(nedges, gr.edges.len() as c_int);
+            }
+        });
+        result(me, comm, "MPI_Graphdims_get", r)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Graph_get(
+pub(super) unsafe extern "C" fn MPI_Graph_get(
     comm: c_int,
     maxindex: c_int,
     maxedges: c_int,
     index: *mut c_int,
     edges: *mut c_int,
 ) -> c_int {
-    let me = rt::current_rank();
-    let r = graph_of(me, comm).map(|t| {
-        if let Topology::Graph(gr) = &*t {
-            for (i, &x) in gr.index.iter().take(maxindex.max(0) as usize).enumerate() {
-                *index.add(i) = x;
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        let r = graph_of(me, comm).map(|t| {
+            if let Topology::Graph(gr) = &*t {
+                for (i, &x) in gr.index.iter().take(maxindex.max(0) as usize).enumerate() {
+                    *index.add(i) = x;
+                }
+                for (i, &x) in gr.edges.iter().take(maxedges.max(0) as usize).enumerate() {
+                    *edges.add(i) = x;
+                }
             }
-            for (i, &x) in gr.edges.iter().take(maxedges.max(0) as usize).enumerate() {
-                *edges.add(i) = x;
-            }
-        }
-    });
-    result(me, comm, "MPI_Graph_get", r)
+        });
+        result(me, comm, "MPI_Graph_get", r)
+    }
 }
 
 /// Neighbours of `rank` in the graph topology of `comm`.
@@ -478,26 +535,32 @@ pub(super) fn graph_neighbors(me: u32, comm: c_int, rank: c_int) -> MpiResult<Ve
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Graph_neighbors_count(comm: c_int, rank: c_int, n: *mut c_int) -> c_int {
-    let me = rt::current_rank();
-    let r = graph_neighbors(me, comm, rank).map(|v| set(n, v.len() as c_int));
-    result(me, comm, "MPI_Graph_neighbors_count", r)
+pub(super) unsafe extern "C" fn MPI_Graph_neighbors_count(comm: c_int, rank: c_int, n: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        let r = graph_neighbors(me, comm, rank).map(|v| set(n, v.len() as c_int));
+        result(me, comm, "MPI_Graph_neighbors_count", r)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Graph_neighbors(
+pub(super) unsafe extern "C" fn MPI_Graph_neighbors(
     comm: c_int,
     rank: c_int,
     maxneighbors: c_int,
     neighbors: *mut c_int,
 ) -> c_int {
-    let me = rt::current_rank();
-    let r = graph_neighbors(me, comm, rank).map(|v| {
-        for (i, &x) in v.iter().take(maxneighbors.max(0) as usize).enumerate() {
-            *neighbors.add(i) = x;
-        }
-    });
-    result(me, comm, "MPI_Graph_neighbors", r)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        let r = graph_neighbors(me, comm, rank).map(|v| {
+            for (i, &x) in v.iter().take(maxneighbors.max(0) as usize).enumerate() {
+                *neighbors.add(i) = x;
+            }
+        });
+        result(me, comm, "MPI_Graph_neighbors", r)
+    }
 }
 
 // ------------------------------------------------------------------ distributed graphs
@@ -509,9 +572,12 @@ pub(super) fn is_weighted(weights: *const c_int) -> bool {
 
 /// `n` weights, or 1s for `MPI_UNWEIGHTED` / `MPI_WEIGHTS_EMPTY` / NULL.
 pub(super) unsafe fn weights_of(n: usize, weights: *const c_int) -> Vec<i32> {
-    match weights as usize {
-        0 | UNWEIGHTED | WEIGHTS_EMPTY => vec![1; n],
-        _ => ints(n, weights),
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        match weights as usize {
+            0 | UNWEIGHTED | WEIGHTS_EMPTY => vec![1; n],
+            _ => ints(n, weights),
+        }
     }
 }
 
@@ -526,7 +592,7 @@ pub(super) fn check_ranks(size: i32, ranks: &[i32]) -> MpiResult<()> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
+pub(super) unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
     comm: c_int,
     indegree: c_int,
     sources: *const c_int,
@@ -538,24 +604,27 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
     _reorder: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let g = enter();
-    let r = (|| -> MpiResult<c_int> {
-        let c = intra_view(g.me, comm)?;
-        let (nin, nout) = (count(indegree, "indegree")?, count(outdegree, "outdegree")?);
-        let graph = DistGraph {
-            sources: ints(nin, sources),
-            source_weights: weights_of(nin, sourceweights),
-            destinations: ints(nout, destinations),
-            destination_weights: weights_of(nout, destweights),
-            weighted: is_weighted(sourceweights) && is_weighted(destweights),
-        };
-        check_ranks(c.size, &graph.sources)?;
-        check_ranks(c.size, &graph.destinations)?;
-        let h = crate::mpi::comm::derive_comm(g.me, comm, -9, None)?;
-        attach_topology(g.me, h, Topology::DistGraph(graph));
-        Ok(h)
-    })();
-    created(g.me, comm, "MPI_Dist_graph_create_adjacent", r, new)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let r = (|| -> MpiResult<c_int> {
+            let c = intra_view(g.me, comm)?;
+            let (nin, nout) = (count(indegree, "indegree")?, count(outdegree, "outdegree")?);
+            let graph = DistGraph {
+                sources: ints(nin, sources),
+                source_weights: weights_of(nin, sourceweights),
+                destinations: ints(nout, destinations),
+                destination_weights: weights_of(nout, destweights),
+                weighted: is_weighted(sourceweights) && is_weighted(destweights),
+            };
+            check_ranks(c.size, &graph.sources)?;
+            check_ranks(c.size, &graph.destinations)?;
+            let h = crate::mpi::comm::derive_comm(g.me, comm, -9, None)?;
+            attach_topology(g.me, h, Topology::DistGraph(graph));
+            Ok(h)
+        })();
+        created(g.me, comm, "MPI_Dist_graph_create_adjacent", r, new)
+    }
 }
 
 /// Delivers every edge `[source, destination, weight]` given by any rank to
@@ -617,7 +686,7 @@ pub(super) fn exchange_edges(c: CommView, mine: &[[i32; 3]]) -> MpiResult<Vec<[i
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Dist_graph_create(
+pub(super) unsafe extern "C" fn MPI_Dist_graph_create(
     comm: c_int,
     n: c_int,
     sources: *const c_int,
@@ -628,80 +697,89 @@ pub unsafe extern "C" fn MPI_Dist_graph_create(
     _reorder: c_int,
     new: *mut c_int,
 ) -> c_int {
-    let g = enter();
-    let r = (|| -> MpiResult<c_int> {
-        let c = intra_view(g.me, comm)?;
-        let n = count(n, "source count")?;
-        let srcs = ints(n, sources);
-        let degs = counts(n, degrees)?;
-        let total: usize = degs.iter().sum();
-        let dsts = ints(total, destinations);
-        let wts = weights_of(total, weights);
-        check_ranks(c.size, &srcs)?;
-        check_ranks(c.size, &dsts)?;
-        let mut edges = Vec::with_capacity(total);
-        let mut k = 0;
-        for (&s, &deg) in srcs.iter().zip(&degs) {
-            for _ in 0..deg {
-                edges.push([s, dsts[k], wts[k]]);
-                k += 1;
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let r = (|| -> MpiResult<c_int> {
+            let c = intra_view(g.me, comm)?;
+            let n = count(n, "source count")?;
+            let srcs = ints(n, sources);
+            let degs = counts(n, degrees)?;
+            let total: usize = degs.iter().sum();
+            let dsts = ints(total, destinations);
+            let wts = weights_of(total, weights);
+            check_ranks(c.size, &srcs)?;
+            check_ranks(c.size, &dsts)?;
+            let mut edges = Vec::with_capacity(total);
+            let mut k = 0;
+            for (&s, &deg) in srcs.iter().zip(&degs) {
+                for _ in 0..deg {
+                    edges.push([s, dsts[k], wts[k]]);
+                    k += 1;
+                }
             }
-        }
-        let mut graph = DistGraph {
-            sources: Vec::new(),
-            source_weights: Vec::new(),
-            destinations: Vec::new(),
-            destination_weights: Vec::new(),
-            weighted: is_weighted(weights),
-        };
-        for [s, d, w] in exchange_edges(c, &edges)? {
-            if d == c.rank {
-                graph.sources.push(s);
-                graph.source_weights.push(w);
+            let mut graph = DistGraph {
+                sources: Vec::new(),
+                source_weights: Vec::new(),
+                destinations: Vec::new(),
+                destination_weights: Vec::new(),
+                weighted: is_weighted(weights),
+            };
+            for [s, d, w] in exchange_edges(c, &edges)? {
+                if d == c.rank {
+                    graph.sources.push(s);
+                    graph.source_weights.push(w);
+                }
+                if s == c.rank {
+                    graph.destinations.push(d);
+                    graph.destination_weights.push(w);
+                }
             }
-            if s == c.rank {
-                graph.destinations.push(d);
-                graph.destination_weights.push(w);
-            }
-        }
-        let h = crate::mpi::comm::derive_comm(g.me, comm, -10, None)?;
-        attach_topology(g.me, h, Topology::DistGraph(graph));
-        Ok(h)
-    })();
-    created(g.me, comm, "MPI_Dist_graph_create", r, new)
+            let h = crate::mpi::comm::derive_comm(g.me, comm, -10, None)?;
+            attach_topology(g.me, h, Topology::DistGraph(graph));
+            Ok(h)
+        })();
+        created(g.me, comm, "MPI_Dist_graph_create", r, new)
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Dist_graph_neighbors_count(
+pub(super) unsafe extern "C" fn MPI_Dist_graph_neighbors_count(
     comm: c_int,
     indegree: *mut c_int,
     outdegree: *mut c_int,
     weighted: *mut c_int,
 ) -> c_int {
-    let me = rt::current_rank();
-    let r = dist_graph_of(me, comm).map(|t| {
-        if let Topology::DistGraph(d) = &*t {
-            set(indegree, d.sources.len() as c_int);
-            set(outdegree, d.destinations.len() as c_int);
-            set(weighted, d.weighted as c_int);
-        }
-    });
-    result(me, comm, "MPI_Dist_graph_neighbors_count", r)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        let r = dist_graph_of(me, comm).map(|t| {
+            if let Topology::DistGraph(d) = &*t {
+                set(indegree, d.sources.len() as c_int);
+                set(outdegree, d.destinations.len() as c_int);
+                set(weighted, d.weighted as c_int);
+            }
+        });
+        result(me, comm, "MPI_Dist_graph_neighbors_count", r)
+    }
 }
 
 /// Copies up to `max` entries of `v` to `p` (skipped for the special
 /// weight addresses).
 pub(super) unsafe fn copy_out(v: &[i32], max: c_int, p: *mut c_int) {
-    if matches!(p as usize, 0 | UNWEIGHTED | WEIGHTS_EMPTY) {
-        return;
-    }
-    for (i, &x) in v.iter().take(max.max(0) as usize).enumerate() {
-        *p.add(i) = x;
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if matches!(p as usize, 0 | UNWEIGHTED | WEIGHTS_EMPTY) {
+            return;
+        }
+        for (i, &x) in v.iter().take(max.max(0) as usize).enumerate() {
+            *p.add(i) = x;
+        }
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Dist_graph_neighbors(
+pub(super) unsafe extern "C" fn MPI_Dist_graph_neighbors(
     comm: c_int,
     maxindegree: c_int,
     sources: *mut c_int,
@@ -710,18 +788,21 @@ pub unsafe extern "C" fn MPI_Dist_graph_neighbors(
     destinations: *mut c_int,
     destweights: *mut c_int,
 ) -> c_int {
-    let me = rt::current_rank();
-    let r = dist_graph_of(me, comm).map(|t| {
-        if let Topology::DistGraph(d) = &*t {
-            copy_out(&d.sources, maxindegree, sources);
-            copy_out(&d.destinations, maxoutdegree, destinations);
-            if d.weighted {
-                copy_out(&d.source_weights, maxindegree, sourceweights);
-                copy_out(&d.destination_weights, maxoutdegree, destweights);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let me = rt::current_rank();
+        let r = dist_graph_of(me, comm).map(|t| {
+            if let Topology::DistGraph(d) = &*t {
+                copy_out(&d.sources, maxindegree, sources);
+                copy_out(&d.destinations, maxoutdegree, destinations);
+                if d.weighted {
+                    copy_out(&d.source_weights, maxindegree, sourceweights);
+                    copy_out(&d.destination_weights, maxoutdegree, destweights);
+                }
             }
-        }
-    });
-    result(me, comm, "MPI_Dist_graph_neighbors", r)
+        });
+        result(me, comm, "MPI_Dist_graph_neighbors", r)
+    }
 }
 
 // ------------------------------------------------------------------ neighbourhood collectives
@@ -764,9 +845,12 @@ pub(super) unsafe fn v_blocks(
     displs_p: *const c_int,
     dtype: i32,
 ) -> MpiResult<Vec<Block>> {
-    let ext = extent(dtype)?;
-    let displs: Vec<isize> = ints(n, displs_p).iter().map(|&d| d as isize * ext).collect();
-    Ok(blocks(buf, &counts(n, counts_p)?, &displs, &vec![dtype; n]))
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let ext = extent(dtype)?;
+        let displs: Vec<isize> = ints(n, displs_p).iter().map(|&d| d as isize * ext).collect();
+        Ok(blocks(buf, &counts(n, counts_p)?, &displs, &vec![dtype; n]))
+    }
 }
 
 pub(super) fn no_in_place(sbuf: *const c_void) -> MpiResult<()> {
@@ -787,22 +871,25 @@ pub(super) unsafe fn neighbor_call(
     req: *mut c_int,
     start: impl FnOnce(&Neighbors) -> MpiResult<(Vec<Block>, Vec<Block>)>,
 ) -> c_int {
-    let g = enter();
-    let r = (|| -> MpiResult<u32> {
-        let (c, nb) = neighborhood(g.me, comm)?;
-        let (sends, recvs) = start(&nb)?;
-        neighbor::ineighbor(c, nb, sends, recvs)
-    })();
-    match r {
-        Ok(id) if req.is_null() => {
-            rt::wait(g.me, id, call);
-            MPI_SUCCESS
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let g = enter();
+        let r = (|| -> MpiResult<u32> {
+            let (c, nb) = neighborhood(g.me, comm)?;
+            let (sends, recvs) = start(&nb)?;
+            neighbor::ineighbor(c, nb, sends, recvs)
+        })();
+        match r {
+            Ok(id) if req.is_null() => {
+                rt::wait(g.me, id, call);
+                MPI_SUCCESS
+            }
+            Ok(id) => {
+                set(req, id as c_int + 1);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, call, e),
         }
-        Ok(id) => {
-            set(req, id as c_int + 1);
-            MPI_SUCCESS
-        }
-        Err(e) => entry::handle_error(g.me, comm, call, e),
     }
 }
 
@@ -817,22 +904,25 @@ pub(super) unsafe fn allgather(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    neighbor_call(call, comm, req, |nb| {
-        no_in_place(s)?;
-        let sc = count(sc, "count")?;
-        let sends = vec![
-            Block {
-                buf: s as *mut u8,
-                count: sc,
-                dtype: st
-            };
-            nb.destinations.len()
-        ];
-        Ok((
-            sends,
-            regular_blocks(r, nb.sources.len(), count(rc, "count")?, rtype)?,
-        ))
-    })
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        neighbor_call(call, comm, req, |nb| {
+            no_in_place(s)?;
+            let sc = count(sc, "count")?;
+            let sends = vec![
+                Block {
+                    buf: s as *mut u8,
+                    count: sc,
+                    dtype: st
+                };
+                nb.destinations.len()
+            ];
+            Ok((
+                sends,
+                regular_blocks(r, nb.sources.len(), count(rc, "count")?, rtype)?,
+            ))
+        })
+    }
 }
 
 pub(super) unsafe fn allgatherv(
@@ -847,19 +937,22 @@ pub(super) unsafe fn allgatherv(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    neighbor_call(call, comm, req, |nb| {
-        no_in_place(s)?;
-        let sc = count(sc, "count")?;
-        let sends = vec![
-            Block {
-                buf: s as *mut u8,
-                count: sc,
-                dtype: st
-            };
-            nb.destinations.len()
-        ];
-        Ok((sends, v_blocks(r, nb.sources.len(), rcs, rds, rtype)?))
-    })
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        neighbor_call(call, comm, req, |nb| {
+            no_in_place(s)?;
+            let sc = count(sc, "count")?;
+            let sends = vec![
+                Block {
+                    buf: s as *mut u8,
+                    count: sc,
+                    dtype: st
+                };
+                nb.destinations.len()
+            ];
+            Ok((sends, v_blocks(r, nb.sources.len(), rcs, rds, rtype)?))
+        })
+    }
 }
 
 pub(super) unsafe fn alltoall(
@@ -873,13 +966,16 @@ pub(super) unsafe fn alltoall(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    neighbor_call(call, comm, req, |nb| {
-        no_in_place(s)?;
-        Ok((
-            regular_blocks(s, nb.destinations.len(), count(sc, "count")?, st)?,
-            regular_blocks(r, nb.sources.len(), count(rc, "count")?, rtype)?,
-        ))
-    })
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        neighbor_call(call, comm, req, |nb| {
+            no_in_place(s)?;
+            Ok((
+                regular_blocks(s, nb.destinations.len(), count(sc, "count")?, st)?,
+                regular_blocks(r, nb.sources.len(), count(rc, "count")?, rtype)?,
+            ))
+        })
+    }
 }
 
 pub(super) unsafe fn alltoallv(
@@ -895,13 +991,16 @@ pub(super) unsafe fn alltoallv(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    neighbor_call(call, comm, req, |nb| {
-        no_in_place(s)?;
-        Ok((
-            v_blocks(s, nb.destinations.len(), scs, sds, st)?,
-            v_blocks(r, nb.sources.len(), rcs, rds, rtype)?,
-        ))
-    })
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        neighbor_call(call, comm, req, |nb| {
+            no_in_place(s)?;
+            Ok((
+                v_blocks(s, nb.destinations.len(), scs, sds, st)?,
+                v_blocks(r, nb.sources.len(), rcs, rds, rtype)?,
+            ))
+        })
+    }
 }
 
 pub(super) unsafe fn alltoallw(
@@ -917,25 +1016,28 @@ pub(super) unsafe fn alltoallw(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    neighbor_call(call, comm, req, |nb| {
-        no_in_place(s)?;
-        let side = |buf: *const c_void, n: usize, cs, ds: *const isize, ts| -> MpiResult<Vec<Block>> {
-            let displs = if n == 0 {
-                Vec::new()
-            } else {
-                std::slice::from_raw_parts(ds, n).to_vec()
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        neighbor_call(call, comm, req, |nb| {
+            no_in_place(s)?;
+            let side = |buf: *const c_void, n: usize, cs, ds: *const isize, ts| -> MpiResult<Vec<Block>> {
+                let displs = if n == 0 {
+                    Vec::new()
+                } else {
+                    std::slice::from_raw_parts(ds, n).to_vec()
+                };
+                Ok(blocks(buf, &counts(n, cs)?, &displs, &ints(n, ts)))
             };
-            Ok(blocks(buf, &counts(n, cs)?, &displs, &ints(n, ts)))
-        };
-        Ok((
-            side(s, nb.destinations.len(), scs, sds, sts)?,
-            side(r, nb.sources.len(), rcs, rds, rts)?,
-        ))
-    })
+            Ok((
+                side(s, nb.destinations.len(), scs, sds, sts)?,
+                side(r, nb.sources.len(), rcs, rds, rts)?,
+            ))
+        })
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_allgather(
+pub(super) unsafe extern "C" fn MPI_Neighbor_allgather(
     s: *const c_void,
     sc: c_int,
     st: c_int,
@@ -944,21 +1046,24 @@ pub unsafe extern "C" fn MPI_Neighbor_allgather(
     rtype: c_int,
     comm: c_int,
 ) -> c_int {
-    allgather(
-        "MPI_Neighbor_allgather",
-        s,
-        sc,
-        st,
-        r,
-        rc,
-        rtype,
-        comm,
-        std::ptr::null_mut(),
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        allgather(
+            "MPI_Neighbor_allgather",
+            s,
+            sc,
+            st,
+            r,
+            rc,
+            rtype,
+            comm,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_allgather(
+pub(super) unsafe extern "C" fn MPI_Ineighbor_allgather(
     s: *const c_void,
     sc: c_int,
     st: c_int,
@@ -968,11 +1073,12 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgather(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    allgather("MPI_Ineighbor_allgather", s, sc, st, r, rc, rtype, comm, req)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { allgather("MPI_Ineighbor_allgather", s, sc, st, r, rc, rtype, comm, req) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_allgatherv(
+pub(super) unsafe extern "C" fn MPI_Neighbor_allgatherv(
     s: *const c_void,
     sc: c_int,
     st: c_int,
@@ -982,22 +1088,25 @@ pub unsafe extern "C" fn MPI_Neighbor_allgatherv(
     rtype: c_int,
     comm: c_int,
 ) -> c_int {
-    allgatherv(
-        "MPI_Neighbor_allgatherv",
-        s,
-        sc,
-        st,
-        r,
-        rcs,
-        rds,
-        rtype,
-        comm,
-        std::ptr::null_mut(),
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        allgatherv(
+            "MPI_Neighbor_allgatherv",
+            s,
+            sc,
+            st,
+            r,
+            rcs,
+            rds,
+            rtype,
+            comm,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(
+pub(super) unsafe extern "C" fn MPI_Ineighbor_allgatherv(
     s: *const c_void,
     sc: c_int,
     st: c_int,
@@ -1008,22 +1117,25 @@ pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    allgatherv(
-        "MPI_Ineighbor_allgatherv",
-        s,
-        sc,
-        st,
-        r,
-        rcs,
-        rds,
-        rtype,
-        comm,
-        req,
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        allgatherv(
+            "MPI_Ineighbor_allgatherv",
+            s,
+            sc,
+            st,
+            r,
+            rcs,
+            rds,
+            rtype,
+            comm,
+            req,
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_alltoall(
+pub(super) unsafe extern "C" fn MPI_Neighbor_alltoall(
     s: *const c_void,
     sc: c_int,
     st: c_int,
@@ -1032,21 +1144,24 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoall(
     rtype: c_int,
     comm: c_int,
 ) -> c_int {
-    alltoall(
-        "MPI_Neighbor_alltoall",
-        s,
-        sc,
-        st,
-        r,
-        rc,
-        rtype,
-        comm,
-        std::ptr::null_mut(),
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        alltoall(
+            "MPI_Neighbor_alltoall",
+            s,
+            sc,
+            st,
+            r,
+            rc,
+            rtype,
+            comm,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_alltoall(
+pub(super) unsafe extern "C" fn MPI_Ineighbor_alltoall(
     s: *const c_void,
     sc: c_int,
     st: c_int,
@@ -1056,11 +1171,12 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoall(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    alltoall("MPI_Ineighbor_alltoall", s, sc, st, r, rc, rtype, comm, req)
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { alltoall("MPI_Ineighbor_alltoall", s, sc, st, r, rc, rtype, comm, req) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_alltoallv(
+pub(super) unsafe extern "C" fn MPI_Neighbor_alltoallv(
     s: *const c_void,
     scs: *const c_int,
     sds: *const c_int,
@@ -1071,23 +1187,26 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallv(
     rtype: c_int,
     comm: c_int,
 ) -> c_int {
-    alltoallv(
-        "MPI_Neighbor_alltoallv",
-        s,
-        scs,
-        sds,
-        st,
-        r,
-        rcs,
-        rds,
-        rtype,
-        comm,
-        std::ptr::null_mut(),
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        alltoallv(
+            "MPI_Neighbor_alltoallv",
+            s,
+            scs,
+            sds,
+            st,
+            r,
+            rcs,
+            rds,
+            rtype,
+            comm,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(
+pub(super) unsafe extern "C" fn MPI_Ineighbor_alltoallv(
     s: *const c_void,
     scs: *const c_int,
     sds: *const c_int,
@@ -1099,23 +1218,26 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    alltoallv(
-        "MPI_Ineighbor_alltoallv",
-        s,
-        scs,
-        sds,
-        st,
-        r,
-        rcs,
-        rds,
-        rtype,
-        comm,
-        req,
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        alltoallv(
+            "MPI_Ineighbor_alltoallv",
+            s,
+            scs,
+            sds,
+            st,
+            r,
+            rcs,
+            rds,
+            rtype,
+            comm,
+            req,
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Neighbor_alltoallw(
+pub(super) unsafe extern "C" fn MPI_Neighbor_alltoallw(
     s: *const c_void,
     scs: *const c_int,
     sds: *const isize,
@@ -1126,23 +1248,26 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw(
     rts: *const c_int,
     comm: c_int,
 ) -> c_int {
-    alltoallw(
-        "MPI_Neighbor_alltoallw",
-        s,
-        scs,
-        sds,
-        sts,
-        r,
-        rcs,
-        rds,
-        rts,
-        comm,
-        std::ptr::null_mut(),
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        alltoallw(
+            "MPI_Neighbor_alltoallw",
+            s,
+            scs,
+            sds,
+            sts,
+            r,
+            rcs,
+            rds,
+            rts,
+            comm,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Ineighbor_alltoallw(
+pub(super) unsafe extern "C" fn MPI_Ineighbor_alltoallw(
     s: *const c_void,
     scs: *const c_int,
     sds: *const isize,
@@ -1154,17 +1279,20 @@ pub unsafe extern "C" fn MPI_Ineighbor_alltoallw(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    alltoallw(
-        "MPI_Ineighbor_alltoallw",
-        s,
-        scs,
-        sds,
-        sts,
-        r,
-        rcs,
-        rds,
-        rts,
-        comm,
-        req,
-    )
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        alltoallw(
+            "MPI_Ineighbor_alltoallw",
+            s,
+            scs,
+            sds,
+            sts,
+            r,
+            rcs,
+            rds,
+            rts,
+            comm,
+            req,
+        )
+    }
 }

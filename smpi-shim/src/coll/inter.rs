@@ -14,7 +14,7 @@ fn extent(dt: i32) -> MpiResult<isize> {
 /// One rank's view of an intercommunicator for collectives: flat exchanges
 /// between the two groups on the collective context (peers are remote ranks).
 #[derive(Clone, Copy)]
-pub struct InterView {
+pub(crate) struct InterView {
     pub me: u32,
     pub comm: i32,
     pub rank: i32,
@@ -25,7 +25,7 @@ const ITAG: i32 = 31;
 
 impl InterView {
     /// `Some` when `comm` is an intercommunicator.
-    pub fn of(me: u32, comm: i32) -> MpiResult<Option<InterView>> {
+    pub(crate) fn of(me: u32, comm: i32) -> MpiResult<Option<InterView>> {
         with_world(|w| {
             let c = w.ranks[me as usize].comm(comm)?;
             Ok(c.shared.remote.as_ref().map(|r| InterView {
@@ -68,7 +68,7 @@ impl InterView {
 }
 
 /// Barrier: each rank leaves once every rank of the other group has entered.
-pub fn barrier(v: InterView) -> MpiResult<()> {
+pub(crate) fn barrier(v: InterView) -> MpiResult<()> {
     let mut reqs = Vec::new();
     for i in 0..v.rsize {
         reqs.push(v.irecv(std::ptr::null_mut(), 0, 4, i)?);
@@ -81,7 +81,7 @@ pub fn barrier(v: InterView) -> MpiResult<()> {
 }
 
 /// Bcast: the root (MPI_ROOT) sends to every remote rank.
-pub fn bcast(v: InterView, buf: *mut u8, count: usize, dt: i32, root: i32) -> MpiResult<()> {
+pub(crate) fn bcast(v: InterView, buf: *mut u8, count: usize, dt: i32, root: i32) -> MpiResult<()> {
     match root {
         rt::MPI_PROC_NULL => Ok(()),
         MPI_ROOT => {
@@ -127,7 +127,7 @@ fn gather_reduce(v: InterView, count: usize, dt: i32, op: i32, out: *mut u8) -> 
 }
 
 /// Reduce: the remote group's data, reduced, arrives at the root.
-pub fn reduce(
+pub(crate) fn reduce(
     v: InterView,
     sbuf: *const u8,
     rbuf: *mut u8,
@@ -148,7 +148,7 @@ pub fn reduce(
 }
 
 /// Allreduce: each group receives the reduction of the other group's data.
-pub fn allreduce(
+pub(crate) fn allreduce(
     v: InterView,
     sbuf: *const u8,
     rbuf: *mut u8,
@@ -166,7 +166,7 @@ pub fn allreduce(
 }
 
 /// Gatherv: the root receives each remote rank's block.
-pub fn gatherv(
+pub(crate) fn gatherv(
     v: InterView,
     sbuf: *const u8,
     scount: usize,
@@ -202,7 +202,7 @@ pub fn gatherv(
 }
 
 /// Scatterv: the root sends each remote rank its block.
-pub fn scatterv(
+pub(crate) fn scatterv(
     v: InterView,
     sbuf: *const u8,
     scounts: &[usize],
@@ -239,7 +239,7 @@ pub fn scatterv(
 
 /// Allgatherv: every rank sends its block to every remote rank and receives
 /// the remote group's blocks.
-pub fn allgatherv(
+pub(crate) fn allgatherv(
     v: InterView,
     sbuf: *const u8,
     scount: usize,
@@ -267,7 +267,7 @@ pub fn allgatherv(
 }
 
 /// Alltoallw with byte displacements: block i goes to remote rank i.
-pub fn alltoallw(
+pub(crate) fn alltoallw(
     v: InterView,
     sbuf: *const u8,
     scounts: &[usize],
@@ -291,7 +291,7 @@ pub fn alltoallw(
 
 /// Reduce_scatter: each rank gets its block of the reduction of the other
 /// group's full vectors.
-pub fn reduce_scatter(
+pub(crate) fn reduce_scatter(
     v: InterView,
     sbuf: *const u8,
     rbuf: *mut u8,

@@ -29,14 +29,14 @@ fn dt_of(h: i32) -> MpiResult<Rc<crate::mpi::datatype::Datatype>> {
 
 /// One non-blocking collective's endpoints: the communicator and its own tag.
 #[derive(Clone, Copy, Debug)]
-pub struct Nbc {
+pub(crate) struct Nbc {
     pub c: CommView,
     tag: i32,
 }
 
 impl Nbc {
     /// Names the next collective started on `c` (call it once per collective, on every member).
-    pub fn new(c: CommView) -> MpiResult<Self> {
+    pub(crate) fn new(c: CommView) -> MpiResult<Self> {
         let seq = with_world(|w| {
             let context = w.ranks[c.me as usize].comm(c.comm)?.shared.context;
             let n = w.nbc_started.entry((c.me, context)).or_insert(0);
@@ -50,16 +50,16 @@ impl Nbc {
         })
     }
 
-    pub fn isend(&self, buf: *const u8, count: usize, dt: i32, peer: i32) -> MpiResult<u32> {
+    pub(crate) fn isend(&self, buf: *const u8, count: usize, dt: i32, peer: i32) -> MpiResult<u32> {
         self.c.isend(buf, count, dt, peer, self.tag)
     }
 
-    pub fn irecv(&self, buf: *mut u8, count: usize, dt: i32, peer: i32) -> MpiResult<u32> {
+    pub(crate) fn irecv(&self, buf: *mut u8, count: usize, dt: i32, peer: i32) -> MpiResult<u32> {
         self.c.irecv(buf, count, dt, peer, self.tag)
     }
 
     /// Starts the collective; returns its request.
-    pub fn start(&self, stages: Vec<Stage>) -> MpiResult<u32> {
+    pub(crate) fn start(&self, stages: Vec<Stage>) -> MpiResult<u32> {
         rt::start_coll(self.c.me, self.c.comm, stages)
     }
 }
@@ -108,7 +108,7 @@ pub(crate) fn temps(red: &Reducer, n: usize, count: usize) -> (Vec<TempBuf>, Vec
 }
 
 /// MPI_Ibarrier: everyone notifies rank 0, then rank 0 answers everyone.
-pub fn ibarrier(c: CommView) -> MpiResult<u32> {
+pub(crate) fn ibarrier(c: CommView) -> MpiResult<u32> {
     let n = Nbc::new(c)?;
     let s1: Stage = Box::new(move || {
         if c.rank == 0 {
@@ -132,7 +132,7 @@ pub fn ibarrier(c: CommView) -> MpiResult<u32> {
 }
 
 /// MPI_Ibcast: the root sends to everyone.
-pub fn ibcast(c: CommView, buf: *mut u8, count: usize, dt: i32, root: i32) -> MpiResult<u32> {
+pub(crate) fn ibcast(c: CommView, buf: *mut u8, count: usize, dt: i32, root: i32) -> MpiResult<u32> {
     check_root(c, root)?;
     let n = Nbc::new(c)?;
     let s: Stage = Box::new(move || {
@@ -182,7 +182,7 @@ fn reduce_stages(
 }
 
 /// MPI_Ireduce.
-pub fn ireduce(
+pub(crate) fn ireduce(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,
@@ -206,7 +206,7 @@ pub fn ireduce(
 /// With `MPI_IN_PLACE` the contribution is read from `rbuf` before the result
 /// overwrites it (rank 0 folds into a temporary; the others receive after
 /// their send is over).
-pub fn iallreduce(
+pub(crate) fn iallreduce(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,
@@ -233,7 +233,7 @@ pub fn iallreduce(
 }
 
 /// MPI_Igatherv (and Igather).
-pub fn igatherv(
+pub(crate) fn igatherv(
     c: CommView,
     sbuf: *const u8,
     scount: usize,
@@ -268,7 +268,7 @@ pub fn igatherv(
 }
 
 /// MPI_Iscatterv (and Iscatter).
-pub fn iscatterv(
+pub(crate) fn iscatterv(
     c: CommView,
     sbuf: *const u8,
     scounts: Vec<usize>,
@@ -303,7 +303,7 @@ pub fn iscatterv(
 }
 
 /// MPI_Iallgatherv (and Iallgather).
-pub fn iallgatherv(
+pub(crate) fn iallgatherv(
     c: CommView,
     sbuf: *const u8,
     scount: usize,
@@ -349,7 +349,7 @@ pub(crate) fn pack_block(buf: *const u8, count: usize, dtype: i32) -> MpiResult<
 /// onto it. With `sbuf == MPI_IN_PLACE` the send arguments are ignored: block
 /// `i` of the receive buffer is sent to `i` (from a packed copy, since the
 /// block it receives lands at the same place).
-pub fn ialltoallw(
+pub(crate) fn ialltoallw(
     c: CommView,
     sbuf: *const u8,
     scounts: Vec<usize>,
@@ -406,7 +406,7 @@ pub fn ialltoallw(
 
 /// MPI_Iscan / MPI_Iexscan: each rank receives from all lower ranks and sends
 /// to all higher ones, then combines in rank order.
-pub fn iscan(
+pub(crate) fn iscan(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,
@@ -454,7 +454,7 @@ pub fn iscan(
 
 /// MPI_Ireduce_scatter (and Ireduce_scatter_block): flat reduce to 0, then 0
 /// scatters the blocks.
-pub fn ireduce_scatter(
+pub(crate) fn ireduce_scatter(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,

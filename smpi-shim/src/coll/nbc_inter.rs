@@ -13,11 +13,11 @@ use crate::coll::{self, CommView, Reducer, BYTE};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, Stage};
 
 /// `MPI_ROOT`.
-pub const MPI_ROOT: i32 = -3;
+pub(crate) const MPI_ROOT: i32 = -3;
 
 /// One rank's side of an intercommunicator collective.
 #[derive(Clone, Copy, Debug)]
-pub struct Inter {
+pub(crate) struct Inter {
     n: Nbc,
     /// Size of the remote group.
     pub rsize: i32,
@@ -35,7 +35,7 @@ enum Role {
 
 impl Inter {
     /// `Some` when `comm` is an intercommunicator.
-    pub fn of(me: u32, comm: i32) -> MpiResult<Option<CommView>> {
+    pub(crate) fn of(me: u32, comm: i32) -> MpiResult<Option<CommView>> {
         let inter = with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some()))?;
         Ok(if inter {
             Some(CommView::new(me, comm)?)
@@ -74,7 +74,7 @@ impl Inter {
 }
 
 /// Size of the remote group of `c` (an intercommunicator).
-pub fn remote_size(c: CommView) -> MpiResult<i32> {
+pub(crate) fn remote_size(c: CommView) -> MpiResult<i32> {
     with_world(|w| w.ranks[c.me as usize].comm(c.comm).map(|e| e.peer_size()))
 }
 
@@ -84,7 +84,7 @@ fn extent(dt: i32) -> MpiResult<isize> {
 
 /// MPI_Ibarrier: every rank tells every remote rank it has entered and
 /// completes once all remote ranks have told it.
-pub fn ibarrier(c: CommView) -> MpiResult<u32> {
+pub(crate) fn ibarrier(c: CommView) -> MpiResult<u32> {
     let x = Inter::new(c)?;
     let s: Stage = Box::new(move || {
         let mut reqs = Vec::new();
@@ -100,7 +100,7 @@ pub fn ibarrier(c: CommView) -> MpiResult<u32> {
 }
 
 /// MPI_Ibcast: the root sends to every remote rank.
-pub fn ibcast(c: CommView, buf: *mut u8, count: usize, dt: i32, root: i32) -> MpiResult<u32> {
+pub(crate) fn ibcast(c: CommView, buf: *mut u8, count: usize, dt: i32, root: i32) -> MpiResult<u32> {
     let x = Inter::new(c)?;
     let role = x.role(root)?;
     let s: Stage = Box::new(move || match role {
@@ -132,7 +132,7 @@ fn gather_reduce_stages(x: Inter, red: Reducer, count: usize, out: *mut u8) -> V
 }
 
 /// MPI_Ireduce: the remote group's data, reduced, arrives at the root.
-pub fn ireduce(
+pub(crate) fn ireduce(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,
@@ -152,7 +152,7 @@ pub fn ireduce(
 
 /// MPI_Iallreduce: every rank sends its data to every remote rank and
 /// receives the reduction of the remote group's data.
-pub fn iallreduce(
+pub(crate) fn iallreduce(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,
@@ -177,7 +177,7 @@ pub fn iallreduce(
 }
 
 /// MPI_Igatherv (and Igather): the root receives each remote rank's block.
-pub fn igatherv(
+pub(crate) fn igatherv(
     c: CommView,
     sbuf: *const u8,
     scount: usize,
@@ -210,7 +210,7 @@ pub fn igatherv(
 }
 
 /// MPI_Iscatterv (and Iscatter): the root sends each remote rank its block.
-pub fn iscatterv(
+pub(crate) fn iscatterv(
     c: CommView,
     sbuf: *const u8,
     scounts: Vec<usize>,
@@ -244,7 +244,7 @@ pub fn iscatterv(
 
 /// MPI_Iallgatherv (and Iallgather): every rank sends its block to every
 /// remote rank and receives the remote group's blocks.
-pub fn iallgatherv(
+pub(crate) fn iallgatherv(
     c: CommView,
     sbuf: *const u8,
     scount: usize,
@@ -272,7 +272,7 @@ pub fn iallgatherv(
 
 /// MPI_Ialltoallw (byte displacements; Ialltoall(v) map onto it): block `i`
 /// goes to remote rank `i`, whose block for me lands at my block `i`.
-pub fn ialltoallw(
+pub(crate) fn ialltoallw(
     c: CommView,
     sbuf: *const u8,
     scounts: Vec<usize>,
@@ -303,7 +303,7 @@ pub fn ialltoallw(
 /// vector (the sum of the local `rcounts` elements, as in MPICH, both groups
 /// agreeing on that sum) to every remote rank, reduces the remote vectors and
 /// keeps its own block.
-pub fn ireduce_scatter(
+pub(crate) fn ireduce_scatter(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,

@@ -11,7 +11,7 @@ use crate::mpi::{self as rt, MpiResult, Stage, MPI_PROC_NULL};
 /// One buffer slot of a neighbourhood collective: `count` elements of
 /// `dtype` at `buf`.
 #[derive(Debug, Clone, Copy)]
-pub struct Block {
+pub(crate) struct Block {
     pub buf: *mut u8,
     pub count: usize,
     pub dtype: i32,
@@ -21,7 +21,7 @@ pub struct Block {
 /// `nb.sources[k]` and sends `sends[k]` to `nb.destinations[k]`, all posted
 /// at once (receives first); `MPI_PROC_NULL` slots are skipped. Returns the
 /// collective request (the blocking forms wait for it).
-pub fn ineighbor(c: CommView, nb: Neighbors, sends: Vec<Block>, recvs: Vec<Block>) -> MpiResult<u32> {
+pub(crate) fn ineighbor(c: CommView, nb: Neighbors, sends: Vec<Block>, recvs: Vec<Block>) -> MpiResult<u32> {
     debug_assert_eq!(sends.len(), nb.destinations.len());
     debug_assert_eq!(recvs.len(), nb.sources.len());
     let stage: Stage = Box::new(move || {

@@ -16,7 +16,7 @@ struct Given {
 /// The values given for a run, by canonical key name: for each key, the value of the source of
 /// highest precedence seen so far (the last one among values of equal precedence).
 #[derive(Debug, Clone, Default)]
-pub struct RawConfig {
+pub(crate) struct RawConfig {
     values: BTreeMap<&'static str, Given>,
 }
 
@@ -24,7 +24,7 @@ impl RawConfig {
     /// Records `value` for `key` (or one of its aliases), given by `source`. It replaces a value
     /// of lower or equal precedence and is dropped under one of higher precedence, so the
     /// outcome does not depend on the order the sources are read in. Unknown keys are an error.
-    pub fn set(&mut self, key: &str, value: &str, source: Source) -> Result<(), ConfigError> {
+    pub(crate) fn set(&mut self, key: &str, value: &str, source: Source) -> Result<(), ConfigError> {
         let Some(declared) = keys::find(key) else {
             return Err(ConfigError {
                 key: key.to_string(),
@@ -45,7 +45,7 @@ impl RawConfig {
     }
 
     /// Parses `key:value` (the text after `--cfg=`), a command-line setting.
-    pub fn set_pair(&mut self, pair: &str) -> Result<(), ConfigError> {
+    pub(crate) fn set_pair(&mut self, pair: &str) -> Result<(), ConfigError> {
         let (key, value) = pair.split_once(':').ok_or_else(|| ConfigError {
             key: pair.to_string(),
             value: String::new(),
@@ -56,7 +56,7 @@ impl RawConfig {
     }
 
     /// The value of `key` (a canonical name): the one given, else its default.
-    pub fn get(&self, key: &str) -> &str {
+    pub(crate) fn get(&self, key: &str) -> &str {
         match self.values.get(key) {
             Some(given) => &given.value,
             None => keys::find(key).map_or("", |k| k.default),
@@ -64,7 +64,7 @@ impl RawConfig {
     }
 
     /// Where the value of `key` (a canonical name) comes from.
-    pub fn source(&self, key: &str) -> Source {
+    pub(crate) fn source(&self, key: &str) -> Source {
         self.values
             .get(key)
             .map_or(Source::Default, |given| given.source.clone())

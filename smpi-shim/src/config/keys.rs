@@ -18,7 +18,7 @@ type Setter = fn(&mut SmpiConfig, &str) -> Result<(), String>;
 
 /// One `--cfg` key.
 #[derive(Debug)]
-pub struct Key {
+pub(crate) struct Key {
     /// The name (SimGrid's).
     pub name: &'static str,
     /// Older SimGrid names accepted for it.
@@ -63,7 +63,7 @@ macro_rules! field {
 }
 
 /// Every key smpirun understands.
-pub static KEYS: &[Key] = &[
+pub(crate) static KEYS: &[Key] = &[
     key(
         "network/model",
         "SMPI",
@@ -383,7 +383,7 @@ pub(super) fn find(name: &str) -> Option<&'static Key> {
 }
 
 /// `smpirun --help-cfg`: the precedence chain, then every key with its default and help line.
-pub fn help() -> String {
+pub(crate) fn help() -> String {
     let mut out = String::from(
         "Configuration keys, set with --cfg=<key>:<value> (repeatable).\n\
          \n\

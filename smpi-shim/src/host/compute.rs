@@ -8,7 +8,7 @@ use crate::mpi::{current_rank, with_world};
 
 /// Injects the model time of kernel `k` with `params` on the calling rank.
 /// Returns false when called outside a simulation.
-pub fn inject(k: KernelId, params: &[f64]) {
+pub(crate) fn inject(k: KernelId, params: &[f64]) {
     let me = current_rank();
     let (flops, ctx) = with_world(|w| {
         let host = w.ranks[me as usize].host;
@@ -23,7 +23,7 @@ pub fn inject(k: KernelId, params: &[f64]) {
 /// If BLAS kernel `i` (index in [`BLAS`]) is modelled, injects its model time
 /// for `params` (as an MPI call would: flushing the measured computation first)
 /// and returns true; returns false when it must run for real.
-pub fn blas_modelled(i: usize, params: &[f64]) -> bool {
+pub(crate) fn blas_modelled(i: usize, params: &[f64]) -> bool {
     let k = with_world(|w| w.kernels.blas_model(i));
     match k {
         Some(k) => {
@@ -36,7 +36,7 @@ pub fn blas_modelled(i: usize, params: &[f64]) -> bool {
 }
 
 /// idamax in model mode: a pseudo-random index in `0..n` (None if not modelled).
-pub fn modelled_idamax(n: usize) -> Option<usize> {
+pub(crate) fn modelled_idamax(n: usize) -> Option<usize> {
     let k = with_world(|w| w.kernels.blas_model(9))?;
     let _g = crate::mpi::entry::enter();
     inject(k, &[n as f64]);
@@ -47,7 +47,7 @@ pub fn modelled_idamax(n: usize) -> Option<usize> {
 /// Called whenever a BLAS kernel runs for real: when computation is not
 /// simulated (`smpi/simulate-computation:no`) its time is lost, and the run
 /// says so once.
-pub fn real_compute_runs(symbol: &str) {
+pub(crate) fn real_compute_runs(symbol: &str) {
     let first = with_world(|w| {
         let first = !w.cfg.simulate_computation && !w.kernels.said_unsimulated;
         w.kernels.said_unsimulated |= first;
@@ -66,6 +66,6 @@ pub fn real_compute_runs(symbol: &str) {
 /// instead of the system BLAS: only when computation is not simulated (its
 /// time is not measured, so the implementation does not matter, only the
 /// result, which is the same).
-pub fn native_allowed() -> bool {
+pub(crate) fn native_allowed() -> bool {
     with_world(|w| !w.cfg.simulate_computation)
 }

@@ -103,7 +103,7 @@ const MIB: usize = 1 << 20;
 
 /// Folding mode (`smpi/shared-malloc`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Global,
     Local,
     No,
@@ -117,10 +117,10 @@ const PAGE: usize = 4096;
 
 /// An error setting up or performing a folded allocation.
 #[derive(Debug)]
-pub struct FoldError(pub String);
+pub(crate) struct FoldError(pub String);
 
 /// Configures folding for this run.
-pub fn init(
+pub(crate) fn init(
     mode: &str,
     block: usize,
     hugepage: &str,
@@ -178,7 +178,7 @@ const ZERO_FILE_SIZE: usize = 1 << 40;
 
 /// Keeps `n` more memory mappings out of folding's budget: those the run
 /// makes after [`init`] (two per coroutine stack).
-pub fn reserve_mappings(n: usize) {
+pub(crate) fn reserve_mappings(n: usize) {
     STATE.with(|s| {
         if let Some(st) = s.borrow_mut().as_mut() {
             st.max_mappings = st.max_mappings.saturating_sub(n);
@@ -199,17 +199,18 @@ fn map_error(what: String, e: std::io::Error, st: &State) -> FoldError {
 }
 
 /// Stops folding (end of run).
-pub fn reset() {
+#[cfg(test)]
+pub(crate) fn reset() {
     STATE.with(|s| *s.borrow_mut() = None);
 }
 
 /// The `smpi/auto-shared-malloc-thresh` in force (0 = off).
-pub fn auto_threshold() -> usize {
+pub(crate) fn auto_threshold() -> usize {
     STATE.with(|s| s.borrow().as_ref().map_or(0, |st| st.auto_thresh))
 }
 
 /// The `smpi/auto-shared-malloc-cow-thresh` in force (0 = off).
-pub fn cow_threshold() -> usize {
+pub(crate) fn cow_threshold() -> usize {
     STATE.with(|s| s.borrow().as_ref().map_or(0, |st| st.cow_thresh))
 }
 
@@ -242,7 +243,8 @@ fn memfd(name: &str, size: usize, hugepage: bool) -> Result<i32, FoldError> {
 
 /// Allocates `size` bytes whose `shared` byte ranges are folded. Returns null
 /// for size 0.
-pub fn alloc(size: usize, shared: &[(usize, usize)], site: &str) -> Result<*mut u8, FoldError> {
+#[cfg(test)]
+pub(crate) fn alloc(size: usize, shared: &[(usize, usize)], site: &str) -> Result<*mut u8, FoldError> {
     alloc_mode(size, shared, site, false)
 }
 
@@ -253,7 +255,7 @@ pub fn alloc(size: usize, shared: &[(usize, usize)], site: &str) -> Result<*mut 
 /// instead of once per rank (HPL's matrix: page faults were a fifth of the
 /// run, and each rank's copy took memory mappings). A holder never gets a
 /// region it already holds. Free with [`free_by`].
-pub fn alloc_by(
+pub(crate) fn alloc_by(
     holder: u32,
     size: usize,
     shared: &[(usize, usize)],
@@ -295,7 +297,7 @@ pub fn alloc_by(
 
 /// Frees `holder`'s allocation at `p` (see [`alloc_by`]); returns false if
 /// `p` is not a folded allocation.
-pub fn free_by(holder: u32, p: *mut u8) -> bool {
+pub(crate) fn free_by(holder: u32, p: *mut u8) -> bool {
     let still_held = STATE.with(|s| {
         let mut s = s.borrow_mut();
         let st = s.as_mut()?;
@@ -326,7 +328,7 @@ pub fn free_by(holder: u32, p: *mut u8) -> bool {
 }
 
 /// Allocates `size` bytes folded copy-on-write (see the module docs).
-pub fn alloc_cow(size: usize) -> Result<*mut u8, FoldError> {
+pub(crate) fn alloc_cow(size: usize) -> Result<*mut u8, FoldError> {
     alloc_mode(size, &[(0, size)], "auto-cow", true)
 }
 
@@ -592,7 +594,7 @@ fn map_fixed(addr: usize, len: usize, fd: i32, offset: i64, prot: i32) -> std::i
 }
 
 /// Frees a folded allocation; returns false if `p` is not one.
-pub fn free(p: *mut u8) -> bool {
+pub(crate) fn free(p: *mut u8) -> bool {
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         let Some(st) = s.as_mut() else { return false };
@@ -763,7 +765,7 @@ thread_local! {
 }
 
 /// The size of the folded allocation starting at `p`, if it is one.
-pub fn size_of(p: *const u8) -> Option<usize> {
+pub(crate) fn size_of(p: *const u8) -> Option<usize> {
     STATE.with(|s| {
         s.borrow()
             .as_ref()
@@ -772,13 +774,13 @@ pub fn size_of(p: *const u8) -> Option<usize> {
 }
 
 /// Whether any folded allocation exists (fast path for copies).
-pub fn any() -> bool {
+pub(crate) fn any() -> bool {
     STATE.with(|s| s.borrow().as_ref().is_some_and(|st| !st.allocs.is_empty()))
 }
 
 /// Whether `[p, p+len)` overlaps any folded allocation (one lookup, no
 /// allocation: the common case of ordinary buffers stays cheap).
-pub fn touches_folded(p: *const u8, len: usize) -> bool {
+pub(crate) fn touches_folded(p: *const u8, len: usize) -> bool {
     let addr = p as usize;
     STATE.with(|s| {
         s.borrow().as_ref().is_some_and(|st| {
@@ -797,7 +799,7 @@ pub fn touches_folded(p: *const u8, len: usize) -> bool {
 /// folded matrix, one page per element, on every rank: page faults were a
 /// fifth of the run).
 #[derive(Clone, Copy, Debug)]
-pub struct FoldView {
+pub(crate) struct FoldView {
     base: usize,
     end: usize,
     mask: usize,
@@ -809,7 +811,7 @@ impl FoldView {
     /// Where the byte at `addr` is best accessed: its place in the canonical
     /// mapping if it is folded memory of this view's allocation, else `addr`.
     #[inline]
-    pub fn at(&self, addr: usize) -> usize {
+    pub(crate) fn at(&self, addr: usize) -> usize {
         if addr.wrapping_sub(self.base) < self.end - self.base {
             let r = addr - self.base;
             self.canon
@@ -825,7 +827,7 @@ impl FoldView {
 
     /// Splits `[addr, addr+len)` into pieces that are contiguous where they
     /// are best accessed: `(where, len)`.
-    pub fn pieces(&self, addr: usize, len: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    pub(crate) fn pieces(&self, addr: usize, len: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
         let mut at = addr;
         let end = addr + len;
         std::iter::from_fn(move || {
@@ -851,7 +853,7 @@ impl FoldView {
 
 /// The [`FoldView`] of the globally folded allocation holding `p` (whole
 /// buffers folded from their start only), if any.
-pub fn fold_view(p: *const u8) -> Option<FoldView> {
+pub(crate) fn fold_view(p: *const u8) -> Option<FoldView> {
     let addr = p as usize;
     STATE.with(|s| {
         let s = s.borrow();
@@ -874,7 +876,7 @@ pub fn fold_view(p: *const u8) -> Option<FoldView> {
 
 /// What the bytes of a memory range hold, as far as copying goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bytes {
+pub(crate) enum Bytes {
     /// Real data: ordinary memory, unfolded parts of partial folds, written
     /// pages of copy-on-write regions.
     Data,
@@ -896,14 +898,14 @@ const PAGEMAP_MIN_BYTES: usize = 16 * PAGE;
 /// The classification of `[p, p+len)`: sorted runs `(start, end, what)`
 /// relative to `p` that cover the range. Built once per buffer and message.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Layout {
+pub(crate) struct Layout {
     runs: Vec<(usize, usize, Bytes)>,
 }
 
 impl Layout {
     /// Classifies `[p, p+len)`; `None` when it touches no folded allocation
     /// (everything is data).
-    pub fn of(p: *const u8, len: usize) -> Option<Layout> {
+    pub(crate) fn of(p: *const u8, len: usize) -> Option<Layout> {
         Self::of_ranges(p, &[(0, len)])
     }
 
@@ -912,7 +914,7 @@ impl Layout {
     /// them touches a folded allocation. A message's type map may reach far
     /// apart buffers (HPL's panel type holds a column block of the matrix and
     /// a small workspace): only the bytes it uses are looked up.
-    pub fn of_ranges(origin: *const u8, ranges: &[(usize, usize)]) -> Option<Layout> {
+    pub(crate) fn of_ranges(origin: *const u8, ranges: &[(usize, usize)]) -> Option<Layout> {
         let origin = origin as usize;
         if !ranges
             .iter()
@@ -932,7 +934,7 @@ impl Layout {
     }
 
     /// The runs of `[a, b)`, clipped to it.
-    pub fn runs_in(&self, a: usize, b: usize) -> impl Iterator<Item = (usize, usize, Bytes)> + '_ {
+    pub(crate) fn runs_in(&self, a: usize, b: usize) -> impl Iterator<Item = (usize, usize, Bytes)> + '_ {
         let first = self.runs.partition_point(|r| r.1 <= a);
         self.runs[first..]
             .iter()
@@ -941,7 +943,7 @@ impl Layout {
     }
 
     /// Whether every byte is folded garbage (a message from it carries nothing).
-    pub fn all_garbage(&self) -> bool {
+    pub(crate) fn all_garbage(&self) -> bool {
         self.runs.iter().all(|r| r.2 == Bytes::Garbage)
     }
 }
@@ -1017,7 +1019,7 @@ fn runs_of(layout: Option<&Layout>, a: usize, b: usize) -> Vec<(usize, usize, By
 ///
 /// # Safety
 /// Both ranges must be valid for `n` bytes; the layouts must describe them.
-pub unsafe fn transfer(
+pub(crate) unsafe fn transfer(
     src: *const u8,
     slay: Option<&Layout>,
     soff: usize,
@@ -1026,27 +1028,30 @@ pub unsafe fn transfer(
     doff: usize,
     n: usize,
 ) {
-    if slay.is_none() && dlay.is_none() {
-        std::ptr::copy(src, dst, n);
-        return;
-    }
-    let dest = runs_of(dlay, doff, doff + n);
-    for (sa, sb, sw) in runs_of(slay, soff, soff + n) {
-        if sw == Bytes::Garbage {
-            continue;
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if slay.is_none() && dlay.is_none() {
+            std::ptr::copy(src, dst, n);
+            return;
         }
-        let (lo, hi) = (sa - soff, sb - soff);
-        let first = dest.partition_point(|r| r.1 - doff <= lo);
-        for &(da, db, dw) in dest[first..].iter().take_while(|r| r.0 - doff < hi) {
-            let (a, b) = ((da - doff).max(lo), (db - doff).min(hi));
-            let (s, d) = (src.add(a), dst.add(a));
-            match (sw, dw) {
-                (_, Bytes::Garbage) | (Bytes::Zero, Bytes::Zero) => {}
-                (Bytes::Zero, Bytes::Data) => std::ptr::write_bytes(d, 0, b - a),
-                (Bytes::Zero, _) => zero_changed(d, b - a),
-                (_, Bytes::Data) => std::ptr::copy(s, d, b - a),
-                (_, Bytes::Zero) => copy_nonzero(s, d, b - a),
-                _ => copy_changed(s, d, b - a),
+        let dest = runs_of(dlay, doff, doff + n);
+        for (sa, sb, sw) in runs_of(slay, soff, soff + n) {
+            if sw == Bytes::Garbage {
+                continue;
+            }
+            let (lo, hi) = (sa - soff, sb - soff);
+            let first = dest.partition_point(|r| r.1 - doff <= lo);
+            for &(da, db, dw) in dest[first..].iter().take_while(|r| r.0 - doff < hi) {
+                let (a, b) = ((da - doff).max(lo), (db - doff).min(hi));
+                let (s, d) = (src.add(a), dst.add(a));
+                match (sw, dw) {
+                    (_, Bytes::Garbage) | (Bytes::Zero, Bytes::Zero) => {}
+                    (Bytes::Zero, Bytes::Data) => std::ptr::write_bytes(d, 0, b - a),
+                    (Bytes::Zero, _) => zero_changed(d, b - a),
+                    (_, Bytes::Data) => std::ptr::copy(s, d, b - a),
+                    (_, Bytes::Zero) => copy_nonzero(s, d, b - a),
+                    _ => copy_changed(s, d, b - a),
+                }
             }
         }
     }
@@ -1059,13 +1064,16 @@ pub unsafe fn transfer(
 ///
 /// # Safety
 /// Both ranges must be valid for `n` bytes.
-pub unsafe fn copy_changed(src: *const u8, dst: *mut u8, n: usize) {
-    for_each_dst_page(dst, n, |at, len| {
-        let (s, d) = (src.add(at), dst.add(at));
-        if std::slice::from_raw_parts(s, len) != std::slice::from_raw_parts(d as *const u8, len) {
-            std::ptr::copy(s, d, len);
-        }
-    });
+pub(crate) unsafe fn copy_changed(src: *const u8, dst: *mut u8, n: usize) {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        for_each_dst_page(dst, n, |at, len| {
+            let (s, d) = (src.add(at), dst.add(at));
+            if std::slice::from_raw_parts(s, len) != std::slice::from_raw_parts(d as *const u8, len) {
+                std::ptr::copy(s, d, len);
+            }
+        });
+    }
 }
 
 /// Calls `f(offset, len)` for the pieces of `[dst, dst+n)` cut at page boundaries of `dst`.
@@ -1090,12 +1098,15 @@ static ZERO_PAGE: [u8; PAGE] = [0; PAGE];
 /// # Safety
 /// Both ranges must be valid for `n` bytes.
 unsafe fn copy_nonzero(src: *const u8, dst: *mut u8, n: usize) {
-    for_each_dst_page(dst, n, |at, len| {
-        let s = src.add(at);
-        if std::slice::from_raw_parts(s, len) != &ZERO_PAGE[..len] {
-            std::ptr::copy(s, dst.add(at), len);
-        }
-    });
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        for_each_dst_page(dst, n, |at, len| {
+            let s = src.add(at);
+            if std::slice::from_raw_parts(s, len) != &ZERO_PAGE[..len] {
+                std::ptr::copy(s, dst.add(at), len);
+            }
+        });
+    }
 }
 
 /// Writes zeros over `n` bytes at `dst`, skipping pages already zero (see
@@ -1104,12 +1115,15 @@ unsafe fn copy_nonzero(src: *const u8, dst: *mut u8, n: usize) {
 /// # Safety
 /// The range must be valid for `n` bytes.
 unsafe fn zero_changed(dst: *mut u8, n: usize) {
-    for_each_dst_page(dst, n, |at, len| {
-        let d = dst.add(at);
-        if std::slice::from_raw_parts(d as *const u8, len) != &ZERO_PAGE[..len] {
-            std::ptr::write_bytes(d, 0, len);
-        }
-    });
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        for_each_dst_page(dst, n, |at, len| {
+            let d = dst.add(at);
+            if std::slice::from_raw_parts(d as *const u8, len) != &ZERO_PAGE[..len] {
+                std::ptr::write_bytes(d, 0, len);
+            }
+        });
+    }
 }
 
 /// Copies `len` bytes from `src` to `dst` as a message does (see
@@ -1118,17 +1132,15 @@ unsafe fn zero_changed(dst: *mut u8, n: usize) {
 ///
 /// # Safety
 /// Both ranges must be valid for `len` bytes.
-pub unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
-    if len == 0 {
-        return;
+pub(crate) unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if len == 0 {
+            return;
+        }
+        let (slay, dlay) = (Layout::of(src, len), Layout::of(dst, len));
+        transfer(src, slay.as_ref(), 0, dst, dlay.as_ref(), 0, len);
     }
-    let (slay, dlay) = (Layout::of(src, len), Layout::of(dst, len));
-    transfer(src, slay.as_ref(), 0, dst, dlay.as_ref(), 0, len);
-}
-
-/// Mappings currently used by folding.
-pub fn mapping_count() -> usize {
-    STATE.with(|s| s.borrow().as_ref().map_or(0, |st| st.mappings))
 }
 
 #[cfg(test)]
@@ -1148,8 +1160,10 @@ mod tests {
         cow_setup();
         let p = alloc_cow(MIB).unwrap();
         // Never written (and read, which maps the zero file): zeros.
+        // Safety: test data, valid for the sizes and types used.
         assert_eq!(unsafe { *p.add(5 * PAGE) }, 0);
         assert_eq!(runs(p, MIB), vec![(0, MIB, Bytes::Zero)]);
+        // Safety: test data, valid for the sizes and types used.
         unsafe {
             *p.add(3 * PAGE + 7) = 1;
             std::ptr::write_bytes(p.add(10 * PAGE), 2, 2 * PAGE);
@@ -1174,11 +1188,13 @@ mod tests {
     fn freed_copy_on_write_regions_come_back_as_zeros() {
         cow_setup();
         let p = alloc_cow(2 * MIB).unwrap();
+        // Safety: test data, valid for the sizes and types used.
         unsafe { std::ptr::write_bytes(p, 0x5a, 2 * MIB) };
         assert!(free(p));
         // A slightly smaller request reuses the region (best fit), wiped.
         let q = alloc_cow(2 * MIB - 3 * PAGE).unwrap();
         assert_eq!(p, q);
+        // Safety: test data, valid for the sizes and types used.
         assert!(unsafe { std::slice::from_raw_parts(q, 2 * MIB - 3 * PAGE) }
             .iter()
             .all(|&b| b == 0));
@@ -1194,6 +1210,7 @@ mod tests {
     fn copies_keep_never_written_pages_folded_when_the_data_is_zeros() {
         cow_setup();
         let (src, dst) = (alloc_cow(MIB).unwrap(), alloc_cow(MIB).unwrap());
+        // Safety: test data, valid for the sizes and types used.
         unsafe {
             // Source: page 0 written with zeros (data, but all zero), page 1 with ones.
             std::ptr::write_bytes(src, 0, PAGE);
@@ -1213,6 +1230,7 @@ mod tests {
         );
         // Never-written source pages carry zeros over data.
         let mut plain = vec![7u8; 3 * PAGE];
+        // Safety: test data, valid for the sizes and types used.
         unsafe { copy(src.add(MIB - 3 * PAGE), plain.as_mut_ptr(), 3 * PAGE) };
         assert!(plain.iter().all(|&b| b == 0));
         assert!(free(src) && free(dst));
@@ -1223,8 +1241,10 @@ mod tests {
     fn folded_source_bytes_are_never_copied() {
         cow_setup();
         let folded = alloc(4 * PAGE, &[(0, 4 * PAGE)], "t:folded").unwrap();
+        // Safety: test data, valid for the sizes and types used.
         unsafe { std::ptr::write_bytes(folded, 3, 4 * PAGE) };
         let mut plain = vec![9u8; 4 * PAGE];
+        // Safety: test data, valid for the sizes and types used.
         unsafe { copy(folded, plain.as_mut_ptr(), 4 * PAGE) };
         assert!(plain.iter().all(|&b| b == 9), "garbage is not copied");
         assert!(free(folded));
@@ -1237,9 +1257,11 @@ mod tests {
         let p = alloc(3 * MIB + 100, &[(0, 3 * MIB + 100)], "t:view").unwrap();
         let v = fold_view(p).expect("a whole-buffer global fold");
         let at = p as usize + MIB + MIB / 2;
+        // Safety: test data, valid for the sizes and types used.
         unsafe { *(at as *mut u64) = 0xfeed };
         assert_ne!(v.at(at), at);
         assert_eq!(
+            // Safety: test data, valid for the sizes and types used.
             unsafe { *(v.at(at) as *const u64) },
             0xfeed,
             "same physical memory"

@@ -21,7 +21,7 @@ use models::compute::KernelId;
 use crate::mpi::entry;
 
 /// How many distinct functions can be interposed at once.
-pub const SLOTS: usize = 32;
+pub(crate) const SLOTS: usize = 32;
 
 struct Slot {
     kernel: KernelId,
@@ -90,7 +90,7 @@ trampolines!(
 );
 
 /// Registers the functions to interpose; returns their trampoline addresses by name.
-pub fn register(functions: &[(String, KernelId, usize)]) -> Result<Vec<(String, usize)>, String> {
+pub(crate) fn register(functions: &[(String, KernelId, usize)]) -> Result<Vec<(String, usize)>, String> {
     if functions.len() > SLOTS {
         return Err(format!(
             "at most {SLOTS} functions can be modelled by name ({} given)",
@@ -182,82 +182,88 @@ unsafe fn for_each_symbol_reloc(
     handle: *mut c_void,
     mut f: impl FnMut(usize, &SymbolReloc),
 ) -> Result<(), String> {
-    let mut lm: *mut LinkMap = std::ptr::null_mut();
-    if libc::dlinfo(
-        handle,
-        libc::RTLD_DI_LINKMAP,
-        (&mut lm as *mut *mut LinkMap).cast(),
-    ) != 0
-        || lm.is_null()
-    {
-        return Err("cannot read the program's link map".into());
-    }
-    let base = (*lm).l_addr;
-    let mut d = (*lm).l_ld;
-    let (mut strtab, mut symtab, mut jmprel, mut pltrelsz, mut rela, mut relasz) =
-        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
-    while (*d).d_tag != DT_NULL {
-        match (*d).d_tag {
-            DT_STRTAB => strtab = (*d).d_val,
-            DT_SYMTAB => symtab = (*d).d_val,
-            DT_JMPREL => jmprel = (*d).d_val,
-            DT_PLTRELSZ => pltrelsz = (*d).d_val,
-            DT_RELA => rela = (*d).d_val,
-            DT_RELASZ => relasz = (*d).d_val,
-            _ => {}
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let mut lm: *mut LinkMap = std::ptr::null_mut();
+        if libc::dlinfo(
+            handle,
+            libc::RTLD_DI_LINKMAP,
+            (&mut lm as *mut *mut LinkMap).cast(),
+        ) != 0
+            || lm.is_null()
+        {
+            return Err("cannot read the program's link map".into());
         }
-        d = d.add(1);
-    }
-    // The loader relocates these d_ptr entries to absolute addresses on glibc.
-    let fix = |p: u64| {
-        if p != 0 && (p as usize) < base {
-            p as usize + base
-        } else {
-            p as usize
+        let base = (*lm).l_addr;
+        let mut d = (*lm).l_ld;
+        let (mut strtab, mut symtab, mut jmprel, mut pltrelsz, mut rela, mut relasz) =
+            (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+        while (*d).d_tag != DT_NULL {
+            match (*d).d_tag {
+                DT_STRTAB => strtab = (*d).d_val,
+                DT_SYMTAB => symtab = (*d).d_val,
+                DT_JMPREL => jmprel = (*d).d_val,
+                DT_PLTRELSZ => pltrelsz = (*d).d_val,
+                DT_RELA => rela = (*d).d_val,
+                DT_RELASZ => relasz = (*d).d_val,
+                _ => {}
+            }
+            d = d.add(1);
         }
-    };
-    let (strtab, symtab) = (fix(strtab), fix(symtab));
-    if strtab == 0 || symtab == 0 {
-        return Err("the program has no dynamic symbol table".into());
-    }
-    for (table, size) in [(fix(jmprel), pltrelsz), (fix(rela), relasz)] {
-        if table == 0 {
-            continue;
+        // The loader relocates these d_ptr entries to absolute addresses on glibc.
+        let fix = |p: u64| {
+            if p != 0 && (p as usize) < base {
+                p as usize + base
+            } else {
+                p as usize
+            }
+        };
+        let (strtab, symtab) = (fix(strtab), fix(symtab));
+        if strtab == 0 || symtab == 0 {
+            return Err("the program has no dynamic symbol table".into());
         }
-        let n = size as usize / std::mem::size_of::<Elf64Rela>();
-        let relas = std::slice::from_raw_parts(table as *const Elf64Rela, n);
-        for r in relas {
-            let kind = (r.r_info & 0xffff_ffff) as u32;
-            let index = (r.r_info >> 32) as usize;
-            if !matches!(kind, R_X86_64_JUMP_SLOT | R_X86_64_GLOB_DAT | R_X86_64_64) || index == 0 {
+        for (table, size) in [(fix(jmprel), pltrelsz), (fix(rela), relasz)] {
+            if table == 0 {
                 continue;
             }
-            let sym = &*((symtab as *const Elf64Sym).add(index));
-            let name = CStr::from_ptr((strtab + sym.st_name as usize) as *const i8);
-            let Ok(name) = name.to_str() else { continue };
-            let slot = (base + r.r_offset as usize) as *mut usize;
-            f(
-                base,
-                &SymbolReloc {
-                    name,
-                    sym,
-                    kind,
-                    addend: r.r_addend,
-                    slot,
-                },
-            );
+            let n = size as usize / std::mem::size_of::<Elf64Rela>();
+            let relas = std::slice::from_raw_parts(table as *const Elf64Rela, n);
+            for r in relas {
+                let kind = (r.r_info & 0xffff_ffff) as u32;
+                let index = (r.r_info >> 32) as usize;
+                if !matches!(kind, R_X86_64_JUMP_SLOT | R_X86_64_GLOB_DAT | R_X86_64_64) || index == 0 {
+                    continue;
+                }
+                let sym = &*((symtab as *const Elf64Sym).add(index));
+                let name = CStr::from_ptr((strtab + sym.st_name as usize) as *const i8);
+                let Ok(name) = name.to_str() else { continue };
+                let slot = (base + r.r_offset as usize) as *mut usize;
+                f(
+                    base,
+                    &SymbolReloc {
+                        name,
+                        sym,
+                        kind,
+                        addend: r.r_addend,
+                        slot,
+                    },
+                );
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Writes one relocated word, making its page writable first (the GOT may be
 /// read-only after relocation, RELRO).
 unsafe fn write_slot(slot: *mut usize, value: usize) {
-    let page = 4096usize;
-    let start = (slot as usize) & !(page - 1);
-    libc::mprotect(start as *mut c_void, page, libc::PROT_READ | libc::PROT_WRITE);
-    *slot = value;
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let page = 4096usize;
+        let start = (slot as usize) & !(page - 1);
+        libc::mprotect(start as *mut c_void, page, libc::PROT_READ | libc::PROT_WRITE);
+        *slot = value;
+    }
 }
 
 thread_local! {
@@ -269,15 +275,18 @@ thread_local! {
 /// Whether the global scope resolves `name` to a definition in the image
 /// loaded at `smpirun_base`.
 unsafe fn exported_by(name: &str, smpirun_base: usize) -> bool {
-    let Ok(cname) = std::ffi::CString::new(name) else {
-        return false;
-    };
-    let bound = libc::dlsym(libc::RTLD_DEFAULT, cname.as_ptr());
-    if bound.is_null() {
-        return false;
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let Ok(cname) = std::ffi::CString::new(name) else {
+            return false;
+        };
+        let bound = libc::dlsym(libc::RTLD_DEFAULT, cname.as_ptr());
+        if bound.is_null() {
+            return false;
+        }
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        libc::dladdr(bound, &mut info) != 0 && info.dli_fbase as usize == smpirun_base
     }
-    let mut info: libc::Dl_info = std::mem::zeroed();
-    libc::dladdr(bound, &mut info) != 0 && info.dli_fbase as usize == smpirun_base
 }
 
 /// Binds the program's references to its own global symbols to its own
@@ -298,47 +307,50 @@ unsafe fn exported_by(name: &str, smpirun_base: usize) -> bool {
 ///
 /// # Safety
 /// `handle` must be a live `dlopen` handle.
-pub unsafe fn bind_own_symbols(
+pub(crate) unsafe fn bind_own_symbols(
     handle: *mut c_void,
     keep_ours: &mut dyn FnMut(&str) -> bool,
 ) -> Result<usize, String> {
-    let mut info: libc::Dl_info = std::mem::zeroed();
-    let here = bind_own_symbols as *const c_void;
-    if libc::dladdr(here, &mut info) == 0 {
-        return Err("cannot locate smpirun's own image".into());
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        let here = bind_own_symbols as *const c_void;
+        if libc::dladdr(here, &mut info) == 0 {
+            return Err("cannot locate smpirun's own image".into());
+        }
+        let smpirun_base = info.dli_fbase as usize;
+        let mut rebound = 0usize;
+        for_each_symbol_reloc(handle, |base, r| {
+            let defined = r.sym.st_shndx != SHN_UNDEF && r.sym.st_shndx != SHN_ABS;
+            if !defined || r.sym.st_info & 0xf == STT_TLS {
+                return;
+            }
+            // Cached by name: every rank's copy asks.
+            let ours = BINDS_TO_SMPIRUN.with(|c| {
+                *c.borrow_mut().entry(r.name.to_string()).or_insert_with(|| {
+                    exported_by(r.name, smpirun_base) && (is_simulator_api(r.name) || keep_ours(r.name))
+                })
+            });
+            if ours {
+                return;
+            }
+            let own = base + r.sym.st_value as usize;
+            let value = match r.kind {
+                R_X86_64_64 => own.wrapping_add(r.addend as usize),
+                _ => own,
+            };
+            if *r.slot != value {
+                write_slot(r.slot, value);
+                rebound += 1;
+            }
+        })?;
+        Ok(rebound)
     }
-    let smpirun_base = info.dli_fbase as usize;
-    let mut rebound = 0usize;
-    for_each_symbol_reloc(handle, |base, r| {
-        let defined = r.sym.st_shndx != SHN_UNDEF && r.sym.st_shndx != SHN_ABS;
-        if !defined || r.sym.st_info & 0xf == STT_TLS {
-            return;
-        }
-        // Cached by name: every rank's copy asks.
-        let ours = BINDS_TO_SMPIRUN.with(|c| {
-            *c.borrow_mut().entry(r.name.to_string()).or_insert_with(|| {
-                exported_by(r.name, smpirun_base) && (is_simulator_api(r.name) || keep_ours(r.name))
-            })
-        });
-        if ours {
-            return;
-        }
-        let own = base + r.sym.st_value as usize;
-        let value = match r.kind {
-            R_X86_64_64 => own.wrapping_add(r.addend as usize),
-            _ => own,
-        };
-        if *r.slot != value {
-            write_slot(r.slot, value);
-            rebound += 1;
-        }
-    })?;
-    Ok(rebound)
 }
 
 /// Whether `name` belongs to the interface the simulator implements for the
 /// program (MPI and SMPI's helpers): a program never overrides those.
-pub fn is_simulator_api(name: &str) -> bool {
+pub(crate) fn is_simulator_api(name: &str) -> bool {
     ["MPI_", "PMPI_", "MPIX_", "smpi_", "SMPI_"]
         .iter()
         .any(|p| name.starts_with(p))
@@ -351,22 +363,25 @@ pub fn is_simulator_api(name: &str) -> bool {
 /// # Safety
 /// `handle` must be a live `dlopen` handle, and each address valid for the
 /// symbol's type for as long as the program runs.
-pub unsafe fn bind_data(handle: *mut c_void, targets: &[(&str, usize)]) -> Result<usize, String> {
-    let mut rewritten = 0;
-    for_each_symbol_reloc(handle, |_, r| {
-        if r.sym.st_shndx != SHN_UNDEF {
-            return; // the program's own variable of that name
-        }
-        if let Some((_, addr)) = targets.iter().find(|(t, _)| *t == r.name) {
-            let value = match r.kind {
-                R_X86_64_64 => addr.wrapping_add(r.addend as usize),
-                _ => *addr,
-            };
-            write_slot(r.slot, value);
-            rewritten += 1;
-        }
-    })?;
-    Ok(rewritten)
+pub(crate) unsafe fn bind_data(handle: *mut c_void, targets: &[(&str, usize)]) -> Result<usize, String> {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let mut rewritten = 0;
+        for_each_symbol_reloc(handle, |_, r| {
+            if r.sym.st_shndx != SHN_UNDEF {
+                return; // the program's own variable of that name
+            }
+            if let Some((_, addr)) = targets.iter().find(|(t, _)| *t == r.name) {
+                let value = match r.kind {
+                    R_X86_64_64 => addr.wrapping_add(r.addend as usize),
+                    _ => *addr,
+                };
+                write_slot(r.slot, value);
+                rewritten += 1;
+            }
+        })?;
+        Ok(rewritten)
+    }
 }
 
 /// Rewrites the GOT entries of `targets` (name → address) in the object loaded
@@ -374,19 +389,22 @@ pub unsafe fn bind_data(handle: *mut c_void, targets: &[(&str, usize)]) -> Resul
 ///
 /// # Safety
 /// `handle` must be a live `dlopen` handle.
-pub unsafe fn patch(handle: *mut c_void, targets: &[(String, usize)]) -> Result<Vec<usize>, String> {
-    let mut counts = vec![0usize; targets.len()];
-    if targets.is_empty() {
-        return Ok(counts);
+pub(crate) unsafe fn patch(handle: *mut c_void, targets: &[(String, usize)]) -> Result<Vec<usize>, String> {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let mut counts = vec![0usize; targets.len()];
+        if targets.is_empty() {
+            return Ok(counts);
+        }
+        for_each_symbol_reloc(handle, |_, r| {
+            if r.kind == R_X86_64_64 {
+                return; // a function's address taken in data, not a call
+            }
+            if let Some(i) = targets.iter().position(|(t, _)| t == r.name) {
+                write_slot(r.slot, targets[i].1);
+                counts[i] += 1;
+            }
+        })?;
+        Ok(counts)
     }
-    for_each_symbol_reloc(handle, |_, r| {
-        if r.kind == R_X86_64_64 {
-            return; // a function's address taken in data, not a call
-        }
-        if let Some(i) = targets.iter().position(|(t, _)| t == r.name) {
-            write_slot(r.slot, targets[i].1);
-            counts[i] += 1;
-        }
-    })?;
-    Ok(counts)
 }

@@ -21,13 +21,13 @@ use models::compute::KernelId;
 use models::NoiseRng;
 
 /// The BLAS kernels the simulator can model.
-pub const BLAS: [&str; 10] = [
+pub(crate) const BLAS: [&str; 10] = [
     "dgemm", "dtrsm", "dgemv", "dger", "dtrsv", "daxpy", "dscal", "dswap", "dcopy", "idamax",
 ];
 
 /// Per-run kernel state: which kernels are modelled, and one noise stream per
 /// (rank, kernel).
-pub struct Kernels {
+pub(crate) struct Kernels {
     pub models: models::ComputeModels,
     pub seed: u64,
     /// `modelled[k]` for each kernel id of `models`.
@@ -46,7 +46,7 @@ pub struct Kernels {
 
 impl Kernels {
     /// `mode`: "auto", "model" or "compute"; `computed`: kernels forced to compute.
-    pub fn new(
+    pub(crate) fn new(
         models: models::ComputeModels,
         seed: u64,
         ranks: usize,
@@ -78,13 +78,13 @@ impl Kernels {
     }
 
     /// The model of BLAS kernel `i` (index in [`BLAS`]), if modelled.
-    pub fn blas_model(&self, i: usize) -> Option<KernelId> {
+    pub(crate) fn blas_model(&self, i: usize) -> Option<KernelId> {
         self.blas[i]
     }
 
     /// The BLAS kernel that `symbol` (`cblas_dgemm` or `dgemm_`) calls, if this
     /// run models it.
-    pub fn modelled_blas_symbol(&self, symbol: &str) -> Option<&'static str> {
+    pub(crate) fn modelled_blas_symbol(&self, symbol: &str) -> Option<&'static str> {
         let name = symbol
             .strip_prefix("cblas_")
             .or_else(|| symbol.strip_suffix('_'))?;
@@ -93,7 +93,7 @@ impl Kernels {
     }
 
     /// Names of the modelled non-BLAS functions.
-    pub fn functions(&self) -> Vec<(String, KernelId)> {
+    pub(crate) fn functions(&self) -> Vec<(String, KernelId)> {
         self.models
             .names()
             .filter(|n| !BLAS.contains(n))
@@ -103,7 +103,7 @@ impl Kernels {
     }
 
     /// Model duration of one call of `k` on `rank` (running on host `host`).
-    pub fn duration(&mut self, rank: u32, host: usize, k: KernelId, params: &[f64]) -> f64 {
+    pub(crate) fn duration(&mut self, rank: u32, host: usize, k: KernelId, params: &[f64]) -> f64 {
         let (seed, models) = (self.seed, &self.models);
         let rng = self.rngs[rank as usize][k.index()]
             .get_or_insert_with(|| NoiseRng::for_stream(seed, u64::from(rank), models.name(k)));
@@ -115,7 +115,7 @@ impl Kernels {
     }
 
     /// (name, calls, total seconds) of every kernel called at least once.
-    pub fn summary(&self) -> Vec<(String, u64, f64)> {
+    pub(crate) fn summary(&self) -> Vec<(String, u64, f64)> {
         self.models
             .names()
             .filter_map(|n| self.models.kernel_id(n).map(|k| (n, k)))
@@ -125,7 +125,7 @@ impl Kernels {
     }
 
     /// A pseudo-random index in `0..n` from the rank's pivot stream.
-    pub fn random_index(&mut self, rank: u32, n: usize) -> usize {
+    pub(crate) fn random_index(&mut self, rank: u32, n: usize) -> usize {
         let seed = self.seed;
         let rng = self.pivots[rank as usize]
             .get_or_insert_with(|| NoiseRng::for_stream(seed, u64::from(rank), "idamax:pivot"));
@@ -138,7 +138,7 @@ impl Kernels {
 }
 
 /// The real BLAS library, loaded on first use for compute mode.
-pub struct RealBlas {
+pub(crate) struct RealBlas {
     lib: Option<libloading::Library>,
 }
 
@@ -158,7 +158,7 @@ impl RealBlas {
     }
 
     /// The real function `symbol`, or an error message.
-    pub fn get<T: Copy>(&self, symbol: &str) -> Result<T, String> {
+    pub(crate) fn get<T: Copy>(&self, symbol: &str) -> Result<T, String> {
         let lib = self.lib.as_ref().ok_or_else(|| {
             format!("{symbol}: no BLAS library found to compute it (install libblas3/libopenblas0, or model the kernel with -model)")
         })?;
@@ -178,7 +178,7 @@ thread_local! {
 }
 
 /// Looks up a real BLAS function.
-pub fn real<T: Copy>(symbol: &str) -> Result<T, String> {
+pub(crate) fn real<T: Copy>(symbol: &str) -> Result<T, String> {
     REAL.with(|r| r.get(symbol))
 }
 
@@ -188,53 +188,56 @@ pub fn real<T: Copy>(symbol: &str) -> Result<T, String> {
 ///
 /// # Safety
 /// `x` must be valid for `n` elements with stride `incx`.
-pub unsafe fn idamax(n: i32, x: *const f64, incx: i32) -> usize {
-    if n < 1 || incx < 1 {
-        return 0;
-    }
-    let (n, inc) = (n as usize, incx as usize);
-    let view = crate::host::folding::fold_view(x.cast());
-    let place = |i: usize| {
-        let p = x.add(i * inc);
-        view.map_or(p, |v| v.at(p as usize) as *const f64)
-    };
-    let at = |i: usize| (*place(i)).abs();
-    if at(0).is_nan() {
-        return 0;
-    }
-    if inc != 1 {
-        let (mut best, mut index) = (at(0), 0);
-        for i in 1..n {
-            if at(i) > best {
-                best = at(i);
-                index = i;
+pub(crate) unsafe fn idamax(n: i32, x: *const f64, incx: i32) -> usize {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if n < 1 || incx < 1 {
+            return 0;
+        }
+        let (n, inc) = (n as usize, incx as usize);
+        let view = crate::host::folding::fold_view(x.cast());
+        let place = |i: usize| {
+            let p = x.add(i * inc);
+            view.map_or(p, |v| v.at(p as usize) as *const f64)
+        };
+        let at = |i: usize| (*place(i)).abs();
+        if at(0).is_nan() {
+            return 0;
+        }
+        if inc != 1 {
+            let (mut best, mut index) = (at(0), 0);
+            for i in 1..n {
+                if at(i) > best {
+                    best = at(i);
+                    index = i;
+                }
+            }
+            return index;
+        }
+        // Contiguous: the pieces where the elements are best read (one, unless
+        // they are folded memory crossing a folded block).
+        let pieces: Vec<&[f64]> = match view {
+            None => vec![std::slice::from_raw_parts(x, n)],
+            Some(v) => v
+                .pieces(x as usize, n * 8)
+                .map(|(p, len)| std::slice::from_raw_parts(p as *const f64, len / 8))
+                .collect(),
+        };
+        // The largest |x| (NaNs skipped: a comparison with NaN is false), eight
+        // lanes at a time, then the first element that reaches it.
+        let mut best = at(0);
+        for v in &pieces {
+            best = largest_abs(v, best);
+        }
+        let mut index = 0;
+        for v in &pieces {
+            match v.iter().position(|e| e.abs() == best) {
+                Some(i) => return index + i,
+                None => index += v.len(),
             }
         }
-        return index;
+        0
     }
-    // Contiguous: the pieces where the elements are best read (one, unless
-    // they are folded memory crossing a folded block).
-    let pieces: Vec<&[f64]> = match view {
-        None => vec![std::slice::from_raw_parts(x, n)],
-        Some(v) => v
-            .pieces(x as usize, n * 8)
-            .map(|(p, len)| std::slice::from_raw_parts(p as *const f64, len / 8))
-            .collect(),
-    };
-    // The largest |x| (NaNs skipped: a comparison with NaN is false), eight
-    // lanes at a time, then the first element that reaches it.
-    let mut best = at(0);
-    for v in &pieces {
-        best = largest_abs(v, best);
-    }
-    let mut index = 0;
-    for v in &pieces {
-        match v.iter().position(|e| e.abs() == best) {
-            Some(i) => return index + i,
-            None => index += v.len(),
-        }
-    }
-    0
 }
 
 /// The largest of `start` and the |e| of `v`, NaNs skipped (vectorized).
@@ -265,26 +268,29 @@ fn largest_abs(v: &[f64], start: f64) -> f64 {
 ///
 /// # Safety
 /// `x` and `y` must be valid for the strided ranges.
-pub unsafe fn dcopy(n: i32, x: *const f64, incx: i32, y: *mut f64, incy: i32) {
-    if n <= 0 {
-        return;
-    }
-    // Folded elements are reached through the canonical view (same memory).
-    let (vx, vy) = (
-        crate::host::folding::fold_view(x.cast()),
-        crate::host::folding::fold_view(y.cast()),
-    );
-    let (mut ix, mut iy) = (start(n, incx), start(n, incy));
-    for _ in 0..n {
-        let (px, py) = (x.offset(ix), y.offset(iy));
-        let px = vx.map_or(px, |v| v.at(px as usize) as *const f64);
-        let py = vy.map_or(py, |v| v.at(py as usize) as *mut f64);
-        let v = *px;
-        if (*py).to_bits() != v.to_bits() {
-            *py = v;
+pub(crate) unsafe fn dcopy(n: i32, x: *const f64, incx: i32, y: *mut f64, incy: i32) {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if n <= 0 {
+            return;
         }
-        ix += incx as isize;
-        iy += incy as isize;
+        // Folded elements are reached through the canonical view (same memory).
+        let (vx, vy) = (
+            crate::host::folding::fold_view(x.cast()),
+            crate::host::folding::fold_view(y.cast()),
+        );
+        let (mut ix, mut iy) = (start(n, incx), start(n, incy));
+        for _ in 0..n {
+            let (px, py) = (x.offset(ix), y.offset(iy));
+            let px = vx.map_or(px, |v| v.at(px as usize) as *const f64);
+            let py = vy.map_or(py, |v| v.at(py as usize) as *mut f64);
+            let v = *px;
+            if (*py).to_bits() != v.to_bits() {
+                *py = v;
+            }
+            ix += incx as isize;
+            iy += incy as isize;
+        }
     }
 }
 
@@ -293,24 +299,27 @@ pub unsafe fn dcopy(n: i32, x: *const f64, incx: i32, y: *mut f64, incy: i32) {
 ///
 /// # Safety
 /// `x` and `y` must be valid for the strided ranges.
-pub unsafe fn dswap(n: i32, x: *mut f64, incx: i32, y: *mut f64, incy: i32) {
-    if n <= 0 {
-        return;
-    }
-    let (vx, vy) = (
-        crate::host::folding::fold_view(x.cast()),
-        crate::host::folding::fold_view(y.cast()),
-    );
-    let (mut ix, mut iy) = (start(n, incx), start(n, incy));
-    for _ in 0..n {
-        let (px, py) = (x.offset(ix), y.offset(iy));
-        let px = vx.map_or(px, |v| v.at(px as usize) as *mut f64);
-        let py = vy.map_or(py, |v| v.at(py as usize) as *mut f64);
-        if (*px).to_bits() != (*py).to_bits() {
-            std::ptr::swap(px, py);
+pub(crate) unsafe fn dswap(n: i32, x: *mut f64, incx: i32, y: *mut f64, incy: i32) {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if n <= 0 {
+            return;
         }
-        ix += incx as isize;
-        iy += incy as isize;
+        let (vx, vy) = (
+            crate::host::folding::fold_view(x.cast()),
+            crate::host::folding::fold_view(y.cast()),
+        );
+        let (mut ix, mut iy) = (start(n, incx), start(n, incy));
+        for _ in 0..n {
+            let (px, py) = (x.offset(ix), y.offset(iy));
+            let px = vx.map_or(px, |v| v.at(px as usize) as *mut f64);
+            let py = vy.map_or(py, |v| v.at(py as usize) as *mut f64);
+            if (*px).to_bits() != (*py).to_bits() {
+                std::ptr::swap(px, py);
+            }
+            ix += incx as isize;
+            iy += incy as isize;
+        }
     }
 }
 
@@ -360,6 +369,7 @@ mod tests {
                     .collect();
                 for inc in [1usize, 3] {
                     let m = n.div_ceil(inc) as i32;
+                    // Safety: test data, valid for the sizes and types used.
                     let got = unsafe { idamax(m, x.as_ptr(), inc as i32) };
                     assert_eq!(got, reference_idamax(&x, inc), "n={n} inc={inc} x={x:?}");
                 }
@@ -370,14 +380,18 @@ mod tests {
     #[test]
     fn idamax_edge_cases() {
         let x = [f64::NAN, 5.0, -7.0];
+        // Safety: test data, valid for the sizes and types used.
         assert_eq!(unsafe { idamax(3, x.as_ptr(), 1) }, 0, "a leading NaN wins");
         let y = [1.0, f64::NAN, -3.0, 3.0];
         assert_eq!(
+            // Safety: test data, valid for the sizes and types used.
             unsafe { idamax(4, y.as_ptr(), 1) },
             2,
             "first of the ties, NaN skipped"
         );
+        // Safety: test data, valid for the sizes and types used.
         assert_eq!(unsafe { idamax(0, y.as_ptr(), 1) }, 0);
+        // Safety: test data, valid for the sizes and types used.
         assert_eq!(unsafe { idamax(4, y.as_ptr(), 0) }, 0);
     }
 
@@ -385,15 +399,18 @@ mod tests {
     fn dcopy_and_dswap_leave_equal_elements_unwritten_but_move_the_rest() {
         let x = [1.0, 2.0, 3.0, 4.0];
         let mut y = [0.0, 2.0, 0.0, 0.0];
+        // Safety: test data, valid for the sizes and types used.
         unsafe { dcopy(4, x.as_ptr(), 1, y.as_mut_ptr(), 1) };
         assert_eq!(y, x);
         let mut a = [1.0, 2.0, 3.0];
         let mut b = [3.0, 2.0, 1.0];
+        // Safety: test data, valid for the sizes and types used.
         unsafe { dswap(3, a.as_mut_ptr(), 1, b.as_mut_ptr(), -1) };
         assert_eq!(a, [1.0, 2.0, 3.0]);
         assert_eq!(b, [3.0, 2.0, 1.0]);
         let mut c = [0.0, -0.0];
         let d = [-0.0, 0.0];
+        // Safety: test data, valid for the sizes and types used.
         unsafe { dcopy(2, d.as_ptr(), 1, c.as_mut_ptr(), 1) };
         assert_eq!(
             c[0].to_bits(),

@@ -22,7 +22,7 @@
 
 use std::ffi::{c_char, c_int, c_long, c_uint, c_ushort, c_void, CStr};
 
-pub mod getopt;
+pub(crate) mod getopt;
 
 /// glibc's `struct random_data`.
 #[repr(C)]
@@ -61,7 +61,7 @@ extern "C" {
 }
 
 /// The libc state of one rank (or of every rank, without privatization).
-pub struct RankLibc {
+pub(crate) struct RankLibc {
     /// Boxed: each program copy's GOT points into its variables.
     getopt: Box<getopt::Parser>,
     random: Box<RandomData>,
@@ -104,13 +104,13 @@ impl RankLibc {
 }
 
 /// The libc state of every rank of a run.
-pub struct LibcState {
+pub(crate) struct LibcState {
     states: Vec<RankLibc>,
 }
 
 impl LibcState {
     /// One state per program copy (`copies` is 1 without privatization).
-    pub fn new(copies: usize) -> Self {
+    pub(crate) fn new(copies: usize) -> Self {
         LibcState {
             states: (0..copies.max(1)).map(|_| RankLibc::new()).collect(),
         }
@@ -123,7 +123,7 @@ impl LibcState {
 
     /// Where copy `copy`'s references to libc's getopt variables must point
     /// (name, address), for the loader's relocation pass.
-    pub fn getopt_cells(&mut self, copy: usize) -> Vec<(&'static str, usize)> {
+    pub(crate) fn getopt_cells(&mut self, copy: usize) -> Vec<(&'static str, usize)> {
         let g = &mut self.states[copy].getopt.vars;
         vec![
             ("optind", &mut g.optind as *mut c_int as usize),
@@ -134,14 +134,14 @@ impl LibcState {
     }
 
     /// The getopt parser of `rank`'s program copy.
-    pub fn getopt(&mut self, rank: u32) -> &mut getopt::Parser {
+    pub(crate) fn getopt(&mut self, rank: u32) -> &mut getopt::Parser {
         let i = self.index(rank);
         &mut self.states[i].getopt
     }
 }
 
 /// libc's definition of `name` (the next one after smpirun's own export).
-pub fn libc_function(name: &CStr) -> *mut c_void {
+pub(crate) fn libc_function(name: &CStr) -> *mut c_void {
     // Safety: a symbol lookup.
     let f = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
     assert!(!f.is_null(), "libc defines {}", name.to_string_lossy());
@@ -149,13 +149,13 @@ pub fn libc_function(name: &CStr) -> *mut c_void {
 }
 
 /// The rank's `strtok` position.
-pub fn strtok_save(state: &mut LibcState, rank: u32) -> *mut *mut c_char {
+pub(crate) fn strtok_save(state: &mut LibcState, rank: u32) -> *mut *mut c_char {
     let i = state.index(rank);
     &mut state.states[i].strtok_save
 }
 
 /// Draws of the rank's `random()` generator (what `rand()` returns too).
-pub fn random(state: &mut LibcState, rank: u32) -> c_long {
+pub(crate) fn random(state: &mut LibcState, rank: u32) -> c_long {
     let i = state.index(rank);
     let mut out = 0i32;
     // Safety: the rank's initialised generator.
@@ -164,7 +164,7 @@ pub fn random(state: &mut LibcState, rank: u32) -> c_long {
 }
 
 /// `srandom(seed)` (and `srand`) for the rank.
-pub fn srandom(state: &mut LibcState, rank: u32, seed: c_uint) {
+pub(crate) fn srandom(state: &mut LibcState, rank: u32, seed: c_uint) {
     let i = state.index(rank);
     // Safety: the rank's initialised generator.
     unsafe { srandom_r(seed, &mut *state.states[i].random) };
@@ -175,38 +175,44 @@ pub fn srandom(state: &mut LibcState, rank: u32, seed: c_uint) {
 ///
 /// # Safety
 /// `buf` must be valid for `n` bytes and outlive its use.
-pub unsafe fn initstate(
+pub(crate) unsafe fn initstate(
     state: &mut LibcState,
     rank: u32,
     seed: c_uint,
     buf: *mut c_char,
     n: usize,
 ) -> *mut c_char {
-    let i = state.index(rank);
-    let r = &mut *state.states[i].random;
-    let old = r.state.sub(1).cast::<c_char>();
-    if initstate_r(seed, buf, n, r) != 0 {
-        return std::ptr::null_mut();
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let i = state.index(rank);
+        let r = &mut *state.states[i].random;
+        let old = r.state.sub(1).cast::<c_char>();
+        if initstate_r(seed, buf, n, r) != 0 {
+            return std::ptr::null_mut();
+        }
+        old
     }
-    old
 }
 
 /// `setstate(buf)` for the rank. Returns the previous state buffer.
 ///
 /// # Safety
 /// `buf` must be a state buffer set up by `initstate`.
-pub unsafe fn setstate(state: &mut LibcState, rank: u32, buf: *mut c_char) -> *mut c_char {
-    let i = state.index(rank);
-    let r = &mut *state.states[i].random;
-    let old = r.state.sub(1).cast::<c_char>();
-    if setstate_r(buf, r) != 0 {
-        return std::ptr::null_mut();
+pub(crate) unsafe fn setstate(state: &mut LibcState, rank: u32, buf: *mut c_char) -> *mut c_char {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let i = state.index(rank);
+        let r = &mut *state.states[i].random;
+        let old = r.state.sub(1).cast::<c_char>();
+        if setstate_r(buf, r) != 0 {
+            return std::ptr::null_mut();
+        }
+        old
     }
-    old
 }
 
 /// The `drand48` family, on the rank's generator.
-pub enum Rand48<'a> {
+pub(crate) enum Rand48<'a> {
     /// `drand48()`.
     Drand,
     /// `erand48(x)`.
@@ -222,7 +228,7 @@ pub enum Rand48<'a> {
 }
 
 /// One draw of the `drand48` family for the rank: (double result, integer result).
-pub fn rand48(state: &mut LibcState, rank: u32, call: Rand48) -> (f64, c_long) {
+pub(crate) fn rand48(state: &mut LibcState, rank: u32, call: Rand48) -> (f64, c_long) {
     let i = state.index(rank);
     let d = &mut *state.states[i].drand48;
     let own: *mut c_ushort = d.x.as_mut_ptr();
@@ -242,7 +248,7 @@ pub fn rand48(state: &mut LibcState, rank: u32, call: Rand48) -> (f64, c_long) {
 }
 
 /// `srand48(seed)` for the rank.
-pub fn srand48(state: &mut LibcState, rank: u32, seed: c_long) {
+pub(crate) fn srand48(state: &mut LibcState, rank: u32, seed: c_long) {
     let i = state.index(rank);
     // Safety: the rank's drand48 data.
     unsafe { srand48_r(seed, &mut *state.states[i].drand48) };
@@ -253,18 +259,24 @@ pub fn srand48(state: &mut LibcState, rank: u32, seed: c_long) {
 ///
 /// # Safety
 /// `seed` must point to three values.
-pub unsafe fn seed48(state: &mut LibcState, rank: u32, seed: *mut c_ushort) -> *mut c_ushort {
-    let i = state.index(rank);
-    let d = &mut *state.states[i].drand48;
-    seed48_r(seed, d);
-    d.old_x.as_mut_ptr()
+pub(crate) unsafe fn seed48(state: &mut LibcState, rank: u32, seed: *mut c_ushort) -> *mut c_ushort {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let i = state.index(rank);
+        let d = &mut *state.states[i].drand48;
+        seed48_r(seed, d);
+        d.old_x.as_mut_ptr()
+    }
 }
 
 /// `lcong48(param)` for the rank.
 ///
 /// # Safety
 /// `param` must point to seven values.
-pub unsafe fn lcong48(state: &mut LibcState, rank: u32, param: *mut c_ushort) {
-    let i = state.index(rank);
-    lcong48_r(param, &mut *state.states[i].drand48);
+pub(crate) unsafe fn lcong48(state: &mut LibcState, rank: u32, param: *mut c_ushort) {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let i = state.index(rank);
+        lcong48_r(param, &mut *state.states[i].drand48);
+    }
 }

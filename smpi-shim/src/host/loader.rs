@@ -20,10 +20,10 @@ use std::ffi::{c_char, c_int, CString};
 use std::path::{Path, PathBuf};
 
 /// The C `main` of the application.
-pub type MainFn = unsafe extern "C" fn(c_int, *mut *mut c_char) -> c_int;
+pub(crate) type MainFn = unsafe extern "C" fn(c_int, *mut *mut c_char) -> c_int;
 
 /// Loaded copies of the program, one `main` per rank.
-pub struct Program {
+pub(crate) struct Program {
     pub mains: Vec<MainFn>,
     /// The `dlopen` handle of each rank's copy (one shared handle without privatization).
     pub handles: Vec<*mut std::ffi::c_void>,
@@ -34,7 +34,7 @@ pub struct Program {
 
 /// An error while loading the program.
 #[derive(Debug, thiserror::Error)]
-pub enum LoadError {
+pub(crate) enum LoadError {
     #[error("cannot read program {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{path} is not a shared object built by smpicc (rebuild it with smpicc): {message}")]
@@ -51,7 +51,7 @@ pub enum LoadError {
 
 impl Program {
     /// Loads `path` for `ranks` ranks.
-    pub fn load(
+    pub(crate) fn load(
         path: &Path,
         ranks: usize,
         privatize: bool,
@@ -300,26 +300,29 @@ fn load_address(handle: *mut std::ffi::c_void) -> Option<usize> {
 /// # Safety
 /// Both copies must be loaded and `fd0`/`fd` their files.
 unsafe fn share_segments(segments: &[Segment], fd0: c_int, addr0: usize, fd: c_int, addr: usize) {
-    for seg in segments {
-        let (mine, theirs) = ((addr + seg.vaddr) as *mut u8, (addr0 + seg.vaddr) as *const u8);
-        if std::slice::from_raw_parts(mine, seg.len) != std::slice::from_raw_parts(theirs, seg.len) {
-            continue;
-        }
-        let m = libc::mmap(
-            mine.cast(),
-            seg.len,
-            seg.prot,
-            libc::MAP_FIXED | libc::MAP_PRIVATE,
-            fd0,
-            seg.file_offset as libc::off_t,
-        );
-        if m != libc::MAP_FAILED {
-            libc::fallocate(
-                fd,
-                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        for seg in segments {
+            let (mine, theirs) = ((addr + seg.vaddr) as *mut u8, (addr0 + seg.vaddr) as *const u8);
+            if std::slice::from_raw_parts(mine, seg.len) != std::slice::from_raw_parts(theirs, seg.len) {
+                continue;
+            }
+            let m = libc::mmap(
+                mine.cast(),
+                seg.len,
+                seg.prot,
+                libc::MAP_FIXED | libc::MAP_PRIVATE,
+                fd0,
                 seg.file_offset as libc::off_t,
-                seg.len as libc::off_t,
             );
+            if m != libc::MAP_FAILED {
+                libc::fallocate(
+                    fd,
+                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                    seg.file_offset as libc::off_t,
+                    seg.len as libc::off_t,
+                );
+            }
         }
     }
 }
@@ -359,7 +362,7 @@ fn find_main(lib: &libloading::Library, path: &Path) -> Result<MainFn, LoadError
 
 /// Builds a C `argv` (NUL-terminated array) from strings; the returned
 /// vectors must outlive the call.
-pub fn c_argv(args: &[String]) -> (Vec<CString>, Vec<*mut c_char>) {
+pub(crate) fn c_argv(args: &[String]) -> (Vec<CString>, Vec<*mut c_char>) {
     let owned: Vec<CString> = args
         .iter()
         .map(|a| CString::new(a.as_str()).unwrap_or_else(|_| CString::new("?").expect("no NUL")))

@@ -65,7 +65,7 @@ fn key(global: bool, rank: u32, file: &str, line: i32) -> String {
 }
 
 /// Starts a sampled loop.
-pub fn begin(global: bool, rank: u32, file: &str, line: i32, iters: i32, threshold: f64) {
+pub(crate) fn begin(global: bool, rank: u32, file: &str, line: i32, iters: i32, threshold: f64) {
     let k = key(global, rank, file, line);
     SAMPLER.with(|s| {
         let mut s = s.borrow_mut();
@@ -77,14 +77,14 @@ pub fn begin(global: bool, rank: u32, file: &str, line: i32, iters: i32, thresho
 }
 
 /// Counts one iteration of the header-only pass.
-pub fn count(global: bool, rank: u32, file: &str, line: i32) {
+pub(crate) fn count(global: bool, rank: u32, file: &str, line: i32) {
     let k = key(global, rank, file, line);
     SAMPLER.with(|s| s.borrow_mut().runs.entry((rank, k)).or_default().total += 1);
 }
 
 /// Before an iteration: `Some(0)` to run it; `Some(seconds)`, the time to
 /// inject, when benchmarking is over and the loop must end.
-pub fn before(global: bool, rank: u32, file: &str, line: i32) -> Option<f64> {
+pub(crate) fn before(global: bool, rank: u32, file: &str, line: i32) -> Option<f64> {
     let k = key(global, rank, file, line);
     SAMPLER.with(|s| {
         let mut s = s.borrow_mut();
@@ -104,7 +104,7 @@ pub fn before(global: bool, rank: u32, file: &str, line: i32) -> Option<f64> {
 }
 
 /// After an iteration: records its time.
-pub fn after(global: bool, rank: u32, file: &str, line: i32) {
+pub(crate) fn after(global: bool, rank: u32, file: &str, line: i32) {
     let k = key(global, rank, file, line);
     let now = thread_cpu_time();
     SAMPLER.with(|s| {

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use simcore::platform::{HostId, Platform};
 
-pub const USAGE: &str = "\
+pub(super) const USAGE: &str = "\
 smpirun: run an MPI program (built with smpicc) on a simulated platform
 
 Usage: smpirun [options] -platform <file> [-hostfile <file>] [-np <n>] <program> [args...]
@@ -38,7 +38,7 @@ The program's output goes to stdout; smpirun's summary goes to stderr.
 
 /// Parsed command line.
 #[derive(Debug, Default)]
-pub struct Args {
+pub(super) struct Args {
     pub platform: Option<PathBuf>,
     pub np: Option<usize>,
     pub hostfile: Option<PathBuf>,
@@ -56,7 +56,7 @@ pub struct Args {
 }
 
 /// What the command line asks for.
-pub enum Command {
+pub(super) enum Command {
     Run(Box<Args>),
     Help,
     HelpCfg,
@@ -64,7 +64,7 @@ pub enum Command {
 }
 
 /// Parses smpirun's arguments (SMPI-style single-dash flags).
-pub fn parse_args(argv: &[String]) -> Result<Command, String> {
+pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
     let mut a = Args::default();
     let mut i = 0;
     let need = |i: usize, flag: &str| -> Result<String, String> {
@@ -153,7 +153,7 @@ pub fn parse_args(argv: &[String]) -> Result<Command, String> {
 }
 
 /// Reads a hostfile: one host per line, `host:N` for N copies; `#` comments.
-pub fn read_hostfile(path: &Path, platform: &Platform) -> Result<Vec<HostId>, String> {
+pub(super) fn read_hostfile(path: &Path, platform: &Platform) -> Result<Vec<HostId>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut hosts = Vec::new();
     for (lineno, line) in text.lines().enumerate() {

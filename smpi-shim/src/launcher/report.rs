@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::mpi as rt;
 
 /// Outcome of a run, for the summary and JSON.
-pub struct Report {
+pub(super) struct Report {
     pub simulated_time: f64,
     pub wall_time: f64,
     pub finish_times: Vec<f64>,
@@ -25,7 +25,7 @@ pub struct Report {
 }
 
 /// This process's proportional set size (`/proc/self/smaps_rollup`), KiB.
-pub fn proportional_set_size_kb() -> u64 {
+pub(super) fn proportional_set_size_kb() -> u64 {
     std::fs::read_to_string("/proc/self/smaps_rollup")
         .ok()
         .and_then(|s| {
@@ -96,7 +96,7 @@ impl PssSampler {
 }
 
 /// Peak resident set size of this process, KiB.
-pub fn max_rss_kb() -> u64 {
+pub(super) fn max_rss_kb() -> u64 {
     // Safety: getrusage fills a plain struct.
     unsafe {
         let mut ru: libc::rusage = std::mem::zeroed();

@@ -22,14 +22,14 @@ type CopyFn = unsafe extern "C" fn(c_int, c_int, *mut c_void, *mut c_void, *mut 
 
 /// A keyval's callbacks (0 = none) and extra state, as the program gave them.
 #[derive(Debug, Clone, Copy)]
-pub struct Keyval {
+pub(crate) struct Keyval {
     copy: usize,
     delete: usize,
     extra: usize,
 }
 
 /// Creates a keyval (`MPI_Comm_create_keyval`, `MPI_Type_create_keyval`).
-pub fn create_keyval(copy: usize, delete: usize, extra: usize) -> c_int {
+pub(crate) fn create_keyval(copy: usize, delete: usize, extra: usize) -> c_int {
     with_world(|w| {
         w.keyvals.push(Some(Keyval { copy, delete, extra }));
         w.keyvals.len() as c_int - 1 + FIRST_KEYVAL
@@ -37,7 +37,7 @@ pub fn create_keyval(copy: usize, delete: usize, extra: usize) -> c_int {
 }
 
 /// The keyval `k`, or `MPI_ERR_KEYVAL`.
-pub fn keyval(k: c_int) -> MpiResult<Keyval> {
+pub(crate) fn keyval(k: c_int) -> MpiResult<Keyval> {
     with_world(|w| {
         k.checked_sub(FIRST_KEYVAL)
             .and_then(|i| usize::try_from(i).ok())
@@ -48,7 +48,7 @@ pub fn keyval(k: c_int) -> MpiResult<Keyval> {
 
 /// Checks `k` and frees it: attributes already attached keep their
 /// callbacks, and the number is not reused.
-pub fn free_keyval(k: c_int) -> MpiResult<()> {
+pub(crate) fn free_keyval(k: c_int) -> MpiResult<()> {
     keyval(k).map(|_| ())
 }
 
@@ -99,7 +99,7 @@ unsafe fn delete_value(kv: Keyval, object: c_int, k: c_int, value: usize) -> c_i
 // ------------------------------------------------------------------ communicators
 
 /// The value of attribute `k` of communicator `comm` of rank `me`, if set.
-pub fn comm_attr(me: u32, comm: c_int, k: c_int) -> MpiResult<Option<usize>> {
+pub(crate) fn comm_attr(me: u32, comm: c_int, k: c_int) -> MpiResult<Option<usize>> {
     with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.attrs.get(&k).copied()))
 }
 
@@ -108,7 +108,7 @@ pub fn comm_attr(me: u32, comm: c_int, k: c_int) -> MpiResult<Option<usize>> {
 ///
 /// # Safety
 /// Runs the program's delete callback.
-pub unsafe fn delete_comm_attr(me: u32, comm: c_int, k: c_int) -> MpiResult<()> {
+pub(crate) unsafe fn delete_comm_attr(me: u32, comm: c_int, k: c_int) -> MpiResult<()> {
     let old = with_world(|w| w.ranks[me as usize].comm_mut(comm).map(|c| c.attrs.remove(&k)))?;
     let Some(value) = old else { return Ok(()) };
     // Safety: the caller allows running the program's callback.
@@ -128,7 +128,7 @@ pub unsafe fn delete_comm_attr(me: u32, comm: c_int, k: c_int) -> MpiResult<()> 
 ///
 /// # Safety
 /// Runs the program's delete callback of the previous value.
-pub unsafe fn set_comm_attr(me: u32, comm: c_int, k: c_int, value: usize) -> MpiResult<()> {
+pub(crate) unsafe fn set_comm_attr(me: u32, comm: c_int, k: c_int, value: usize) -> MpiResult<()> {
     keyval(k)?;
     // Safety: as the caller allows.
     unsafe { delete_comm_attr(me, comm, k)? };
@@ -146,7 +146,7 @@ pub unsafe fn set_comm_attr(me: u32, comm: c_int, k: c_int, value: usize) -> Mpi
 ///
 /// # Safety
 /// Runs the program's delete callbacks.
-pub unsafe fn delete_comm_attrs_lifo(me: u32, comm: c_int) -> MpiResult<()> {
+pub(crate) unsafe fn delete_comm_attrs_lifo(me: u32, comm: c_int) -> MpiResult<()> {
     let mut keys: Vec<(u64, i32)> = with_world(|w| {
         let c = w.ranks[me as usize].comm(comm)?;
         Ok::<_, super::MpiError>(
@@ -168,7 +168,7 @@ pub unsafe fn delete_comm_attrs_lifo(me: u32, comm: c_int) -> MpiResult<()> {
 ///
 /// # Safety
 /// Runs the program's copy callbacks.
-pub unsafe fn copy_comm_attrs(me: u32, old: c_int, new: c_int) -> MpiResult<()> {
+pub(crate) unsafe fn copy_comm_attrs(me: u32, old: c_int, new: c_int) -> MpiResult<()> {
     let attrs: Vec<(i32, usize)> = with_world(|w| {
         w.ranks[me as usize]
             .comm(old)
@@ -192,7 +192,7 @@ pub unsafe fn copy_comm_attrs(me: u32, old: c_int, new: c_int) -> MpiResult<()> 
 ///
 /// # Safety
 /// Runs the program's delete callbacks.
-pub unsafe fn delete_all_comm_attrs(me: u32, comm: c_int) -> MpiResult<()> {
+pub(crate) unsafe fn delete_all_comm_attrs(me: u32, comm: c_int) -> MpiResult<()> {
     let keys: Vec<i32> = with_world(|w| {
         w.ranks[me as usize]
             .comm(comm)
@@ -208,7 +208,7 @@ pub unsafe fn delete_all_comm_attrs(me: u32, comm: c_int) -> MpiResult<()> {
 // ------------------------------------------------------------------ datatypes
 
 /// The value of attribute `k` of datatype `dt` of rank `me`, if set.
-pub fn type_attr(me: u32, dt: c_int, k: c_int) -> MpiResult<Option<usize>> {
+pub(crate) fn type_attr(me: u32, dt: c_int, k: c_int) -> MpiResult<Option<usize>> {
     keyval(k)?;
     Ok(with_world(|w| w.type_attrs.get(&(me, dt, k)).copied()))
 }
@@ -218,7 +218,7 @@ pub fn type_attr(me: u32, dt: c_int, k: c_int) -> MpiResult<Option<usize>> {
 ///
 /// # Safety
 /// Runs the program's delete callback.
-pub unsafe fn delete_type_attr(me: u32, dt: c_int, k: c_int) -> c_int {
+pub(crate) unsafe fn delete_type_attr(me: u32, dt: c_int, k: c_int) -> c_int {
     let Ok(kv) = keyval(k) else { return MPI_ERR_KEYVAL };
     let Some(value) = with_world(|w| w.type_attrs.remove(&(me, dt, k))) else {
         return MPI_SUCCESS;
@@ -235,7 +235,7 @@ pub unsafe fn delete_type_attr(me: u32, dt: c_int, k: c_int) -> c_int {
 ///
 /// # Safety
 /// Runs the program's delete callback of the previous value.
-pub unsafe fn set_type_attr(me: u32, dt: c_int, k: c_int, value: usize) -> c_int {
+pub(crate) unsafe fn set_type_attr(me: u32, dt: c_int, k: c_int, value: usize) -> c_int {
     if keyval(k).is_err() {
         return MPI_ERR_KEYVAL;
     }
@@ -262,7 +262,7 @@ fn type_attrs_of(me: u32, dt: c_int) -> Vec<(i32, usize)> {
 ///
 /// # Safety
 /// Runs the program's copy callbacks.
-pub unsafe fn copy_type_attrs(me: u32, old: c_int, new: c_int) -> c_int {
+pub(crate) unsafe fn copy_type_attrs(me: u32, old: c_int, new: c_int) -> c_int {
     for (k, v) in type_attrs_of(me, old) {
         let Ok(kv) = keyval(k) else { continue };
         // Safety: as the caller allows.
@@ -281,7 +281,7 @@ pub unsafe fn copy_type_attrs(me: u32, old: c_int, new: c_int) -> c_int {
 ///
 /// # Safety
 /// Runs the program's delete callbacks.
-pub unsafe fn delete_type_attrs(me: u32, dt: c_int) -> c_int {
+pub(crate) unsafe fn delete_type_attrs(me: u32, dt: c_int) -> c_int {
     for (k, _) in type_attrs_of(me, dt) {
         // Safety: as the caller allows.
         let rc = unsafe { delete_type_attr(me, dt, k) };

@@ -17,7 +17,7 @@ use crate::mpi::{
 };
 
 /// `MPI_Comm_split` on an intra- or intercommunicator.
-pub fn split(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiResult<c_int> {
+pub(crate) fn split(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiResult<c_int> {
     let inter = with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some()))?;
     if inter {
         return split_intercomm(me, comm, color, key);
@@ -46,7 +46,7 @@ pub fn split(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiResult<c_int>
 
 /// `MPI_Comm_create`: on an intercommunicator, each side names a subgroup of
 /// its own group.
-pub fn create(me: u32, comm: c_int, group: Group) -> MpiResult<c_int> {
+pub(crate) fn create(me: u32, comm: c_int, group: Group) -> MpiResult<c_int> {
     let inter = with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some()))?;
     if inter {
         let (color, key) = match group.iter().position(|&x| x == me) {
@@ -60,7 +60,7 @@ pub fn create(me: u32, comm: c_int, group: Group) -> MpiResult<c_int> {
 
 /// `MPI_Comm_compare`: `MPI_IDENT` (0), `MPI_CONGRUENT` (1), `MPI_SIMILAR` (2)
 /// or `MPI_UNEQUAL` (3).
-pub fn compare(me: u32, c1: c_int, c2: c_int) -> MpiResult<c_int> {
+pub(crate) fn compare(me: u32, c1: c_int, c2: c_int) -> MpiResult<c_int> {
     with_world(|w| {
         let a = w.ranks[me as usize].comm(c1)?;
         let b = w.ranks[me as usize].comm(c2)?;
@@ -84,7 +84,7 @@ pub fn compare(me: u32, c1: c_int, c2: c_int) -> MpiResult<c_int> {
 
 /// `MPI_Intercomm_create`: context pairs are allocated by the lower leader and
 /// exchanged; both groups then know the remote group's world ranks.
-pub fn intercomm_create(
+pub(crate) fn intercomm_create(
     me: u32,
     local: c_int,
     local_leader: c_int,
@@ -181,7 +181,7 @@ pub fn intercomm_create(
 
 /// `MPI_Intercomm_merge`: one intracommunicator over both groups, the group
 /// with `high` false first (the lower leader's first when both agree).
-pub fn intercomm_merge(me: u32, inter: c_int, high: c_int) -> MpiResult<c_int> {
+pub(crate) fn intercomm_merge(me: u32, inter: c_int, high: c_int) -> MpiResult<c_int> {
     let (shared, my_rank, errh, creation) = with_world(|w| {
         let c = w.ranks[me as usize].comm_mut(inter)?;
         let cr = c.creations;
@@ -277,7 +277,7 @@ pub fn intercomm_merge(me: u32, inter: c_int, high: c_int) -> MpiResult<c_int> {
 }
 
 /// `MPI_Comm_create_group`: collective over the group's members only.
-pub fn create_group(me: u32, comm: c_int, grp: Group, tag: c_int) -> MpiResult<c_int> {
+pub(crate) fn create_group(me: u32, comm: c_int, grp: Group, tag: c_int) -> MpiResult<c_int> {
     let (pctx, errh) = with_world(|w| {
         w.ranks[me as usize]
             .comm(comm)
@@ -317,14 +317,14 @@ pub fn create_group(me: u32, comm: c_int, grp: Group, tag: c_int) -> MpiResult<c
 /// the new communicator's rank 0 broadcast its id (one `MPI_INT`, with the
 /// selected bcast): that message is part of what a Comm_dup / split / create /
 /// Cart_create costs in simulated time.
-pub fn derive_comm(me: u32, parent: c_int, color: i32, group: Option<Vec<u32>>) -> MpiResult<c_int> {
+pub(crate) fn derive_comm(me: u32, parent: c_int, color: i32, group: Option<Vec<u32>>) -> MpiResult<c_int> {
     let h = new_comm_entry(me, parent, color, group)?;
     announce_comm(me, h)?;
     Ok(h)
 }
 
 /// The id broadcast of SMPI's communicator constructor (see [`derive_comm`]).
-pub fn announce_comm(me: u32, h: c_int) -> MpiResult<()> {
+pub(crate) fn announce_comm(me: u32, h: c_int) -> MpiResult<()> {
     if h != MPI_COMM_NULL {
         let mut id: c_int = 0;
         coll::bcast(
@@ -338,7 +338,12 @@ pub fn announce_comm(me: u32, h: c_int) -> MpiResult<()> {
     Ok(())
 }
 
-pub fn new_comm_entry(me: u32, parent: c_int, color: i32, group: Option<Vec<u32>>) -> MpiResult<c_int> {
+pub(crate) fn new_comm_entry(
+    me: u32,
+    parent: c_int,
+    color: i32,
+    group: Option<Vec<u32>>,
+) -> MpiResult<c_int> {
     with_world(|w| {
         let r = &mut w.ranks[me as usize];
         let p = r.comm_mut(parent)?;
@@ -372,36 +377,39 @@ pub fn new_comm_entry(me: u32, parent: c_int, color: i32, group: Option<Vec<u32>
 
 /// Comm_dup's work. `announce`: pay SMPI's id broadcast on the new
 /// intra-communicator (MPI_Comm_idup does not: it must not block).
-pub unsafe fn dup_comm(me: u32, comm: c_int, announce: bool) -> MpiResult<c_int> {
-    {
-        let (remote, topo) = with_world(|w| {
-            w.ranks[me as usize]
-                .comm(comm)
-                .map(|c| (c.shared.remote.clone(), c.topo.clone()))
-        })?;
-        let h = new_comm_entry(me, comm, i32::MIN, None)?;
-        if announce && remote.is_none() {
-            announce_comm(me, h)?;
-        }
-        with_world(|w| {
-            if let Ok(e) = w.ranks[me as usize].comm_mut(h) {
-                e.topo = topo;
-                if remote.is_some() {
-                    let sh = &e.shared;
-                    e.shared = Rc::new(CommShared {
-                        context: sh.context,
-                        group: sh.group.clone(),
-                        remote,
-                    });
-                }
+pub(crate) unsafe fn dup_comm(me: u32, comm: c_int, announce: bool) -> MpiResult<c_int> {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        {
+            let (remote, topo) = with_world(|w| {
+                w.ranks[me as usize]
+                    .comm(comm)
+                    .map(|c| (c.shared.remote.clone(), c.topo.clone()))
+            })?;
+            let h = new_comm_entry(me, comm, i32::MIN, None)?;
+            if announce && remote.is_none() {
+                announce_comm(me, h)?;
             }
-        });
-        crate::mpi::attr::copy_comm_attrs(me, comm, h)?;
-        Ok(h)
+            with_world(|w| {
+                if let Ok(e) = w.ranks[me as usize].comm_mut(h) {
+                    e.topo = topo;
+                    if remote.is_some() {
+                        let sh = &e.shared;
+                        e.shared = Rc::new(CommShared {
+                            context: sh.context,
+                            group: sh.group.clone(),
+                            remote,
+                        });
+                    }
+                }
+            });
+            crate::mpi::attr::copy_comm_attrs(me, comm, h)?;
+            Ok(h)
+        }
     }
 }
 
-pub fn new_entry(shared: CommShared, my_rank: i32, errh: i32) -> CommEntry {
+pub(crate) fn new_entry(shared: CommShared, my_rank: i32, errh: i32) -> CommEntry {
     CommEntry {
         shared: Rc::new(shared),
         my_rank,
@@ -415,7 +423,7 @@ pub fn new_entry(shared: CommShared, my_rank: i32, errh: i32) -> CommEntry {
 
 /// MPI_Comm_split on an intercommunicator: the result pairs, for each color,
 /// the local ranks of that color with the remote ranks of that color.
-pub fn split_intercomm(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiResult<c_int> {
+pub(crate) fn split_intercomm(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiResult<c_int> {
     let (shared, my_rank, errh, creation) = with_world(|w| {
         let c = w.ranks[me as usize].comm_mut(comm)?;
         let cr = c.creations;

@@ -11,13 +11,13 @@
 //! struct padding) and, for derived types, the arguments it was built from
 //! (for MPI_Type_get_contents).
 
-pub mod ext;
+pub(crate) mod ext;
 
 use std::rc::Rc;
 
 /// Basic element types, for reductions.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Basic {
+pub(crate) enum Basic {
     I8,
     U8,
     I16,
@@ -49,7 +49,7 @@ pub enum Basic {
 
 impl Basic {
     /// Storage size in bytes (pair types include padding as C lays them out).
-    pub fn size(self) -> usize {
+    pub(crate) fn size(self) -> usize {
         match self {
             Basic::I8 | Basic::U8 | Basic::Bool | Basic::Byte => 1,
             Basic::I16 | Basic::U16 => 2,
@@ -65,7 +65,7 @@ impl Basic {
     }
 
     /// Alignment in a C struct on x86-64 (complex numbers align like their parts).
-    pub fn align(self) -> usize {
+    pub(crate) fn align(self) -> usize {
         match self {
             Basic::I8 | Basic::U8 | Basic::Bool | Basic::Byte => 1,
             Basic::I16 | Basic::U16 => 2,
@@ -95,7 +95,7 @@ impl Basic {
 /// One basic element of a type signature: its native kind and its size in
 /// the external32 representation (which differs for e.g. MPI_LONG: 4 bytes).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Elem {
+pub(crate) struct Elem {
     pub basic: Basic,
     pub external: u8,
 }
@@ -111,7 +111,7 @@ impl Elem {
 
 /// `count` adjacent basic elements of one kind, starting at byte `offset`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Run {
+pub(crate) struct Run {
     pub offset: isize,
     pub elem: Elem,
     pub count: usize,
@@ -119,7 +119,7 @@ pub struct Run {
 
 /// How a derived type was built: the arguments MPI_Type_get_contents returns.
 #[derive(Clone, Debug, Default)]
-pub struct Contents {
+pub(crate) struct Contents {
     pub ints: Vec<i64>,
     pub aints: Vec<isize>,
     /// The old types, with the handle they had when the type was built.
@@ -128,7 +128,7 @@ pub struct Contents {
 
 /// One datatype.
 #[derive(Clone, Debug)]
-pub struct Datatype {
+pub(crate) struct Datatype {
     pub name: String,
     /// Bytes of data in one element.
     pub size: usize,
@@ -159,7 +159,7 @@ pub struct Datatype {
 
 impl Datatype {
     /// A predefined type of `size` bytes.
-    pub fn basic(name: &str, basic: Basic) -> Self {
+    pub(crate) fn basic(name: &str, basic: Basic) -> Self {
         let size = basic.size();
         // Pair types may have data holes (e.g. double+int = 12 bytes of data in 16).
         let (blocks, data) = match basic {
@@ -199,7 +199,7 @@ impl Datatype {
     }
 
     /// A zero-size marker type (MPI_LB / MPI_UB).
-    pub fn marker(name: &str, is_lb: bool) -> Self {
+    pub(crate) fn marker(name: &str, is_lb: bool) -> Self {
         Datatype {
             name: name.into(),
             size: 0,
@@ -222,14 +222,14 @@ impl Datatype {
     }
 
     /// Whether `count` elements occupy one contiguous range starting at the buffer.
-    pub fn is_contiguous(&self) -> bool {
+    pub(crate) fn is_contiguous(&self) -> bool {
         self.blocks.len() == 1 && self.blocks[0].0 == 0 && self.blocks[0].1 as isize == self.extent
             || self.size == 0
     }
 
     /// Builds a type from `(displacement, child, repetitions)` pieces (the
     /// general constructor behind contiguous/vector/indexed/struct).
-    pub fn from_pieces(name: &str, pieces: &[(isize, &Datatype, usize)], combiner: i32) -> Self {
+    pub(crate) fn from_pieces(name: &str, pieces: &[(isize, &Datatype, usize)], combiner: i32) -> Self {
         let mut blocks: Vec<(isize, usize)> = Vec::new();
         let mut size = 0;
         let mut basic: Option<Option<Basic>> = None;
@@ -341,7 +341,7 @@ impl Datatype {
 
     /// Bytes taken by the first `n` basic elements of a message of this type
     /// (the inverse of [`Datatype::elements_in`], for MPI_Status_set_elements).
-    pub fn bytes_of_elements(&self, n: usize) -> usize {
+    pub(crate) fn bytes_of_elements(&self, n: usize) -> usize {
         let per_type: usize = self.runs.iter().map(|r| r.count).sum();
         if per_type == 0 {
             return 0;
@@ -361,7 +361,7 @@ impl Datatype {
 
     /// Number of basic elements in the first `bytes` bytes of a message of
     /// this type (MPI_Get_elements): whole elements only.
-    pub fn elements_in(&self, bytes: usize) -> usize {
+    pub(crate) fn elements_in(&self, bytes: usize) -> usize {
         if self.size == 0 {
             return 0;
         }
@@ -381,7 +381,7 @@ impl Datatype {
     }
 
     /// Same data, new lower bound and extent.
-    pub fn resized(&self, lb: isize, extent: isize) -> Self {
+    pub(crate) fn resized(&self, lb: isize, extent: isize) -> Self {
         let mut t = self.clone();
         t.lb = lb;
         t.extent = extent;
@@ -398,16 +398,19 @@ impl Datatype {
     ///
     /// # Safety
     /// `buf` must be valid for the type map of `count` elements.
-    pub unsafe fn pack(&self, buf: *const u8, count: usize, out: &mut Vec<u8>) {
-        if self.is_contiguous() {
-            out.extend_from_slice(std::slice::from_raw_parts(buf, self.size * count));
-            return;
-        }
-        out.reserve(self.size * count);
-        for i in 0..count {
-            let base = buf.offset(i as isize * self.extent);
-            for &(off, len) in &self.blocks {
-                out.extend_from_slice(std::slice::from_raw_parts(base.offset(off), len));
+    pub(crate) unsafe fn pack(&self, buf: *const u8, count: usize, out: &mut Vec<u8>) {
+        // Safety: the caller upholds this function's contract (see its `# Safety`).
+        unsafe {
+            if self.is_contiguous() {
+                out.extend_from_slice(std::slice::from_raw_parts(buf, self.size * count));
+                return;
+            }
+            out.reserve(self.size * count);
+            for i in 0..count {
+                let base = buf.offset(i as isize * self.extent);
+                for &(off, len) in &self.blocks {
+                    out.extend_from_slice(std::slice::from_raw_parts(base.offset(off), len));
+                }
             }
         }
     }
@@ -417,7 +420,7 @@ impl Datatype {
     /// touches folded memory; `None` when everything is ordinary memory.
     /// A send computes it once when posted (MPI forbids touching a send
     /// buffer before completion) and hands it to [`Datatype::copy_to_with`].
-    pub fn folded_layout(&self, buf: *const u8, count: usize) -> Option<SpanLayout> {
+    pub(crate) fn folded_layout(&self, buf: *const u8, count: usize) -> Option<SpanLayout> {
         if count == 0 || self.size == 0 || !crate::host::folding::any() {
             return None;
         }
@@ -452,57 +455,42 @@ impl Datatype {
         (span > 0).then(|| (buf.wrapping_offset(self.true_lb), span as usize))
     }
 
-    /// Whether `count` elements at `buf` lie entirely in folded memory
-    /// (garbage: nothing to copy).
-    ///
-    /// # Safety
-    /// `buf` must be valid for the type map of `count` elements.
-    pub unsafe fn is_all_folded(&self, buf: *const u8, count: usize) -> bool {
-        // Never-written copy-on-write memory is zeros, not garbage.
-        self.folded_layout(buf, count)
-            .is_some_and(|(_, l)| l.all_garbage())
-    }
-
-    /// Like [`Datatype::pack`], but reads only the bytes that hold data:
-    /// folded and never-written parts come out as zeros, unread.
-    ///
-    /// # Safety
-    /// `buf` must be valid for the type map of `count` elements.
-    pub unsafe fn pack_folded(&self, buf: *const u8, count: usize, out: &mut Vec<u8>) {
-        self.pack_with(buf, count, self.folded_layout(buf, count).as_ref(), out)
-    }
-
-    /// [`Datatype::pack_folded`] with the buffer's layout already known.
+    /// Like [`Datatype::pack`], but reads only the bytes that hold data
+    /// (folded and never-written parts come out as zeros, unread), given the
+    /// buffer's layout.
     ///
     /// # Safety
     /// `buf` must be valid for the type map of `count` elements; `layout`
     /// must be this buffer's [`Datatype::folded_layout`].
-    pub unsafe fn pack_with(
+    pub(crate) unsafe fn pack_with(
         &self,
         buf: *const u8,
         count: usize,
         layout: Option<&SpanLayout>,
         out: &mut Vec<u8>,
     ) {
-        let Some((lo, layout)) = layout else {
-            return self.pack(buf, count, out);
-        };
-        let lo = *lo;
-        let start = out.len();
-        out.resize(start + self.size * count, 0);
-        let mut pos = start;
-        for (off, len) in self.pieces(count) {
-            let rel = (off - lo) as usize;
-            for (a, b, what) in layout.runs_in(rel, rel + len) {
-                if matches!(
-                    what,
-                    crate::host::folding::Bytes::Data | crate::host::folding::Bytes::Unknown
-                ) {
-                    let src = buf.offset(lo).add(a);
-                    std::ptr::copy_nonoverlapping(src, out.as_mut_ptr().add(pos + a - rel), b - a);
+        // Safety: the caller upholds this function's contract (see its `# Safety`).
+        unsafe {
+            let Some((lo, layout)) = layout else {
+                return self.pack(buf, count, out);
+            };
+            let lo = *lo;
+            let start = out.len();
+            out.resize(start + self.size * count, 0);
+            let mut pos = start;
+            for (off, len) in self.pieces(count) {
+                let rel = (off - lo) as usize;
+                for (a, b, what) in layout.runs_in(rel, rel + len) {
+                    if matches!(
+                        what,
+                        crate::host::folding::Bytes::Data | crate::host::folding::Bytes::Unknown
+                    ) {
+                        let src = buf.offset(lo).add(a);
+                        std::ptr::copy_nonoverlapping(src, out.as_mut_ptr().add(pos + a - rel), b - a);
+                    }
                 }
+                pos += len;
             }
-            pos += len;
         }
     }
 
@@ -530,7 +518,8 @@ impl Datatype {
     /// # Safety
     /// Both buffers must be valid for their type maps; `bytes` must not
     /// exceed either side's size.
-    pub unsafe fn copy_to(
+    #[cfg(test)]
+    pub(crate) unsafe fn copy_to(
         &self,
         src: *const u8,
         scount: usize,
@@ -540,7 +529,8 @@ impl Datatype {
         bytes: usize,
     ) {
         let slay = self.folded_layout(src, scount);
-        self.copy_to_with(src, scount, slay.as_ref(), rdt, dst, rcount, bytes)
+        // Safety: as this function's contract.
+        unsafe { self.copy_to_with(src, scount, slay.as_ref(), rdt, dst, rcount, bytes) }
     }
 
     /// [`Datatype::copy_to`] with the source's layout already known.
@@ -549,7 +539,7 @@ impl Datatype {
     /// As [`Datatype::copy_to`]; `slay` must be the source's
     /// [`Datatype::folded_layout`].
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn copy_to_with(
+    pub(crate) unsafe fn copy_to_with(
         &self,
         src: *const u8,
         scount: usize,
@@ -559,41 +549,44 @@ impl Datatype {
         rcount: usize,
         bytes: usize,
     ) {
-        if bytes == 0 {
-            return;
-        }
-        // Each side is classified once; the pieces then look their bytes up.
-        let dlay = rdt.folded_layout(dst, rcount);
-        fn rel(lay: Option<&SpanLayout>, off: isize) -> (Option<&crate::host::folding::Layout>, usize) {
-            lay.map_or((None, 0), |(lo, l)| (Some(l), (off - lo) as usize))
-        }
-        if self.is_contiguous() && rdt.is_contiguous() {
-            let ((sl, sr), (dl, dr)) = (rel(slay, 0), rel(dlay.as_ref(), 0));
-            crate::host::folding::transfer(src, sl, sr, dst, dl, dr, bytes);
-            return;
-        }
-        let mut spieces = self.pieces(scount).filter(|p| p.1 > 0);
-        let mut dpieces = rdt.pieces(rcount).filter(|p| p.1 > 0);
-        let (mut s, mut d) = (spieces.next(), dpieces.next());
-        let mut left = bytes;
-        while left > 0 {
-            let (Some((soff, slen)), Some((doff, dlen))) = (s, d) else {
-                break;
-            };
-            let n = slen.min(dlen).min(left);
-            let ((sl, sr), (dl, dr)) = (rel(slay, soff), rel(dlay.as_ref(), doff));
-            crate::host::folding::transfer(src.offset(soff), sl, sr, dst.offset(doff), dl, dr, n);
-            left -= n;
-            s = if n < slen {
-                Some((soff + n as isize, slen - n))
-            } else {
-                spieces.next()
-            };
-            d = if n < dlen {
-                Some((doff + n as isize, dlen - n))
-            } else {
-                dpieces.next()
-            };
+        // Safety: the caller upholds this function's contract (see its `# Safety`).
+        unsafe {
+            if bytes == 0 {
+                return;
+            }
+            // Each side is classified once; the pieces then look their bytes up.
+            let dlay = rdt.folded_layout(dst, rcount);
+            fn rel(lay: Option<&SpanLayout>, off: isize) -> (Option<&crate::host::folding::Layout>, usize) {
+                lay.map_or((None, 0), |(lo, l)| (Some(l), (off - lo) as usize))
+            }
+            if self.is_contiguous() && rdt.is_contiguous() {
+                let ((sl, sr), (dl, dr)) = (rel(slay, 0), rel(dlay.as_ref(), 0));
+                crate::host::folding::transfer(src, sl, sr, dst, dl, dr, bytes);
+                return;
+            }
+            let mut spieces = self.pieces(scount).filter(|p| p.1 > 0);
+            let mut dpieces = rdt.pieces(rcount).filter(|p| p.1 > 0);
+            let (mut s, mut d) = (spieces.next(), dpieces.next());
+            let mut left = bytes;
+            while left > 0 {
+                let (Some((soff, slen)), Some((doff, dlen))) = (s, d) else {
+                    break;
+                };
+                let n = slen.min(dlen).min(left);
+                let ((sl, sr), (dl, dr)) = (rel(slay, soff), rel(dlay.as_ref(), doff));
+                crate::host::folding::transfer(src.offset(soff), sl, sr, dst.offset(doff), dl, dr, n);
+                left -= n;
+                s = if n < slen {
+                    Some((soff + n as isize, slen - n))
+                } else {
+                    spieces.next()
+                };
+                d = if n < dlen {
+                    Some((doff + n as isize, dlen - n))
+                } else {
+                    dpieces.next()
+                };
+            }
         }
     }
 
@@ -602,29 +595,32 @@ impl Datatype {
     ///
     /// # Safety
     /// `buf` must be valid for the type map of `count` elements.
-    pub unsafe fn unpack_folded(&self, data: &[u8], buf: *mut u8, count: usize) -> usize {
-        let Some((lo, layout)) = self.folded_layout(buf, count) else {
-            return self.unpack(data, buf, count);
-        };
-        let mut pos = 0;
-        for (off, len) in self.pieces(count) {
-            if pos >= data.len() {
-                break;
+    pub(crate) unsafe fn unpack_folded(&self, data: &[u8], buf: *mut u8, count: usize) -> usize {
+        // Safety: the caller upholds this function's contract (see its `# Safety`).
+        unsafe {
+            let Some((lo, layout)) = self.folded_layout(buf, count) else {
+                return self.unpack(data, buf, count);
+            };
+            let mut pos = 0;
+            for (off, len) in self.pieces(count) {
+                if pos >= data.len() {
+                    break;
+                }
+                let n = len.min(data.len() - pos);
+                let rel = (off - lo) as usize;
+                crate::host::folding::transfer(
+                    data.as_ptr().add(pos),
+                    None,
+                    0,
+                    buf.offset(off),
+                    Some(&layout),
+                    rel,
+                    n,
+                );
+                pos += n;
             }
-            let n = len.min(data.len() - pos);
-            let rel = (off - lo) as usize;
-            crate::host::folding::transfer(
-                data.as_ptr().add(pos),
-                None,
-                0,
-                buf.offset(off),
-                Some(&layout),
-                rel,
-                n,
-            );
-            pos += n;
+            pos
         }
-        pos
     }
 
     /// Scatters bytes from `data` into `count` elements at `buf`; stops when
@@ -632,31 +628,34 @@ impl Datatype {
     ///
     /// # Safety
     /// `buf` must be valid for the type map of `count` elements.
-    pub unsafe fn unpack(&self, data: &[u8], buf: *mut u8, count: usize) -> usize {
-        if self.is_contiguous() {
-            let n = data.len().min(self.size * count);
-            std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n);
-            return n;
-        }
-        let mut pos = 0;
-        'outer: for i in 0..count {
-            let base = buf.offset(i as isize * self.extent);
-            for &(off, len) in &self.blocks {
-                if pos >= data.len() {
-                    break 'outer;
-                }
-                let n = len.min(data.len() - pos);
-                std::ptr::copy_nonoverlapping(data.as_ptr().add(pos), base.offset(off), n);
-                pos += n;
+    pub(crate) unsafe fn unpack(&self, data: &[u8], buf: *mut u8, count: usize) -> usize {
+        // Safety: the caller upholds this function's contract (see its `# Safety`).
+        unsafe {
+            if self.is_contiguous() {
+                let n = data.len().min(self.size * count);
+                std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n);
+                return n;
             }
+            let mut pos = 0;
+            'outer: for i in 0..count {
+                let base = buf.offset(i as isize * self.extent);
+                for &(off, len) in &self.blocks {
+                    if pos >= data.len() {
+                        break 'outer;
+                    }
+                    let n = len.min(data.len() - pos);
+                    std::ptr::copy_nonoverlapping(data.as_ptr().add(pos), base.offset(off), n);
+                    pos += n;
+                }
+            }
+            pos
         }
-        pos
     }
 }
 
 /// A buffer's [`crate::host::folding::Layout`] from the first byte its type map
 /// touches, with that byte's offset from the buffer (`true_lb`).
-pub type SpanLayout = (isize, crate::host::folding::Layout);
+pub(crate) type SpanLayout = (isize, crate::host::folding::Layout);
 
 /// Blocks of a type map closer than this are classified together (with the
 /// bytes between them) when looking up folded memory.
@@ -689,13 +688,13 @@ fn push_block(blocks: &mut Vec<(isize, usize)>, off: isize, len: usize) {
 }
 
 /// `MPI_INT`, the type of the simulator's own small exchanges.
-pub const MPI_INT: i32 = 7;
+pub(crate) const MPI_INT: i32 = 7;
 
 /// Number of predefined datatype handles (`mpi.h` values below this).
-pub const PREDEFINED_COUNT: usize = 58;
+pub(crate) const PREDEFINED_COUNT: usize = 58;
 
 /// The predefined types, indexed by their handle value in `mpi.h`.
-pub fn predefined() -> Vec<Option<Datatype>> {
+pub(crate) fn predefined() -> Vec<Option<Datatype>> {
     use Basic::*;
     let table: &[(i32, &str, Basic)] = &[
         (1, "MPI_CHAR", I8),
@@ -795,6 +794,7 @@ mod tests {
         assert_eq!(v.basic, Some(Basic::F64));
         let src: Vec<f64> = (0..10).map(|x| x as f64).collect();
         let mut packed = Vec::new();
+        // Safety: test data, valid for the sizes and types used.
         unsafe { v.pack(src.as_ptr().cast(), 1, &mut packed) };
         let vals: Vec<f64> = packed
             .chunks(8)
@@ -802,6 +802,7 @@ mod tests {
             .collect();
         assert_eq!(vals, vec![0.0, 1.0, 4.0, 5.0, 8.0, 9.0]);
         let mut dst = vec![-1.0f64; 10];
+        // Safety: test data, valid for the sizes and types used.
         unsafe { v.unpack(&packed, dst.as_mut_ptr().cast(), 1) };
         assert_eq!(dst[4], 4.0);
         assert_eq!(dst[2], -1.0);
@@ -824,9 +825,12 @@ mod tests {
         let mut direct = vec![-1.0f64; 16];
         let mut via_pack = vec![-1.0f64; 16];
         // Only the first 10 doubles of the signature (a truncated receive).
+        // Safety: test data, valid for the sizes and types used.
         unsafe { s.copy_to(src.as_ptr().cast(), 1, &r, direct.as_mut_ptr().cast(), 1, 80) };
         let mut packed = Vec::new();
+        // Safety: test data, valid for the sizes and types used.
         unsafe { s.pack(src.as_ptr().cast(), 1, &mut packed) };
+        // Safety: test data, valid for the sizes and types used.
         unsafe { r.unpack(&packed[..80], via_pack.as_mut_ptr().cast(), 1) };
         assert_eq!(direct, via_pack);
         assert_eq!(&direct[..4], &[0.0, 1.0, 2.0, -1.0]);
@@ -840,6 +844,7 @@ mod tests {
         // Three pages, the middle one folded, on each side.
         let src = crate::host::folding::alloc(3 * page, &[(page, 2 * page)], "t:1").unwrap();
         let dst = crate::host::folding::alloc(3 * page, &[(page, 2 * page)], "t:2").unwrap();
+        // Safety: test data, valid for the sizes and types used.
         unsafe {
             std::ptr::write_bytes(src, 7, page);
             std::ptr::write_bytes(src.add(2 * page), 9, page);
@@ -873,6 +878,7 @@ mod tests {
         let page = 4096;
         let a = crate::host::folding::alloc(4 * page, &[(page, 3 * page)], "t:3").unwrap();
         // From one page before the allocation to one page after it.
+        // Safety: test data, valid for the sizes and types used.
         let l = Layout::of(unsafe { a.sub(page) }, 6 * page).unwrap();
         assert_eq!(
             l.runs_in(0, 6 * page).collect::<Vec<_>>(),
@@ -883,6 +889,7 @@ mod tests {
             ]
         );
         // Wholly inside the folded part: all garbage.
+        // Safety: test data, valid for the sizes and types used.
         assert!(Layout::of(unsafe { a.add(page) }, 2 * page)
             .unwrap()
             .all_garbage());

@@ -5,7 +5,7 @@
 use crate::mpi::{self as rt, with_world, MpiError, MPI_ERRORS_RETURN};
 
 /// Thread CPU time in seconds.
-pub fn thread_cpu_time() -> f64 {
+pub(crate) fn thread_cpu_time() -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -16,13 +16,13 @@ pub fn thread_cpu_time() -> f64 {
 }
 
 /// Guard created at the start of each MPI call; its drop restarts the benchmark.
-pub struct Entry {
+pub(crate) struct Entry {
     pub me: u32,
 }
 
 /// Starts an MPI call on the current rank: injects the computation time
 /// measured since the rank last left MPI (when `smpi/simulate-computation`).
-pub fn enter() -> Entry {
+pub(crate) fn enter() -> Entry {
     let me = rt::current_rank();
     let (flops, ctx) = with_world(|w| {
         let r = &mut w.ranks[me as usize];
@@ -59,7 +59,7 @@ impl Drop for Entry {
 /// Injects `seconds` of computation on the current rank's host, scaled like
 /// measured time (`smpi_execute`), or exactly (`benched`: seconds of the
 /// simulated host).
-pub fn execute_seconds(me: u32, seconds: f64, benched: bool) {
+pub(crate) fn execute_seconds(me: u32, seconds: f64, benched: bool) {
     let (flops, ctx) = with_world(|w| {
         let r = &w.ranks[me as usize];
         let speed = if benched {
@@ -75,7 +75,7 @@ pub fn execute_seconds(me: u32, seconds: f64, benched: bool) {
 }
 
 /// Ends the whole run because of a fatal error on rank `me`.
-pub fn abort_run(me: u32, message: String) -> ! {
+pub(crate) fn abort_run(me: u32, message: String) -> ! {
     let ctx = with_world(|w| w.ranks[me as usize].ctx());
     ctx.exit(Err(message))
 }
@@ -83,13 +83,13 @@ pub fn abort_run(me: u32, message: String) -> ! {
 /// First handle of the error handlers a program creates
 /// (`MPI_Comm_create_errhandler`); below are `MPI_ERRHANDLER_NULL`,
 /// `MPI_ERRORS_ARE_FATAL` and `MPI_ERRORS_RETURN`.
-pub const FIRST_USER_ERRHANDLER: i32 = 3;
+pub(crate) const FIRST_USER_ERRHANDLER: i32 = 3;
 
 /// `MPI_Comm_errhandler_function`: `void (MPI_Comm *, int *, ...)`.
-pub type CommErrhandlerFn = unsafe extern "C" fn(*mut i32, *mut i32, ...);
+pub(crate) type CommErrhandlerFn = unsafe extern "C" fn(*mut i32, *mut i32, ...);
 
 /// The function of error handler `handle`, if it is one the program created.
-pub fn user_errhandler(handle: i32) -> Option<CommErrhandlerFn> {
+pub(crate) fn user_errhandler(handle: i32) -> Option<CommErrhandlerFn> {
     let i = usize::try_from(handle - FIRST_USER_ERRHANDLER).ok()?;
     let f = with_world(|w| w.errhandlers.get(i).copied())?;
     // Safety: registered by MPI_Comm_create_errhandler from a function of this type.
@@ -111,7 +111,7 @@ fn errhandler_of(me: u32, comm: i32) -> i32 {
 /// Applies the communicator's error handler to an error of `call`:
 /// `MPI_ERRORS_RETURN` returns the code, a handler the program created is
 /// called and then the code returned, otherwise the run ends with a message.
-pub fn handle_error(me: u32, comm: i32, call: &str, e: MpiError) -> i32 {
+pub(crate) fn handle_error(me: u32, comm: i32, call: &str, e: MpiError) -> i32 {
     let handler = errhandler_of(me, comm);
     if handler == MPI_ERRORS_RETURN {
         return e.code;
@@ -131,7 +131,7 @@ fn short_class(code: i32) -> &'static str {
 }
 
 /// `Result` of a call → MPI return code.
-pub fn result<T>(me: u32, comm: i32, call: &str, r: Result<T, MpiError>) -> i32 {
+pub(crate) fn result<T>(me: u32, comm: i32, call: &str, r: Result<T, MpiError>) -> i32 {
     match r {
         Ok(_) => rt::MPI_SUCCESS,
         Err(e) => handle_error(me, comm, call, e),

@@ -1,36 +1,36 @@
 //! MPI error classes and the error type every MPI-layer function returns.
 
-pub const MPI_SUCCESS: i32 = 0;
-pub const MPI_ERR_BUFFER: i32 = 1;
-pub const MPI_ERR_COUNT: i32 = 2;
-pub const MPI_ERR_TYPE: i32 = 3;
-pub const MPI_ERR_TAG: i32 = 4;
-pub const MPI_ERR_COMM: i32 = 5;
-pub const MPI_ERR_RANK: i32 = 6;
-pub const MPI_ERR_REQUEST: i32 = 7;
-pub const MPI_ERR_ROOT: i32 = 8;
-pub const MPI_ERR_GROUP: i32 = 9;
-pub const MPI_ERR_OP: i32 = 10;
-pub const MPI_ERR_ARG: i32 = 13;
-pub const MPI_ERR_TRUNCATE: i32 = 15;
-pub const MPI_ERR_OTHER: i32 = 16;
-pub const MPI_ERR_INTERN: i32 = 17;
-pub const MPI_ERR_IN_STATUS: i32 = 18;
-pub const MPI_ERR_PENDING: i32 = 19;
-pub const MPI_ERR_KEYVAL: i32 = 20;
-pub const MPI_ERRORS_ARE_FATAL: i32 = 1;
-pub const MPI_ERRORS_RETURN: i32 = 2;
+pub(crate) const MPI_SUCCESS: i32 = 0;
+pub(crate) const MPI_ERR_BUFFER: i32 = 1;
+pub(crate) const MPI_ERR_COUNT: i32 = 2;
+pub(crate) const MPI_ERR_TYPE: i32 = 3;
+pub(crate) const MPI_ERR_TAG: i32 = 4;
+pub(crate) const MPI_ERR_COMM: i32 = 5;
+pub(crate) const MPI_ERR_RANK: i32 = 6;
+pub(crate) const MPI_ERR_REQUEST: i32 = 7;
+pub(crate) const MPI_ERR_ROOT: i32 = 8;
+pub(crate) const MPI_ERR_GROUP: i32 = 9;
+pub(crate) const MPI_ERR_OP: i32 = 10;
+pub(crate) const MPI_ERR_ARG: i32 = 13;
+pub(crate) const MPI_ERR_TRUNCATE: i32 = 15;
+pub(crate) const MPI_ERR_OTHER: i32 = 16;
+pub(crate) const MPI_ERR_INTERN: i32 = 17;
+pub(crate) const MPI_ERR_IN_STATUS: i32 = 18;
+pub(crate) const MPI_ERR_PENDING: i32 = 19;
+pub(crate) const MPI_ERR_KEYVAL: i32 = 20;
+pub(crate) const MPI_ERRORS_ARE_FATAL: i32 = 1;
+pub(crate) const MPI_ERRORS_RETURN: i32 = 2;
 
 /// An MPI error: class and a readable explanation.
 #[derive(Debug, Clone)]
-pub struct MpiError {
+pub(crate) struct MpiError {
     pub code: i32,
     pub message: String,
 }
 
-pub type MpiResult<T> = Result<T, MpiError>;
+pub(crate) type MpiResult<T> = Result<T, MpiError>;
 
-pub fn mpi_err(code: i32, message: impl Into<String>) -> MpiError {
+pub(crate) fn mpi_err(code: i32, message: impl Into<String>) -> MpiError {
     MpiError {
         code,
         message: message.into(),
@@ -38,7 +38,7 @@ pub fn mpi_err(code: i32, message: impl Into<String>) -> MpiError {
 }
 
 /// The text of an error class (`MPI_Error_string`).
-pub fn error_string(code: i32) -> &'static str {
+pub(crate) fn error_string(code: i32) -> &'static str {
     match code {
         MPI_SUCCESS => "MPI_SUCCESS: no error",
         MPI_ERR_BUFFER => "MPI_ERR_BUFFER: invalid buffer pointer",

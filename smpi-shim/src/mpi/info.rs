@@ -9,26 +9,26 @@
 use crate::mpi::{mpi_err, MpiResult, MPI_ERR_ARG};
 
 /// `MPI_ERR_INFO`.
-pub const MPI_ERR_INFO: i32 = 22;
+pub(crate) const MPI_ERR_INFO: i32 = 22;
 /// `MPI_ERR_INFO_KEY`: key empty or longer than `MPI_MAX_INFO_KEY`.
-pub const MPI_ERR_INFO_KEY: i32 = 24;
+pub(crate) const MPI_ERR_INFO_KEY: i32 = 24;
 /// `MPI_ERR_INFO_VALUE`: value longer than `MPI_MAX_INFO_VAL`.
-pub const MPI_ERR_INFO_VALUE: i32 = 25;
+pub(crate) const MPI_ERR_INFO_VALUE: i32 = 25;
 /// `MPI_ERR_INFO_NOKEY`: deleting a key that is not there.
-pub const MPI_ERR_INFO_NOKEY: i32 = 26;
+pub(crate) const MPI_ERR_INFO_NOKEY: i32 = 26;
 /// `MPI_MAX_INFO_KEY` (without the terminating NUL).
-pub const MAX_KEY: usize = 255;
+pub(crate) const MAX_KEY: usize = 255;
 /// `MPI_MAX_INFO_VAL` (without the terminating NUL).
-pub const MAX_VALUE: usize = 1024;
+pub(crate) const MAX_VALUE: usize = 1024;
 /// `MPI_INFO_ENV`'s handle.
-pub const INFO_ENV: i32 = 1;
+pub(crate) const INFO_ENV: i32 = 1;
 
 type Pairs = Vec<(String, String)>;
 
 /// The info objects of a run. Index = handle; `None` = freed. Slot 0 is
 /// `MPI_INFO_NULL`, slot 1 `MPI_INFO_ENV`.
 #[derive(Debug)]
-pub struct InfoTable(Vec<Option<Pairs>>);
+pub(crate) struct InfoTable(Vec<Option<Pairs>>);
 
 impl Default for InfoTable {
     fn default() -> Self {
@@ -37,7 +37,7 @@ impl Default for InfoTable {
 }
 
 /// Fills `MPI_INFO_ENV` (called once by the launcher).
-pub fn set_env(pairs: Pairs) {
+pub(crate) fn set_env(pairs: Pairs) {
     crate::mpi::with_world(|w| w.infos.0[INFO_ENV as usize] = Some(pairs));
 }
 
@@ -67,7 +67,7 @@ impl InfoTable {
     }
 
     /// MPI_Info_create.
-    pub fn create(&mut self) -> i32 {
+    pub(crate) fn create(&mut self) -> i32 {
         self.add(Vec::new())
     }
 
@@ -77,7 +77,7 @@ impl InfoTable {
     }
 
     /// MPI_Info_free.
-    pub fn free(&mut self, h: i32) -> MpiResult<()> {
+    pub(crate) fn free(&mut self, h: i32) -> MpiResult<()> {
         writable(h)?;
         self.with_pairs(h, |_| ())?;
         self.0[h as usize] = None;
@@ -85,13 +85,13 @@ impl InfoTable {
     }
 
     /// MPI_Info_dup.
-    pub fn dup(&mut self, h: i32) -> MpiResult<i32> {
+    pub(crate) fn dup(&mut self, h: i32) -> MpiResult<i32> {
         let pairs = self.with_pairs(h, |p| p.clone())?;
         Ok(self.add(pairs))
     }
 
     /// MPI_Info_set: replaces the value of an existing key (keeping its position).
-    pub fn set(&mut self, h: i32, key: &str, value: &str) -> MpiResult<()> {
+    pub(crate) fn set(&mut self, h: i32, key: &str, value: &str) -> MpiResult<()> {
         writable(h)?;
         check_key(key)?;
         if value.len() > MAX_VALUE {
@@ -107,7 +107,7 @@ impl InfoTable {
     }
 
     /// MPI_Info_delete.
-    pub fn delete(&mut self, h: i32, key: &str) -> MpiResult<()> {
+    pub(crate) fn delete(&mut self, h: i32, key: &str) -> MpiResult<()> {
         writable(h)?;
         check_key(key)?;
         let found = self.with_pairs(h, |p| {
@@ -122,18 +122,18 @@ impl InfoTable {
     }
 
     /// The value of `key`, if set.
-    pub fn get(&mut self, h: i32, key: &str) -> MpiResult<Option<String>> {
+    pub(crate) fn get(&mut self, h: i32, key: &str) -> MpiResult<Option<String>> {
         check_key(key)?;
         self.with_pairs(h, |p| p.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()))
     }
 
     /// MPI_Info_get_nkeys.
-    pub fn nkeys(&mut self, h: i32) -> MpiResult<usize> {
+    pub(crate) fn nkeys(&mut self, h: i32) -> MpiResult<usize> {
         self.with_pairs(h, |p| p.len())
     }
 
     /// MPI_Info_get_nthkey (keys in the order they were first set).
-    pub fn nth_key(&mut self, h: i32, n: i32) -> MpiResult<String> {
+    pub(crate) fn nth_key(&mut self, h: i32, n: i32) -> MpiResult<String> {
         let key = self.with_pairs(h, |p| {
             usize::try_from(n)
                 .ok()

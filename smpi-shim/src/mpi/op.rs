@@ -4,7 +4,7 @@ use crate::mpi::datatype::Basic;
 
 /// A reduction operation.
 #[derive(Clone, Copy, Debug)]
-pub enum Op {
+pub(crate) enum Op {
     Max,
     Min,
     Sum,
@@ -18,7 +18,7 @@ pub enum Op {
     MinLoc,
     MaxLoc,
     Replace,
-    NoOp,
+    Noop,
     /// A user function `f(invec, inoutvec, len, datatype)`.
     User {
         func: UserFn,
@@ -27,11 +27,11 @@ pub enum Op {
 }
 
 /// `MPI_User_function`.
-pub type UserFn = unsafe extern "C" fn(*mut u8, *mut u8, *mut i32, *mut i32);
+pub(crate) type UserFn = unsafe extern "C" fn(*mut u8, *mut u8, *mut i32, *mut i32);
 
 impl Op {
     /// The op of a predefined handle (`mpi.h` values 1..=14).
-    pub fn predefined(handle: i32) -> Option<Op> {
+    pub(crate) fn predefined(handle: i32) -> Option<Op> {
         Some(match handle {
             1 => Op::Max,
             2 => Op::Min,
@@ -46,12 +46,12 @@ impl Op {
             11 => Op::MinLoc,
             12 => Op::MaxLoc,
             13 => Op::Replace,
-            14 => Op::NoOp,
+            14 => Op::Noop,
             _ => return None,
         })
     }
 
-    pub fn is_commutative(&self) -> bool {
+    pub(crate) fn is_commutative(&self) -> bool {
         match self {
             Op::User { commutative, .. } => *commutative,
             _ => true,
@@ -61,7 +61,7 @@ impl Op {
 
 /// Why a reduction could not be applied.
 #[derive(Debug)]
-pub struct OpTypeError;
+pub(crate) struct OpTypeError;
 
 macro_rules! arith {
     ($t:ty, $op:expr, $inv:expr, $io:expr, $n:expr) => {{
@@ -159,108 +159,114 @@ macro_rules! loc_ops {
 ///
 /// # Safety
 /// Both pointers must be valid for `n` elements of `basic`.
-pub unsafe fn apply(
+pub(crate) unsafe fn apply(
     op: Op,
     basic: Basic,
     inv: *const u8,
     inout: *mut u8,
     n: usize,
 ) -> Result<(), OpTypeError> {
-    use Basic::*;
-    if matches!(op, Op::Replace) {
-        std::ptr::copy(inv, inout, n * basic.size());
-        return Ok(());
-    }
-    if matches!(op, Op::NoOp) {
-        return Ok(());
-    }
-    match basic {
-        I8 => int_ops!(i8, op, inv, inout, n),
-        U8 | Byte => int_ops!(u8, op, inv, inout, n),
-        Bool => int_ops!(u8, op, inv, inout, n),
-        I16 => int_ops!(i16, op, inv, inout, n),
-        U16 => int_ops!(u16, op, inv, inout, n),
-        I32 => int_ops!(i32, op, inv, inout, n),
-        U32 => int_ops!(u32, op, inv, inout, n),
-        I64 => int_ops!(i64, op, inv, inout, n),
-        U64 => int_ops!(u64, op, inv, inout, n),
-        F32 => float_ops!(f32, op, inv, inout, n),
-        F64 => float_ops!(f64, op, inv, inout, n),
-        F128 => {
-            // long double: reduced through f64 (80-bit precision is not kept).
-            return long_double(op, inv, inout, n);
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        use Basic::*;
+        if matches!(op, Op::Replace) {
+            std::ptr::copy(inv, inout, n * basic.size());
+            return Ok(());
         }
-        C32 | C64 => {
-            let (w, two) = if basic == C32 { (4, 2 * n) } else { (8, 2 * n) };
-            match op {
-                Op::Sum => {
-                    if w == 4 {
-                        arith!(f32, |x: f32, y: f32| y + x, inv, inout, two)
-                    } else {
-                        arith!(f64, |x: f64, y: f64| y + x, inv, inout, two)
-                    }
-                }
-                Op::Prod => {
-                    for i in 0..n {
+        if matches!(op, Op::Noop) {
+            return Ok(());
+        }
+        match basic {
+            I8 => int_ops!(i8, op, inv, inout, n),
+            U8 | Byte => int_ops!(u8, op, inv, inout, n),
+            Bool => int_ops!(u8, op, inv, inout, n),
+            I16 => int_ops!(i16, op, inv, inout, n),
+            U16 => int_ops!(u16, op, inv, inout, n),
+            I32 => int_ops!(i32, op, inv, inout, n),
+            U32 => int_ops!(u32, op, inv, inout, n),
+            I64 => int_ops!(i64, op, inv, inout, n),
+            U64 => int_ops!(u64, op, inv, inout, n),
+            F32 => float_ops!(f32, op, inv, inout, n),
+            F64 => float_ops!(f64, op, inv, inout, n),
+            F128 => {
+                // long double: reduced through f64 (80-bit precision is not kept).
+                return long_double(op, inv, inout, n);
+            }
+            C32 | C64 => {
+                let (w, two) = if basic == C32 { (4, 2 * n) } else { (8, 2 * n) };
+                match op {
+                    Op::Sum => {
                         if w == 4 {
-                            let a = inv as *const f32;
-                            let b = inout as *mut f32;
-                            let (ar, ai) = (*a.add(2 * i), *a.add(2 * i + 1));
-                            let (br, bi) = (*b.add(2 * i), *b.add(2 * i + 1));
-                            *b.add(2 * i) = ar * br - ai * bi;
-                            *b.add(2 * i + 1) = ar * bi + ai * br;
+                            arith!(f32, |x: f32, y: f32| y + x, inv, inout, two)
                         } else {
-                            let a = inv as *const f64;
-                            let b = inout as *mut f64;
-                            let (ar, ai) = (*a.add(2 * i), *a.add(2 * i + 1));
-                            let (br, bi) = (*b.add(2 * i), *b.add(2 * i + 1));
-                            *b.add(2 * i) = ar * br - ai * bi;
-                            *b.add(2 * i + 1) = ar * bi + ai * br;
+                            arith!(f64, |x: f64, y: f64| y + x, inv, inout, two)
                         }
                     }
+                    Op::Prod => {
+                        for i in 0..n {
+                            if w == 4 {
+                                let a = inv as *const f32;
+                                let b = inout as *mut f32;
+                                let (ar, ai) = (*a.add(2 * i), *a.add(2 * i + 1));
+                                let (br, bi) = (*b.add(2 * i), *b.add(2 * i + 1));
+                                *b.add(2 * i) = ar * br - ai * bi;
+                                *b.add(2 * i + 1) = ar * bi + ai * br;
+                            } else {
+                                let a = inv as *const f64;
+                                let b = inout as *mut f64;
+                                let (ar, ai) = (*a.add(2 * i), *a.add(2 * i + 1));
+                                let (br, bi) = (*b.add(2 * i), *b.add(2 * i + 1));
+                                *b.add(2 * i) = ar * br - ai * bi;
+                                *b.add(2 * i + 1) = ar * bi + ai * br;
+                            }
+                        }
+                    }
+                    _ => return Err(OpTypeError),
                 }
-                _ => return Err(OpTypeError),
             }
+            PairF32I32 => loc_ops!(f32, 8, op, inv, inout, n),
+            PairF64I32 => loc_ops!(f64, 16, op, inv, inout, n),
+            PairI64I32 => loc_ops!(i64, 16, op, inv, inout, n),
+            PairI32I32 => loc_ops!(i32, 8, op, inv, inout, n),
+            PairI16I32 => loc_ops!(i16, 8, op, inv, inout, n),
+            PairF128I32 => return long_double_loc(op, inv, inout, n),
+            C128 => return Err(OpTypeError),
         }
-        PairF32I32 => loc_ops!(f32, 8, op, inv, inout, n),
-        PairF64I32 => loc_ops!(f64, 16, op, inv, inout, n),
-        PairI64I32 => loc_ops!(i64, 16, op, inv, inout, n),
-        PairI32I32 => loc_ops!(i32, 8, op, inv, inout, n),
-        PairI16I32 => loc_ops!(i16, 8, op, inv, inout, n),
-        PairF128I32 => return long_double_loc(op, inv, inout, n),
-        C128 => return Err(OpTypeError),
+        Ok(())
     }
-    Ok(())
 }
 
 /// MINLOC/MAXLOC on `{long double; int}` pairs (32 bytes, index at 16),
 /// comparing the 80-bit values exactly.
 unsafe fn long_double_loc(op: Op, inv: *const u8, inout: *mut u8, n: usize) -> Result<(), OpTypeError> {
-    let want_max = match op {
-        Op::MaxLoc => true,
-        Op::MinLoc => false,
-        _ => return Err(OpTypeError),
-    };
-    for i in 0..n {
-        let pa = inv.add(32 * i);
-        let pb = inout.add(32 * i);
-        let va = f80_order_key(std::slice::from_raw_parts(pa, 10));
-        let vb = f80_order_key(std::slice::from_raw_parts(pb, 10));
-        let ia = std::ptr::read_unaligned(pa.add(16) as *const i32);
-        let ib = std::ptr::read_unaligned(pb.add(16) as *const i32);
-        let take_a = if va == vb {
-            ia < ib
-        } else if want_max {
-            va > vb
-        } else {
-            va < vb
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let want_max = match op {
+            Op::MaxLoc => true,
+            Op::MinLoc => false,
+            _ => return Err(OpTypeError),
         };
-        if take_a {
-            std::ptr::copy_nonoverlapping(pa, pb, 10);
-            std::ptr::write_unaligned(pb.add(16) as *mut i32, ia);
+        for i in 0..n {
+            let pa = inv.add(32 * i);
+            let pb = inout.add(32 * i);
+            let va = f80_order_key(std::slice::from_raw_parts(pa, 10));
+            let vb = f80_order_key(std::slice::from_raw_parts(pb, 10));
+            let ia = std::ptr::read_unaligned(pa.add(16) as *const i32);
+            let ib = std::ptr::read_unaligned(pb.add(16) as *const i32);
+            let take_a = if va == vb {
+                ia < ib
+            } else if want_max {
+                va > vb
+            } else {
+                va < vb
+            };
+            if take_a {
+                std::ptr::copy_nonoverlapping(pa, pb, 10);
+                std::ptr::write_unaligned(pb.add(16) as *mut i32, ia);
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// A key that orders x87 extended values like the numbers they hold (NaNs aside).
@@ -276,21 +282,24 @@ fn f80_order_key(b: &[u8]) -> i128 {
 }
 
 unsafe fn long_double(op: Op, inv: *const u8, inout: *mut u8, n: usize) -> Result<(), OpTypeError> {
-    // x87 80-bit extended: decode to f64, operate, encode back.
-    for i in 0..n {
-        let a = f80_to_f64(std::slice::from_raw_parts(inv.add(16 * i), 10));
-        let b = f80_to_f64(std::slice::from_raw_parts(inout.add(16 * i), 10));
-        let r = match op {
-            Op::Sum => a + b,
-            Op::Prod => a * b,
-            Op::Max => a.max(b),
-            Op::Min => a.min(b),
-            _ => return Err(OpTypeError),
-        };
-        let bytes = f64_to_f80(r);
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), inout.add(16 * i), 10);
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        // x87 80-bit extended: decode to f64, operate, encode back.
+        for i in 0..n {
+            let a = f80_to_f64(std::slice::from_raw_parts(inv.add(16 * i), 10));
+            let b = f80_to_f64(std::slice::from_raw_parts(inout.add(16 * i), 10));
+            let r = match op {
+                Op::Sum => a + b,
+                Op::Prod => a * b,
+                Op::Max => a.max(b),
+                Op::Min => a.min(b),
+                _ => return Err(OpTypeError),
+            };
+            let bytes = f64_to_f80(r);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), inout.add(16 * i), 10);
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn f80_to_f64(b: &[u8]) -> f64 {
@@ -337,6 +346,7 @@ mod tests {
     fn sum_and_maxloc() {
         let a = [1.0f64, 2.0, 3.0];
         let mut b = [10.0f64, 20.0, 30.0];
+        // Safety: test data, valid for the sizes and types used.
         unsafe { apply(Op::Sum, Basic::F64, a.as_ptr().cast(), b.as_mut_ptr().cast(), 3).unwrap() };
         assert_eq!(b, [11.0, 22.0, 33.0]);
         #[repr(C)]
@@ -346,6 +356,7 @@ mod tests {
         }
         let a = [DI { v: 5.0, i: 1 }];
         let mut b = [DI { v: 5.0, i: 0 }];
+        // Safety: test data, valid for the sizes and types used.
         unsafe {
             apply(
                 Op::MaxLoc,
@@ -358,6 +369,7 @@ mod tests {
         };
         assert_eq!((b[0].v, b[0].i), (5.0, 0));
         let a = [DI { v: 7.0, i: 3 }];
+        // Safety: test data, valid for the sizes and types used.
         unsafe {
             apply(
                 Op::MaxLoc,
@@ -381,11 +393,14 @@ mod tests {
         };
         let a = pair(-3.0, 5);
         let mut b = pair(2.0, 1);
+        // Safety: test data, valid for the sizes and types used.
         unsafe { apply(Op::MinLoc, Basic::PairF128I32, a.as_ptr(), b.as_mut_ptr(), 1).unwrap() };
         assert_eq!(b, pair(-3.0, 5));
         let a = pair(-3.0, 2);
+        // Safety: test data, valid for the sizes and types used.
         unsafe { apply(Op::MinLoc, Basic::PairF128I32, a.as_ptr(), b.as_mut_ptr(), 1).unwrap() };
         assert_eq!(b, pair(-3.0, 2));
+        // Safety: test data, valid for the sizes and types used.
         unsafe {
             apply(
                 Op::MaxLoc,

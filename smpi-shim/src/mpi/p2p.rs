@@ -31,7 +31,7 @@ use crate::mpi::datatype::Datatype;
 use super::*;
 
 /// Bytes SMPI adds to every message (the envelope).
-pub const ENVELOPE: usize = 16;
+pub(crate) const ENVELOPE: usize = 16;
 
 #[derive(Default)]
 pub(crate) struct Mailbox {
@@ -41,7 +41,7 @@ pub(crate) struct Mailbox {
 
 /// Arguments of a send or receive.
 #[derive(Clone, Copy, Debug)]
-pub struct P2p {
+pub(crate) struct P2p {
     pub buf: *mut u8,
     pub count: usize,
     pub dtype: i32,
@@ -121,7 +121,7 @@ pub(crate) fn matches(send: &Request, recv: &Request) -> bool {
 }
 
 /// Posts a send; returns the request id. Applies `os`/`ois` before posting.
-pub fn isend(me: u32, a: &P2p, mode: SendMode, immediate: bool) -> MpiResult<u32> {
+pub(crate) fn isend(me: u32, a: &P2p, mode: SendMode, immediate: bool) -> MpiResult<u32> {
     isend_kept(me, a, mode, immediate, None)
 }
 
@@ -194,7 +194,7 @@ pub(crate) fn isend_kept(
 }
 
 /// Makes a prepared send request visible to its receiver.
-pub fn post_send(w: &mut World, id: u32) {
+pub(crate) fn post_send(w: &mut World, id: u32) {
     let (peer, peer_world, size, detached, owner) = {
         let r = w.req(id);
         (r.peer, r.peer_world, r.size, r.detached, r.owner)
@@ -268,7 +268,7 @@ pub fn post_send(w: &mut World, id: u32) {
 }
 
 /// Posts a receive; returns the request id.
-pub fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
+pub(crate) fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
     irecv_kept(me, a, None)
 }
 
@@ -319,7 +319,7 @@ pub(crate) fn new_recv(w: &mut World, me: u32, a: &P2p, kept: Option<Rc<Datatype
 }
 
 /// Matches a prepared receive against unexpected sends, or queues it.
-pub fn post_recv(w: &mut World, id: u32) {
+pub(crate) fn post_recv(w: &mut World, id: u32) {
     let (peer, owner) = (w.req(id).peer, w.req(id).owner);
     if peer == MPI_PROC_NULL {
         let r = w.req_mut(id);
@@ -393,7 +393,7 @@ pub(crate) fn do_match(w: &mut World, send: u32, recv: u32) {
 }
 
 /// Copies a finished message into its receive buffer (completion hook).
-pub fn on_comm_done(w: &mut World, user: u64) {
+pub(crate) fn on_comm_done(w: &mut World, user: u64) {
     let send = user as u32;
     if w.reqs.get(send as usize).and_then(|r| r.as_ref()).is_none() {
         return;
@@ -454,18 +454,27 @@ pub(crate) fn copy_payload(w: &World, send: u32, recv: u32) {
 }
 
 pub(crate) unsafe fn copy_in(dt: &Datatype, buf: *mut u8, count: usize, data: &[u8]) {
-    if dt.is_contiguous() {
-        if !data.is_empty() {
-            crate::host::folding::copy(data.as_ptr(), buf, data.len());
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if dt.is_contiguous() {
+            if !data.is_empty() {
+                crate::host::folding::copy(data.as_ptr(), buf, data.len());
+            }
+        } else {
+            dt.unpack_folded(data, buf, count);
         }
-    } else {
-        dt.unpack_folded(data, buf, count);
     }
 }
 
 /// Looks for a matching unexpected message without receiving it.
 /// Returns its status and the send request.
-pub fn probe_match(w: &World, me: u32, context: u32, source: i32, tag: i32) -> Option<(StatusInfo, u32)> {
+pub(crate) fn probe_match(
+    w: &World,
+    me: u32,
+    context: u32,
+    source: i32,
+    tag: i32,
+) -> Option<(StatusInfo, u32)> {
     for &s in &w.mailboxes[me as usize].unexpected {
         let r = w.req(s);
         let ok = r.context == context
@@ -486,14 +495,14 @@ pub fn probe_match(w: &World, me: u32, context: u32, source: i32, tag: i32) -> O
 }
 
 /// MPI_Iprobe semantics: computes for the polling cost, then probes.
-pub fn iprobe(me: u32, source: i32, tag: i32, comm: i32) -> MpiResult<Option<StatusInfo>> {
+pub(crate) fn iprobe(me: u32, source: i32, tag: i32, comm: i32) -> MpiResult<Option<StatusInfo>> {
     Ok(probe_for(me, source, tag, comm, false)?.map(|(st, _)| st))
 }
 
 /// MPI_Improbe semantics: like [`iprobe`], but a message found is taken out
 /// of matching and named by the returned message handle
 /// ([`MESSAGE_NO_PROC`] for `MPI_PROC_NULL`).
-pub fn improbe(me: u32, source: i32, tag: i32, comm: i32) -> MpiResult<Option<(StatusInfo, i32)>> {
+pub(crate) fn improbe(me: u32, source: i32, tag: i32, comm: i32) -> MpiResult<Option<(StatusInfo, i32)>> {
     Ok(probe_for(me, source, tag, comm, true)?.map(|(st, h)| (st, h.unwrap_or(MESSAGE_NO_PROC))))
 }
 
@@ -560,14 +569,14 @@ pub(crate) fn probe_for(
 }
 
 /// Blocking send (MPI_Send/Ssend/Rsend/Bsend).
-pub fn send(me: u32, a: &P2p, mode: SendMode, call: &'static str) -> MpiResult<()> {
+pub(crate) fn send(me: u32, a: &P2p, mode: SendMode, call: &'static str) -> MpiResult<()> {
     let id = isend(me, a, mode, false)?;
     wait(me, id, call);
     Ok(())
 }
 
 /// Blocking receive.
-pub fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
+pub(crate) fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
     let id = irecv(me, a)?;
     let st = wait(me, id, "MPI_Recv");
     if st.error == MPI_ERR_TRUNCATE {
@@ -585,7 +594,7 @@ pub fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
 /// Sends and receives as SMPI does (`isend_init` + `irecv_init` + `startall` +
 /// `waitall`): the send is started first (after its `ois` sleep), then the
 /// receive is posted, then both are waited for, send first.
-pub fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
+pub(crate) fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
     let sid = isend(me, s, SendMode::Standard, true)?;
     let rid = irecv(me, r)?;
     wait(me, sid, "MPI_Sendrecv");
@@ -596,9 +605,9 @@ pub fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
 // ------------------------------------------------------------------ matched probes
 
 /// `MPI_MESSAGE_NULL`.
-pub const MESSAGE_NULL: i32 = 0;
+pub(crate) const MESSAGE_NULL: i32 = 0;
 /// `MPI_MESSAGE_NO_PROC`: the message of a probe on `MPI_PROC_NULL`.
-pub const MESSAGE_NO_PROC: i32 = -1;
+pub(crate) const MESSAGE_NO_PROC: i32 = -1;
 
 /// Takes send `send` out of rank `me`'s unexpected queue (no other receive
 /// can match it any more) and returns a message handle naming it.
@@ -621,7 +630,7 @@ pub(crate) fn claim_message(w: &mut World, me: u32, send: u32, comm: i32) -> i32
 /// MPI_Imrecv: receives the message `msg` (from [`improbe`]) into `a`'s
 /// buffer (`a.peer`, `a.tag` and `a.comm` are ignored); returns the receive
 /// request. The transfer then runs as for a receive matched at this moment.
-pub fn imrecv(me: u32, a: &P2p, msg: i32) -> MpiResult<u32> {
+pub(crate) fn imrecv(me: u32, a: &P2p, msg: i32) -> MpiResult<u32> {
     let id = with_world(|w| -> MpiResult<u32> {
         if msg == MESSAGE_NO_PROC {
             let a = P2p {
@@ -663,7 +672,7 @@ pub fn imrecv(me: u32, a: &P2p, msg: i32) -> MpiResult<u32> {
 /// Blocks until the transfers of every buffered send of rank `me` are over
 /// (MPI_Buffer_detach). An eager message that arrived but is not received
 /// yet no longer needs the buffer.
-pub fn drain_buffered_sends(me: u32) {
+pub(crate) fn drain_buffered_sends(me: u32) {
     loop {
         let pending = with_world(|w| {
             w.reqs.iter().flatten().find_map(|r| {

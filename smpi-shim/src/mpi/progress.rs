@@ -9,7 +9,7 @@ use super::*;
 
 /// SimGrid answers every simcall between scheduling rounds: after posting a
 /// request the rank lets the other ranks ready at this date run first.
-pub fn simcall_yield(me: u32) {
+pub(crate) fn simcall_yield(me: u32) {
     let ctx = with_world(|w| w.cfg.simcall_yield.then(|| w.ranks[me as usize].ctx()));
     if let Some(ctx) = ctx {
         ctx.yield_now();
@@ -17,7 +17,7 @@ pub fn simcall_yield(me: u32) {
 }
 
 /// Sleeps on behalf of `me` (no world borrow held).
-pub fn sleep_for(me: u32, seconds: f64) {
+pub(crate) fn sleep_for(me: u32, seconds: f64) {
     if seconds > 0.0 {
         let ctx = with_world(|w| w.ranks[me as usize].ctx());
         ctx.sleep(seconds);
@@ -26,7 +26,7 @@ pub fn sleep_for(me: u32, seconds: f64) {
 
 /// Blocks until request `id` completes; returns its status and frees it
 /// (persistent requests are only made inactive).
-pub fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
+pub(crate) fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
     if with_world(|w| w.req(id).kind == ReqKind::Coll) {
         loop {
             progress_open_colls(me);
@@ -70,7 +70,7 @@ pub fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
 }
 
 /// Final bookkeeping of a completed request: `or` overhead, status, free.
-pub fn finish(me: u32, id: u32) -> StatusInfo {
+pub(crate) fn finish(me: u32, id: u32) -> StatusInfo {
     if with_world(|w| w.req(id).kind == ReqKind::Generalized) {
         return finish_greq(me, id);
     }
@@ -100,7 +100,7 @@ pub fn finish(me: u32, id: u32) -> StatusInfo {
 
 /// Blocks until one of `ids` completes; returns its index. `None` entries are
 /// inactive and skipped; returns `None` if all are.
-pub fn wait_any(me: u32, ids: &[Option<u32>]) -> Option<(usize, StatusInfo)> {
+pub(crate) fn wait_any(me: u32, ids: &[Option<u32>]) -> Option<(usize, StatusInfo)> {
     loop {
         progress_all(me, ids);
         let (ready, acts) = with_world(|w| {
@@ -152,7 +152,7 @@ pub fn wait_any(me: u32, ids: &[Option<u32>]) -> Option<(usize, StatusInfo)> {
 /// `MPI_Waitall` as SMPI 3.32 does it: `waitany` until every request is done, so the
 /// requests finish (and pay their `or` overhead) in the order they complete, not in index
 /// order. Returns each request's status (None: it could not complete).
-pub fn wait_all(me: u32, ids: &[Option<u32>]) -> Vec<Option<StatusInfo>> {
+pub(crate) fn wait_all(me: u32, ids: &[Option<u32>]) -> Vec<Option<StatusInfo>> {
     let mut pending = ids.to_vec();
     let mut out = vec![None; ids.len()];
     while pending.iter().any(Option::is_some) {
@@ -166,7 +166,7 @@ pub fn wait_all(me: u32, ids: &[Option<u32>]) -> Vec<Option<StatusInfo>> {
 }
 
 /// [`wait_all`] over requests that all exist (the collectives' own requests).
-pub fn wait_all_ids(me: u32, reqs: &[u32]) -> Vec<Option<StatusInfo>> {
+pub(crate) fn wait_all_ids(me: u32, reqs: &[u32]) -> Vec<Option<StatusInfo>> {
     let ids: Vec<Option<u32>> = reqs.iter().map(|&r| Some(r)).collect();
     wait_all(me, &ids)
 }
@@ -176,14 +176,14 @@ pub fn wait_all_ids(me: u32, reqs: &[u32]) -> Vec<Option<StatusInfo>> {
 /// against it): `MPI_Test` (also one per request in `MPI_Testall` and
 /// `MPI_Testsome`), `MPI_Testany`, `MPI_Iprobe`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Poll {
+pub(crate) enum Poll {
     Test = 0,
     Testany = 1,
     Iprobe = 2,
 }
 
 /// The injected cost multiplier of a polling call.
-pub fn poll_counter(w: &mut World, me: u32, kind: Poll) -> u64 {
+pub(crate) fn poll_counter(w: &mut World, me: u32, kind: Poll) -> u64 {
     if w.cfg.grow_per_rank {
         w.ranks[me as usize].nsleeps[kind as usize]
     } else {
@@ -194,7 +194,7 @@ pub fn poll_counter(w: &mut World, me: u32, kind: Poll) -> u64 {
 /// Updates a polling call's multiplier: back to 1 on success, one more on
 /// failure. Testany's grows even with `smpi/grow-injected-times:no`, as in
 /// SMPI 3.32 (measured: that switch only governs Test and Iprobe).
-pub fn poll_result(w: &mut World, me: u32, kind: Poll, success: bool) {
+pub(crate) fn poll_result(w: &mut World, me: u32, kind: Poll, success: bool) {
     if !w.cfg.grow_injected && kind != Poll::Testany {
         return;
     }
@@ -212,7 +212,7 @@ pub fn poll_result(w: &mut World, me: u32, kind: Poll, success: bool) {
 
 /// One `MPI_Test` poll of request `id` (no completion): injects the polling
 /// sleep, then says whether the request is complete.
-pub fn test_poll(me: u32, id: u32) -> bool {
+pub(crate) fn test_poll(me: u32, id: u32) -> bool {
     let cost = with_world(|w| w.cfg.test * poll_counter(w, me, Poll::Test) as f64);
     sleep_for(me, cost);
     progress_all(me, &[Some(id)]);
@@ -224,7 +224,7 @@ pub fn test_poll(me: u32, id: u32) -> bool {
 }
 
 /// MPI_Test semantics: injects the polling sleep, then tests.
-pub fn test(me: u32, id: u32) -> Option<StatusInfo> {
+pub(crate) fn test(me: u32, id: u32) -> Option<StatusInfo> {
     if test_poll(me, id) {
         Some(finish(me, id))
     } else {
@@ -233,7 +233,7 @@ pub fn test(me: u32, id: u32) -> Option<StatusInfo> {
 }
 
 /// Starts a non-blocking collective made of `stages`; the first runs now.
-pub fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
+pub(crate) fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
     let mut stages: VecDeque<Stage> = stages.into();
     let first = stages.pop_front().map(|f| f()).transpose()?.unwrap_or_default();
     let id = with_world(|w| {
@@ -255,7 +255,7 @@ pub fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
 
 /// Advances a non-blocking collective as far as possible without blocking;
 /// returns true when it is complete.
-pub fn progress_coll(me: u32, id: u32) -> bool {
+pub(crate) fn progress_coll(me: u32, id: u32) -> bool {
     loop {
         let ready = with_world(|w| {
             let c = w.req(id).coll.as_ref().expect("collective request");
@@ -286,7 +286,7 @@ pub fn progress_coll(me: u32, id: u32) -> bool {
 }
 
 /// Progresses every non-blocking collective among `ids`.
-pub fn progress_all(me: u32, ids: &[Option<u32>]) {
+pub(crate) fn progress_all(me: u32, ids: &[Option<u32>]) {
     for id in ids.iter().flatten() {
         let is_coll = with_world(|w| {
             w.reqs
@@ -383,7 +383,7 @@ pub(crate) fn pending_acts(id: u32) -> Vec<ActivityId> {
 /// one sleep rounds the wake-up date differently from SMPI's chained sleeps,
 /// and HPL's time then drifts from SMPI's by 0.07 % even without the growing
 /// polling costs (8×8 N=20000; exact with the immediate sleep).
-pub fn read_clock(me: u32) -> f64 {
+pub(crate) fn read_clock(me: u32) -> f64 {
     let (now, cost) = with_world(|w| {
         let r = &w.ranks[me as usize];
         let cost = if r.initialized && !r.finalized {

@@ -12,7 +12,7 @@ use crate::mpi::datatype::{Datatype, SpanLayout};
 use super::*;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum ReqKind {
+pub(crate) enum ReqKind {
     Send,
     Recv,
     /// A non-blocking collective: stages of point-to-point sub-requests.
@@ -24,18 +24,18 @@ pub enum ReqKind {
 
 /// One stage of a non-blocking collective: posts sub-requests (or does local
 /// work) once the previous stage's sub-requests have all completed.
-pub type Stage = Box<dyn FnOnce() -> MpiResult<Vec<u32>>>;
+pub(crate) type Stage = Box<dyn FnOnce() -> MpiResult<Vec<u32>>>;
 
 /// Progress state of a non-blocking collective.
 #[derive(Default)]
-pub struct CollState {
+pub(crate) struct CollState {
     pub subs: Vec<u32>,
     pub stages: VecDeque<Stage>,
 }
 
 /// Send modes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum SendMode {
+pub(crate) enum SendMode {
     Standard,
     Sync,
     Ready,
@@ -44,7 +44,7 @@ pub enum SendMode {
 
 /// Completion information of a request.
 #[derive(Copy, Clone, Debug, Default)]
-pub struct StatusInfo {
+pub(crate) struct StatusInfo {
     pub source: i32,
     pub tag: i32,
     pub error: i32,
@@ -53,7 +53,7 @@ pub struct StatusInfo {
 }
 
 /// A point-to-point request (user-visible or internal to a collective).
-pub struct Request {
+pub(crate) struct Request {
     pub kind: ReqKind,
     pub owner: u32,
     pub context: u32,
@@ -90,7 +90,7 @@ pub struct Request {
 
 /// Where the data of a send is until its receive buffer has it.
 #[derive(Clone, Debug)]
-pub enum Payload {
+pub(crate) enum Payload {
     /// In the sender's buffer, copied into the receive buffer when the
     /// transfer completes (the sender may not touch it before that), with
     /// the buffer's layout when it touches folded memory (computed when
@@ -112,15 +112,15 @@ impl Default for Payload {
 }
 
 /// `MPI_Grequest_query_function`.
-pub type GreqQueryFn = unsafe extern "C" fn(*mut std::ffi::c_void, *mut crate::mpi::CStatus) -> i32;
+pub(crate) type GreqQueryFn = unsafe extern "C" fn(*mut std::ffi::c_void, *mut crate::mpi::CStatus) -> i32;
 /// `MPI_Grequest_free_function`.
-pub type GreqFreeFn = unsafe extern "C" fn(*mut std::ffi::c_void) -> i32;
+pub(crate) type GreqFreeFn = unsafe extern "C" fn(*mut std::ffi::c_void) -> i32;
 /// `MPI_Grequest_cancel_function`.
-pub type GreqCancelFn = unsafe extern "C" fn(*mut std::ffi::c_void, i32) -> i32;
+pub(crate) type GreqCancelFn = unsafe extern "C" fn(*mut std::ffi::c_void, i32) -> i32;
 
 /// The application's callbacks of a generalized request.
 #[derive(Clone, Copy)]
-pub struct Greq {
+pub(crate) struct Greq {
     pub query: Option<GreqQueryFn>,
     pub free: Option<GreqFreeFn>,
     pub cancel: Option<GreqCancelFn>,
@@ -128,7 +128,7 @@ pub struct Greq {
 }
 
 /// Whether a request is complete (no cost injected).
-pub fn is_complete(w: &World, id: u32) -> bool {
+pub(crate) fn is_complete(w: &World, id: u32) -> bool {
     let r = w.req(id);
     if r.done {
         return true;
@@ -143,7 +143,7 @@ pub fn is_complete(w: &World, id: u32) -> bool {
 }
 
 /// Frees (or deactivates, if persistent) a completed request.
-pub fn release_completed(w: &mut World, id: u32) {
+pub(crate) fn release_completed(w: &mut World, id: u32) {
     let r = w.req(id);
     if r.kind == ReqKind::Coll {
         w.free_req(id);
@@ -217,7 +217,7 @@ pub(crate) fn clone_req(r: &Request) -> Request {
 }
 
 /// Creates an inactive persistent request (MPI_Send_init / MPI_Recv_init).
-pub fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode: SendMode) -> u32 {
+pub(crate) fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode: SendMode) -> u32 {
     let r = Request {
         kind,
         owner: me,
@@ -254,7 +254,7 @@ pub fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode: SendM
 
 /// MPI_Start: posts a new operation with a persistent request's parameters,
 /// reusing its handle.
-pub fn start_persistent(me: u32, id: u32) -> MpiResult<()> {
+pub(crate) fn start_persistent(me: u32, id: u32) -> MpiResult<()> {
     let (kind, a, mode, kept) = with_world(|w| -> MpiResult<_> {
         let r = w
             .reqs
@@ -363,7 +363,7 @@ impl Request {
 
 /// MPI_Cancel: a send or receive not matched yet is withdrawn and completes
 /// as cancelled; a matched one is not affected (MPI allows a cancel to fail).
-pub fn cancel(w: &mut World, id: u32) {
+pub(crate) fn cancel(w: &mut World, id: u32) {
     let (kind, owner, peer_world, done) = {
         let r = w.req(id);
         (r.kind, r.owner, r.peer_world, r.done || r.partner.is_some())
@@ -399,7 +399,7 @@ pub fn cancel(w: &mut World, id: u32) {
 // ------------------------------------------------------------------ generalized requests
 
 /// MPI_Grequest_start: a request the application completes itself.
-pub fn start_greq(me: u32, greq: Greq) -> u32 {
+pub(crate) fn start_greq(me: u32, greq: Greq) -> u32 {
     with_world(|w| {
         let act = w.ranks[me as usize].ctx().manual_create();
         let r = Request::local(ReqKind::Generalized, me, MPI_COMM_SELF, Some(act));
@@ -411,7 +411,7 @@ pub fn start_greq(me: u32, greq: Greq) -> u32 {
 
 /// MPI_Grequest_complete: wakes whoever waits on the request (or frees it,
 /// if the application already let its handle go).
-pub fn complete_greq(id: u32) -> MpiResult<()> {
+pub(crate) fn complete_greq(id: u32) -> MpiResult<()> {
     let orphan = with_world(|w| {
         let r = w
             .reqs
@@ -434,7 +434,7 @@ pub fn complete_greq(id: u32) -> MpiResult<()> {
 
 /// MPI_Request_free on a generalized request: its free callback runs once
 /// it is complete (now, or at MPI_Grequest_complete).
-pub fn release_greq(id: u32) {
+pub(crate) fn release_greq(id: u32) {
     let done = with_world(|w| {
         let r = w.req_mut(id);
         r.orphan = true;
@@ -459,7 +459,7 @@ pub(crate) fn drop_greq(id: u32) {
 }
 
 /// The generalized request `id`'s callbacks, if it is one.
-pub fn greq_of(id: u32) -> Option<Greq> {
+pub(crate) fn greq_of(id: u32) -> Option<Greq> {
     with_world(|w| w.greqs.get(&id).copied())
 }
 
@@ -506,7 +506,7 @@ pub(crate) fn finish_greq(me: u32, id: u32) -> StatusInfo {
 /// The C `MPI_Status` layout (see `include/mpi.h`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct CStatus {
+pub(crate) struct CStatus {
     pub source: i32,
     pub tag: i32,
     pub error: i32,

@@ -12,13 +12,13 @@
 use crate::mpi::{self as rt, mpi_err, MpiResult, MPI_PROC_NULL};
 
 /// `MPI_GRAPH`, `MPI_CART`, `MPI_DIST_GRAPH` (values of `mpi.h`).
-pub const MPI_GRAPH: i32 = 1;
-pub const MPI_CART: i32 = 2;
-pub const MPI_DIST_GRAPH: i32 = 3;
+pub(crate) const MPI_GRAPH: i32 = 1;
+pub(crate) const MPI_CART: i32 = 2;
+pub(crate) const MPI_DIST_GRAPH: i32 = 3;
 
 /// `MPI_ERR_TOPOLOGY` and `MPI_ERR_DIMS`.
-pub const MPI_ERR_TOPOLOGY: i32 = 11;
-pub const MPI_ERR_DIMS: i32 = 12;
+pub(crate) const MPI_ERR_TOPOLOGY: i32 = 11;
+pub(crate) const MPI_ERR_DIMS: i32 = 12;
 
 /// Tag of neighbourhood-collective messages (collective context). Cartesian
 /// ones add the slot so that the -1 and +1 messages between the same two
@@ -27,19 +27,19 @@ const TAG_NEIGHBOR: i32 = 200;
 
 /// A Cartesian grid, row-major (the last dimension varies fastest).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cart {
+pub(crate) struct Cart {
     pub dims: Vec<i32>,
     pub periods: Vec<bool>,
 }
 
 impl Cart {
     /// Number of grid points.
-    pub fn size(&self) -> i32 {
+    pub(crate) fn size(&self) -> i32 {
         self.dims.iter().product()
     }
 
     /// Coordinates of `rank`.
-    pub fn coords(&self, mut rank: i32) -> Vec<i32> {
+    pub(crate) fn coords(&self, mut rank: i32) -> Vec<i32> {
         let mut c = vec![0; self.dims.len()];
         for i in (0..self.dims.len()).rev() {
             c[i] = rank % self.dims[i];
@@ -50,7 +50,7 @@ impl Cart {
 
     /// Rank at `coords` (wrapped along periodic dimensions); `None` outside
     /// the grid.
-    pub fn rank_of(&self, coords: &[i32]) -> Option<i32> {
+    pub(crate) fn rank_of(&self, coords: &[i32]) -> Option<i32> {
         let mut r = 0;
         for (i, &d) in self.dims.iter().enumerate() {
             let mut x = coords[i];
@@ -66,7 +66,7 @@ impl Cart {
 
     /// `MPI_Cart_shift`: (source, destination) of `rank` for a shift of
     /// `disp` along `dim`, `MPI_PROC_NULL` off a non-periodic edge.
-    pub fn shift(&self, rank: i32, dim: usize, disp: i32) -> (i32, i32) {
+    pub(crate) fn shift(&self, rank: i32, dim: usize, disp: i32) -> (i32, i32) {
         let co = self.coords(rank);
         let mut up = co.clone();
         up[dim] += disp;
@@ -80,7 +80,7 @@ impl Cart {
 
     /// Neighbours in the standard's order: for each dimension, the -1 then
     /// the +1 neighbour (`MPI_PROC_NULL` off a non-periodic edge).
-    pub fn neighbors(&self, rank: i32) -> Vec<i32> {
+    pub(crate) fn neighbors(&self, rank: i32) -> Vec<i32> {
         (0..self.dims.len())
             .flat_map(|d| {
                 let (minus, plus) = self.shift(rank, d, 1);
@@ -93,14 +93,14 @@ impl Cart {
 /// A graph topology as `MPI_Graph_create` gives it: `index[i]` is the
 /// number of edges of nodes `0..=i`, `edges` their neighbours in node order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Graph {
+pub(crate) struct Graph {
     pub index: Vec<i32>,
     pub edges: Vec<i32>,
 }
 
 impl Graph {
     /// Checks `MPI_Graph_create`'s arguments for a communicator of `size` ranks.
-    pub fn new(size: i32, index: Vec<i32>, edges: Vec<i32>) -> MpiResult<Graph> {
+    pub(crate) fn new(size: i32, index: Vec<i32>, edges: Vec<i32>) -> MpiResult<Graph> {
         let nnodes = index.len() as i32;
         if nnodes > size {
             return Err(mpi_err(
@@ -128,7 +128,7 @@ impl Graph {
     }
 
     /// Neighbours of `rank`, in the order given at creation.
-    pub fn neighbors(&self, rank: i32) -> &[i32] {
+    pub(crate) fn neighbors(&self, rank: i32) -> &[i32] {
         let r = rank as usize;
         let start = if r == 0 { 0 } else { self.index[r - 1] as usize };
         &self.edges[start..self.index[r] as usize]
@@ -137,7 +137,7 @@ impl Graph {
 
 /// One rank's view of a distributed graph: its incoming and outgoing edges.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DistGraph {
+pub(crate) struct DistGraph {
     pub sources: Vec<i32>,
     pub source_weights: Vec<i32>,
     pub destinations: Vec<i32>,
@@ -148,7 +148,7 @@ pub struct DistGraph {
 
 /// The topology attached to a communicator.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Topology {
+pub(crate) enum Topology {
     Cart(Cart),
     Graph(Graph),
     DistGraph(DistGraph),
@@ -158,7 +158,7 @@ pub enum Topology {
 /// buffer-slot order. `MPI_PROC_NULL` entries keep their slot but carry no
 /// message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Neighbors {
+pub(crate) struct Neighbors {
     pub sources: Vec<i32>,
     pub destinations: Vec<i32>,
     /// Cartesian slots come in (-1, +1) pairs per dimension (see [`TAG_NEIGHBOR`]).
@@ -187,7 +187,7 @@ impl Neighbors {
 
 impl Topology {
     /// `MPI_Topo_test`'s answer.
-    pub fn kind(&self) -> i32 {
+    pub(crate) fn kind(&self) -> i32 {
         match self {
             Topology::Cart(_) => MPI_CART,
             Topology::Graph(_) => MPI_GRAPH,
@@ -196,7 +196,7 @@ impl Topology {
     }
 
     /// The neighbour lists of `rank` for the neighbourhood collectives.
-    pub fn neighbors(&self, rank: i32) -> Neighbors {
+    pub(crate) fn neighbors(&self, rank: i32) -> Neighbors {
         match self {
             Topology::Cart(c) => {
                 let n = c.neighbors(rank);
@@ -231,7 +231,7 @@ impl Topology {
 /// the smallest difference between the largest and the smallest factor;
 /// among equals, the one whose factors, compared from the smallest up, are
 /// largest (e.g. 70416 in 4-d: 163 x 9 x 8 x 6, not 163 x 12 x 6 x 6).
-pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> MpiResult<()> {
+pub(crate) fn dims_create(nnodes: i32, dims: &mut [i32]) -> MpiResult<()> {
     if nnodes < 1 {
         return Err(mpi_err(rt::MPI_ERR_ARG, format!("invalid node count {nnodes}")));
     }

@@ -8,7 +8,6 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::ffi::CString;
 use std::rc::Rc;
 
 use simcore::platform::{HostId, Platform};
@@ -20,22 +19,22 @@ use crate::mpi::op::Op;
 
 use super::*;
 
-pub const MPI_ANY_SOURCE: i32 = -1;
-pub const MPI_ANY_TAG: i32 = -1;
-pub const MPI_PROC_NULL: i32 = -2;
-pub const MPI_UNDEFINED: i32 = -32766;
-pub const MPI_COMM_NULL: i32 = 0;
-pub const MPI_COMM_WORLD: i32 = 1;
-pub const MPI_COMM_SELF: i32 = 2;
+pub(crate) const MPI_ANY_SOURCE: i32 = -1;
+pub(crate) const MPI_ANY_TAG: i32 = -1;
+pub(crate) const MPI_PROC_NULL: i32 = -2;
+pub(crate) const MPI_UNDEFINED: i32 = -32766;
+pub(crate) const MPI_COMM_NULL: i32 = 0;
+pub(crate) const MPI_COMM_WORLD: i32 = 1;
+pub(crate) const MPI_COMM_SELF: i32 = 2;
 /// Largest tag (`MPI_TAG_UB`).
-pub const TAG_UB: i32 = 0x3fff_ffff;
+pub(crate) const TAG_UB: i32 = 0x3fff_ffff;
 
 /// Group of processes: world ranks in group order.
-pub type Group = Rc<Vec<u32>>;
+pub(crate) type Group = Rc<Vec<u32>>;
 
 /// What all members of a communicator share.
 #[derive(Debug)]
-pub struct CommShared {
+pub(crate) struct CommShared {
     /// Point-to-point matching context; collectives use `context + 1`.
     pub context: u32,
     pub group: Group,
@@ -45,7 +44,7 @@ pub struct CommShared {
 
 /// One rank's handle on a communicator.
 #[derive(Debug, Clone)]
-pub struct CommEntry {
+pub(crate) struct CommEntry {
     pub shared: Rc<CommShared>,
     pub my_rank: i32,
     pub errhandler: i32,
@@ -59,12 +58,12 @@ pub struct CommEntry {
 }
 
 impl CommEntry {
-    pub fn size(&self) -> i32 {
+    pub(crate) fn size(&self) -> i32 {
         self.shared.group.len() as i32
     }
 
     /// World rank of local rank `r` (of the remote group for intercommunicators).
-    pub fn world_of(&self, r: i32) -> u32 {
+    pub(crate) fn world_of(&self, r: i32) -> u32 {
         match &self.shared.remote {
             Some(g) => g[r as usize],
             None => self.shared.group[r as usize],
@@ -72,7 +71,7 @@ impl CommEntry {
     }
 
     /// Size of the group peers are addressed in.
-    pub fn peer_size(&self) -> i32 {
+    pub(crate) fn peer_size(&self) -> i32 {
         match &self.shared.remote {
             Some(g) => g.len() as i32,
             None => self.size(),
@@ -82,7 +81,7 @@ impl CommEntry {
 
 /// What a blocked rank waits for, for deadlock reports.
 #[derive(Debug, Clone, Copy)]
-pub struct BlockInfo {
+pub(crate) struct BlockInfo {
     pub call: &'static str,
     pub peer: i32,
     pub tag: i32,
@@ -90,7 +89,7 @@ pub struct BlockInfo {
 }
 
 /// Per-rank state.
-pub struct Rank {
+pub(crate) struct Rank {
     pub ctx: *const Ctx,
     pub host: HostId,
     pub comms: Vec<Option<CommEntry>>,
@@ -103,20 +102,19 @@ pub struct Rank {
     pub messages_sent: u64,
     pub bytes_sent: u64,
     pub blocked: Option<BlockInfo>,
-    pub argv: Vec<CString>,
     pub buffer_attached: Option<(usize, usize)>,
     pub in_mpi: u32,
 }
 
 impl Rank {
     /// The coroutine context of this rank.
-    pub fn ctx(&self) -> &'static Ctx {
+    pub(crate) fn ctx(&self) -> &'static Ctx {
         // Safety: set when the rank's coroutine starts; the Ctx lives on that
         // coroutine's stack until it ends, and only that rank uses it.
         unsafe { &*self.ctx }
     }
 
-    pub fn comm(&self, h: i32) -> MpiResult<&CommEntry> {
+    pub(crate) fn comm(&self, h: i32) -> MpiResult<&CommEntry> {
         if h <= 0 {
             return Err(mpi_err(MPI_ERR_COMM, format!("invalid communicator handle {h}")));
         }
@@ -126,7 +124,7 @@ impl Rank {
             .ok_or_else(|| mpi_err(MPI_ERR_COMM, format!("unknown communicator handle {h}")))
     }
 
-    pub fn comm_mut(&mut self, h: i32) -> MpiResult<&mut CommEntry> {
+    pub(crate) fn comm_mut(&mut self, h: i32) -> MpiResult<&mut CommEntry> {
         if h <= 0 {
             return Err(mpi_err(MPI_ERR_COMM, format!("invalid communicator handle {h}")));
         }
@@ -137,7 +135,7 @@ impl Rank {
     }
 
     /// Adds a communicator to this rank's table, returns its handle.
-    pub fn add_comm(&mut self, c: CommEntry) -> i32 {
+    pub(crate) fn add_comm(&mut self, c: CommEntry) -> i32 {
         if let Some(i) = self.comms.iter().skip(3).position(|c| c.is_none()) {
             self.comms[i + 3] = Some(c);
             (i + 3) as i32
@@ -148,13 +146,8 @@ impl Rank {
     }
 }
 
-/// A registered datatype.
-pub struct TypeEntry {
-    pub dt: Rc<Datatype>,
-}
-
 /// The whole simulated MPI world.
-pub struct World {
+pub(crate) struct World {
     pub cfg: SmpiConfig,
     pub kernel: KernelHandle,
     pub kernels: crate::host::kernels::Kernels,
@@ -213,7 +206,7 @@ thread_local! {
 }
 
 /// Runs `f` with the world borrowed mutably. Must not block inside.
-pub fn with_world<R>(f: impl FnOnce(&mut World) -> R) -> R {
+pub(crate) fn with_world<R>(f: impl FnOnce(&mut World) -> R) -> R {
     WORLD.with(|w| {
         let mut w = w.borrow_mut();
         f(w.as_mut()
@@ -222,28 +215,23 @@ pub fn with_world<R>(f: impl FnOnce(&mut World) -> R) -> R {
 }
 
 /// Whether a world exists (we run under smpirun).
-pub fn world_exists() -> bool {
+pub(crate) fn world_exists() -> bool {
     WORLD.with(|w| w.borrow().is_some())
 }
 
 /// Installs the world.
-pub fn install_world(w: World) {
+pub(crate) fn install_world(w: World) {
     WORLD.with(|cell| *cell.borrow_mut() = Some(w));
 }
 
-/// Removes the world (end of run).
-pub fn take_world() -> Option<World> {
-    WORLD.with(|cell| cell.borrow_mut().take())
-}
-
 /// The world rank running now.
-pub fn current_rank() -> u32 {
+pub(crate) fn current_rank() -> u32 {
     simcore::crash::current_actor().expect("MPI call outside of a rank")
 }
 
 impl World {
     /// A world of `hosts.len()` ranks, rank `i` on `hosts[i]`.
-    pub fn new(
+    pub(crate) fn new(
         cfg: SmpiConfig,
         kernel: KernelHandle,
         kernels: crate::host::kernels::Kernels,
@@ -294,7 +282,6 @@ impl World {
                 messages_sent: 0,
                 bytes_sent: 0,
                 blocked: None,
-                argv: Vec::new(),
                 buffer_attached: None,
                 in_mpi: 0,
             });
@@ -368,12 +355,8 @@ impl World {
         }
     }
 
-    pub fn nranks(&self) -> usize {
-        self.ranks.len()
-    }
-
     /// The datatype of a handle.
-    pub fn dtype(&self, h: i32) -> MpiResult<Rc<Datatype>> {
+    pub(crate) fn dtype(&self, h: i32) -> MpiResult<Rc<Datatype>> {
         if h <= 0 {
             return Err(mpi_err(MPI_ERR_TYPE, format!("invalid datatype handle {h}")));
         }
@@ -384,7 +367,7 @@ impl World {
     }
 
     /// Registers a datatype, returns its handle.
-    pub fn add_type(&mut self, dt: Datatype) -> i32 {
+    pub(crate) fn add_type(&mut self, dt: Datatype) -> i32 {
         let rc = Rc::new(dt);
         if let Some(i) = self.types.iter().skip(64).position(|t| t.is_none()) {
             self.types[i + 64] = Some(rc);
@@ -395,18 +378,18 @@ impl World {
         }
     }
 
-    pub fn op(&self, h: i32) -> MpiResult<Op> {
+    pub(crate) fn op(&self, h: i32) -> MpiResult<Op> {
         self.ops
             .get(h.max(0) as usize)
             .and_then(|o| *o)
             .ok_or_else(|| mpi_err(MPI_ERR_OP, format!("invalid operation handle {h}")))
     }
 
-    pub fn req(&self, id: u32) -> &Request {
+    pub(crate) fn req(&self, id: u32) -> &Request {
         self.reqs[id as usize].as_ref().expect("stale request")
     }
 
-    pub fn req_mut(&mut self, id: u32) -> &mut Request {
+    pub(crate) fn req_mut(&mut self, id: u32) -> &mut Request {
         self.reqs[id as usize].as_mut().expect("stale request")
     }
 
@@ -421,7 +404,7 @@ impl World {
     }
 
     /// Frees a request and its reference on the kernel communication.
-    pub fn free_req(&mut self, id: u32) {
+    pub(crate) fn free_req(&mut self, id: u32) {
         if let Some(r) = self.reqs[id as usize].take() {
             if let Some(a) = r.act {
                 self.kernel.release(a);
@@ -439,7 +422,7 @@ impl World {
 
     /// Allocates a new pair of contexts agreed on by every member: the key is
     /// (parent context, creation number on the parent, color).
-    pub fn agree_context(&mut self, parent: u32, creation: u64, color: i32) -> u32 {
+    pub(crate) fn agree_context(&mut self, parent: u32, creation: u64, color: i32) -> u32 {
         let next = &mut self.next_context;
         *self
             .creation_contexts
@@ -456,7 +439,7 @@ impl World {
 /// one seeded stream per sending rank, so a rank's draws do not depend on
 /// what the others send.
 #[derive(Debug)]
-pub struct NetNoise {
+pub(crate) struct NetNoise {
     law: models::network::NetworkNoise,
     seed: u64,
     streams: Vec<Option<models::NoiseRng>>,
@@ -464,7 +447,7 @@ pub struct NetNoise {
 
 impl NetNoise {
     /// Noise `law` for `ranks` ranks, streams seeded by `seed`.
-    pub fn new(law: models::network::NetworkNoise, seed: u64, ranks: usize) -> Self {
+    pub(crate) fn new(law: models::network::NetworkNoise, seed: u64, ranks: usize) -> Self {
         NetNoise {
             law,
             seed,
@@ -474,7 +457,7 @@ impl NetNoise {
 
     /// The extra delay of one message of `size` bytes (envelope included)
     /// sent by `sender`.
-    pub fn draw(&mut self, sender: u32, size: f64) -> f64 {
+    pub(crate) fn draw(&mut self, sender: u32, size: f64) -> f64 {
         let seed = self.seed;
         let rng = self.streams[sender as usize]
             .get_or_insert_with(|| models::NoiseRng::for_stream(seed, u64::from(sender), "network"));

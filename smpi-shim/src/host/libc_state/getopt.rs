@@ -19,7 +19,7 @@ use std::ffi::{c_char, c_int, CStr};
 /// `optarg`); each program copy's references point here.
 #[repr(C)]
 #[derive(Debug)]
-pub struct Vars {
+pub(crate) struct Vars {
     /// Index of the next element of `argv` to look at.
     pub optind: c_int,
     /// Print error messages (non-zero).
@@ -32,7 +32,7 @@ pub struct Vars {
 
 /// `struct option` of `<getopt.h>`.
 #[repr(C)]
-pub struct LongOption {
+pub(crate) struct LongOption {
     /// Name without the dashes; a null name ends the array.
     pub name: *const c_char,
     /// 0: no argument, 1: required, 2: optional.
@@ -52,7 +52,7 @@ enum Ordering {
 
 /// One program copy's parser.
 #[derive(Debug)]
-pub struct Parser {
+pub(crate) struct Parser {
     /// The program-visible variables.
     pub vars: Vars,
     initialized: bool,
@@ -88,7 +88,7 @@ impl Default for Parser {
 
 /// Which entry point is parsing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavour {
+pub(crate) enum Flavour {
     /// `getopt`.
     Short,
     /// `__posix_getopt` (what `getopt` is for programs built without `_GNU_SOURCE`).
@@ -114,11 +114,13 @@ fn complain(msg: String) {
 }
 
 unsafe fn text(p: *const c_char) -> String {
-    CStr::from_ptr(p).to_string_lossy().into_owned()
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe { CStr::from_ptr(p).to_string_lossy().into_owned() }
 }
 
 unsafe fn strchr(s: *const c_char, c: c_char) -> *const c_char {
-    libc::strchr(s, c_int::from(c as u8))
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe { libc::strchr(s, c_int::from(c as u8)) }
 }
 
 impl Parser {
@@ -128,7 +130,7 @@ impl Parser {
     /// The arguments are those of a C `getopt_long` call: `argv` holds
     /// `argc` valid C strings, `optstring` is a C string, `longopts` is null
     /// or an array ended by a null name, `longind` null or writable.
-    pub unsafe fn next(
+    pub(crate) unsafe fn next(
         &mut self,
         flavour: Flavour,
         argc: c_int,
@@ -137,9 +139,12 @@ impl Parser {
         longopts: *const LongOption,
         longind: *mut c_int,
     ) -> c_int {
-        let r = self.scan(flavour, argc, argv, optstring, longopts, longind);
-        self.vars.optopt = self.optopt;
-        r
+        // Safety: the caller upholds this function's contract (see its `# Safety`).
+        unsafe {
+            let r = self.scan(flavour, argc, argv, optstring, longopts, longind);
+            self.vars.optopt = self.optopt;
+            r
+        }
     }
 
     unsafe fn scan(
@@ -151,174 +156,135 @@ impl Parser {
         longopts: *const LongOption,
         longind: *mut c_int,
     ) -> c_int {
-        let long_only = flavour == Flavour::LongOnly;
-        let longopts = if matches!(flavour, Flavour::Long | Flavour::LongOnly) {
-            longopts
-        } else {
-            std::ptr::null()
-        };
-        let mut print_errors = self.vars.opterr != 0;
-        if argc < 1 {
-            return -1;
-        }
-        self.vars.optarg = std::ptr::null_mut();
-        let mut optstring = optstring;
-        if self.vars.optind == 0 || !self.initialized {
-            optstring = self.initialize(optstring, flavour == Flavour::Posix);
-        } else if matches!(*optstring as u8, b'-' | b'+') {
-            optstring = optstring.add(1);
-        }
-        if *optstring as u8 == b':' {
-            print_errors = false;
-        }
-        let arg = |i: c_int| *argv.add(i as usize);
-        let nonoption = |i: c_int| {
-            let a = arg(i);
-            *a as u8 != b'-' || *a.add(1) == 0
-        };
-
-        if self.nextchar.is_null() || *self.nextchar == 0 {
-            // Advance to the next element; the user may have moved optind back.
-            self.last_nonopt = self.last_nonopt.min(self.vars.optind);
-            self.first_nonopt = self.first_nonopt.min(self.vars.optind);
-            if self.ordering == Ordering::Permute {
-                if self.first_nonopt != self.last_nonopt && self.last_nonopt != self.vars.optind {
-                    self.exchange(argv);
-                } else if self.last_nonopt != self.vars.optind {
-                    self.first_nonopt = self.vars.optind;
-                }
-                while self.vars.optind < argc && nonoption(self.vars.optind) {
-                    self.vars.optind += 1;
-                }
-                self.last_nonopt = self.vars.optind;
-            }
-            // "--" ends the options: skip it, everything after is an operand.
-            if self.vars.optind != argc && CStr::from_ptr(arg(self.vars.optind)).to_bytes() == b"--" {
-                self.vars.optind += 1;
-                if self.first_nonopt != self.last_nonopt && self.last_nonopt != self.vars.optind {
-                    self.exchange(argv);
-                } else if self.first_nonopt == self.last_nonopt {
-                    self.first_nonopt = self.vars.optind;
-                }
-                self.last_nonopt = argc;
-                self.vars.optind = argc;
-            }
-            if self.vars.optind == argc {
-                // Point at the operands skipped and moved to the end.
-                if self.first_nonopt != self.last_nonopt {
-                    self.vars.optind = self.first_nonopt;
-                }
+        // Safety: the caller upholds this function's contract (see its `# Safety`).
+        unsafe {
+            let long_only = flavour == Flavour::LongOnly;
+            let longopts = if matches!(flavour, Flavour::Long | Flavour::LongOnly) {
+                longopts
+            } else {
+                std::ptr::null()
+            };
+            let mut print_errors = self.vars.opterr != 0;
+            if argc < 1 {
                 return -1;
             }
-            if nonoption(self.vars.optind) {
-                if self.ordering == Ordering::RequireOrder {
+            self.vars.optarg = std::ptr::null_mut();
+            let mut optstring = optstring;
+            if self.vars.optind == 0 || !self.initialized {
+                optstring = self.initialize(optstring, flavour == Flavour::Posix);
+            } else if matches!(*optstring as u8, b'-' | b'+') {
+                optstring = optstring.add(1);
+            }
+            if *optstring as u8 == b':' {
+                print_errors = false;
+            }
+            let arg = |i: c_int| *argv.add(i as usize);
+            let nonoption = |i: c_int| {
+                let a = arg(i);
+                *a as u8 != b'-' || *a.add(1) == 0
+            };
+
+            if self.nextchar.is_null() || *self.nextchar == 0 {
+                // Advance to the next element; the user may have moved optind back.
+                self.last_nonopt = self.last_nonopt.min(self.vars.optind);
+                self.first_nonopt = self.first_nonopt.min(self.vars.optind);
+                if self.ordering == Ordering::Permute {
+                    if self.first_nonopt != self.last_nonopt && self.last_nonopt != self.vars.optind {
+                        self.exchange(argv);
+                    } else if self.last_nonopt != self.vars.optind {
+                        self.first_nonopt = self.vars.optind;
+                    }
+                    while self.vars.optind < argc && nonoption(self.vars.optind) {
+                        self.vars.optind += 1;
+                    }
+                    self.last_nonopt = self.vars.optind;
+                }
+                // "--" ends the options: skip it, everything after is an operand.
+                if self.vars.optind != argc && CStr::from_ptr(arg(self.vars.optind)).to_bytes() == b"--" {
+                    self.vars.optind += 1;
+                    if self.first_nonopt != self.last_nonopt && self.last_nonopt != self.vars.optind {
+                        self.exchange(argv);
+                    } else if self.first_nonopt == self.last_nonopt {
+                        self.first_nonopt = self.vars.optind;
+                    }
+                    self.last_nonopt = argc;
+                    self.vars.optind = argc;
+                }
+                if self.vars.optind == argc {
+                    // Point at the operands skipped and moved to the end.
+                    if self.first_nonopt != self.last_nonopt {
+                        self.vars.optind = self.first_nonopt;
+                    }
                     return -1;
                 }
-                self.vars.optarg = arg(self.vars.optind);
-                self.vars.optind += 1;
-                return 1;
-            }
-            if !longopts.is_null() {
-                let a = arg(self.vars.optind);
-                if *a.add(1) as u8 == b'-' {
-                    self.nextchar = a.add(2);
-                    return self.long_option(
-                        argc,
-                        argv,
-                        optstring,
-                        longopts,
-                        longind,
-                        long_only,
-                        print_errors,
-                        "--",
-                    );
+                if nonoption(self.vars.optind) {
+                    if self.ordering == Ordering::RequireOrder {
+                        return -1;
+                    }
+                    self.vars.optarg = arg(self.vars.optind);
+                    self.vars.optind += 1;
+                    return 1;
                 }
-                // With getopt_long_only, "-f" for a valid short option f is
-                // that option, "-fu" is first tried as a long option.
-                if long_only && (*a.add(2) != 0 || strchr(optstring, *a.add(1)).is_null()) {
-                    self.nextchar = a.add(1);
-                    let code = self.long_option(
-                        argc,
-                        argv,
-                        optstring,
-                        longopts,
-                        longind,
-                        long_only,
-                        print_errors,
-                        "-",
-                    );
-                    if code != -1 {
-                        return code;
+                if !longopts.is_null() {
+                    let a = arg(self.vars.optind);
+                    if *a.add(1) as u8 == b'-' {
+                        self.nextchar = a.add(2);
+                        return self.long_option(
+                            argc,
+                            argv,
+                            optstring,
+                            longopts,
+                            longind,
+                            long_only,
+                            print_errors,
+                            "--",
+                        );
+                    }
+                    // With getopt_long_only, "-f" for a valid short option f is
+                    // that option, "-fu" is first tried as a long option.
+                    if long_only && (*a.add(2) != 0 || strchr(optstring, *a.add(1)).is_null()) {
+                        self.nextchar = a.add(1);
+                        let code = self.long_option(
+                            argc,
+                            argv,
+                            optstring,
+                            longopts,
+                            longind,
+                            long_only,
+                            print_errors,
+                            "-",
+                        );
+                        if code != -1 {
+                            return code;
+                        }
                     }
                 }
+                self.nextchar = arg(self.vars.optind).add(1);
             }
-            self.nextchar = arg(self.vars.optind).add(1);
-        }
 
-        // The next short option of the group.
-        let c = *self.nextchar;
-        self.nextchar = self.nextchar.add(1);
-        let spec = strchr(optstring, c);
-        if *self.nextchar == 0 {
-            self.vars.optind += 1;
-        }
-        if spec.is_null() || c as u8 == b':' || c as u8 == b';' {
-            if print_errors {
-                complain(format!(
-                    "{}: invalid option -- '{}'\n",
-                    text(arg(0)),
-                    c as u8 as char
-                ));
+            // The next short option of the group.
+            let c = *self.nextchar;
+            self.nextchar = self.nextchar.add(1);
+            let spec = strchr(optstring, c);
+            if *self.nextchar == 0 {
+                self.vars.optind += 1;
             }
-            self.optopt = c_int::from(c as u8);
-            return b'?' as c_int;
-        }
-        let missing = || if *optstring as u8 == b':' { b':' } else { b'?' } as c_int;
-        if *spec as u8 == b'W' && *spec.add(1) as u8 == b';' && !longopts.is_null() {
-            // "-W foo" is "--foo".
-            let name = if *self.nextchar != 0 {
-                self.nextchar
-            } else if self.vars.optind == argc {
+            if spec.is_null() || c as u8 == b':' || c as u8 == b';' {
                 if print_errors {
                     complain(format!(
-                        "{}: option requires an argument -- '{}'\n",
+                        "{}: invalid option -- '{}'\n",
                         text(arg(0)),
                         c as u8 as char
                     ));
                 }
                 self.optopt = c_int::from(c as u8);
-                return missing();
-            } else {
-                arg(self.vars.optind)
-            };
-            self.nextchar = name;
-            self.vars.optarg = std::ptr::null_mut();
-            return self.long_option(
-                argc,
-                argv,
-                optstring,
-                longopts,
-                longind,
-                false,
-                print_errors,
-                "-W ",
-            );
-        }
-        if *spec.add(1) as u8 == b':' {
-            if *spec.add(2) as u8 == b':' {
-                // Optional argument: only when attached ("-xvalue").
-                if *self.nextchar != 0 {
-                    self.vars.optarg = self.nextchar;
-                    self.vars.optind += 1;
-                } else {
-                    self.vars.optarg = std::ptr::null_mut();
-                }
-                self.nextchar = std::ptr::null_mut();
-            } else {
-                let mut code = c_int::from(c as u8);
-                if *self.nextchar != 0 {
-                    self.vars.optarg = self.nextchar;
-                    self.vars.optind += 1;
+                return b'?' as c_int;
+            }
+            let missing = || if *optstring as u8 == b':' { b':' } else { b'?' } as c_int;
+            if *spec as u8 == b'W' && *spec.add(1) as u8 == b';' && !longopts.is_null() {
+                // "-W foo" is "--foo".
+                let name = if *self.nextchar != 0 {
+                    self.nextchar
                 } else if self.vars.optind == argc {
                     if print_errors {
                         complain(format!(
@@ -328,43 +294,89 @@ impl Parser {
                         ));
                     }
                     self.optopt = c_int::from(c as u8);
-                    code = missing();
+                    return missing();
                 } else {
-                    self.vars.optarg = arg(self.vars.optind);
-                    self.vars.optind += 1;
-                }
-                self.nextchar = std::ptr::null_mut();
-                return code;
+                    arg(self.vars.optind)
+                };
+                self.nextchar = name;
+                self.vars.optarg = std::ptr::null_mut();
+                return self.long_option(
+                    argc,
+                    argv,
+                    optstring,
+                    longopts,
+                    longind,
+                    false,
+                    print_errors,
+                    "-W ",
+                );
             }
+            if *spec.add(1) as u8 == b':' {
+                if *spec.add(2) as u8 == b':' {
+                    // Optional argument: only when attached ("-xvalue").
+                    if *self.nextchar != 0 {
+                        self.vars.optarg = self.nextchar;
+                        self.vars.optind += 1;
+                    } else {
+                        self.vars.optarg = std::ptr::null_mut();
+                    }
+                    self.nextchar = std::ptr::null_mut();
+                } else {
+                    let mut code = c_int::from(c as u8);
+                    if *self.nextchar != 0 {
+                        self.vars.optarg = self.nextchar;
+                        self.vars.optind += 1;
+                    } else if self.vars.optind == argc {
+                        if print_errors {
+                            complain(format!(
+                                "{}: option requires an argument -- '{}'\n",
+                                text(arg(0)),
+                                c as u8 as char
+                            ));
+                        }
+                        self.optopt = c_int::from(c as u8);
+                        code = missing();
+                    } else {
+                        self.vars.optarg = arg(self.vars.optind);
+                        self.vars.optind += 1;
+                    }
+                    self.nextchar = std::ptr::null_mut();
+                    return code;
+                }
+            }
+            c_int::from(c as u8)
         }
-        c_int::from(c as u8)
     }
 
     /// Starts a scan; returns the option string without its ordering prefix.
     unsafe fn initialize(&mut self, optstring: *const c_char, posixly_correct: bool) -> *const c_char {
-        if self.vars.optind == 0 {
-            self.vars.optind = 1;
-        }
-        self.first_nonopt = self.vars.optind;
-        self.last_nonopt = self.vars.optind;
-        self.nextchar = std::ptr::null_mut();
-        self.initialized = true;
-        match *optstring as u8 {
-            b'-' => {
-                self.ordering = Ordering::ReturnInOrder;
-                optstring.add(1)
+        // Safety: the caller upholds this function's contract (see its `# Safety`).
+        unsafe {
+            if self.vars.optind == 0 {
+                self.vars.optind = 1;
             }
-            b'+' => {
-                self.ordering = Ordering::RequireOrder;
-                optstring.add(1)
-            }
-            _ => {
-                self.ordering = if posixly_correct || !libc::getenv(c"POSIXLY_CORRECT".as_ptr()).is_null() {
-                    Ordering::RequireOrder
-                } else {
-                    Ordering::Permute
-                };
-                optstring
+            self.first_nonopt = self.vars.optind;
+            self.last_nonopt = self.vars.optind;
+            self.nextchar = std::ptr::null_mut();
+            self.initialized = true;
+            match *optstring as u8 {
+                b'-' => {
+                    self.ordering = Ordering::ReturnInOrder;
+                    optstring.add(1)
+                }
+                b'+' => {
+                    self.ordering = Ordering::RequireOrder;
+                    optstring.add(1)
+                }
+                _ => {
+                    self.ordering = if posixly_correct || !libc::getenv(c"POSIXLY_CORRECT".as_ptr()).is_null()
+                    {
+                        Ordering::RequireOrder
+                    } else {
+                        Ordering::Permute
+                    };
+                    optstring
+                }
             }
         }
     }
@@ -373,13 +385,16 @@ impl Parser {
     /// them (`argv[first_nonopt..optind]` rotated; glibc's block swaps give
     /// the same order).
     unsafe fn exchange(&mut self, argv: *mut *mut c_char) {
-        let (bottom, middle, top) = (self.first_nonopt, self.last_nonopt, self.vars.optind);
-        if top > middle && middle > bottom {
-            let part = std::slice::from_raw_parts_mut(argv.add(bottom as usize), (top - bottom) as usize);
-            part.rotate_left((middle - bottom) as usize);
+        // Safety: the caller upholds this function's contract (see its `# Safety`).
+        unsafe {
+            let (bottom, middle, top) = (self.first_nonopt, self.last_nonopt, self.vars.optind);
+            if top > middle && middle > bottom {
+                let part = std::slice::from_raw_parts_mut(argv.add(bottom as usize), (top - bottom) as usize);
+                part.rotate_left((middle - bottom) as usize);
+            }
+            self.first_nonopt += self.vars.optind - self.last_nonopt;
+            self.last_nonopt = self.vars.optind;
         }
-        self.first_nonopt += self.vars.optind - self.last_nonopt;
-        self.last_nonopt = self.vars.optind;
     }
 
     /// A long option at `nextchar` (`name` or `name=value`); -1 when
@@ -396,122 +411,125 @@ impl Parser {
         print_errors: bool,
         prefix: &str,
     ) -> c_int {
-        let arg = |i: c_int| *argv.add(i as usize);
-        let mut nameend = self.nextchar;
-        while *nameend != 0 && *nameend as u8 != b'=' {
-            nameend = nameend.add(1);
-        }
-        let given = std::slice::from_raw_parts(
-            self.nextchar as *const u8,
-            nameend.offset_from(self.nextchar) as usize,
-        );
-        let options: Vec<&LongOption> = (0..)
-            .map(|i| &*longopts.add(i))
-            .take_while(|o| !o.name.is_null())
-            .collect();
-        let name_of = |o: &LongOption| CStr::from_ptr(o.name).to_bytes();
-        let mut found = options.iter().position(|o| name_of(o) == given);
-        if found.is_none() {
-            // Abbreviations: ambiguous unless every match means the same.
-            let mut ambiguous: Vec<usize> = Vec::new();
-            for (i, o) in options.iter().enumerate() {
-                if !name_of(o).starts_with(given) {
-                    continue;
-                }
-                match found {
-                    None => found = Some(i),
-                    Some(first) => {
-                        let f = options[first];
-                        if long_only || f.has_arg != o.has_arg || f.flag != o.flag || f.val != o.val {
-                            if ambiguous.is_empty() {
-                                ambiguous.push(first);
+        // Safety: the caller upholds this function's contract (see its `# Safety`).
+        unsafe {
+            let arg = |i: c_int| *argv.add(i as usize);
+            let mut nameend = self.nextchar;
+            while *nameend != 0 && *nameend as u8 != b'=' {
+                nameend = nameend.add(1);
+            }
+            let given = std::slice::from_raw_parts(
+                self.nextchar as *const u8,
+                nameend.offset_from(self.nextchar) as usize,
+            );
+            let options: Vec<&LongOption> = (0..)
+                .map(|i| &*longopts.add(i))
+                .take_while(|o| !o.name.is_null())
+                .collect();
+            let name_of = |o: &LongOption| CStr::from_ptr(o.name).to_bytes();
+            let mut found = options.iter().position(|o| name_of(o) == given);
+            if found.is_none() {
+                // Abbreviations: ambiguous unless every match means the same.
+                let mut ambiguous: Vec<usize> = Vec::new();
+                for (i, o) in options.iter().enumerate() {
+                    if !name_of(o).starts_with(given) {
+                        continue;
+                    }
+                    match found {
+                        None => found = Some(i),
+                        Some(first) => {
+                            let f = options[first];
+                            if long_only || f.has_arg != o.has_arg || f.flag != o.flag || f.val != o.val {
+                                if ambiguous.is_empty() {
+                                    ambiguous.push(first);
+                                }
+                                ambiguous.push(i);
                             }
-                            ambiguous.push(i);
                         }
                     }
                 }
-            }
-            if !ambiguous.is_empty() {
-                if print_errors {
-                    let mut msg = format!(
-                        "{}: option '{prefix}{}' is ambiguous; possibilities:",
-                        text(arg(0)),
-                        text(self.nextchar)
-                    );
-                    for i in ambiguous {
-                        msg.push_str(&format!(" '{prefix}{}'", text(options[i].name)));
+                if !ambiguous.is_empty() {
+                    if print_errors {
+                        let mut msg = format!(
+                            "{}: option '{prefix}{}' is ambiguous; possibilities:",
+                            text(arg(0)),
+                            text(self.nextchar)
+                        );
+                        for i in ambiguous {
+                            msg.push_str(&format!(" '{prefix}{}'", text(options[i].name)));
+                        }
+                        msg.push('\n');
+                        complain(msg);
                     }
-                    msg.push('\n');
-                    complain(msg);
+                    self.nextchar = self.nextchar.add(libc::strlen(self.nextchar));
+                    self.vars.optind += 1;
+                    self.optopt = 0;
+                    return b'?' as c_int;
                 }
-                self.nextchar = self.nextchar.add(libc::strlen(self.nextchar));
-                self.vars.optind += 1;
-                self.optopt = 0;
-                return b'?' as c_int;
             }
-        }
-        let Some(index) = found else {
-            // Not a long option: an error, unless getopt_long_only can read
-            // it as short options.
-            if !long_only
-                || *arg(self.vars.optind).add(1) as u8 == b'-'
-                || strchr(optstring, *self.nextchar).is_null()
-            {
-                if print_errors {
-                    complain(format!(
-                        "{}: unrecognized option '{prefix}{}'\n",
-                        text(arg(0)),
-                        text(self.nextchar)
-                    ));
+            let Some(index) = found else {
+                // Not a long option: an error, unless getopt_long_only can read
+                // it as short options.
+                if !long_only
+                    || *arg(self.vars.optind).add(1) as u8 == b'-'
+                    || strchr(optstring, *self.nextchar).is_null()
+                {
+                    if print_errors {
+                        complain(format!(
+                            "{}: unrecognized option '{prefix}{}'\n",
+                            text(arg(0)),
+                            text(self.nextchar)
+                        ));
+                    }
+                    self.nextchar = std::ptr::null_mut();
+                    self.vars.optind += 1;
+                    self.optopt = 0;
+                    return b'?' as c_int;
                 }
-                self.nextchar = std::ptr::null_mut();
-                self.vars.optind += 1;
-                self.optopt = 0;
-                return b'?' as c_int;
-            }
-            return -1;
-        };
-        let option = options[index];
-        self.vars.optind += 1;
-        self.nextchar = std::ptr::null_mut();
-        if *nameend != 0 {
-            if option.has_arg != 0 {
-                self.vars.optarg = nameend.add(1);
-            } else {
-                if print_errors {
-                    complain(format!(
-                        "{}: option '{prefix}{}' doesn't allow an argument\n",
-                        text(arg(0)),
-                        text(option.name)
-                    ));
+                return -1;
+            };
+            let option = options[index];
+            self.vars.optind += 1;
+            self.nextchar = std::ptr::null_mut();
+            if *nameend != 0 {
+                if option.has_arg != 0 {
+                    self.vars.optarg = nameend.add(1);
+                } else {
+                    if print_errors {
+                        complain(format!(
+                            "{}: option '{prefix}{}' doesn't allow an argument\n",
+                            text(arg(0)),
+                            text(option.name)
+                        ));
+                    }
+                    self.optopt = option.val;
+                    return b'?' as c_int;
                 }
-                self.optopt = option.val;
-                return b'?' as c_int;
-            }
-        } else if option.has_arg == 1 {
-            if self.vars.optind < argc {
-                self.vars.optarg = arg(self.vars.optind);
-                self.vars.optind += 1;
-            } else {
-                if print_errors {
-                    complain(format!(
-                        "{}: option '{prefix}{}' requires an argument\n",
-                        text(arg(0)),
-                        text(option.name)
-                    ));
+            } else if option.has_arg == 1 {
+                if self.vars.optind < argc {
+                    self.vars.optarg = arg(self.vars.optind);
+                    self.vars.optind += 1;
+                } else {
+                    if print_errors {
+                        complain(format!(
+                            "{}: option '{prefix}{}' requires an argument\n",
+                            text(arg(0)),
+                            text(option.name)
+                        ));
+                    }
+                    self.optopt = option.val;
+                    return if *optstring as u8 == b':' { b':' } else { b'?' } as c_int;
                 }
-                self.optopt = option.val;
-                return if *optstring as u8 == b':' { b':' } else { b'?' } as c_int;
             }
+            if !longind.is_null() {
+                *longind = index as c_int;
+            }
+            if !option.flag.is_null() {
+                *option.flag = option.val;
+                return 0;
+            }
+            option.val
         }
-        if !longind.is_null() {
-            *longind = index as c_int;
-        }
-        if !option.flag.is_null() {
-            *option.flag = option.val;
-            return 0;
-        }
-        option.val
     }
 }
 
@@ -557,7 +575,8 @@ mod tests {
     }
 
     unsafe fn show(p: *const c_char) -> Option<String> {
-        (!p.is_null()).then(|| text(p))
+        // Safety: a non-null pointer into the test's argv or the parser's strings.
+        (!p.is_null()).then(|| unsafe { text(p) })
     }
 
     /// Parses `args` to the end with glibc (`ours == false`) or with ours.

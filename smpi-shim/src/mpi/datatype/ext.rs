@@ -4,16 +4,16 @@
 
 use crate::mpi::datatype::{Basic, Datatype, Elem};
 
-pub const DISTRIBUTE_NONE: i32 = 0;
-pub const DISTRIBUTE_BLOCK: i32 = 1;
-pub const DISTRIBUTE_CYCLIC: i32 = 2;
-pub const DISTRIBUTE_DFLT_DARG: i32 = -49767;
-pub const ORDER_C: i32 = 0;
-pub const ORDER_FORTRAN: i32 = 1;
+pub(crate) const DISTRIBUTE_NONE: i32 = 0;
+pub(crate) const DISTRIBUTE_BLOCK: i32 = 1;
+pub(crate) const DISTRIBUTE_CYCLIC: i32 = 2;
+pub(crate) const DISTRIBUTE_DFLT_DARG: i32 = -49767;
+pub(crate) const ORDER_C: i32 = 0;
+pub(crate) const ORDER_FORTRAN: i32 = 1;
 
 /// One dimension of a distributed array, as given to MPI_Type_create_darray.
 #[derive(Copy, Clone, Debug)]
-pub struct DarrayDim {
+pub(crate) struct DarrayDim {
     pub gsize: usize,
     pub distrib: i32,
     pub darg: i32,
@@ -68,7 +68,11 @@ fn owned_indices(d: &DarrayDim, coord: usize) -> Result<Vec<usize>, String> {
 /// `(first element index, number of consecutive elements)` runs in type-map
 /// order (C order: the last dimension varies fastest; Fortran: the first).
 /// Processes are laid out on the grid in row-major order whatever `order` is.
-pub fn darray_runs(rank: usize, dims: &[DarrayDim], order: i32) -> Result<Vec<(usize, usize)>, String> {
+pub(crate) fn darray_runs(
+    rank: usize,
+    dims: &[DarrayDim],
+    order: i32,
+) -> Result<Vec<(usize, usize)>, String> {
     let nd = dims.len();
     if nd == 0 {
         return Ok(vec![]);
@@ -145,7 +149,7 @@ pub fn darray_runs(rank: usize, dims: &[DarrayDim], order: i32) -> Result<Vec<(u
 }
 
 /// Bytes of `count` elements of `dt` in external32.
-pub fn external32_size(dt: &Datatype, count: usize) -> usize {
+pub(crate) fn external32_size(dt: &Datatype, count: usize) -> usize {
     dt.runs
         .iter()
         .map(|r| r.count * r.elem.external as usize)
@@ -157,15 +161,18 @@ pub fn external32_size(dt: &Datatype, count: usize) -> usize {
 ///
 /// # Safety
 /// `buf` must be valid for the type map of `count` elements.
-pub unsafe fn pack_external32(dt: &Datatype, buf: *const u8, count: usize, out: &mut Vec<u8>) {
-    out.reserve(external32_size(dt, count));
-    for i in 0..count {
-        let base = buf.offset(i as isize * dt.extent);
-        for r in &dt.runs {
-            let n = r.elem.basic.size();
-            for j in 0..r.count {
-                let src = std::slice::from_raw_parts(base.offset(r.offset).add(j * n), n);
-                encode(r.elem, src, out);
+pub(crate) unsafe fn pack_external32(dt: &Datatype, buf: *const u8, count: usize, out: &mut Vec<u8>) {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        out.reserve(external32_size(dt, count));
+        for i in 0..count {
+            let base = buf.offset(i as isize * dt.extent);
+            for r in &dt.runs {
+                let n = r.elem.basic.size();
+                for j in 0..r.count {
+                    let src = std::slice::from_raw_parts(base.offset(r.offset).add(j * n), n);
+                    encode(r.elem, src, out);
+                }
             }
         }
     }
@@ -176,24 +183,32 @@ pub unsafe fn pack_external32(dt: &Datatype, buf: *const u8, count: usize, out: 
 ///
 /// # Safety
 /// `buf` must be valid for the type map of `count` elements.
-pub unsafe fn unpack_external32(dt: &Datatype, data: &[u8], buf: *mut u8, count: usize) -> Option<usize> {
-    if data.len() < external32_size(dt, count) {
-        return None;
-    }
-    let mut pos = 0;
-    for i in 0..count {
-        let base = buf.offset(i as isize * dt.extent);
-        for r in &dt.runs {
-            let n = r.elem.basic.size();
-            let e = r.elem.external as usize;
-            for j in 0..r.count {
-                let dst = std::slice::from_raw_parts_mut(base.offset(r.offset).add(j * n), n);
-                decode(r.elem, &data[pos..pos + e], dst);
-                pos += e;
+pub(crate) unsafe fn unpack_external32(
+    dt: &Datatype,
+    data: &[u8],
+    buf: *mut u8,
+    count: usize,
+) -> Option<usize> {
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        if data.len() < external32_size(dt, count) {
+            return None;
+        }
+        let mut pos = 0;
+        for i in 0..count {
+            let base = buf.offset(i as isize * dt.extent);
+            for r in &dt.runs {
+                let n = r.elem.basic.size();
+                let e = r.elem.external as usize;
+                for j in 0..r.count {
+                    let dst = std::slice::from_raw_parts_mut(base.offset(r.offset).add(j * n), n);
+                    decode(r.elem, &data[pos..pos + e], dst);
+                    pos += e;
+                }
             }
         }
+        Some(pos)
     }
-    Some(pos)
 }
 
 fn is_signed(b: Basic) -> bool {
@@ -332,18 +347,22 @@ mod tests {
         let float = types[13].as_ref().unwrap();
         let data = [1i32, -2];
         let mut out = Vec::new();
+        // Safety: test data, valid for the sizes and types used.
         unsafe { pack_external32(int, data.as_ptr().cast(), 2, &mut out) };
         assert_eq!(out, [0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe]);
         let longs = [1i64, -2];
         let mut out = Vec::new();
+        // Safety: test data, valid for the sizes and types used.
         unsafe { pack_external32(long, longs.as_ptr().cast(), 2, &mut out) };
         assert_eq!(out, [0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe]);
         assert_eq!(external32_size(long, 2), 8);
         let mut back = [0i64; 2];
+        // Safety: test data, valid for the sizes and types used.
         let used = unsafe { unpack_external32(long, &out, back.as_mut_ptr().cast(), 2) };
         assert_eq!((used, back), (Some(8), [1, -2]));
         let floats = [1.0f32, 2.0];
         let mut out = Vec::new();
+        // Safety: test data, valid for the sizes and types used.
         unsafe { pack_external32(float, floats.as_ptr().cast(), 2, &mut out) };
         assert_eq!(out, [0x3f, 0x80, 0, 0, 0x40, 0, 0, 0]);
     }
@@ -369,6 +388,7 @@ mod tests {
         }
         let src = [Di { v: 2.0, i: 7 }];
         let mut out = Vec::new();
+        // Safety: test data, valid for the sizes and types used.
         unsafe { pack_external32(double_int, src.as_ptr().cast(), 1, &mut out) };
         assert_eq!(out[..8], 2.0f64.to_be_bytes());
         assert_eq!(out[8..], 7i32.to_be_bytes());
