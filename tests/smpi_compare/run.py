@@ -237,7 +237,7 @@ def write_expected(case, out, wall, smpi_bin):
 
 
 # Known causes of differences (diagnosed by hand, see README.md). Keys are used in
-# expected/known_diffs.tsv and in the #[ignore] messages of tests/tests/smpi_compare.rs.
+# expected/known_diffs.tsv and in the #[ignore] messages of tests/tests/e2e/smpi_compare.rs.
 CAUSES = {
     "precision": "SimGrid ends every action due within surf/precision (1e-9 s) of the current date in the same "
                  "step (update_actions_state_lazy: double_equals(top_date, now, 1e-9)); ours only events dated <= now "
@@ -336,7 +336,7 @@ def main():
     ap.add_argument("--from-json", metavar="FILE",
                     help="re-diagnose a --json result (no runs): rewrite results.md, and known_diffs with --known-diffs")
     ap.add_argument("--gen-rust", action="store_true",
-                    help="regenerate the case list of tests/tests/smpi_compare.rs from expected/ (runs nothing)")
+                    help="regenerate the case list of tests/tests/e2e/smpi_compare.rs from expected/ (runs nothing)")
     ap.add_argument("--smpi-bin", default="/usr/bin", help="directory of SimGrid's smpicc/smpirun")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per simulation (default 600)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every label, not only differences")
@@ -475,8 +475,8 @@ def main():
 
 
 def gen_rust():
-    """Rewrites the generated part of tests/tests/smpi_compare.rs: one test per case of expected/."""
-    path = os.path.join(REPO, "tests", "tests", "smpi_compare.rs")
+    """Rewrites the generated part of tests/tests/e2e/smpi_compare.rs: one test per case of expected/."""
+    path = os.path.join(REPO, "tests", "tests", "e2e", "smpi_compare.rs")
     known = {}
     kd = os.path.join(EXPECTED, "known_diffs.tsv")
     if os.path.exists(kd):

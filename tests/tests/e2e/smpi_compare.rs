@@ -14,7 +14,7 @@
 //!   model) is still checked at that tolerance; larger ones are not checked.
 //! * `<case>_exact` (only for cases with known differences; `#[ignore]`d with
 //!   the cause and an example in the message): every value within 1e-6. Run
-//!   them with `cargo test --release -p e2e-tests --test smpi_compare -- --ignored`;
+//!   them with `cargo test --release -p e2e-tests --test e2e smpi_compare:: -- --ignored`;
 //!   one that passes means the difference was fixed: regenerate with
 //!   `tests/smpi_compare/run.py --known-diffs --gen-rust`.
 //!

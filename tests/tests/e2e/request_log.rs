@@ -1,7 +1,7 @@
 //! `smpirun -request-log`: one line per send, receive and probe each rank posts, with
 //! its simulated date, and `scripts/request_diff.py`, which compares two such logs (or
 //! one with SimGrid's `smpi_request` verbose log) rank by rank. (An unwritable log path is
-//! a user error: `tests/tests/cli.rs`.)
+//! a user error: `tests/tests/e2e/cli.rs`.)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

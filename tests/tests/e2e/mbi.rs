@@ -159,7 +159,7 @@ fn mbi_subset() {
         assert_eq!(&o.class, class, "{n}: class in MBI's header");
         if o.verdict == "TP" {
             eprintln!(
-                "now flagged (move it to FLAGGED in tests/tests/mbi.rs):\n{}",
+                "now flagged (move it to FLAGGED in tests/tests/e2e/mbi.rs):\n{}",
                 describe(n)
             );
         }

@@ -1,0 +1,28 @@
+//! End-to-end tests, one binary with one module per behaviour: each builds C
+//! programs from `apps/` with `smpicc`, runs them with `smpirun` and checks the
+//! outcome (see `tests/src/lib.rs` for the helpers). Run one module with
+//! `cargo test --release -p e2e-tests --test e2e <module>::`.
+
+mod apps;
+mod calibration_programs;
+mod cli;
+mod coll_algorithms;
+mod coll_smpi_parity;
+mod coll_timing;
+mod config;
+mod datatypes;
+mod determinism;
+mod failures;
+mod hpl;
+mod libc_state;
+mod mbi;
+mod mprobe;
+mod nbc;
+mod netbench;
+mod parity;
+mod pingpong_model;
+mod privatization;
+mod request_log;
+mod sampling;
+mod smpi_compare;
+mod topology;
