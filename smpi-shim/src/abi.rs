@@ -37,15 +37,6 @@ macro_rules! coll_call {
     }};
 }
 
-macro_rules! check_count_c {
-    ($me:expr, $comm:expr, $call:expr, $count:expr) => {
-        match count_c($me, $comm, $call, $count) {
-            Ok(c) => c,
-            Err(code) => return code,
-        }
-    };
-}
-
 mod args;
 mod attr;
 mod blas;

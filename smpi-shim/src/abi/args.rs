@@ -10,17 +10,18 @@ use crate::mpi::{
 
 pub(super) type Aint = isize;
 
-pub(super) fn count_ok(me: u32, comm: i32, call: &str, count: c_int) -> Result<usize, c_int> {
-    if count < 0 {
-        Err(entry::handle_error(
+/// A count (`int` or `MPI_Count`) as `usize`; a negative one goes through the
+/// communicator's error handler as `MPI_ERR_COUNT`.
+pub(super) fn count_ok(me: u32, comm: i32, call: &str, count: impl Into<i64>) -> Result<usize, c_int> {
+    let count: i64 = count.into();
+    usize::try_from(count).map_err(|_| {
+        entry::handle_error(
             me,
             comm,
             call,
             mpi_err(MPI_ERR_COUNT, format!("negative count {count}")),
-        ))
-    } else {
-        Ok(count as usize)
-    }
+        )
+    })
 }
 
 pub(super) unsafe fn set<T>(p: *mut T, v: T) {

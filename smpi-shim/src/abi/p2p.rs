@@ -36,7 +36,7 @@ pub(crate) fn p2p(
 
 pub(super) unsafe fn blocking_send(
     buf: *const c_void,
-    count: c_int,
+    count: impl Into<i64>,
     dt: c_int,
     dst: c_int,
     tag: c_int,
@@ -108,7 +108,7 @@ pub(super) unsafe extern "C" fn MPI_Bsend(
 
 pub(super) unsafe fn nb_send(
     buf: *const c_void,
-    count: c_int,
+    count: impl Into<i64>,
     dt: c_int,
     dst: c_int,
     tag: c_int,
@@ -210,6 +210,30 @@ pub(super) unsafe extern "C" fn MPI_Ibsend(
         )
     }
 }
+/// `MPI_Recv` and `MPI_Recv_c` (the count as `int` or `MPI_Count`).
+pub(super) unsafe fn recv(
+    buf: *mut c_void,
+    count: impl Into<i64>,
+    dt: c_int,
+    src: c_int,
+    tag: c_int,
+    comm: c_int,
+    st: *mut CStatus,
+    call: &'static str,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let n = check_count!(g.me, comm, call, count);
+        let id = match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
+            Ok(id) => id,
+            Err(e) => return entry::handle_error(g.me, comm, call, e),
+        };
+        let s = rt::wait(g.me, id, call);
+        write_status(st, &s);
+        status_result(g.me, comm, call, &s, n)
+    }
+}
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Recv(
@@ -221,17 +245,31 @@ pub(super) unsafe extern "C" fn MPI_Recv(
     comm: c_int,
     st: *mut CStatus,
 ) -> c_int {
+    // Safety: the program calls this as MPI specifies.
+    unsafe { recv(buf, count, dt, src, tag, comm, st, "MPI_Recv") }
+}
+/// `MPI_Irecv` and `MPI_Irecv_c` (the count as `int` or `MPI_Count`).
+pub(super) unsafe fn irecv(
+    buf: *mut c_void,
+    count: impl Into<i64>,
+    dt: c_int,
+    src: c_int,
+    tag: c_int,
+    comm: c_int,
+    req: *mut c_int,
+    call: &'static str,
+) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter();
-        let n = check_count!(g.me, comm, "MPI_Recv", count);
-        let id = match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
-            Ok(id) => id,
-            Err(e) => return entry::handle_error(g.me, comm, "MPI_Recv", e),
-        };
-        let s = rt::wait(g.me, id, "MPI_Recv");
-        write_status(st, &s);
-        status_result(g.me, comm, "MPI_Recv", &s, n)
+        let n = check_count!(g.me, comm, call, count);
+        match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
+            Ok(id) => {
+                set(req, id as c_int + 1);
+                MPI_SUCCESS
+            }
+            Err(e) => entry::handle_error(g.me, comm, call, e),
+        }
     }
 }
 
@@ -245,16 +283,40 @@ pub(super) unsafe extern "C" fn MPI_Irecv(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
+    // Safety: the program calls this as MPI specifies.
+    unsafe { irecv(buf, count, dt, src, tag, comm, req, "MPI_Irecv") }
+}
+/// `MPI_Sendrecv` and `MPI_Sendrecv_c` (the count as `int` or `MPI_Count`).
+pub(super) unsafe fn sendrecv(
+    sbuf: *const c_void,
+    scount: impl Into<i64>,
+    stype: c_int,
+    dst: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: impl Into<i64>,
+    rtype: c_int,
+    src: c_int,
+    rtag: c_int,
+    comm: c_int,
+    st: *mut CStatus,
+    call: &'static str,
+) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter();
-        let n = check_count!(g.me, comm, "MPI_Irecv", count);
-        match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
-            Ok(id) => {
-                set(req, id as c_int + 1);
-                MPI_SUCCESS
+        let sn = check_count!(g.me, comm, call, scount);
+        let rn = check_count!(g.me, comm, call, rcount);
+        match rt::sendrecv(
+            g.me,
+            &p2p(sbuf, sn, stype, dst, stag, comm),
+            &p2p(rbuf, rn, rtype, src, rtag, comm),
+        ) {
+            Ok(s) => {
+                write_status(st, &s);
+                status_result(g.me, comm, call, &s, rn)
             }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Irecv", e),
+            Err(e) => entry::handle_error(g.me, comm, call, e),
         }
     }
 }
@@ -274,22 +336,23 @@ pub(super) unsafe extern "C" fn MPI_Sendrecv(
     comm: c_int,
     st: *mut CStatus,
 ) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    // Safety: the program calls this as MPI specifies.
     unsafe {
-        let g = enter();
-        let sn = check_count!(g.me, comm, "MPI_Sendrecv", scount);
-        let rn = check_count!(g.me, comm, "MPI_Sendrecv", rcount);
-        match rt::sendrecv(
-            g.me,
-            &p2p(sbuf, sn, stype, dst, stag, comm),
-            &p2p(rbuf, rn, rtype, src, rtag, comm),
-        ) {
-            Ok(s) => {
-                write_status(st, &s);
-                status_result(g.me, comm, "MPI_Sendrecv", &s, rn)
-            }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Sendrecv", e),
-        }
+        sendrecv(
+            sbuf,
+            scount,
+            stype,
+            dst,
+            stag,
+            rbuf,
+            rcount,
+            rtype,
+            src,
+            rtag,
+            comm,
+            st,
+            "MPI_Sendrecv",
+        )
     }
 }
 
@@ -586,18 +649,6 @@ pub(super) unsafe extern "C" fn MPI_Isendrecv_replace(
     }
 }
 
-/// A large count, checked like an `int` one.
-pub(super) fn count_c(me: u32, comm: c_int, call: &str, count: Count) -> Result<usize, c_int> {
-    usize::try_from(count).map_err(|_| {
-        entry::handle_error(
-            me,
-            comm,
-            call,
-            mpi_err(rt::MPI_ERR_COUNT, format!("negative count {count}")),
-        )
-    })
-}
-
 // ------------------------------------------------------------------ matched probes
 
 #[no_mangle]
@@ -734,6 +785,22 @@ pub(super) unsafe fn imrecv(
         }
     }
 }
+/// `MPI_Mrecv` and `MPI_Mrecv_c` (the count as `int` or `MPI_Count`).
+pub(super) unsafe fn matched_recv(
+    buf: *mut c_void,
+    count: impl Into<i64>,
+    dt: c_int,
+    msg: *mut c_int,
+    st: *mut CStatus,
+    call: &'static str,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe {
+        let g = enter();
+        let n = check_count!(g.me, rt::MPI_COMM_WORLD, call, count);
+        mrecv(g.me, buf, n, dt, msg, st)
+    }
+}
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Mrecv(
@@ -743,12 +810,8 @@ pub(super) unsafe extern "C" fn MPI_Mrecv(
     msg: *mut c_int,
     st: *mut CStatus,
 ) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter();
-        let n = check_count_c!(g.me, rt::MPI_COMM_WORLD, "MPI_Mrecv", count as Count);
-        mrecv(g.me, buf, n, dt, msg, st)
-    }
+    // Safety: the program calls this as MPI specifies.
+    unsafe { matched_recv(buf, count, dt, msg, st, "MPI_Mrecv") }
 }
 
 #[no_mangle]
@@ -759,11 +822,23 @@ pub(super) unsafe extern "C" fn MPI_Mrecv_c(
     msg: *mut c_int,
     st: *mut CStatus,
 ) -> c_int {
+    // Safety: the program calls this as MPI specifies.
+    unsafe { matched_recv(buf, count, dt, msg, st, "MPI_Mrecv_c") }
+}
+/// `MPI_Imrecv` and `MPI_Imrecv_c` (the count as `int` or `MPI_Count`).
+pub(super) unsafe fn matched_irecv(
+    buf: *mut c_void,
+    count: impl Into<i64>,
+    dt: c_int,
+    msg: *mut c_int,
+    req: *mut c_int,
+    call: &'static str,
+) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter();
-        let n = check_count_c!(g.me, rt::MPI_COMM_WORLD, "MPI_Mrecv_c", count);
-        mrecv(g.me, buf, n, dt, msg, st)
+        let n = check_count!(g.me, rt::MPI_COMM_WORLD, call, count);
+        imrecv(g.me, buf, n, dt, msg, req)
     }
 }
 
@@ -775,12 +850,8 @@ pub(super) unsafe extern "C" fn MPI_Imrecv(
     msg: *mut c_int,
     req: *mut c_int,
 ) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter();
-        let n = check_count_c!(g.me, rt::MPI_COMM_WORLD, "MPI_Imrecv", count as Count);
-        imrecv(g.me, buf, n, dt, msg, req)
-    }
+    // Safety: the program calls this as MPI specifies.
+    unsafe { matched_irecv(buf, count, dt, msg, req, "MPI_Imrecv") }
 }
 
 #[no_mangle]
@@ -791,12 +862,8 @@ pub(super) unsafe extern "C" fn MPI_Imrecv_c(
     msg: *mut c_int,
     req: *mut c_int,
 ) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter();
-        let n = check_count_c!(g.me, rt::MPI_COMM_WORLD, "MPI_Imrecv_c", count);
-        imrecv(g.me, buf, n, dt, msg, req)
-    }
+    // Safety: the program calls this as MPI specifies.
+    unsafe { matched_irecv(buf, count, dt, msg, req, "MPI_Imrecv_c") }
 }
 
 // Message handles are plain integers in C and Fortran alike.
@@ -821,28 +888,6 @@ pub(super) extern "C" fn PMPI_Message_f2c(msg: c_int) -> c_int {
     msg
 }
 
-// ------------------------------------------------------------------ large-count forms
-
-pub(super) unsafe fn send_c(
-    buf: *const c_void,
-    count: Count,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    mode: SendMode,
-    call: &'static str,
-) -> c_int {
-    let g = enter();
-    let n = check_count_c!(g.me, comm, call, count);
-    result(
-        g.me,
-        comm,
-        call,
-        rt::send(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, call),
-    )
-}
-
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Send_c(
     buf: *const c_void,
@@ -853,7 +898,7 @@ pub(super) unsafe extern "C" fn MPI_Send_c(
     comm: c_int,
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { send_c(buf, count, dt, dst, tag, comm, SendMode::Standard, "MPI_Send_c") }
+    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Standard, "MPI_Send_c") }
 }
 
 #[no_mangle]
@@ -866,7 +911,7 @@ pub(super) unsafe extern "C" fn MPI_Ssend_c(
     comm: c_int,
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { send_c(buf, count, dt, dst, tag, comm, SendMode::Sync, "MPI_Ssend_c") }
+    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Sync, "MPI_Ssend_c") }
 }
 
 #[no_mangle]
@@ -879,7 +924,7 @@ pub(super) unsafe extern "C" fn MPI_Rsend_c(
     comm: c_int,
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { send_c(buf, count, dt, dst, tag, comm, SendMode::Ready, "MPI_Rsend_c") }
+    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Ready, "MPI_Rsend_c") }
 }
 
 #[no_mangle]
@@ -892,32 +937,7 @@ pub(super) unsafe extern "C" fn MPI_Bsend_c(
     comm: c_int,
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { send_c(buf, count, dt, dst, tag, comm, SendMode::Buffered, "MPI_Bsend_c") }
-}
-
-pub(super) unsafe fn isend_c(
-    buf: *const c_void,
-    count: Count,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    mode: SendMode,
-    req: *mut c_int,
-    call: &'static str,
-) -> c_int {
-    // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        let g = enter();
-        let n = check_count_c!(g.me, comm, call, count);
-        match rt::isend(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, true) {
-            Ok(id) => {
-                set(req, id as c_int + 1);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, call, e),
-        }
-    }
+    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Buffered, "MPI_Bsend_c") }
 }
 
 #[no_mangle]
@@ -932,7 +952,7 @@ pub(super) unsafe extern "C" fn MPI_Isend_c(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        isend_c(
+        nb_send(
             buf,
             count,
             dt,
@@ -958,7 +978,7 @@ pub(super) unsafe extern "C" fn MPI_Issend_c(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        isend_c(
+        nb_send(
             buf,
             count,
             dt,
@@ -984,7 +1004,7 @@ pub(super) unsafe extern "C" fn MPI_Irsend_c(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        isend_c(
+        nb_send(
             buf,
             count,
             dt,
@@ -1010,7 +1030,7 @@ pub(super) unsafe extern "C" fn MPI_Ibsend_c(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        isend_c(
+        nb_send(
             buf,
             count,
             dt,
@@ -1034,18 +1054,8 @@ pub(super) unsafe extern "C" fn MPI_Recv_c(
     comm: c_int,
     st: *mut CStatus,
 ) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter();
-        let n = check_count_c!(g.me, comm, "MPI_Recv_c", count);
-        let id = match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
-            Ok(id) => id,
-            Err(e) => return entry::handle_error(g.me, comm, "MPI_Recv_c", e),
-        };
-        let s = rt::wait(g.me, id, "MPI_Recv_c");
-        write_status(st, &s);
-        status_result(g.me, comm, "MPI_Recv_c", &s, n)
-    }
+    // Safety: the program calls this as MPI specifies.
+    unsafe { recv(buf, count, dt, src, tag, comm, st, "MPI_Recv_c") }
 }
 
 #[no_mangle]
@@ -1058,18 +1068,8 @@ pub(super) unsafe extern "C" fn MPI_Irecv_c(
     comm: c_int,
     req: *mut c_int,
 ) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter();
-        let n = check_count_c!(g.me, comm, "MPI_Irecv_c", count);
-        match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
-            Ok(id) => {
-                set(req, id as c_int + 1);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Irecv_c", e),
-        }
-    }
+    // Safety: the program calls this as MPI specifies.
+    unsafe { irecv(buf, count, dt, src, tag, comm, req, "MPI_Irecv_c") }
 }
 
 #[no_mangle]
@@ -1087,22 +1087,23 @@ pub(super) unsafe extern "C" fn MPI_Sendrecv_c(
     comm: c_int,
     st: *mut CStatus,
 ) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    // Safety: the program calls this as MPI specifies.
     unsafe {
-        let g = enter();
-        let sn = check_count_c!(g.me, comm, "MPI_Sendrecv_c", scount);
-        let rn = check_count_c!(g.me, comm, "MPI_Sendrecv_c", rcount);
-        match rt::sendrecv(
-            g.me,
-            &p2p(sbuf, sn, stype, dst, stag, comm),
-            &p2p(rbuf, rn, rtype, src, rtag, comm),
-        ) {
-            Ok(s) => {
-                write_status(st, &s);
-                status_result(g.me, comm, "MPI_Sendrecv_c", &s, rn)
-            }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Sendrecv_c", e),
-        }
+        sendrecv(
+            sbuf,
+            scount,
+            stype,
+            dst,
+            stag,
+            rbuf,
+            rcount,
+            rtype,
+            src,
+            rtag,
+            comm,
+            st,
+            "MPI_Sendrecv_c",
+        )
     }
 }
 
