@@ -18,7 +18,7 @@ macro_rules! check_count {
 
 macro_rules! nb {
     ($name:literal, $comm:expr, $req:expr, $body:expr) => {{
-        let g = enter();
+        let g = enter_call($name);
         let r: MpiResult<u32> = $body(g.me);
         match r {
             Ok(id) => {

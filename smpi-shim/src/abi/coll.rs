@@ -7,7 +7,7 @@ use std::ffi::{c_int, c_void};
 use crate::coll::inter::{self as ic, InterView};
 use crate::coll::nbc_inter::{self, MPI_ROOT};
 use crate::coll::{self, nbc, CommView, IN_PLACE};
-use crate::mpi::entry::{self, enter, result};
+use crate::mpi::entry::{self, enter_call, result};
 use crate::mpi::op::{Op, UserFn};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
 
@@ -35,7 +35,7 @@ pub(super) fn in_place_count(buf: *const c_void, v: c_int) -> MpiResult<usize> {
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Barrier");
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = ic::barrier(iv);
@@ -55,7 +55,7 @@ pub(super) unsafe extern "C" fn MPI_Bcast(
     root: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Bcast");
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| ic::bcast(iv, buf as *mut u8, nonneg(count)?, dt, root))();
@@ -81,7 +81,7 @@ pub(super) unsafe extern "C" fn MPI_Reduce(
     root: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Reduce");
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
@@ -124,7 +124,7 @@ pub(super) unsafe extern "C" fn MPI_Allreduce(
     op: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Allreduce");
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> =
@@ -149,7 +149,7 @@ pub(super) unsafe extern "C" fn MPI_Reduce_local(
     dt: c_int,
     op: c_int,
 ) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Reduce_local");
     coll_call!(g, rt::MPI_COMM_WORLD, "MPI_Reduce_local", {
         coll::apply_op(op, dt, inbuf as *const u8, inout as *mut u8, nonneg(count)?)
     })
@@ -166,7 +166,7 @@ pub(super) unsafe extern "C" fn MPI_Gather(
     root: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Gather");
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
@@ -242,7 +242,7 @@ pub(super) unsafe extern "C" fn MPI_Gatherv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Gatherv");
         match InterView::of(g.me, comm) {
             Ok(Some(iv)) => {
                 let r: MpiResult<()> = (|| {
@@ -301,7 +301,7 @@ pub(super) unsafe extern "C" fn MPI_Scatter(
     root: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Scatter");
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
@@ -356,7 +356,7 @@ pub(super) unsafe extern "C" fn MPI_Scatterv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Scatterv");
         match InterView::of(g.me, comm) {
             Ok(Some(iv)) => {
                 let r: MpiResult<()> = (|| {
@@ -414,7 +414,7 @@ pub(super) unsafe extern "C" fn MPI_Allgather(
     rtype: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Allgather");
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
@@ -468,7 +468,7 @@ pub(super) unsafe extern "C" fn MPI_Allgatherv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Allgatherv");
         match InterView::of(g.me, comm) {
             Ok(Some(iv)) => {
                 let r: MpiResult<()> = (|| {
@@ -516,7 +516,7 @@ pub(super) unsafe extern "C" fn MPI_Alltoall(
     rtype: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Alltoall");
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
@@ -585,7 +585,7 @@ pub(super) unsafe extern "C" fn MPI_Alltoallv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Alltoallv");
         match InterView::of(g.me, comm) {
             Ok(Some(iv)) => {
                 let r: MpiResult<()> = (|| {
@@ -651,7 +651,7 @@ pub(super) unsafe extern "C" fn MPI_Reduce_scatter(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Reduce_scatter");
         match InterView::of(g.me, comm) {
             Ok(Some(iv)) => {
                 let r: MpiResult<()> = (|| {
@@ -682,7 +682,7 @@ pub(super) unsafe extern "C" fn MPI_Reduce_scatter_block(
     op: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Reduce_scatter_block");
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
@@ -712,7 +712,7 @@ pub(super) unsafe extern "C" fn MPI_Scan(
     op: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Scan");
     coll_call!(
         g,
         comm,
@@ -738,7 +738,7 @@ pub(super) unsafe extern "C" fn MPI_Exscan(
     op: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Exscan");
     coll_call!(
         g,
         comm,
@@ -1356,7 +1356,7 @@ pub(super) unsafe extern "C" fn MPI_Alltoallw(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Alltoallw");
         let res = alltoallw_req(g.me, comm, s, scs, sds, sts, r, rcs, rds, rts)
             .and_then(|id| wait_coll(g.me, id, "MPI_Alltoallw"));
         result(g.me, comm, "MPI_Alltoallw", res)
@@ -1379,7 +1379,7 @@ pub(super) unsafe extern "C" fn MPI_Alltoallv_c(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Alltoallv_c");
         let res = (|| -> MpiResult<()> {
             let (c, inter) = comm_of(g.me, comm)?;
             let n = inter.unwrap_or(c.size);

@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int, CStr};
 
 use crate::abi::group::{add_group, group_of};
 use crate::mpi::comm;
-use crate::mpi::entry::{self, enter, result};
+use crate::mpi::entry::{self, enter_call, result};
 use crate::mpi::{self as rt, mpi_err, with_world, MPI_COMM_NULL, MPI_SUCCESS, MPI_UNDEFINED};
 
 use super::args::*;
@@ -47,7 +47,7 @@ pub(super) unsafe extern "C" fn MPI_Comm_size(comm: c_int, size: *mut c_int) -> 
 pub(super) unsafe extern "C" fn MPI_Comm_dup(comm: c_int, new: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Comm_dup");
         let r = comm::dup_comm(g.me, comm, true);
         match r {
             Ok(h) => {
@@ -67,7 +67,7 @@ pub(super) unsafe extern "C" fn MPI_Comm_split(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Comm_split");
         match comm::split(g.me, comm, color, key) {
             Ok(h) => {
                 set(new, h);
@@ -82,7 +82,7 @@ pub(super) unsafe extern "C" fn MPI_Comm_split(
 pub(super) unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, new: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Comm_create");
         match group_of(g.me, group).and_then(|grp| comm::create(g.me, comm, grp)) {
             Ok(h) => {
                 set(new, h);
@@ -97,7 +97,7 @@ pub(super) unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, new: 
 pub(super) unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Comm_free");
         let h = *comm;
         if h == rt::MPI_COMM_WORLD || h == rt::MPI_COMM_SELF {
             return entry::handle_error(
@@ -274,7 +274,7 @@ pub(super) unsafe extern "C" fn MPI_Intercomm_create(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Intercomm_create");
         match comm::intercomm_create(g.me, local, local_leader, peer, remote_leader, tag) {
             Ok(h) => {
                 set(new, h);
@@ -289,7 +289,7 @@ pub(super) unsafe extern "C" fn MPI_Intercomm_create(
 pub(super) unsafe extern "C" fn MPI_Intercomm_merge(inter: c_int, high: c_int, new: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Intercomm_merge");
         match comm::intercomm_merge(g.me, inter, high) {
             Ok(h) => {
                 set(new, h);
@@ -304,7 +304,7 @@ pub(super) unsafe extern "C" fn MPI_Intercomm_merge(inter: c_int, high: c_int, n
 pub(super) unsafe extern "C" fn MPI_Comm_idup(comm: c_int, new: *mut c_int, req: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Comm_idup");
         match comm::dup_comm(g.me, comm, false) {
             Ok(h) => {
                 set(new, h);
@@ -335,7 +335,7 @@ pub(super) unsafe extern "C" fn MPI_Comm_create_group(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Comm_create_group");
         match group_of(g.me, group).and_then(|grp| comm::create_group(g.me, comm, grp, tag)) {
             Ok(h) => {
                 set(new, h);

@@ -3,7 +3,7 @@
 
 use std::ffi::{c_char, c_int};
 
-use crate::mpi::entry::{self, enter, result};
+use crate::mpi::entry::{self, enter_call, result};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
 
 use super::args::*;
@@ -28,7 +28,7 @@ pub(super) unsafe extern "C" fn MPI_Error_class(code: c_int, class: *mut c_int) 
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Comm_set_errhandler(comm: c_int, eh: c_int) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Comm_set_errhandler");
     let r = with_world(|w| -> MpiResult<()> {
         let user = usize::try_from(eh - entry::FIRST_USER_ERRHANDLER).is_ok_and(|i| i < w.errhandlers.len());
         if eh != rt::MPI_ERRORS_ARE_FATAL && eh != rt::MPI_ERRORS_RETURN && !user {
@@ -47,7 +47,7 @@ pub(super) unsafe extern "C" fn MPI_Comm_set_errhandler(comm: c_int, eh: c_int) 
 pub(super) unsafe extern "C" fn MPI_Comm_get_errhandler(comm: c_int, eh: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Comm_get_errhandler");
         let r = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.errhandler));
         match r {
             Ok(h) => {
@@ -82,7 +82,7 @@ pub(super) unsafe extern "C" fn MPI_Comm_create_errhandler(
 /// (`MPI_ERRORS_ARE_FATAL` ends the run); `MPI_SUCCESS` once it returns.
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Comm_call_errhandler(comm: c_int, code: c_int) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Comm_call_errhandler");
     entry::handle_error(
         g.me,
         comm,

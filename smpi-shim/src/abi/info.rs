@@ -5,7 +5,7 @@
 
 use std::ffi::{c_char, c_int, CStr};
 
-use crate::mpi::entry::{enter, result};
+use crate::mpi::entry::{enter_call, result};
 use crate::mpi::{info, mpi_err, with_world, MpiResult, MPI_COMM_SELF, MPI_ERR_ARG, MPI_SUCCESS};
 
 use super::args::*;
@@ -34,7 +34,7 @@ pub(super) unsafe fn copy_out(dst: *mut c_char, s: &str, room: usize) {
 }
 
 pub(super) fn report<T>(call: &str, r: MpiResult<T>) -> c_int {
-    let g = enter();
+    let g = enter_call(call);
     result(g.me, MPI_COMM_SELF, call, r)
 }
 

@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_int, c_void};
 
 use crate::abi::coll::view;
 use crate::coll;
-use crate::mpi::entry::{self, enter};
+use crate::mpi::entry::{self, enter, enter_call};
 use crate::mpi::{self as rt, with_world, MPI_SUCCESS};
 
 use super::args::*;
@@ -15,6 +15,16 @@ use super::args::*;
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
     let g = enter();
+    let (initialized, finalized) = with_world(|w| {
+        let r = &w.ranks[g.me as usize];
+        (r.initialized, r.finalized)
+    });
+    if finalized {
+        entry::abort_run(g.me, "MPI_Init called after MPI_Finalize".into());
+    }
+    if initialized {
+        entry::abort_run(g.me, "MPI_Init called twice".into());
+    }
     let init = with_world(|w| {
         w.ranks[g.me as usize].initialized = true;
         w.cfg.init
@@ -53,7 +63,7 @@ pub(super) unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
 pub(super) unsafe extern "C" fn MPI_Finalize() -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Finalize");
         // MPI_COMM_SELF's attributes are deleted first, while MPI is still up
         // (MPI_Finalized says no), then MPI_COMM_WORLD's.
         for comm in [rt::MPI_COMM_SELF, rt::MPI_COMM_WORLD] {
@@ -94,7 +104,7 @@ pub(super) unsafe extern "C" fn MPI_Abort(_comm: c_int, errorcode: c_int) -> c_i
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Wtime() -> f64 {
-    let g = enter();
+    let g = enter_call("MPI_Wtime");
     rt::read_clock(g.me)
 }
 

@@ -6,7 +6,7 @@ use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
 use crate::coll;
-use crate::mpi::entry::{self, enter, result};
+use crate::mpi::entry::{self, enter_call, result};
 use crate::mpi::{
     self as rt, mpi_err, with_world, BlockInfo, CStatus, MpiResult, P2p, SendMode, MPI_SUCCESS, MPI_UNDEFINED,
 };
@@ -44,7 +44,7 @@ pub(super) unsafe fn blocking_send(
     mode: SendMode,
     call: &'static str,
 ) -> c_int {
-    let g = enter();
+    let g = enter_call(call);
     let n = check_count!(g.me, comm, call, count);
     result(
         g.me,
@@ -119,7 +119,7 @@ pub(super) unsafe fn nb_send(
 ) -> c_int {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
     unsafe {
-        let g = enter();
+        let g = enter_call(call);
         let n = check_count!(g.me, comm, call, count);
         match rt::isend(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, true) {
             Ok(id) => {
@@ -223,7 +223,7 @@ pub(super) unsafe fn recv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call(call);
         let n = check_count!(g.me, comm, call, count);
         let id = match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
             Ok(id) => id,
@@ -261,7 +261,7 @@ pub(super) unsafe fn irecv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call(call);
         let n = check_count!(g.me, comm, call, count);
         match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
             Ok(id) => {
@@ -304,7 +304,7 @@ pub(super) unsafe fn sendrecv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call(call);
         let sn = check_count!(g.me, comm, call, scount);
         let rn = check_count!(g.me, comm, call, rcount);
         match rt::sendrecv(
@@ -370,7 +370,7 @@ pub(super) unsafe extern "C" fn MPI_Sendrecv_replace(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Sendrecv_replace");
         let n = check_count!(g.me, comm, "MPI_Sendrecv_replace", count);
         let d = match with_world(|w| w.dtype(dt)) {
             Ok(d) => d,
@@ -404,7 +404,7 @@ pub(super) unsafe extern "C" fn MPI_Iprobe(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Iprobe");
         match rt::iprobe(g.me, src, tag, comm) {
             Ok(Some(s)) => {
                 set(flag, 1);
@@ -424,14 +424,27 @@ pub(super) unsafe extern "C" fn MPI_Iprobe(
 pub(super) unsafe extern "C" fn MPI_Probe(src: c_int, tag: c_int, comm: c_int, st: *mut CStatus) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Probe");
         loop {
             match rt::iprobe(g.me, src, tag, comm) {
                 Ok(Some(s)) => {
+                    with_world(|w| w.ranks[g.me as usize].probing = false);
                     write_status(st, &s);
                     return MPI_SUCCESS;
                 }
                 Ok(None) => {
+                    let hopeless = with_world(|w| {
+                        w.ranks[g.me as usize].probing = true;
+                        !rt::someone_can_send(w, g.me)
+                    });
+                    if hopeless {
+                        entry::abort_run(
+                            g.me,
+                            format!(
+                                "deadlock: MPI_Probe(source {src}, tag {tag}) can never match: every other rank has ended or is probing too"
+                            ),
+                        );
+                    }
                     // Nothing yet: make sure simulated time moves even if polling costs are 0.
                     let zero_cost = with_world(|w| w.cfg.iprobe <= 0.0);
                     if zero_cost {
@@ -514,7 +527,7 @@ pub(super) unsafe extern "C" fn MPI_Buffer_attach(buf: *mut c_void, size: c_int)
 pub(super) unsafe extern "C" fn MPI_Buffer_detach(buf: *mut c_void, size: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Buffer_detach");
         let me = g.me;
         // The buffer goes back to the application only once its messages are out.
         rt::drain_buffered_sends(me);
@@ -662,7 +675,7 @@ pub(super) unsafe extern "C" fn MPI_Improbe(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Improbe");
         match rt::improbe(g.me, src, tag, comm) {
             Ok(Some((s, m))) => {
                 set(flag, 1);
@@ -689,7 +702,7 @@ pub(super) unsafe extern "C" fn MPI_Mprobe(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Mprobe");
         // A loop of Improbe, as SMPI's MPI_Probe is a loop of Iprobe.
         loop {
             match rt::improbe(g.me, src, tag, comm) {
@@ -796,7 +809,7 @@ pub(super) unsafe fn matched_recv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call(call);
         let n = check_count!(g.me, rt::MPI_COMM_WORLD, call, count);
         mrecv(g.me, buf, n, dt, msg, st)
     }
@@ -836,7 +849,7 @@ pub(super) unsafe fn matched_irecv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call(call);
         let n = check_count!(g.me, rt::MPI_COMM_WORLD, call, count);
         imrecv(g.me, buf, n, dt, msg, req)
     }

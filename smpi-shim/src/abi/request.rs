@@ -4,7 +4,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use crate::mpi::entry::{self, enter, result};
+use crate::mpi::entry::{self, enter_call, result};
 use crate::mpi::{
     self as rt, mpi_err, with_world, CStatus, Greq, GreqCancelFn, GreqFreeFn, GreqQueryFn, MpiError,
     MpiResult, SendMode, StatusInfo, MPI_SUCCESS, MPI_UNDEFINED,
@@ -32,11 +32,57 @@ pub(super) fn empty_status() -> StatusInfo {
     }
 }
 
+/// The communicator of request `id` (whose error handler its errors go through).
+/// (`MPI_COMM_WORLD`'s for a request already gone, e.g. one that completed
+/// when it started.)
+fn comm_of_request(id: u32) -> c_int {
+    with_world(|w| {
+        w.reqs
+            .get(id as usize)
+            .and_then(|r| r.as_ref())
+            .map_or(rt::MPI_COMM_WORLD, |r| r.comm_handle)
+    })
+}
+
+/// The error a completed request reports, through its communicator's error
+/// handler (`MPI_ERR_TRUNCATE` for a receive into a too-small buffer).
+fn completion_result(me: u32, comm: c_int, call: &str, s: &StatusInfo) -> c_int {
+    if s.error == MPI_SUCCESS {
+        return MPI_SUCCESS;
+    }
+    let what = if s.error == rt::MPI_ERR_TRUNCATE {
+        format!(
+            "message truncated: the receive buffer holds {} bytes, the message was longer",
+            s.bytes
+        )
+    } else {
+        rt::error_string(s.error).to_string()
+    };
+    entry::handle_error(me, comm, call, mpi_err(s.error, what))
+}
+
+/// `MPI_ERR_IN_STATUS` through the error handler of the first failed
+/// request's communicator, when any status of a multiple completion holds an error.
+fn in_status_result(me: u32, failed: Option<(usize, c_int, i32)>, call: &str) -> c_int {
+    match failed {
+        None => MPI_SUCCESS,
+        Some((i, comm, code)) => entry::handle_error(
+            me,
+            comm,
+            call,
+            mpi_err(
+                rt::MPI_ERR_IN_STATUS,
+                format!("request {i}: {}", rt::error_string(code)),
+            ),
+        ),
+    }
+}
+
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Wait(req: *mut c_int, st: *mut CStatus) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Wait");
         let id = match req_id(*req) {
             Ok(Some(id)) => id,
             Ok(None) => {
@@ -46,12 +92,13 @@ pub(super) unsafe extern "C" fn MPI_Wait(req: *mut c_int, st: *mut CStatus) -> c
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Wait", e),
         };
         let persistent = is_persistent(id);
+        let comm = comm_of_request(id);
         let s = rt::wait(g.me, id, "MPI_Wait");
         if !persistent {
             *req = 0;
         }
         write_single_status(st, &s);
-        MPI_SUCCESS
+        completion_result(g.me, comm, "MPI_Wait", &s)
     }
 }
 
@@ -59,14 +106,15 @@ pub(super) unsafe extern "C" fn MPI_Wait(req: *mut c_int, st: *mut CStatus) -> c
 pub(super) unsafe extern "C" fn MPI_Waitall(n: c_int, reqs: *mut c_int, sts: *mut CStatus) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Waitall");
         let ids = match collect(n, reqs) {
             Ok(v) => v,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitall", e),
         };
         // SMPI 3.32 waits with waitany until all are done: completion order.
+        let comms: Vec<Option<c_int>> = ids.iter().map(|id| id.map(comm_of_request)).collect();
         let statuses = rt::wait_all(g.me, &ids);
-        let mut err = MPI_SUCCESS;
+        let mut failed = None;
         for (i, s) in statuses.iter().enumerate() {
             let st = if sts.is_null() {
                 std::ptr::null_mut()
@@ -78,15 +126,15 @@ pub(super) unsafe extern "C" fn MPI_Waitall(n: c_int, reqs: *mut c_int, sts: *mu
                     if !is_persistent_handle(*reqs.add(i)) {
                         *reqs.add(i) = 0;
                     }
-                    if s.error != 0 {
-                        err = rt::MPI_ERR_IN_STATUS;
+                    if s.error != MPI_SUCCESS && failed.is_none() {
+                        failed = Some((i, comms[i].unwrap_or(rt::MPI_COMM_WORLD), s.error));
                     }
                     write_status(st, s);
                 }
                 None => write_status(st, &empty_status()),
             }
         }
-        err
+        in_status_result(g.me, failed, "MPI_Waitall")
     }
 }
 
@@ -104,11 +152,12 @@ pub(super) unsafe extern "C" fn MPI_Waitany(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Waitany");
         let ids = match collect(n, reqs) {
             Ok(v) => v,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitany", e),
         };
+        let comms: Vec<Option<c_int>> = ids.iter().map(|id| id.map(comm_of_request)).collect();
         match rt::wait_any(g.me, &ids) {
             Some((i, s)) => {
                 if !is_persistent_handle(*reqs.add(i)) {
@@ -116,13 +165,14 @@ pub(super) unsafe extern "C" fn MPI_Waitany(
                 }
                 set(index, i as c_int);
                 write_status(st, &s);
+                completion_result(g.me, comms[i].unwrap_or(rt::MPI_COMM_WORLD), "MPI_Waitany", &s)
             }
             None => {
                 set(index, MPI_UNDEFINED);
                 write_status(st, &empty_status());
+                MPI_SUCCESS
             }
         }
-        MPI_SUCCESS
     }
 }
 
@@ -140,7 +190,7 @@ pub(super) unsafe extern "C" fn MPI_Waitsome(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Waitsome");
         let ids = match collect(n, reqs) {
             Ok(v) => v,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitsome", e),
@@ -153,10 +203,15 @@ pub(super) unsafe extern "C" fn MPI_Waitsome(
             set(outcount, MPI_UNDEFINED);
             return MPI_SUCCESS;
         };
+        let comms: Vec<Option<c_int>> = ids.iter().map(|id| id.map(comm_of_request)).collect();
         let mut k = 0usize;
+        let mut failed = None;
         let mut record = |i: usize, s: &StatusInfo| {
             if !is_persistent_handle(*reqs.add(i)) {
                 *reqs.add(i) = 0;
+            }
+            if s.error != MPI_SUCCESS && failed.is_none() {
+                failed = Some((i, comms[i].unwrap_or(rt::MPI_COMM_WORLD), s.error));
             }
             *indices.add(k) = i as c_int;
             if !sts.is_null() {
@@ -177,7 +232,7 @@ pub(super) unsafe extern "C" fn MPI_Waitsome(
             }
         }
         set(outcount, k as c_int);
-        MPI_SUCCESS
+        in_status_result(g.me, failed, "MPI_Waitsome")
     }
 }
 
@@ -185,7 +240,7 @@ pub(super) unsafe extern "C" fn MPI_Waitsome(
 pub(super) unsafe extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, st: *mut CStatus) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Test");
         let id = match req_id(*req) {
             Ok(Some(id)) => id,
             Ok(None) => {
@@ -196,6 +251,7 @@ pub(super) unsafe extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, st: 
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Test", e),
         };
         let persistent = is_persistent(id);
+        let comm = comm_of_request(id);
         match rt::test(g.me, id) {
             Some(s) => {
                 if !persistent {
@@ -203,10 +259,13 @@ pub(super) unsafe extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, st: 
                 }
                 set(flag, 1);
                 write_single_status(st, &s);
+                completion_result(g.me, comm, "MPI_Test", &s)
             }
-            None => set(flag, 0),
+            None => {
+                set(flag, 0);
+                MPI_SUCCESS
+            }
         }
-        MPI_SUCCESS
     }
 }
 
@@ -219,7 +278,7 @@ pub(super) unsafe extern "C" fn MPI_Testall(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Testall");
         let ids = match collect(n, reqs) {
             Ok(v) => v,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testall", e),
@@ -233,6 +292,7 @@ pub(super) unsafe extern "C" fn MPI_Testall(
             set(flag, 0);
             return MPI_SUCCESS;
         }
+        let mut failed = None;
         for (i, id) in ids.iter().enumerate() {
             let st = if sts.is_null() {
                 std::ptr::null_mut()
@@ -241,9 +301,13 @@ pub(super) unsafe extern "C" fn MPI_Testall(
             };
             match id {
                 Some(id) => {
+                    let comm = comm_of_request(*id);
                     let s = rt::finish(g.me, *id);
                     if !is_persistent(*id) {
                         *reqs.add(i) = 0;
+                    }
+                    if s.error != MPI_SUCCESS && failed.is_none() {
+                        failed = Some((i, comm, s.error));
                     }
                     write_status(st, &s);
                 }
@@ -251,7 +315,7 @@ pub(super) unsafe extern "C" fn MPI_Testall(
             }
         }
         set(flag, 1);
-        MPI_SUCCESS
+        in_status_result(g.me, failed, "MPI_Testall")
     }
 }
 
@@ -265,7 +329,7 @@ pub(super) unsafe extern "C" fn MPI_Testany(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Testany");
         let ids = match collect(n, reqs) {
             Ok(v) => v,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testany", e),
@@ -289,6 +353,7 @@ pub(super) unsafe extern "C" fn MPI_Testany(
             Some(i) => {
                 let id = ids[i].expect("found");
                 let persistent = is_persistent(id);
+                let comm = comm_of_request(id);
                 let s = rt::finish(g.me, id);
                 if !persistent {
                     *reqs.add(i) = 0;
@@ -296,13 +361,14 @@ pub(super) unsafe extern "C" fn MPI_Testany(
                 set(flag, 1);
                 set(index, i as c_int);
                 write_status(st, &s);
+                completion_result(g.me, comm, "MPI_Testany", &s)
             }
             None => {
                 set(flag, 0);
                 set(index, MPI_UNDEFINED);
+                MPI_SUCCESS
             }
         }
-        MPI_SUCCESS
     }
 }
 
@@ -316,7 +382,7 @@ pub(super) unsafe extern "C" fn MPI_Testsome(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Testsome");
         let ids = match collect(n, reqs) {
             Ok(v) => v,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testsome", e),
@@ -326,12 +392,17 @@ pub(super) unsafe extern "C" fn MPI_Testsome(
             return MPI_SUCCESS;
         }
         let mut k = 0usize;
+        let mut failed = None;
         for (i, id) in ids.iter().enumerate() {
             if let Some(id) = id {
                 // As SMPI: one MPI_Test poll per request.
                 if rt::test_poll(g.me, *id) {
                     let persistent = is_persistent(*id);
+                    let comm = comm_of_request(*id);
                     let s = rt::finish(g.me, *id);
+                    if s.error != MPI_SUCCESS && failed.is_none() {
+                        failed = Some((i, comm, s.error));
+                    }
                     if !persistent {
                         *reqs.add(i) = 0;
                     }
@@ -344,7 +415,7 @@ pub(super) unsafe extern "C" fn MPI_Testsome(
             }
         }
         set(outcount, k as c_int);
-        MPI_SUCCESS
+        in_status_result(g.me, failed, "MPI_Testsome")
     }
 }
 
@@ -352,7 +423,7 @@ pub(super) unsafe extern "C" fn MPI_Testsome(
 pub(super) unsafe extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Request_free");
         match req_id(*req) {
             Ok(Some(id)) if rt::greq_of(id).is_some() => {
                 rt::release_greq(id);
@@ -392,7 +463,7 @@ pub(super) unsafe extern "C" fn MPI_Request_get_status(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let _g = enter();
+        let _g = enter_call("MPI_Request_get_status");
         match req_id(req) {
             Ok(Some(id)) => {
                 let (done, s) = with_world(|w| (rt::is_complete(w, id), w.req(id).status));
@@ -414,7 +485,7 @@ pub(super) unsafe extern "C" fn MPI_Request_get_status(
 pub(super) unsafe extern "C" fn MPI_Cancel(req: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let _g = enter();
+        let _g = enter_call("MPI_Cancel");
         if let Ok(Some(id)) = req_id(*req) {
             if let Some(greq) = rt::greq_of(id) {
                 // A generalized request is cancelled by its cancel callback.
@@ -452,7 +523,7 @@ pub(crate) unsafe fn persistent_init(
 ) -> c_int {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
     unsafe {
-        let g = enter();
+        let g = enter_call(call);
         let n = check_count!(g.me, comm, call, count);
         // Build an inactive request by posting nothing: store parameters only.
         let r = with_world(|w| -> MpiResult<u32> {
@@ -561,7 +632,7 @@ pub(super) unsafe extern "C" fn MPI_Recv_init(
 pub(super) unsafe extern "C" fn MPI_Start(req: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Start");
         if *req <= 0 {
             return entry::handle_error(
                 g.me,
@@ -683,7 +754,7 @@ pub(super) unsafe extern "C" fn MPI_Grequest_start(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Grequest_start");
         let id = rt::start_greq(
             g.me,
             Greq {
@@ -700,7 +771,7 @@ pub(super) unsafe extern "C" fn MPI_Grequest_start(
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Grequest_complete(req: c_int) -> c_int {
-    let g = enter();
+    let g = enter_call("MPI_Grequest_complete");
     let r = if req <= 0 {
         Err(mpi_err(
             rt::MPI_ERR_REQUEST,

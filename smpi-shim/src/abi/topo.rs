@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use crate::coll::neighbor::{self, Block};
 use crate::coll::{self, CommView, IN_PLACE};
-use crate::mpi::entry::{self, enter, result};
+use crate::mpi::entry::{self, enter_call, result};
 use crate::mpi::topo::{self, Cart, DistGraph, Graph, Neighbors, Topology};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_COMM_NULL, MPI_SUCCESS, MPI_UNDEFINED};
 
@@ -52,7 +52,7 @@ pub(super) unsafe extern "C" fn MPI_Cart_create(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Cart_create");
         let r = (|| -> MpiResult<c_int> {
             if ndims < 0 {
                 return Err(mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")));
@@ -197,7 +197,7 @@ pub(super) unsafe extern "C" fn MPI_Cart_shift(
 pub(super) unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain: *const c_int, new: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Cart_sub");
         let (c, me) = match cart_of(g.me, comm) {
             Ok(x) => x,
             Err(e) => return entry::handle_error(g.me, comm, "MPI_Cart_sub", e),
@@ -458,7 +458,7 @@ pub(super) unsafe extern "C" fn MPI_Graph_create(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Graph_create");
         let r = (|| -> MpiResult<c_int> {
             let c = intra_view(g.me, comm)?;
             let index = ints(count(nnodes, "nnodes")?, index);
@@ -606,7 +606,7 @@ pub(super) unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Dist_graph_create_adjacent");
         let r = (|| -> MpiResult<c_int> {
             let c = intra_view(g.me, comm)?;
             let (nin, nout) = (count(indegree, "indegree")?, count(outdegree, "outdegree")?);
@@ -699,7 +699,7 @@ pub(super) unsafe extern "C" fn MPI_Dist_graph_create(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
+        let g = enter_call("MPI_Dist_graph_create");
         let r = (|| -> MpiResult<c_int> {
             let c = intra_view(g.me, comm)?;
             let n = count(n, "source count")?;
@@ -873,7 +873,7 @@ pub(super) unsafe fn neighbor_call(
 ) -> c_int {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
     unsafe {
-        let g = enter();
+        let g = enter_call(call);
         let r = (|| -> MpiResult<u32> {
             let (c, nb) = neighborhood(g.me, comm)?;
             let (sends, recvs) = start(&nb)?;

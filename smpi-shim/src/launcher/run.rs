@@ -223,6 +223,9 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
             });
             // Safety: calling the program's C main with a valid argv.
             let code = unsafe { main((ptrs.len() - 1) as i32, ptrs.as_mut_ptr()) };
+            for problem in rt::rank_ended(rank as u32) {
+                eprintln!("smpirun: warning: rank {rank} {problem}");
+            }
             if code != 0 {
                 return Err(format!("returned {code} from main"));
             }
@@ -310,7 +313,7 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
                         .and_then(|m| m.split(' ').next()?.parse().ok())
                 })
                 .filter(|c| *c != 0)
-                .unwrap_or(1);
+                .unwrap_or(if message.starts_with("deadlock:") { 3 } else { 1 });
             return Ok(code & 0xff);
         }
         Err(e) => return Err(e.to_string()),

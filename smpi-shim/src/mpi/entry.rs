@@ -20,6 +20,24 @@ pub(crate) struct Entry {
     pub me: u32,
 }
 
+/// Starts MPI call `call` of the program on the current rank: ends the run
+/// when MPI is not initialized or already finalized (the call is erroneous),
+/// then as [`enter`].
+pub(crate) fn enter_call(call: &str) -> Entry {
+    let me = rt::current_rank();
+    let (initialized, finalized) = with_world(|w| {
+        let r = &w.ranks[me as usize];
+        (r.initialized, r.finalized)
+    });
+    if finalized {
+        abort_run(me, format!("{call} called after MPI_Finalize"));
+    }
+    if !initialized {
+        abort_run(me, format!("{call} called before MPI_Init"));
+    }
+    enter()
+}
+
 /// Starts an MPI call on the current rank: injects the computation time
 /// measured since the rank last left MPI (when `smpi/simulate-computation`).
 pub(crate) fn enter() -> Entry {

@@ -182,6 +182,7 @@ pub(crate) fn isend_kept(
             persistent: false,
             active: true,
             orphan: false,
+            owner_gone: false,
             comm_handle: a.comm,
             coll: None,
         };
@@ -311,6 +312,7 @@ pub(crate) fn new_recv(w: &mut World, me: u32, a: &P2p, kept: Option<Rc<Datatype
             persistent: false,
             active: true,
             orphan: false,
+            owner_gone: false,
             comm_handle: a.comm,
             coll: None,
         };
@@ -424,8 +426,11 @@ pub(crate) fn deliver(w: &mut World, send: u32) {
 pub(crate) fn copy_payload(w: &World, send: u32, recv: u32) {
     let (s, r) = (w.req(send), w.req(recv));
     let rbytes = r.status.bytes;
-    if matches!(s.payload, Payload::Folded | Payload::Delivered) {
+    if matches!(s.payload, Payload::Folded | Payload::Delivered) || r.owner_gone {
         return;
+    }
+    if s.owner_gone && matches!(s.payload, Payload::InBuffer(_)) {
+        return; // the sender's buffer went with its rank (reported when it ended)
     }
     let rdt = r.dt.clone().or_else(|| w.dtype(r.dtype).ok());
     let sdt = s.dt.clone().or_else(|| w.dtype(s.dtype).ok());

@@ -396,3 +396,68 @@ pub(crate) fn read_clock(me: u32) -> f64 {
     sleep_for(me, cost);
     now
 }
+
+/// What a rank left unfinished when it returned from its main: the problems
+/// to report (MPI_Finalize not called, requests never completed). Its pending
+/// requests stop touching its buffers, which are gone.
+pub(crate) fn rank_ended(me: u32) -> Vec<String> {
+    with_world(|w| {
+        let mut problems = Vec::new();
+        {
+            let r = &mut w.ranks[me as usize];
+            r.ended = true;
+            r.probing = false;
+            if r.initialized && !r.finalized {
+                problems.push("returned from main without calling MPI_Finalize".to_string());
+            }
+        }
+        let pending: Vec<u32> = (0..w.reqs.len() as u32)
+            .filter(|&id| {
+                w.reqs[id as usize]
+                    .as_ref()
+                    .is_some_and(|r| r.owner == me && (!r.persistent || r.active))
+            })
+            .filter(|&id| !is_complete(w, id))
+            .collect();
+        let mut kinds: std::collections::BTreeMap<&'static str, usize> = Default::default();
+        for &id in &pending {
+            let r = w.req_mut(id);
+            r.owner_gone = true;
+            let kind = match r.kind {
+                ReqKind::Send => "send",
+                ReqKind::Recv => "receive",
+                ReqKind::Coll => "non-blocking collective",
+                ReqKind::Generalized => "generalized request",
+            };
+            *kinds.entry(kind).or_default() += 1;
+        }
+        // Sub-requests of its collectives go with them.
+        for id in 0..w.reqs.len() {
+            if let Some(r) = w.reqs[id].as_mut() {
+                if r.owner == me && !r.done {
+                    r.owner_gone = true;
+                }
+            }
+        }
+        if !pending.is_empty() {
+            let list: Vec<String> = kinds
+                .iter()
+                .map(|(k, n)| format!("{n} {k}{}", if *n > 1 { "s" } else { "" }))
+                .collect();
+            problems.push(format!(
+                "ended with requests never completed: {}",
+                list.join(", ")
+            ));
+        }
+        problems
+    })
+}
+
+/// Whether a message `me` probes for can still come: false when every other
+/// rank has ended or is probing too (nothing can send any more).
+pub(crate) fn someone_can_send(w: &World, me: u32) -> bool {
+    w.ranks
+        .iter()
+        .enumerate()
+        .any(|(i, r)| i != me as usize && !r.ended && !r.probing)
+}

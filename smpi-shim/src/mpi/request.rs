@@ -83,6 +83,9 @@ pub(crate) struct Request {
     pub active: bool,
     /// The user no longer holds the handle; free when the transfer is over.
     pub orphan: bool,
+    /// Its rank has ended (returned from main): its buffers are gone, so the
+    /// transfer, if it still completes, moves no data.
+    pub owner_gone: bool,
     pub comm_handle: i32,
     /// Sub-requests and remaining stages (non-blocking collectives only).
     pub coll: Option<Box<CollState>>,
@@ -211,6 +214,7 @@ pub(crate) fn clone_req(r: &Request) -> Request {
         persistent: r.persistent,
         active: r.active,
         orphan: r.orphan,
+        owner_gone: r.owner_gone,
         comm_handle: r.comm_handle,
         coll: None,
     }
@@ -243,6 +247,7 @@ pub(crate) fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode
         persistent: true,
         active: false,
         orphan: false,
+        owner_gone: false,
         comm_handle: a.comm,
         coll: None,
     };
@@ -355,6 +360,7 @@ impl Request {
             persistent: false,
             active: true,
             orphan: false,
+            owner_gone: false,
             comm_handle,
             coll: None,
         }

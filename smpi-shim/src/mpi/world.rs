@@ -104,6 +104,10 @@ pub(crate) struct Rank {
     pub blocked: Option<BlockInfo>,
     pub buffer_attached: Option<(usize, usize)>,
     pub in_mpi: u32,
+    /// Returned from its main (its stack and buffers are gone).
+    pub ended: bool,
+    /// Inside `MPI_Probe`'s polling loop (it sends nothing until it matches).
+    pub probing: bool,
 }
 
 impl Rank {
@@ -284,6 +288,8 @@ impl World {
                 blocked: None,
                 buffer_attached: None,
                 in_mpi: 0,
+                ended: false,
+                probing: false,
             });
         }
         let mut types: Vec<Option<Rc<Datatype>>> = datatype::predefined()

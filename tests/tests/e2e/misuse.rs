@@ -1,0 +1,82 @@
+//! MPI misuse is reported, never passed silently, hung on or crashed on
+//! (`apps/misuse/misuse.c`, one misuse per mode, 2 ranks): truncation in
+//! every completion path, MPI_Init twice, calls before MPI_Init and after
+//! MPI_Finalize, a probe that can never match, a non-blocking collective never
+//! completed, a rank that ends without MPI_Finalize.
+
+use e2e_tests::{apps_dir, build_c, platform, RunOutput, Smpirun};
+
+fn run(mode: &str) -> RunOutput {
+    Smpirun::new(build_c(&apps_dir().join("misuse/misuse.c")))
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .args([mode])
+        .run()
+}
+
+#[track_caller]
+fn fails_with(mode: &str, code: i32, needles: &[&str]) {
+    let out = run(mode);
+    assert_eq!(out.code, Some(code), "{mode}\n{}", out.describe());
+    out.assert_stderr_has(needles);
+}
+
+#[test]
+fn a_truncated_non_blocking_receive_is_an_error() {
+    fails_with(
+        "truncate-wait",
+        1,
+        &["rank 0", "MPI_Wait", "message truncated", "MPI_ERR_TRUNCATE"],
+    );
+    fails_with(
+        "truncate-waitall",
+        1,
+        &["rank 0", "MPI_Waitall", "request 1", "MPI_ERR_IN_STATUS"],
+    );
+    let out = run("truncate-return");
+    out.assert_success();
+    assert!(
+        out.stdout.contains("MPI_Wait returned MPI_ERR_TRUNCATE"),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn calls_outside_init_and_finalize_are_errors() {
+    fails_with("init-twice", 1, &["MPI_Init called twice"]);
+    fails_with(
+        "before-init",
+        1,
+        &["rank 0", "MPI_Barrier called before MPI_Init"],
+    );
+    fails_with(
+        "after-finalize",
+        1,
+        &["rank 0", "MPI_Send called after MPI_Finalize"],
+    );
+}
+
+#[test]
+fn a_probe_that_can_never_match_is_a_deadlock() {
+    fails_with(
+        "probe-never",
+        3,
+        &["rank 0", "deadlock", "MPI_Probe(source 1, tag 99)"],
+    );
+}
+
+#[test]
+fn unfinished_work_at_the_end_of_a_rank_is_reported() {
+    // The receives of an Igather never waited used to land in the ended rank's
+    // freed stack: a crash of the simulator.
+    let out = run("nbc-unwaited");
+    out.assert_success();
+    out.assert_stderr_has(&[
+        "rank 0 ended with requests never completed",
+        "non-blocking collective",
+    ]);
+    let out = run("no-finalize");
+    out.assert_success();
+    out.assert_stderr_has(&["rank 1 returned from main without calling MPI_Finalize"]);
+}
