@@ -371,3 +371,6 @@ pub(crate) fn unapplied_host_properties(platform: &Platform) -> Vec<String> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+pub(crate) mod fuzz;

@@ -254,12 +254,11 @@ pub(super) unsafe extern "C" fn smpi_exit(code: c_int) -> ! {
     unsafe {
         let me = rt::current_rank();
         libc::fflush(std::ptr::null_mut());
-        let ctx = with_world(|w| w.ranks[me as usize].ctx());
-        if code == 0 {
-            ctx.exit(Ok(()))
-        } else {
-            ctx.exit(Err(format!("called exit({code})")))
+        for problem in rt::rank_ended(me, code, "called exit with code") {
+            eprintln!("smpirun: warning: rank {me} {problem}");
         }
+        let ctx = with_world(|w| w.ranks[me as usize].ctx());
+        ctx.exit(Ok(()))
     }
 }
 

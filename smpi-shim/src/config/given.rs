@@ -77,6 +77,14 @@ fn unknown_key_problem(key: &str) -> String {
     let names = KEYS
         .iter()
         .flat_map(|k| std::iter::once(k.name).chain(k.aliases.iter().copied()));
+    // A name is near when the distance is at most max(2, bytes/5), and the distance is at least
+    // the difference in characters (a key's bytes are at most 4 per character): no name is near
+    // a key of more than 5 times the longest name's characters, and the distance costs the
+    // product of the lengths (a huge key from a platform file would take seconds).
+    let longest = names.clone().map(str::len).max().unwrap_or(0);
+    if key.chars().count() > 5 * longest {
+        return "unknown configuration key (smpirun --help-cfg lists them)".to_string();
+    }
     let distances: Vec<(usize, &str)> = names.map(|name| (edit_distance(key, name), name)).collect();
     let closest = distances.iter().map(|(d, _)| *d).min().unwrap_or(usize::MAX);
     let near: Vec<&str> = distances

@@ -75,7 +75,7 @@ pub(crate) static KEYS: &[Key] = &[
         "",
         "piecewise latency factor \"B:v;...\" (empty: the network model's)",
         |cfg, value| {
-            cfg.lat_factor = factor(value, cfg.net_model.latency_factor())?;
+            cfg.lat_factor = factor(value, cfg.net_model.latency_factor(), false)?;
             Ok(())
         },
     )
@@ -85,7 +85,7 @@ pub(crate) static KEYS: &[Key] = &[
         "",
         "piecewise bandwidth factor \"B:v;...\" (empty: the network model's)",
         |cfg, value| {
-            cfg.bw_factor = factor(value, cfg.net_model.bandwidth_factor())?;
+            cfg.bw_factor = factor(value, cfg.net_model.bandwidth_factor(), true)?;
             Ok(())
         },
     )
@@ -97,7 +97,7 @@ pub(crate) static KEYS: &[Key] = &[
         |cfg, value| {
             cfg.weight_s = match value {
                 "" => cfg.net_model.weight_s(),
-                _ => number(value)?,
+                _ => non_negative(number(value)?)?,
             };
             Ok(())
         },
@@ -106,7 +106,7 @@ pub(crate) static KEYS: &[Key] = &[
         "network/TCP-gamma",
         "4194304",
         "TCP window bound, bytes (0 disables)",
-        field!(tcp_gamma, number),
+        field!(tcp_gamma, |v| non_negative(number(v)?)),
     ),
     key(
         "network/crosstraffic",
@@ -127,20 +127,20 @@ pub(crate) static KEYS: &[Key] = &[
         "network/loopback-lat",
         "0",
         "latency of the network model's loopback link, seconds",
-        field!(loopback_lat, non_negative_seconds),
+        field!(loopback_lat, latency),
     ),
     key(
         "precision/timing",
         "1e-9",
         "timing precision, seconds",
-        field!(timing_precision, number),
+        field!(timing_precision, |v| positive(number(v)?)),
     )
     .alias(&["surf/precision"]),
     key(
         "precision/work-amount",
         "1e-5",
         "max-min solver precision",
-        field!(precision_work, number),
+        field!(precision_work, |v| positive(number(v)?)),
     )
     .alias(&["maxmin/precision"]),
     key(
@@ -152,7 +152,7 @@ pub(crate) static KEYS: &[Key] = &[
             if kib < 64 {
                 return Err("at least 64 KiB".to_string());
             }
-            cfg.stack_size = kib * 1024;
+            cfg.stack_size = kib.checked_mul(1024).ok_or("too large")?;
             Ok(())
         },
     ),
@@ -218,25 +218,25 @@ pub(crate) static KEYS: &[Key] = &[
         "smpi/wtime",
         "1e-8",
         "simulated cost of MPI_Wtime, seconds",
-        field!(wtime, seconds),
+        field!(wtime, non_negative_seconds),
     ),
     key(
         "smpi/test",
         "1e-4",
         "simulated cost of MPI_Test, seconds",
-        field!(test, seconds),
+        field!(test, non_negative_seconds),
     ),
     key(
         "smpi/iprobe",
         "1e-4",
         "simulated cost of MPI_Iprobe, seconds",
-        field!(iprobe, seconds),
+        field!(iprobe, non_negative_seconds),
     ),
     key(
         "smpi/iprobe-cpu-usage",
         "1",
         "CPU share used by MPI_Iprobe's polling",
-        field!(iprobe_cpu_usage, number),
+        field!(iprobe_cpu_usage, |v| positive(number(v)?)),
     ),
     key(
         "smpi/grow-injected-times",
@@ -254,7 +254,7 @@ pub(crate) static KEYS: &[Key] = &[
         "smpi/init",
         "0",
         "simulated cost of MPI_Init, seconds",
-        field!(init, seconds),
+        field!(init, non_negative_seconds),
     ),
     key(
         "smpi/simcall-yield",
@@ -434,22 +434,54 @@ fn net_model(value: &str) -> Result<NetModel, String> {
     )
 }
 
-/// A plain number.
+/// A plain, finite number (`nan`, `inf` and numbers beyond `f64` are not).
 fn number(value: &str) -> Result<f64, String> {
-    value.parse().map_err(|_| "expected a number".to_string())
+    match value.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err("expected a finite number".to_string()),
+        Err(_) => Err("expected a number".to_string()),
+    }
+}
+
+fn positive(v: f64) -> Result<f64, String> {
+    if v > 0.0 {
+        Ok(v)
+    } else {
+        Err("must be positive".to_string())
+    }
+}
+
+fn non_negative(v: f64) -> Result<f64, String> {
+    if v >= 0.0 {
+        Ok(v)
+    } else {
+        Err("must not be negative".to_string())
+    }
 }
 
 /// A duration with an optional unit (`1us`), in seconds.
 fn seconds(value: &str) -> Result<f64, String> {
-    units::parse_time(value).map_err(|e| e.to_string())
+    match units::parse_time(value).map_err(|e| e.to_string())? {
+        s if s.is_finite() => Ok(s),
+        _ => Err("expected a finite time".to_string()),
+    }
 }
 
 fn non_negative_seconds(value: &str) -> Result<f64, String> {
-    match seconds(value)? {
-        s if s >= 0.0 && s.is_finite() => Ok(s),
-        _ => Err("must not be negative".to_string()),
+    non_negative(seconds(value)?)
+}
+
+/// A link latency: the platform's bounds (0 to 1e9 s).
+fn latency(value: &str) -> Result<f64, String> {
+    match non_negative_seconds(value)? {
+        s if s <= 1e9 => Ok(s),
+        _ => Err("must be at most 1e9 s".to_string()),
     }
 }
+
+/// The largest size accepted, 2^53 bytes (8 PiB): every size up to it is an exact `f64`, and
+/// rounding it up to whole pages cannot overflow.
+const MAX_SIZE: f64 = 9_007_199_254_740_992.0;
 
 /// A size with an optional unit (`4MiB`), in bytes (also used for plain counts).
 fn size(value: &str) -> Result<usize, String> {
@@ -457,12 +489,15 @@ fn size(value: &str) -> Result<usize, String> {
     if bytes < 0.0 {
         return Err("must not be negative".to_string());
     }
+    if bytes > MAX_SIZE {
+        return Err("too large (at most 2^53 bytes)".to_string());
+    }
     Ok(bytes as usize)
 }
 
 fn positive_speed(value: &str) -> Result<f64, String> {
     match units::parse_speed(value).map_err(|e| e.to_string())? {
-        s if s > 0.0 => Ok(s),
+        s if s > 0.0 && s.is_finite() => Ok(s),
         _ => Err("must be positive".to_string()),
     }
 }
@@ -474,10 +509,16 @@ fn positive_bandwidth(value: &str) -> Result<f64, String> {
     }
 }
 
-/// A piecewise factor in SMPI syntax; empty means `model_default`.
-fn factor(value: &str, model_default: &str) -> Result<PiecewiseFactor, String> {
+/// A piecewise factor in SMPI syntax; empty means `model_default`. A bandwidth factor
+/// (`positive`) is above 0, a latency factor not negative.
+fn factor(value: &str, model_default: &str, positive: bool) -> Result<PiecewiseFactor, String> {
     let text = if value.is_empty() { model_default } else { value };
-    PiecewiseFactor::parse_smpi(text).map_err(|e| e.to_string())
+    let f = PiecewiseFactor::parse_smpi(text).map_err(|e| e.to_string())?;
+    match f.invalid_value(positive) {
+        Some(v) if positive => Err(format!("factor {v} must be positive (a message would never end)")),
+        Some(v) => Err(format!("factor {v} must not be negative")),
+        None => Ok(f),
+    }
 }
 
 fn overhead(value: &str) -> Result<Overhead, String> {

@@ -360,6 +360,37 @@ pub(crate) fn is_simulator_api(name: &str) -> bool {
 /// address) that it takes from a library (libc's `optind`, say) at the given
 /// addresses instead. Returns how many relocations were rewritten.
 ///
+/// The functions the program (loaded lazily) calls but nothing defines:
+/// neither `smpirun` nor a library the program was linked with. Each would
+/// end the run at its first call, in the dynamic loader, with everything the
+/// program printed so far lost; `smpirun` refuses to start instead. Weak
+/// references (allowed to stay undefined) are left out.
+///
+/// # Safety
+/// `handle` must be a live `dlopen` handle.
+pub(crate) unsafe fn unresolved_functions(handle: *mut c_void) -> Result<Vec<String>, String> {
+    const STB_WEAK: u8 = 2;
+    let mut missing = Vec::new();
+    // Safety: a live handle, as the caller guarantees.
+    unsafe {
+        for_each_symbol_reloc(handle, |_, r| {
+            if r.kind != R_X86_64_JUMP_SLOT || r.sym.st_shndx != SHN_UNDEF || r.sym.st_info >> 4 == STB_WEAK {
+                return;
+            }
+            let Ok(name) = std::ffi::CString::new(r.name) else {
+                return;
+            };
+            let found = !libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()).is_null()
+                || !libc::dlsym(handle, name.as_ptr()).is_null();
+            if !found && !missing.iter().any(|m: &String| m == r.name) {
+                missing.push(r.name.to_string());
+            }
+        })?;
+    }
+    missing.sort();
+    Ok(missing)
+}
+
 /// # Safety
 /// `handle` must be a live `dlopen` handle, and each address valid for the
 /// symbol's type for as long as the program runs.

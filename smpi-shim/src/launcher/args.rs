@@ -155,32 +155,46 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
 /// Reads a hostfile: one host per line, `host:N` for N copies; `#` comments.
 pub(super) fn read_hostfile(path: &Path, platform: &Platform) -> Result<Vec<HostId>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_hostfile(&text, &path.display().to_string(), platform)
+}
+
+/// The most slots a hostfile may list (each is a place for a rank; a run holds about 8000).
+const MAX_SLOTS: usize = 1 << 20;
+
+/// Parses a hostfile's text; `file` names it in messages.
+pub(super) fn parse_hostfile(text: &str, file: &str, platform: &Platform) -> Result<Vec<HostId>, String> {
     let mut hosts = Vec::new();
     for (lineno, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
+        let at = format!("{file}:{}", lineno + 1);
         let (name, n) = match line.rsplit_once(':') {
             Some((h, n)) => (
                 h.trim(),
                 n.trim()
                     .parse::<usize>()
-                    .map_err(|_| format!("{}:{}: bad slot count in '{line}'", path.display(), lineno + 1))?,
+                    .map_err(|_| format!("{at}: bad slot count in '{line}'"))?,
             ),
             None => (line, 1),
         };
-        let id = platform.host_by_name(name).ok_or_else(|| {
-            format!(
-                "{}:{}: host '{name}' is not in the platform",
-                path.display(),
-                lineno + 1
-            )
-        })?;
+        if n == 0 || n > MAX_SLOTS - hosts.len() {
+            return Err(format!(
+                "{at}: slot count {n} in '{line}': each line gives 1 to {MAX_SLOTS} slots, and the \
+                 whole file at most {MAX_SLOTS}"
+            ));
+        }
+        let id = platform
+            .host_by_name(name)
+            .ok_or_else(|| format!("{at}: host '{name}' is not in the platform"))?;
         hosts.extend(std::iter::repeat_n(id, n));
     }
     if hosts.is_empty() {
-        return Err(format!("{}: no host listed", path.display()));
+        return Err(format!("{file}: no host listed"));
     }
     Ok(hosts)
 }
+
+#[cfg(test)]
+mod fuzz;

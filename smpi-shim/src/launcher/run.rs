@@ -136,6 +136,31 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         }
         None => false,
     };
+    // Safety: the handle of the first copy, loaded just above.
+    let missing = unsafe { interpose::unresolved_functions(prog.handles[0]) }?;
+    if !missing.is_empty() {
+        let (mpi, other): (Vec<&String>, Vec<&String>) = missing.iter().partition(|m| {
+            ["MPI_", "PMPI_", "MPIX_", "smpi_", "SMPI_"]
+                .iter()
+                .any(|p| m.starts_with(p))
+        });
+        let mut msg = format!(
+            "{} calls functions nothing defines; it would stop at the first call:",
+            program.display()
+        );
+        if !mpi.is_empty() {
+            let names: Vec<&str> = mpi.iter().map(|s| s.as_str()).collect();
+            msg.push_str(&format!("\n  not implemented by smpirun: {}", names.join(", ")));
+        }
+        if !other.is_empty() {
+            let names: Vec<&str> = other.iter().map(|s| s.as_str()).collect();
+            msg.push_str(&format!(
+                "\n  in no library the program was linked with: {} (link the library that defines them)",
+                names.join(", ")
+            ));
+        }
+        return Err(msg);
+    }
     let mut libc_state = crate::host::libc_state::LibcState::new(prog.handles.len());
     for (copy, h) in prog.handles.iter().enumerate() {
         // Safety: handles of the copies loaded just above; the cells live in
@@ -223,11 +248,10 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
             });
             // Safety: calling the program's C main with a valid argv.
             let code = unsafe { main((ptrs.len() - 1) as i32, ptrs.as_mut_ptr()) };
-            for problem in rt::rank_ended(rank as u32) {
+            // Safety: flushing C stdio, so the rank's output precedes our lines.
+            unsafe { libc::fflush(std::ptr::null_mut()) };
+            for problem in rt::rank_ended(rank as u32, code, "returned from main with code") {
                 eprintln!("smpirun: warning: rank {rank} {problem}");
-            }
-            if code != 0 {
-                return Err(format!("returned {code} from main"));
             }
             Ok(())
         });
@@ -295,6 +319,10 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
             });
             std::mem::forget(sim);
             std::mem::forget(prog);
+            if let Some(c) = rt::ranks_exit_code() {
+                eprintln!("smpirun: (a rank ended first with code {c}: that is the run's exit status)");
+                return Ok(c & 0xff);
+            }
             return Ok(3);
         }
         Err(SimError::ActorFailed {
@@ -348,5 +376,9 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     }
     drop(sim);
     std::mem::forget(prog);
-    Ok(code)
+    Ok(if code == 0 {
+        rt::ranks_exit_code().map_or(0, |c| c & 0xff)
+    } else {
+        code
+    })
 }

@@ -397,16 +397,23 @@ pub(crate) fn read_clock(me: u32) -> f64 {
     now
 }
 
-/// What a rank left unfinished when it returned from its main: the problems
-/// to report (MPI_Finalize not called, requests never completed). Its pending
-/// requests stop touching its buffers, which are gone.
-pub(crate) fn rank_ended(me: u32) -> Vec<String> {
+/// A rank ends (returned `code` from its main, or called `exit(code)`): the
+/// problems to report (a non-zero code, MPI_Finalize not called, requests
+/// never completed), each as a sentence about the rank. The run goes on for
+/// the other ranks, as SMPI does, and its exit status will be the first
+/// non-zero code. The rank's pending requests stop touching its buffers,
+/// which are gone.
+pub(crate) fn rank_ended(me: u32, code: i32, how: &str) -> Vec<String> {
     with_world(|w| {
         let mut problems = Vec::new();
         {
             let r = &mut w.ranks[me as usize];
             r.ended = true;
             r.probing = false;
+            if code != 0 {
+                r.exit_code = Some(code);
+                problems.push(format!("{how} {code}"));
+            }
             if r.initialized && !r.finalized {
                 problems.push("returned from main without calling MPI_Finalize".to_string());
             }

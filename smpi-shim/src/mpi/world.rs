@@ -108,6 +108,8 @@ pub(crate) struct Rank {
     pub ended: bool,
     /// Inside `MPI_Probe`'s polling loop (it sends nothing until it matches).
     pub probing: bool,
+    /// The non-zero code it returned from main or passed to `exit`.
+    pub exit_code: Option<i32>,
 }
 
 impl Rank {
@@ -290,6 +292,7 @@ impl World {
                 in_mpi: 0,
                 ended: false,
                 probing: false,
+                exit_code: None,
             });
         }
         let mut types: Vec<Option<Rc<Datatype>>> = datatype::predefined()
@@ -469,4 +472,10 @@ impl NetNoise {
             .get_or_insert_with(|| models::NoiseRng::for_stream(seed, u64::from(sender), "network"));
         self.law.sample(size, rng)
     }
+}
+
+/// The status the run ends with for its ranks: the first non-zero code a rank
+/// returned from main or passed to `exit` (in rank order), if any.
+pub(crate) fn ranks_exit_code() -> Option<i32> {
+    with_world(|w| w.ranks.iter().find_map(|r| r.exit_code))
 }

@@ -97,6 +97,24 @@ fn nonzero_return_from_main_is_the_exit_code() {
     );
     let l = line_naming_rank(&out, 3);
     assert!(l.contains("return") && l.contains('5'), "{l}\n{}", out.describe());
+    // The other ranks run to the end: their output after rank 3's return is kept.
+    for r in [0, 1, 2] {
+        assert!(
+            out.stdout.contains(&format!("rank {r} done")),
+            "rank {r}\n{}",
+            out.describe()
+        );
+    }
+    assert!(
+        out.stderr.contains("simulated time"),
+        "the run ends normally\n{}",
+        out.describe()
+    );
+    // exit(7) from a rank: the same, with exit status 7.
+    let out = run("bad_return", 4, &["exit"]);
+    assert_eq!(out.code, Some(7), "exit(7) exits with 7\n{}", out.describe());
+    assert!(line_naming_rank(&out, 3).contains("exit"), "{}", out.describe());
+    assert_eq!(out.stdout.matches(" done").count(), 3, "{}", out.describe());
 }
 
 #[test]

@@ -80,3 +80,21 @@ fn unfinished_work_at_the_end_of_a_rank_is_reported() {
     out.assert_success();
     out.assert_stderr_has(&["rank 1 returned from main without calling MPI_Finalize"]);
 }
+
+#[test]
+fn functions_nothing_defines_are_listed_before_the_run() {
+    let out = Smpirun::new(build_c(&apps_dir().join("misuse/unimplemented.c")))
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .run();
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    out.assert_stderr_has(&[
+        "not implemented by smpirun: MPI_Win_fence",
+        "in no library the program was linked with: not_defined_anywhere",
+    ]);
+    assert!(
+        !out.stdout.contains("started"),
+        "refused before running\n{}",
+        out.describe()
+    );
+}

@@ -40,7 +40,10 @@ impl Daemons {
         for name in ["munged", "slurmctld", "slurmd"] {
             let t = std::fs::read_to_string(self.dir.join(format!("{name}.out"))).unwrap_or_default();
             let lines: Vec<&str> = t.lines().collect();
-            s.push_str(&format!("--- {name} ---\n{}\n", lines[lines.len().saturating_sub(15)..].join("\n")));
+            s.push_str(&format!(
+                "--- {name} ---\n{}\n",
+                lines[lines.len().saturating_sub(15)..].join("\n")
+            ));
         }
         s
     }
@@ -50,7 +53,9 @@ impl Drop for Daemons {
     fn drop(&mut self) {
         // slurmd first, munged last (the others authenticate through it).
         while let Some((name, mut child)) = self.children.pop() {
-            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
             let t = Instant::now();
             while t.elapsed() < Duration::from_secs(10) {
                 if let Ok(Some(_)) = child.try_wait() {
@@ -73,9 +78,15 @@ fn have(path: &str) -> bool {
 }
 
 fn slurm_installed() -> bool {
-    ["/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/bin/sbatch", "/usr/bin/squeue"]
-        .iter()
-        .all(|p| have(p))
+    [
+        "/usr/sbin/slurmctld",
+        "/usr/sbin/slurmd",
+        "/usr/sbin/munged",
+        "/usr/bin/sbatch",
+        "/usr/bin/squeue",
+    ]
+    .iter()
+    .all(|p| have(p))
         && (have("/usr/sbin/mungekey") || have("/usr/sbin/create-munge-key"))
 }
 
@@ -98,8 +109,13 @@ fn ensure_slurm() -> bool {
     }
     let install = || {
         let mut c = Command::new("apt-get");
-        c.env("DEBIAN_FRONTEND", "noninteractive")
-            .args(["install", "-y", "--no-install-recommends", "slurm-wlm", "munge"]);
+        c.env("DEBIAN_FRONTEND", "noninteractive").args([
+            "install",
+            "-y",
+            "--no-install-recommends",
+            "slurm-wlm",
+            "munge",
+        ]);
         run_command(c, Duration::from_secs(900))
     };
     let mut out = install();
@@ -109,8 +125,15 @@ fn ensure_slurm() -> bool {
         run_command(u, Duration::from_secs(600));
         out = install();
     }
-    assert!(out.status.success(), "apt-get install slurm-wlm munge failed\n{}", out.describe());
-    assert!(slurm_installed(), "slurm-wlm and munge installed, but their programs are missing");
+    assert!(
+        out.status.success(),
+        "apt-get install slurm-wlm munge failed\n{}",
+        out.describe()
+    );
+    assert!(
+        slurm_installed(),
+        "slurm-wlm and munge installed, but their programs are missing"
+    );
     true
 }
 
@@ -143,7 +166,11 @@ fn free_port() -> u16 {
 fn wait_for(what: &str, d: &Daemons, timeout: Duration, mut ok: impl FnMut() -> bool) {
     let t = Instant::now();
     while !ok() {
-        assert!(t.elapsed() < timeout, "{what}: not ready after {timeout:?}\n{}", d.logs());
+        assert!(
+            t.elapsed() < timeout,
+            "{what}: not ready after {timeout:?}\n{}",
+            d.logs()
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -167,7 +194,10 @@ fn start_slurm() -> (Daemons, PathBuf) {
     } else {
         Command::new("/usr/sbin/create-munge-key").arg("-f").status()
     };
-    assert!(made.map(|s| s.success()).unwrap_or(false) && key.exists(), "cannot create the munge key");
+    assert!(
+        made.map(|s| s.success()).unwrap_or(false) && key.exists(),
+        "cannot create the munge key"
+    );
     let socket = dir.join("munge.socket");
     d.start(
         "munged",
@@ -223,7 +253,10 @@ fn start_slurm() -> (Daemons, PathBuf) {
     std::fs::write(&conf_path, conf).expect("slurm.conf");
     d.start(
         "slurmctld",
-        Command::new("slurmctld").args(["-D", "-i", "-f"]).arg(&conf_path).env("SLURM_CONF", &conf_path),
+        Command::new("slurmctld")
+            .args(["-D", "-i", "-f"])
+            .arg(&conf_path)
+            .env("SLURM_CONF", &conf_path),
     );
     d.start(
         "slurmd",
@@ -306,7 +339,14 @@ values = ["1GBps", "10GBps"]
             .arg(&study)
             .arg("-o")
             .arg(&out)
-            .args(["--executor", "slurm", "--slurm-poll", "0.5", "--slurm-timeout", "120"])
+            .args([
+                "--executor",
+                "slurm",
+                "--slurm-poll",
+                "0.5",
+                "--slurm-timeout",
+                "120",
+            ])
             .env("SLURM_CONF", &conf);
         run_command(c, Duration::from_secs(180))
     };
@@ -315,13 +355,20 @@ values = ["1GBps", "10GBps"]
     let r = submit();
     let took = t.elapsed();
     assert!(r.status.success(), "{}\n{}", r.describe(), daemons.logs());
-    r.assert_stderr_has(&["as a Slurm job array", "submitted Slurm job array", "4 rows gathered"]);
+    r.assert_stderr_has(&[
+        "as a Slurm job array",
+        "submitted Slurm job array",
+        "4 rows gathered",
+    ]);
     let rs = rows(&out);
     assert_eq!(rs.len(), 4, "4 rows\n{}", r.describe());
     for row in &rs {
         assert_eq!(row["status"], "ok", "{row}");
         assert_eq!(row["executor"], "slurm");
-        assert!(row["slurm_task"].as_str().is_some_and(|t| t.contains('_')), "{row}");
+        assert!(
+            row["slurm_task"].as_str().is_some_and(|t| t.contains('_')),
+            "{row}"
+        );
         assert!(row["metrics"]["one_way"].as_f64().is_some(), "{row}");
     }
     let tasks = std::fs::read_to_string(out.join("slurm/submit-0/tasks.txt")).unwrap();
@@ -339,7 +386,10 @@ values = ["1GBps", "10GBps"]
     let again = std::fs::read_to_string(out.join("slurm/submit-1/tasks.txt")).unwrap();
     assert_eq!(again.lines().count(), 2);
     let ids = |rs: &[serde_json::Value]| {
-        let mut v: Vec<String> = rs.iter().map(|r| r["run_id"].as_str().unwrap().to_string()).collect();
+        let mut v: Vec<String> = rs
+            .iter()
+            .map(|r| r["run_id"].as_str().unwrap().to_string())
+            .collect();
         v.sort();
         v
     };
