@@ -192,7 +192,8 @@ def run(name, p, q, n, platform, model, extra, timeout, smpirun):
         info = json.load(open(js))
         return {
             "name": name, "cmd": " ".join(cmd), "hpl_line": line, "wall_s": m["wall_s"], "cpu_s": m["cpu_s"],
-            "pss_mb": max(m["peak_kb"], info["peak_pss_kb"]) / 1024, "maxrss_mb": info["max_rss_kb"] / 1024,
+            "pss_mb": max(m["peak_kb"], info["host"]["peak_pss_kb"]) / 1024,
+            "maxrss_mb": info["host"]["max_rss_kb"] / 1024,
             "simulated_s": info["simulated_time"], "hpl_time_s": float(fields[5]), "gflops": float(fields[6]),
         }
 

@@ -159,6 +159,14 @@ pub enum SimError {
     /// Resource setup failed (e.g. a coroutine stack could not be mapped).
     #[error("{0}")]
     Setup(String),
+    /// The run was asked to stop (see [`Simulation::stop_when`]) before it ended.
+    #[error("stopped at t={time}: {} actor(s) still running", unfinished.len())]
+    Stopped {
+        /// The simulated time reached.
+        time: f64,
+        /// The actors that had not ended, and what they wait on.
+        unfinished: Vec<BlockedActor>,
+    },
 }
 
 /// A blocked actor in a deadlock report.
@@ -414,6 +422,21 @@ impl Kernel {
         });
         self.routes.insert((src, dst), r.clone());
         r
+    }
+
+    /// The actors that have not ended, with what each waits on.
+    fn unfinished_actors(&self) -> Vec<BlockedActor> {
+        self.actors
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.state != ActorState::Done)
+            .map(|(i, a)| BlockedActor {
+                actor: ActorId(i as u32),
+                name: a.name.clone(),
+                host: a.host,
+                waiting_on: a.waiting_on.iter().map(|w| self.describe(*w)).collect(),
+            })
+            .collect()
     }
 
     fn record(&mut self, what: impl FnOnce() -> String) {
@@ -1136,6 +1159,9 @@ pub struct Simulation {
     progress: Option<Box<dyn FnMut(f64)>>,
     /// The kernel's list of completed communications is swapped with this one at each date.
     completed_buf: Vec<(ActivityId, u64)>,
+    /// Set from outside (a signal, a time limit): the run stops at the next
+    /// scheduling round.
+    stop: Option<&'static std::sync::atomic::AtomicBool>,
 }
 
 impl Simulation {
@@ -1200,6 +1226,7 @@ impl Simulation {
             on_comm_done: None,
             progress: None,
             completed_buf: Vec::new(),
+            stop: None,
         }
     }
 
@@ -1227,6 +1254,25 @@ impl Simulation {
         self.finish_times.push(f64::NAN);
         self.errnos.push(0);
         id
+    }
+
+    /// Where the run is now: simulated time, the dates actors finished at (NaN
+    /// for those still running) and the events processed so far (for reports
+    /// on any ending, failures included).
+    pub fn summary_so_far(&self) -> RunSummary {
+        let k = self.k.borrow();
+        RunSummary {
+            time: k.now,
+            finish_times: self.finish_times.clone(),
+            events: k.events,
+        }
+    }
+
+    /// Stops the run at the next scheduling round once `flag` is set (by a
+    /// signal handler or another thread): [`Simulation::run`] then returns
+    /// [`SimError::Stopped`] with where every unfinished actor is.
+    pub fn stop_when(&mut self, flag: &'static std::sync::atomic::AtomicBool) {
+        self.stop = Some(flag);
     }
 
     /// Called with (activity, user tag) when a communication completes, before
@@ -1337,6 +1383,17 @@ impl Simulation {
                     }
                 }
             }
+            if self
+                .stop
+                .as_ref()
+                .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                let k = self.k.borrow();
+                return Err(SimError::Stopped {
+                    time: k.now,
+                    unfinished: k.unfinished_actors(),
+                });
+            }
             let completed = {
                 let mut k = self.k.borrow_mut();
                 k.update_rates();
@@ -1367,18 +1424,7 @@ impl Simulation {
             }
         }
         let k = self.k.borrow();
-        let blocked: Vec<BlockedActor> = k
-            .actors
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.state != ActorState::Done)
-            .map(|(i, a)| BlockedActor {
-                actor: ActorId(i as u32),
-                name: a.name.clone(),
-                host: a.host,
-                waiting_on: a.waiting_on.iter().map(|w| k.describe(*w)).collect(),
-            })
-            .collect();
+        let blocked = k.unfinished_actors();
         if !blocked.is_empty() {
             return Err(SimError::Deadlock { time: k.now, blocked });
         }

@@ -3,6 +3,7 @@
 mod args;
 mod report;
 mod run;
+mod stop;
 
 use args::*;
 use report::*;

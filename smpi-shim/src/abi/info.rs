@@ -33,7 +33,7 @@ pub(super) unsafe fn copy_out(dst: *mut c_char, s: &str, room: usize) {
     }
 }
 
-pub(super) fn report<T>(call: &str, r: MpiResult<T>) -> c_int {
+pub(super) fn report<T>(call: &'static str, r: MpiResult<T>) -> c_int {
     let g = enter_call(call);
     result(g.me, MPI_COMM_SELF, call, r)
 }

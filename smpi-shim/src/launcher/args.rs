@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use simcore::platform::{HostId, Platform};
 
+use crate::config::printable;
+
 pub(super) const USAGE: &str = "\
 smpirun: run an MPI program (built with smpicc) on a simulated platform
 
@@ -29,6 +31,11 @@ Options:
   -quiet               no end summary
   -progress <seconds>  a progress line on stderr every <seconds> of wall time, also when
                        stderr is not a terminal (on a terminal: one updated line, every 3 s)
+  --wall-time-limit <seconds>, --sim-time-limit <seconds>
+                       stop the run cleanly after that much wall-clock or simulated time
+                       (also MPIEXEC_TIMEOUT=<seconds>): output flushed, where each rank is,
+                       --json written, exit status 124. SIGINT and SIGTERM stop it the same
+                       way, with exit status 130 and 143.
   -help, --help        this text
   --help-cfg           list configuration keys with their defaults
   -version             print the version
@@ -51,6 +58,10 @@ pub(super) struct Args {
     pub quiet: bool,
     /// `-progress <seconds>`: progress lines also when stderr is not a terminal.
     pub progress_every: Option<f64>,
+    /// `--wall-time-limit <seconds>`.
+    pub wall_time_limit: Option<f64>,
+    /// `--sim-time-limit <seconds>`.
+    pub sim_time_limit: Option<f64>,
     pub program: Option<PathBuf>,
     pub program_args: Vec<String>,
 }
@@ -129,6 +140,20 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
                 i += 1;
             }
             "-quiet" => a.quiet = true,
+            "--wall-time-limit" | "-wall-time-limit" | "--sim-time-limit" | "-sim-time-limit" => {
+                let v = need(i, s)?;
+                i += 1;
+                let secs: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| *s > 0.0 && s.is_finite())
+                    .ok_or_else(|| format!("{s}: '{v}' is not a positive number of seconds"))?;
+                if s.contains("wall") {
+                    a.wall_time_limit = Some(secs);
+                } else {
+                    a.sim_time_limit = Some(secs);
+                }
+            }
             "-progress" => {
                 let v = need(i, s)?;
                 i += 1;
@@ -169,25 +194,27 @@ pub(super) fn parse_hostfile(text: &str, file: &str, platform: &Platform) -> Res
         if line.is_empty() {
             continue;
         }
+        // As quoted in messages: a stray carriage return or other control character escaped.
+        let shown = printable(line);
         let at = format!("{file}:{}", lineno + 1);
         let (name, n) = match line.rsplit_once(':') {
             Some((h, n)) => (
                 h.trim(),
                 n.trim()
                     .parse::<usize>()
-                    .map_err(|_| format!("{at}: bad slot count in '{line}'"))?,
+                    .map_err(|_| format!("{at}: bad slot count in '{shown}'"))?,
             ),
             None => (line, 1),
         };
         if n == 0 || n > MAX_SLOTS - hosts.len() {
             return Err(format!(
-                "{at}: slot count {n} in '{line}': each line gives 1 to {MAX_SLOTS} slots, and the \
+                "{at}: slot count {n} in '{shown}': each line gives 1 to {MAX_SLOTS} slots, and the \
                  whole file at most {MAX_SLOTS}"
             ));
         }
         let id = platform
             .host_by_name(name)
-            .ok_or_else(|| format!("{at}: host '{name}' is not in the platform"))?;
+            .ok_or_else(|| format!("{at}: host '{}' is not in the platform", printable(name)))?;
         hosts.extend(std::iter::repeat_n(id, n));
     }
     if hosts.is_empty() {

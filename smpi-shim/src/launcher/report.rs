@@ -129,30 +129,55 @@ pub(super) fn fmt_comm(c: i32) -> String {
     }
 }
 
+/// How a run ended, for the exit status and `--json`.
+#[derive(Debug)]
+pub(super) struct Ending {
+    /// `ok`, `rank-failed` (a rank returned or exited non-zero), `deadlock`,
+    /// `failed` (a rank crashed, aborted or made a fatal MPI error), `stopped`
+    /// (signal or time limit).
+    pub(super) status: &'static str,
+    /// smpirun's exit status.
+    pub(super) code: i32,
+    /// What went wrong, as smpirun printed it.
+    pub(super) error: Option<String>,
+}
+
+/// Writes the `--json` summary (format `smpirun-summary/2`, documented in
+/// the README): everything deterministic at the top level, what depends on
+/// the machine and its load (wall time, memory) under `host`, so two runs of
+/// the same inputs compare equal once `host` is removed.
 pub(super) fn write_json(
     path: &Path,
     r: &Report,
+    ending: &Ending,
     np: usize,
     platform: &Path,
     program: &Path,
 ) -> std::io::Result<()> {
+    let finite = |t: f64| t.is_finite().then_some(t);
     let v = serde_json::json!({
+        "format": "smpirun-summary/2",
+        "status": ending.status,
+        "exit_code": ending.code,
+        "error": ending.error,
         "simulated_time": r.simulated_time,
         "ranks": np,
-        "wall_time": r.wall_time,
         "events": r.events,
-        "peak_pss_kb": r.peak_pss_kb,
-        "max_rss_kb": r.max_rss_kb,
         "platform": platform.display().to_string(),
         "program": program.display().to_string(),
         "messages": r.messages.iter().sum::<u64>(),
         "kernels": r.kernels.iter().map(|(n, c, t)| (n.clone(), serde_json::json!({"calls": c, "seconds": t}))).collect::<serde_json::Map<_, _>>(),
         "per_rank": (0..np).map(|i| serde_json::json!({
             "rank": i,
-            "finish_time": r.finish_times[i],
+            "finish_time": r.finish_times.get(i).copied().and_then(finite),
             "messages_sent": r.messages[i],
             "bytes_sent": r.bytes[i],
         })).collect::<Vec<_>>(),
+        "host": {
+            "wall_time": r.wall_time,
+            "peak_pss_kb": r.peak_pss_kb,
+            "max_rss_kb": r.max_rss_kb,
+        },
     });
     std::fs::write(path, serde_json::to_string_pretty(&v)? + "\n")
 }

@@ -31,28 +31,20 @@ impl NetworkFactors for SmpiFactors {
     }
 }
 
-/// Runs smpirun with the given arguments; returns the process exit code.
-/// Like mpiexec: with `MPIEXEC_TIMEOUT=<seconds>` in the environment, the
-/// run is stopped (exit status 124) after that much wall-clock time.
-pub(super) fn stop_after_mpiexec_timeout() {
-    let limit = std::env::var("MPIEXEC_TIMEOUT")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok());
-    let Some(secs) = limit.filter(|s| *s > 0.0 && s.is_finite()) else {
-        return;
-    };
-    std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs_f64(secs));
-        eprintln!("smpirun: error: MPIEXEC_TIMEOUT expired: run stopped after {secs} s of wall-clock time");
-        // The simulation thread may be anywhere: leave without running its destructors.
-        // Safety: _exit only ends the process.
-        unsafe { libc::_exit(124) }
-    });
+/// The wall-clock limit: `--wall-time-limit`, else Open MPI's `MPIEXEC_TIMEOUT`.
+fn wall_time_limit(args: &Args) -> Option<f64> {
+    args.wall_time_limit.or_else(|| {
+        std::env::var("MPIEXEC_TIMEOUT")
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| *s > 0.0 && s.is_finite())
+    })
 }
 
 pub(super) fn run(args: &Args) -> Result<i32, String> {
     let wall_start = Instant::now();
-    stop_after_mpiexec_timeout();
+    let wall_limit = wall_time_limit(args);
+    let stop_flag = super::stop::install(wall_limit);
     let platform_path = args
         .platform
         .as_ref()
@@ -257,6 +249,8 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         });
     }
     sim.on_comm_done(|_a, user| with_world(|w| rt::on_comm_done(w, user)));
+    sim.stop_when(stop_flag);
+    let sim_limit = args.sim_time_limit;
     // On a terminal, one line rewritten in place; otherwise (-progress) plain lines.
     let terminal = std::io::stderr().is_terminal();
     let progress = (terminal && !args.quiet) || args.progress_every.is_some();
@@ -266,6 +260,9 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     let pss_sampler = PssSampler::start();
     let mut advances = 0u32;
     sim.on_progress(move |t| {
+        if sim_limit.is_some_and(|l| t > l) {
+            super::stop::sim_time_reached();
+        }
         // Reading the clock at every time advance shows in profiles.
         advances = advances.wrapping_add(1);
         if !advances.is_multiple_of(64) {
@@ -286,6 +283,7 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         }
     });
     let outcome = sim.run();
+    super::stop::acknowledge();
     // Safety: flushing C stdio so the program's output precedes our summary.
     unsafe { libc::fflush(std::ptr::null_mut()) };
     // The request log is complete on every ending (a deadlock's log is the useful one).
@@ -297,40 +295,53 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         eprint!("\r{:70}\r", "");
     }
     let wall = wall_start.elapsed().as_secs_f64();
-    let (code, summary) = match outcome {
-        Ok(s) => (0, s),
-        Err(SimError::Deadlock { time, blocked }) => {
-            eprintln!("smpirun: error: deadlock detected at t={time:.9} s: every remaining rank is blocked");
-            with_world(|w| {
-                for b in &blocked {
-                    let rank = b.actor.0 as usize;
-                    let what = match w.ranks[rank].blocked {
-                        Some(bi) => format!(
-                            "in {} (peer {}, tag {}, communicator {})",
-                            bi.call,
-                            fmt_peer(bi.peer),
-                            fmt_tag(bi.tag),
-                            fmt_comm(bi.comm)
-                        ),
-                        None => format!("waiting on {}", b.waiting_on.join(", ")),
-                    };
-                    eprintln!("  {}: {what}", b.name);
-                }
-            });
-            std::mem::forget(sim);
-            std::mem::forget(prog);
-            if let Some(c) = rt::ranks_exit_code() {
-                eprintln!("smpirun: (a rank ended first with code {c}: that is the run's exit status)");
-                return Ok(c & 0xff);
+    // Every ending gets its report (and --json): what the run reached.
+    let summary = sim.summary_so_far();
+    let ending = match outcome {
+        Ok(_) => {
+            let code = rt::ranks_exit_code().map_or(0, |c| c & 0xff);
+            Ending {
+                status: if code == 0 { "ok" } else { "rank-failed" },
+                code,
+                error: None,
             }
-            return Ok(3);
+        }
+        Err(SimError::Deadlock { time, blocked }) => {
+            let error = format!("deadlock detected at t={time:.9} s: every remaining rank is blocked");
+            eprintln!("smpirun: error: {error}");
+            print_unfinished(&blocked);
+            let code = match rt::ranks_exit_code() {
+                Some(c) => {
+                    eprintln!("smpirun: (a rank ended first with code {c}: that is the run's exit status)");
+                    c & 0xff
+                }
+                None => 3,
+            };
+            Ending {
+                status: "deadlock",
+                code,
+                error: Some(error),
+            }
+        }
+        Err(SimError::Stopped { time, unfinished }) => {
+            let reason = super::stop::requested().unwrap_or(super::stop::StopReason::WallTime);
+            let error = format!(
+                "{} at t={time:.9} s (simulated)",
+                reason.describe(wall_limit, sim_limit)
+            );
+            eprintln!("smpirun: error: {error}; where each unfinished rank is:");
+            print_unfinished(&unfinished);
+            Ending {
+                status: "stopped",
+                code: reason.exit_code(),
+                error: Some(error),
+            }
         }
         Err(SimError::ActorFailed {
             name, time, message, ..
         }) => {
-            eprintln!("smpirun: error: {name} failed at t={time:.9} s: {message}");
-            std::mem::forget(sim);
-            std::mem::forget(prog);
+            let error = format!("{name} failed at t={time:.9} s: {message}");
+            eprintln!("smpirun: error: {error}");
             let code = message
                 .strip_prefix("returned ")
                 .and_then(|m| m.split(' ').next())
@@ -342,7 +353,15 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
                 })
                 .filter(|c| *c != 0)
                 .unwrap_or(if message.starts_with("deadlock:") { 3 } else { 1 });
-            return Ok(code & 0xff);
+            Ending {
+                status: if message.starts_with("deadlock:") {
+                    "deadlock"
+                } else {
+                    "failed"
+                },
+                code: code & 0xff,
+                error: Some(error),
+            }
         }
         Err(e) => return Err(e.to_string()),
     };
@@ -358,27 +377,62 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         max_rss_kb: max_rss_kb(),
         kernels: w.kernels.summary(),
     });
-    if !args.quiet || display_timing {
-        let total: u64 = report.messages.iter().sum();
-        eprintln!(
-            "[smpirun] simulated time: {:.9} s | {} ranks | {} messages | {} events | wall {:.3} s | peak PSS {:.1} MiB",
-            report.simulated_time,
-            np,
-            total,
-            report.events,
-            report.wall_time,
-            report.peak_pss_kb as f64 / 1024.0
-        );
+    if ending.status == "ok" || ending.status == "rank-failed" {
+        if !args.quiet || display_timing {
+            let total: u64 = report.messages.iter().sum();
+            eprintln!(
+                "[smpirun] simulated time: {:.9} s | {} ranks | {} messages | {} events | wall {:.3} s | peak PSS {:.1} MiB",
+                report.simulated_time,
+                np,
+                total,
+                report.events,
+                report.wall_time,
+                report.peak_pss_kb as f64 / 1024.0
+            );
+        }
     }
     if let Some(path) = &args.json {
-        write_json(path, &report, np, platform_path, program)
+        write_json(path, &report, &ending, np, platform_path, program)
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    drop(sim);
-    std::mem::forget(prog);
-    Ok(if code == 0 {
-        rt::ranks_exit_code().map_or(0, |c| c & 0xff)
+    if ending.status == "ok" || ending.status == "rank-failed" {
+        drop(sim);
     } else {
-        code
-    })
+        // Suspended ranks hold foreign (C) frames: leave their stacks alone.
+        std::mem::forget(sim);
+    }
+    std::mem::forget(prog);
+    Ok(ending.code)
+}
+
+/// One line per unfinished rank: the MPI call it is blocked in, or the
+/// activities it waits on.
+fn print_unfinished(unfinished: &[simcore::BlockedActor]) {
+    with_world(|w| {
+        for b in unfinished {
+            let rank = b.actor.0 as usize;
+            let r = &w.ranks[rank];
+            let what = match r.blocked {
+                // The program's call first (a collective), then what it waits for inside.
+                Some(bi) if r.user_call.is_some_and(|c| c != bi.call) => format!(
+                    "in {} (inside: {} peer {}, tag {}, communicator {})",
+                    r.user_call.unwrap_or("?"),
+                    bi.call,
+                    fmt_peer(bi.peer),
+                    fmt_tag(bi.tag),
+                    fmt_comm(bi.comm)
+                ),
+                Some(bi) => format!(
+                    "in {} (peer {}, tag {}, communicator {})",
+                    bi.call,
+                    fmt_peer(bi.peer),
+                    fmt_tag(bi.tag),
+                    fmt_comm(bi.comm)
+                ),
+                None if b.waiting_on.is_empty() => "running".to_string(),
+                None => format!("waiting on {}", b.waiting_on.join(", ")),
+            };
+            eprintln!("  {}: {what}", b.name);
+        }
+    });
 }

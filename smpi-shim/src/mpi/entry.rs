@@ -23,10 +23,11 @@ pub(crate) struct Entry {
 /// Starts MPI call `call` of the program on the current rank: ends the run
 /// when MPI is not initialized or already finalized (the call is erroneous),
 /// then as [`enter`].
-pub(crate) fn enter_call(call: &str) -> Entry {
+pub(crate) fn enter_call(call: &'static str) -> Entry {
     let me = rt::current_rank();
     let (initialized, finalized) = with_world(|w| {
-        let r = &w.ranks[me as usize];
+        let r = &mut w.ranks[me as usize];
+        r.user_call = Some(call);
         (r.initialized, r.finalized)
     });
     if finalized {

@@ -110,6 +110,8 @@ pub(crate) struct Rank {
     pub probing: bool,
     /// The non-zero code it returned from main or passed to `exit`.
     pub exit_code: Option<i32>,
+    /// The program's last MPI call (the one it is in, when it is blocked).
+    pub user_call: Option<&'static str>,
 }
 
 impl Rank {
@@ -293,6 +295,7 @@ impl World {
                 ended: false,
                 probing: false,
                 exit_code: None,
+                user_call: None,
             });
         }
         let mut types: Vec<Option<Rc<Datatype>>> = datatype::predefined()

@@ -264,7 +264,7 @@ fn folding_4_gib_per_rank_on_64_ranks_fits_in_200_mib() {
         .run();
     out.assert_success();
     assert!(out.stdout.contains("private data OK"), "{}", out.describe());
-    let pss = out.json()["peak_pss_kb"].as_u64().expect("peak_pss_kb");
+    let pss = out.json()["host"]["peak_pss_kb"].as_u64().expect("peak_pss_kb");
     assert!(pss < 200 * 1024, "peak PSS {pss} KiB");
 }
 
@@ -296,7 +296,7 @@ fn folding_on_huge_pages_works_or_fails_clearly() {
     if free_huge >= 32 {
         out.assert_success();
         assert!(out.stdout.contains("private data OK"), "{}", out.describe());
-        let pss = out.json()["peak_pss_kb"].as_u64().expect("peak_pss_kb");
+        let pss = out.json()["host"]["peak_pss_kb"].as_u64().expect("peak_pss_kb");
         assert!(pss < 200 * 1024, "peak PSS {pss} KiB");
     } else {
         eprintln!("only {free_huge} free huge pages: checking the error path");
@@ -323,7 +323,7 @@ fn copy_on_write_folding_keeps_written_data_and_refolds_freed_buffers() {
         .run();
     out.assert_success();
     assert!(out.stdout.contains("copy-on-write data OK"), "{}", out.describe());
-    let pss = out.json()["peak_pss_kb"].as_u64().expect("peak_pss_kb");
+    let pss = out.json()["host"]["peak_pss_kb"].as_u64().expect("peak_pss_kb");
     assert!(pss < 100 * 1024, "peak PSS {pss} KiB");
 }
 

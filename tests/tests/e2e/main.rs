@@ -26,5 +26,6 @@ mod privatization;
 mod request_log;
 mod sampling;
 mod smpi_compare;
+mod stop;
 mod study;
 mod topology;

@@ -82,7 +82,7 @@ fn program_copies_share_their_read_only_segments() {
     .run();
     out.assert_success();
     assert!(out.stdout.contains("big_code OK"), "{}", out.describe());
-    let pss = out.json()["peak_pss_kb"].as_u64().expect("peak_pss_kb");
+    let pss = out.json()["host"]["peak_pss_kb"].as_u64().expect("peak_pss_kb");
     assert!(
         pss < 128 * 1024,
         "peak PSS {pss} KiB for 128 copies of 4 MiB of constants"
