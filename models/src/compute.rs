@@ -236,15 +236,16 @@ impl Polynomial {
                     variables.join(", ")
                 ));
             };
+            // The degree is checked before the factors are written out (`M^99999999999`).
+            let degree = out.len() as u128 + idx.len() as u128 * pow as u128;
+            if degree > MAX_DEGREE as u128 {
+                return Err(format!(
+                    "term `{term}` has degree {degree} (at most {MAX_DEGREE})"
+                ));
+            }
             for _ in 0..pow {
                 out.extend(idx.iter().map(|&i| i as u8));
             }
-        }
-        if out.len() > MAX_DEGREE {
-            return Err(format!(
-                "term `{term}` has degree {} (at most {MAX_DEGREE})",
-                out.len()
-            ));
         }
         out.sort_unstable();
         Ok(out)

@@ -17,7 +17,7 @@ use crate::compute::{Kernel, Noise, Polynomial, Segment, Signature, Variant, BLA
 use crate::error::ModelError;
 use crate::network::{NetworkModel, NetworkNoise, Overhead, PiecewiseFactor};
 use crate::noise::Mixture;
-use crate::piecewise::parse_number;
+use crate::piecewise::{parse_number, shown};
 
 /// Highest host index accepted in `hosts = [...]`.
 pub(crate) const MAX_HOST: u64 = 1 << 24;
@@ -144,8 +144,8 @@ impl Ctx<'_> {
             file: self.file.to_string(),
             line,
             column,
-            key: key.to_string(),
-            message: message.into(),
+            key: printable(key),
+            message: printable(&message.into()),
         }
     }
 
@@ -162,7 +162,7 @@ impl Ctx<'_> {
             file: self.file.to_string(),
             line,
             column,
-            message,
+            message: printable(&message),
         }
     }
 
@@ -200,10 +200,27 @@ impl Ctx<'_> {
             file: self.file.to_string(),
             line,
             column,
-            key: key.to_string(),
+            key: printable(key),
             first: first.to_string(),
         }
     }
+}
+
+/// `text` with its control characters escaped (a key or value written `"a\nb"` in TOML, quoted
+/// in a message), so that every message is one line.
+fn printable(text: &str) -> String {
+    if !text.contains(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn finite(ctx: &Ctx, v: &Spanned<f64>, key: &str) -> Result<f64, ModelError> {
@@ -360,18 +377,33 @@ fn network(ctx: &Ctx, doc: NetworkDoc, span: Range<usize>) -> Result<NetworkMode
     const NAMES: [&str; 5] = ["lat_factor", "bw_factor", "os", "or", "ois"];
     if let Some(v) = &doc.lat_factor {
         m.lat_factor = smpi_string(ctx, v, "network.lat_factor", PiecewiseFactor::parse_smpi)?;
+        if let Some(bad) = m.lat_factor.invalid_value(false) {
+            return Err(ctx.err(v.span(), "network.lat_factor", factor_problem(bad, false)));
+        }
     }
     if let Some(v) = &doc.bw_factor {
         m.bw_factor = smpi_string(ctx, v, "network.bw_factor", PiecewiseFactor::parse_smpi)?;
+        if let Some(bad) = m.bw_factor.invalid_value(true) {
+            return Err(ctx.err(v.span(), "network.bw_factor", factor_problem(bad, true)));
+        }
     }
     if let Some(v) = &doc.os {
         m.os = smpi_string(ctx, v, "network.os", Overhead::parse_smpi)?;
+        if let Some(bad) = m.os.invalid_value() {
+            return Err(ctx.err(v.span(), "network.os", overhead_problem(bad)));
+        }
     }
     if let Some(v) = &doc.or {
         m.or = smpi_string(ctx, v, "network.or", Overhead::parse_smpi)?;
+        if let Some(bad) = m.or.invalid_value() {
+            return Err(ctx.err(v.span(), "network.or", overhead_problem(bad)));
+        }
     }
     if let Some(v) = &doc.ois {
         m.ois = smpi_string(ctx, v, "network.ois", Overhead::parse_smpi)?;
+        if let Some(bad) = m.ois.invalid_value() {
+            return Err(ctx.err(v.span(), "network.ois", overhead_problem(bad)));
+        }
     }
     let Some(ranges) = &doc.range else {
         if let Some(n) = default_noise {
@@ -477,7 +509,15 @@ fn network(ctx: &Ctx, doc: NetworkDoc, span: Range<usize>) -> Result<NetworkMode
                         ),
                     ))
                 }
-                (Some(v), None) => dst.push((b, finite(ctx, v, &format!("{key}.{}", NAMES[q]))?)),
+                (Some(v), None) => {
+                    let fkey = format!("{key}.{}", NAMES[q]);
+                    let f = finite(ctx, v, &fkey)?;
+                    let positive = q == 1;
+                    if PiecewiseFactor::constant(f).invalid_value(positive).is_some() {
+                        return Err(ctx.err(v.span(), &fkey, factor_problem(f, positive)));
+                    }
+                    dst.push((b, f));
+                }
                 (None, Some(_)) => {}
                 (None, None) => {
                     return Err(ctx.err(
@@ -506,7 +546,16 @@ fn network(ctx: &Ctx, doc: NetworkDoc, span: Range<usize>) -> Result<NetworkMode
                 }
                 (Some(v), None) => {
                     any_ov[q] = true;
-                    ov[q].push((b, overhead_value(ctx, v, &format!("{key}.{name}"))?));
+                    let okey = format!("{key}.{name}");
+                    let value = overhead_value(ctx, v, &okey)?;
+                    if Overhead::from_chunks(vec![(0.0, value)])
+                        .ok()
+                        .and_then(|o| o.invalid_value())
+                        .is_some()
+                    {
+                        return Err(ctx.err(v.span(), &okey, overhead_problem(value)));
+                    }
+                    ov[q].push((b, value));
                 }
                 (None, _) => ov[q].push((b, (0.0, 0.0))),
             }
@@ -536,6 +585,27 @@ fn network(ctx: &Ctx, doc: NetworkDoc, span: Range<usize>) -> Result<NetworkMode
     }
     m.noise = NetworkNoise::from_chunks_with_default(default_noise, noise).map_err(wrap)?;
     Ok(m)
+}
+
+/// Why a latency factor (`bandwidth` false) or a bandwidth factor cannot be `v`.
+fn factor_problem(v: f64, bandwidth: bool) -> String {
+    if bandwidth {
+        format!(
+            "bandwidth factor {} must be positive (a message would never end)",
+            shown(v)
+        )
+    } else {
+        format!("latency factor {} must not be negative", shown(v))
+    }
+}
+
+/// Why an overhead cannot be `offset + per_byte·size`.
+fn overhead_problem((offset, per_byte): (f64, f64)) -> String {
+    format!(
+        "overhead {} s + {} s/B: the offset must be within ±1e9 s and the per-byte cost within ±1 s/B",
+        shown(offset),
+        shown(per_byte)
+    )
 }
 
 fn noise_constant(n: Mixture) -> NetworkNoise {
@@ -776,6 +846,16 @@ fn kernel(ctx: &Ctx, name: &str, doc: Spanned<ModelDoc>) -> Result<Kernel, Model
                     q.span(),
                     &format!("{key}.quantum"),
                     format!("quantum = {v} must be > 0 (seconds)"),
+                ));
+            }
+            if !(1.0 / v).is_finite() {
+                return Err(ctx.err(
+                    q.span(),
+                    &format!("{key}.quantum"),
+                    format!(
+                        "quantum = {} is too small (1/quantum is not a finite number)",
+                        shown(v)
+                    ),
                 ));
             }
             Some(1.0 / v)
@@ -1318,7 +1398,7 @@ pub(crate) fn load_tree(
                 line,
                 column,
                 key: "include".into(),
-                message: format!("cannot read included file {}: {source}", p.display()),
+                message: printable(&format!("cannot read included file {}: {source}", p.display())),
             }
         })?;
         stack.push(canon);

@@ -60,6 +60,15 @@ impl PiecewiseFactor {
         }
     }
 
+    /// The first value (the default, then the chunks in size order) a latency factor
+    /// (`positive` false: not negative) or a bandwidth factor (`positive` true: above 0) cannot
+    /// take, if any. Parsing only checks that values are finite numbers.
+    pub fn invalid_value(&self, positive: bool) -> Option<f64> {
+        std::iter::once(*self.0.default_value())
+            .chain(self.0.chunks().map(|(_, v)| *v))
+            .find(|&v| !(v > 0.0 || (v == 0.0 && !positive)))
+    }
+
     /// The factor for a message of `size` bytes.
     #[inline]
     pub fn value(&self, size: f64) -> f64 {
@@ -102,6 +111,15 @@ impl Overhead {
                     .collect(),
             ),
         }
+    }
+
+    /// The first `(offset, per_byte)` (the default, then the chunks in size order) out of the
+    /// range that keeps every cost finite, if any: an offset beyond ±1e9 s or a per-byte cost
+    /// beyond ±1 s/B (slower than 1 B/s). Parsing only checks that values are finite numbers.
+    pub fn invalid_value(&self) -> Option<(f64, f64)> {
+        std::iter::once(*self.0.default_value())
+            .chain(self.0.chunks().map(|(_, v)| *v))
+            .find(|(offset, per_byte)| !(offset.abs() <= 1e9 && per_byte.abs() <= 1.0))
     }
 
     /// The overhead in seconds for a message of `size` bytes. Unlike the network

@@ -185,10 +185,14 @@ pub struct Mixture {
 /// Maximum number of mixture components.
 pub const MAX_MIXTURE_COMPONENTS: usize = 4;
 
+/// The largest mean (in absolute value) and sigma of a mixture component, in seconds (about
+/// 30 years; the platform's longest latency).
+const MAX_SECONDS: f64 = 1e9;
+
 impl Mixture {
     /// Validates and builds a mixture. Errors (as `(field, message)`): not 1 to 4
     /// components, lengths differ, a weight `< 0` or not finite, weights not
-    /// summing to 1 (± 1e-6), a sigma `< 0`, a mean not finite.
+    /// summing to 1 (± 1e-6), a sigma `< 0`, a mean not finite, a mean or sigma beyond 1e9 s.
     pub fn new(weights: Vec<f64>, means: Vec<f64>, sigmas: Vec<f64>) -> Result<Self, (&'static str, String)> {
         let n = weights.len();
         if n == 0 || n > MAX_MIXTURE_COMPONENTS {
@@ -220,6 +224,19 @@ impl Mixture {
             return Err((
                 "sigmas",
                 format!("negative sigma {s} (a standard deviation must be >= 0)"),
+            ));
+        }
+        // Seconds: anything longer is no noise, and a draw must stay a finite number.
+        if let Some(m) = means.iter().find(|m| m.abs() > MAX_SECONDS) {
+            return Err((
+                "means",
+                format!("mean {} is beyond ±1e9 s", crate::piecewise::shown(*m)),
+            ));
+        }
+        if let Some(s) = sigmas.iter().find(|s| **s > MAX_SECONDS) {
+            return Err((
+                "sigmas",
+                format!("sigma {} is above 1e9 s", crate::piecewise::shown(*s)),
             ));
         }
         let mut acc = 0.0;

@@ -205,3 +205,13 @@ pub(crate) fn parse_number(s: &str) -> Option<f64> {
     let v = v * scale;
     v.is_finite().then_some(v)
 }
+
+/// `x` for a message: as Rust writes it, except very large or very small magnitudes in
+/// scientific notation (`1e308`, not three hundred digits).
+pub(crate) fn shown(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-6..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}

@@ -73,7 +73,7 @@ impl fmt::Display for Source {
 
 /// A key that does not exist, or a value its key cannot take.
 #[derive(Debug, thiserror::Error)]
-#[error("{given_in}{key}:{value}: {problem}")]
+#[error("{}", printable(&format!("{}{}:{}: {}", .given_in, .key, .value, .problem)))]
 pub(crate) struct ConfigError {
     /// The key: its declared name, or the name as given when no key has it.
     pub key: String,
@@ -83,6 +83,20 @@ pub(crate) struct ConfigError {
     pub problem: String,
     /// Where the key was given.
     pub given_in: Source,
+}
+
+/// `text` with its control characters (a newline, a carriage return given on a command line or
+/// in a file) escaped, so that a message stays on one line.
+pub(crate) fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Which network model family is used (`network/model`).

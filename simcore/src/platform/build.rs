@@ -7,7 +7,7 @@ use petgraph::graph::NodeIndex;
 use super::error::{Loc, PlatformError, PlatformErrorKind as K};
 use super::graph::{NetNode, PlatformGraph};
 use super::routing;
-use super::spec::{Policy, Routing, Spec};
+use super::spec::{Policy, Routing, Spec, MAX_LATENCY};
 use super::{Host, HostId, Link, LinkId, ModelLoopback, Platform, Router, SharingPolicy};
 
 /// Accumulates hosts, links and graph nodes, rejecting duplicate names.
@@ -84,6 +84,28 @@ impl<'f> Builder<'f> {
     ) -> Result<LinkId, PlatformError> {
         if self.link_index.contains_key(&name) {
             return Err(self.duplicate(loc, "link", &name));
+        }
+        // The parsers check every value written; this catches one computed from them (a
+        // dragonfly's bandwidth times its link count, say) that is no longer sensible.
+        for (key, value, fine, expected) in [
+            ("bandwidth", bandwidth, bandwidth > 0.0, "a finite, positive"),
+            (
+                "latency",
+                latency,
+                (0.0..=MAX_LATENCY).contains(&latency),
+                "a non-negative (at most 1e9 s)",
+            ),
+        ] {
+            if !(value.is_finite() && fine) {
+                return Err(self.err(
+                    loc,
+                    K::InvalidValue {
+                        key: key.to_string(),
+                        value: value.to_string(),
+                        reason: format!("link `{name}` would get this {key}; expected {expected} value"),
+                    },
+                ));
+            }
         }
         let id = LinkId(u32::try_from(self.links.len()).expect("fewer than 2^32 links"));
         self.link_index.insert(name.clone(), id);

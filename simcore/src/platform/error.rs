@@ -11,7 +11,7 @@ use super::units::UnitError;
 
 /// A platform file could not be loaded. Always fatal for that file.
 #[derive(Debug, thiserror::Error)]
-#[error("{}{kind}", location(.file, *.line, *.column))]
+#[error("{}{}", location(.file, *.line, *.column), one_line(.kind))]
 pub struct PlatformError {
     /// The file name as given to the loader.
     pub file: String,
@@ -30,6 +30,24 @@ fn location(file: &str, line: usize, column: usize) -> String {
         (l, 0) => format!("{file}:{l}: "),
         (l, c) => format!("{file}:{l}:{c}: "),
     }
+}
+
+/// The problem on one line: a newline or other control character quoted from the file (a value,
+/// the XML parser's "expected '>' not '\n'") is written escaped.
+fn one_line(kind: &PlatformErrorKind) -> String {
+    let text = kind.to_string();
+    if !text.contains(char::is_control) {
+        return text;
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 impl PlatformError {

@@ -115,8 +115,8 @@ impl PlatformFile {
         let latency = self.config_value(
             "network/loopback-lat",
             units::parse_time,
-            "must not be negative",
-            |v| v >= 0.0,
+            "must be between 0 and 1e9 s",
+            |v| (0.0..=super::spec::MAX_LATENCY).contains(&v),
         )?;
         Ok(ModelLoopback {
             bandwidth: bandwidth.unwrap_or(default.bandwidth),

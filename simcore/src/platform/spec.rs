@@ -8,6 +8,24 @@
 use super::error::{Loc, PlatformError, PlatformErrorKind as K};
 use super::units::{self, UnitError};
 
+/// The most hosts a platform may declare: 32 times the ranks a run can hold (each rank has its
+/// own copy of the program, about 8000 fit), so that an absurd `radical` is an error naming the
+/// limit rather than an allocation failure.
+pub(crate) const MAX_HOSTS: usize = 1 << 18;
+
+/// The most links a cluster may create (both halves of a SPLITDUPLEX cable counted, with the
+/// limiter and loopback links): about 400 MB and a few seconds of loading. A two-level fat tree
+/// of [`MAX_HOSTS`] hosts (`2;512,512;1,512;1,1`) has just that many.
+pub(crate) const MAX_LINKS: usize = 1 << 20;
+
+/// The longest `id`, `prefix`, `suffix` or `router_id` of a cluster, in bytes: they are repeated
+/// in the names of its hosts and links.
+pub(crate) const MAX_NAME: usize = 256;
+
+/// The longest latency accepted, in seconds (about 30 years): longer is no network, and the
+/// latencies of a route must add up to a finite time.
+pub(crate) const MAX_LATENCY: f64 = 1e9;
+
 /// An attribute (XML) or key (TOML) value as written, with its position.
 #[derive(Clone, Debug)]
 pub(crate) struct Val {
@@ -135,7 +153,9 @@ impl<'f> Attrs<'f> {
     pub(crate) fn latency(&self, key: &str) -> Result<Option<f64>, PlatformError> {
         let Some(val) = self.get(key) else { return Ok(None) };
         let lat = self.unit(key, val, units::parse_time)?;
-        if lat.is_finite() && lat >= 0.0 {
+        if lat.is_finite() && lat > MAX_LATENCY {
+            Err(self.invalid(key, val, "latency above 1e9 s (about 30 years)"))
+        } else if lat.is_finite() && lat >= 0.0 {
             Ok(Some(lat))
         } else {
             Err(self.invalid(key, val, "latency must be zero or positive"))
@@ -367,6 +387,25 @@ pub(crate) struct DragonflyParams {
     pub(crate) nodes: usize,
 }
 
+/// The radicals of a cluster (`"0-99,120"`): the ranges as written, expanded on use.
+#[derive(Clone, Debug)]
+pub(crate) struct Radicals {
+    ranges: Vec<(i64, i64)>,
+    count: usize,
+}
+
+impl Radicals {
+    /// Number of hosts (at most [`MAX_HOSTS`]).
+    pub(crate) fn len(&self) -> usize {
+        self.count
+    }
+
+    /// The radicals, in the order written.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = i64> + '_ {
+        self.ranges.iter().flat_map(|&(start, end)| start..=end)
+    }
+}
+
 /// Cluster shape.
 #[derive(Clone, Debug)]
 pub(crate) enum Topology {
@@ -376,13 +415,57 @@ pub(crate) enum Topology {
     Dragonfly(DragonflyParams),
 }
 
+impl Topology {
+    /// The switches (or routers) and the cables of the topology for `hosts` hosts (FLAT: a
+    /// private cable per host); `None` when a count overflows.
+    fn size(&self, hosts: usize) -> Option<(usize, usize)> {
+        let pairs = |n: usize| n.checked_mul(n.saturating_sub(1)).map(|x| x / 2);
+        match self {
+            Topology::Flat => Some((0, hosts)),
+            Topology::FatTree(p) => {
+                let (mut switches, mut cables, mut nodes) = (0usize, 0usize, hosts);
+                for l in 0..p.down.len() {
+                    let up = nodes.checked_mul(p.up[l])?.checked_mul(p.count[l])?;
+                    cables = cables.checked_add(up)?;
+                    nodes = p.up[..=l]
+                        .iter()
+                        .chain(&p.down[l + 1..])
+                        .try_fold(1usize, |acc, &x| acc.checked_mul(x))?;
+                    switches = switches.checked_add(nodes)?;
+                }
+                Some((switches, cables))
+            }
+            Topology::Torus(dims) => Some((0, hosts.checked_mul(dims.len())?)),
+            Topology::Dragonfly(p) => {
+                let routers = p.groups.checked_mul(p.chassis)?.checked_mul(p.routers)?;
+                let green = p.groups.checked_mul(p.chassis)?.checked_mul(pairs(p.routers)?)?;
+                let black = p.groups.checked_mul(p.routers)?.checked_mul(pairs(p.chassis)?)?;
+                let cables = hosts
+                    .checked_add(green)?
+                    .checked_add(black)?
+                    .checked_add(pairs(p.groups)?)?;
+                Some((routers, cables))
+            }
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Topology::Flat => "FLAT",
+            Topology::FatTree(_) => "FAT_TREE",
+            Topology::Torus(_) => "TORUS",
+            Topology::Dragonfly(_) => "DRAGONFLY",
+        }
+    }
+}
+
 /// A `<cluster>` / `[[cluster]]`, with units parsed and topology checked.
 #[derive(Clone, Debug)]
 pub(crate) struct ClusterSpec {
     pub(crate) id: String,
     pub(crate) prefix: String,
     pub(crate) suffix: String,
-    pub(crate) radicals: Vec<i64>,
+    pub(crate) radicals: Radicals,
     pub(crate) speed: f64,
     pub(crate) cores: u32,
     pub(crate) bw: f64,
@@ -424,6 +507,22 @@ impl ClusterSpec {
 
     pub(crate) fn from_attrs(a: &Attrs, properties: Vec<(String, String)>) -> Result<Self, PlatformError> {
         a.check_known(Self::KEYS)?;
+        for key in ["id", "prefix", "suffix", "router_id"] {
+            if let Some(val) = a.get(key).filter(|v| v.text.len() > MAX_NAME) {
+                let start: String = val.text.chars().take(32).collect();
+                return Err(a.err(
+                    val.loc,
+                    K::InvalidValue {
+                        key: key.to_string(),
+                        value: format!("{start}..."),
+                        reason: format!(
+                            "{} bytes, more than {MAX_NAME} (it is part of the name of every host or link)",
+                            val.text.len()
+                        ),
+                    },
+                ));
+            }
+        }
         let id = a.required("id")?.text.clone();
         let prefix = a.required("prefix")?.text.clone();
         let suffix = a.required("suffix")?.text.clone();
@@ -502,6 +601,32 @@ impl ClusterSpec {
             Some(v) if !v.text.is_empty() => v.text.clone(),
             _ => format!("{prefix}{id}_router{suffix}"),
         };
+        let limiter = a.bandwidth("limiter_link")?;
+        let radical = a.required("radical")?;
+        check_size(
+            a,
+            if matches!(topology, Topology::Flat) {
+                radical
+            } else {
+                &params
+            },
+            &topology,
+            radicals.len(),
+            policy,
+            limiter.is_some(),
+            loopback.is_some(),
+        )?;
+        if let Topology::Dragonfly(p) = &topology {
+            let most = p.blue_links.max(p.black_links).max(p.green_links);
+            if !(bw * most as f64).is_finite() {
+                return Err(topology_error(
+                    a,
+                    &params,
+                    "DRAGONFLY",
+                    format!("{most} links per pair of bandwidth {bw} B/s make an infinite bandwidth"),
+                ));
+            }
+        }
         Ok(ClusterSpec {
             id,
             prefix,
@@ -515,7 +640,7 @@ impl ClusterSpec {
             topology,
             backbone,
             router_id,
-            limiter: a.bandwidth("limiter_link")?,
+            limiter,
             loopback,
             properties,
             loc: a.loc,
@@ -529,10 +654,11 @@ impl ClusterSpec {
 }
 
 /// `"0-99"`, `"10-20,2"`: ranges and singletons separated by `,` (SimGrid's parser; the
-/// documentation's `;` separator is not what the code accepts).
-fn parse_radicals(a: &Attrs, val: &Val) -> Result<Vec<i64>, PlatformError> {
+/// documentation's `;` separator is not what the code accepts). At most [`MAX_HOSTS`] in all.
+fn parse_radicals(a: &Attrs, val: &Val) -> Result<Radicals, PlatformError> {
     let bad = |reason: String| a.invalid("radical", val, &reason);
-    let mut out = Vec::new();
+    let mut ranges = Vec::new();
+    let mut count: u128 = 0;
     for group in val.text.split(',') {
         let ends: Vec<&str> = group.split('-').map(str::trim).collect();
         let num = |s: &str| {
@@ -547,9 +673,18 @@ fn parse_radicals(a: &Attrs, val: &Val) -> Result<Vec<i64>, PlatformError> {
         if start > end {
             return Err(bad(format!("empty range `{group}`")));
         }
-        out.extend(start..=end);
+        count += (i128::from(end) - i128::from(start) + 1) as u128;
+        ranges.push((start, end));
     }
-    Ok(out)
+    if count > MAX_HOSTS as u128 {
+        return Err(bad(format!(
+            "{count} hosts, more than the limit of {MAX_HOSTS} hosts per platform"
+        )));
+    }
+    Ok(Radicals {
+        ranges,
+        count: count as usize,
+    })
 }
 
 fn topology_error(a: &Attrs, val: &Val, topology: &str, reason: String) -> PlatformError {
@@ -561,6 +696,37 @@ fn topology_error(a: &Attrs, val: &Val, topology: &str, reason: String) -> Platf
             reason,
         },
     )
+}
+
+/// Rejects a cluster that would create more than [`MAX_LINKS`] links (`val` is what sets its
+/// size: the topology parameters, or the radical of a FLAT cluster).
+fn check_size(
+    a: &Attrs,
+    val: &Val,
+    topology: &Topology,
+    hosts: usize,
+    policy: Policy,
+    limiter: bool,
+    loopback: bool,
+) -> Result<(), PlatformError> {
+    let per_cable = if policy == Policy::SplitDuplex { 2 } else { 1 };
+    let links = topology.size(hosts).and_then(|(switches, cables)| {
+        let limiters = if limiter { hosts.checked_add(switches)? } else { 0 };
+        cables
+            .checked_mul(per_cable)?
+            .checked_add(limiters)?
+            .checked_add(if loopback { hosts } else { 0 })
+            .map(|links| (switches, cables, links))
+    });
+    let reason = match links {
+        Some((_, _, links)) if links <= MAX_LINKS => return Ok(()),
+        Some((switches, cables, links)) => format!(
+            "{hosts} hosts, {switches} switches or routers and {cables} cables make {links} links, more \
+             than the limit of {MAX_LINKS} links per platform"
+        ),
+        None => format!("more than the limit of {MAX_LINKS} links per platform (the counts overflow)"),
+    };
+    Err(topology_error(a, val, topology.name(), reason))
 }
 
 /// Parses a `,`-separated list of positive integers named `what`.

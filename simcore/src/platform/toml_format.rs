@@ -224,16 +224,12 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Spec, PlatformError> {
         let mut a = cx.attrs("cluster", c);
         a.push("id", t.id.get_ref().clone(), cx.loc(t.id.span().start));
         // prefix and suffix are optional here (empty by default), required in XML.
-        a.push(
-            "prefix",
-            t.prefix.as_ref().map_or(String::new(), |v| v.get_ref().clone()),
-            a.loc,
-        );
-        a.push(
-            "suffix",
-            t.suffix.as_ref().map_or(String::new(), |v| v.get_ref().clone()),
-            a.loc,
-        );
+        for (key, value) in [("prefix", &t.prefix), ("suffix", &t.suffix)] {
+            let (text, loc) = value.as_ref().map_or((String::new(), a.loc), |v| {
+                (v.get_ref().clone(), cx.loc(v.span().start))
+            });
+            a.push(key, text, loc);
+        }
         for (key, value) in [
             ("radical", &t.radical),
             ("speed", &t.speed),

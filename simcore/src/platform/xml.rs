@@ -38,10 +38,15 @@ const UNSUPPORTED: &[&str] = &[
     "random",
 ];
 
+/// The deepest nesting of zones read (SimGrid platforms nest a few levels; the reader recurses).
+const MAX_ZONE_DEPTH: usize = 64;
+
 struct Reader<'a, 'f> {
     doc: &'a Document<'a>,
     file: &'f str,
     spec: Spec,
+    /// Zones open around the element being read.
+    depth: usize,
     /// Routing of the zone that declared the first host/route, with the zone id and position.
     routing_set: bool,
 }
@@ -54,8 +59,77 @@ struct Zone {
     loc: Loc,
 }
 
+/// The deepest nesting of elements given to the XML parser, which recurses once per level (its
+/// stack would overflow on a file nesting elements a hundred thousand deep).
+const MAX_ELEMENT_DEPTH: usize = 256;
+
+/// The byte offset of the first start tag nested deeper than [`MAX_ELEMENT_DEPTH`], if any.
+/// Comments, CDATA sections, processing instructions and declarations do not nest; markup in an
+/// entity's value counts as written (an entity nesting entities adds at most ten times that).
+fn too_deep(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let skip_to = |from: usize, end: &[u8]| {
+        b[from..]
+            .windows(end.len())
+            .position(|w| w == end)
+            .map_or(b.len(), |p| from + p + end.len())
+    };
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(offset) = b[i..].iter().position(|&c| c == b'<') {
+        let at = i + offset;
+        let rest = &b[at..];
+        if rest.starts_with(b"<!--") {
+            i = skip_to(at + 4, b"-->");
+        } else if rest.starts_with(b"<![CDATA[") {
+            i = skip_to(at + 9, b"]]>");
+        } else if rest.starts_with(b"<?") {
+            i = skip_to(at + 2, b"?>");
+        } else if rest.starts_with(b"</") {
+            depth = depth.saturating_sub(1);
+            i = at + 2;
+        } else if rest.starts_with(b"<!") {
+            i = at + 2;
+        } else {
+            // A start tag ends at the first `>` outside quotes.
+            let mut j = at + 1;
+            let mut quote = None;
+            while j < b.len() {
+                match (quote, b[j]) {
+                    (None, b'"' | b'\'') => quote = Some(b[j]),
+                    (Some(q), c) if c == q => quote = None,
+                    (None, b'>') => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            if b[j - 1] != b'/' {
+                depth += 1;
+                if depth > MAX_ELEMENT_DEPTH {
+                    return Some(at);
+                }
+            }
+            i = j.min(b.len());
+        }
+        if i >= b.len() {
+            break;
+        }
+    }
+    None
+}
+
 /// Parses a SimGrid XML platform.
 pub(crate) fn parse(text: &str, file: &str) -> Result<Spec, PlatformError> {
+    if let Some(at) = too_deep(text) {
+        return Err(PlatformError::new(
+            file,
+            Loc::at_offset(text, at),
+            K::Unsupported {
+                what: format!("element nesting deeper than {MAX_ELEMENT_DEPTH} levels"),
+                reason: "platform files nest a few levels".to_string(),
+            },
+        ));
+    }
     let options = ParsingOptions {
         allow_dtd: true,
         ..ParsingOptions::default()
@@ -75,6 +149,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Spec, PlatformError> {
         doc: &doc,
         file,
         spec: Spec::new(),
+        depth: 0,
         routing_set: false,
     };
     let root = doc.root_element();
@@ -219,7 +294,18 @@ impl<'a> Reader<'a, '_> {
                         routing: Routing::parse(&a, "routing")?,
                         loc,
                     };
+                    if self.depth == MAX_ZONE_DEPTH {
+                        return Err(self.err(
+                            loc,
+                            K::Unsupported {
+                                what: format!("zone `{}` nested in {MAX_ZONE_DEPTH} zones", inner.id),
+                                reason: format!("zones nest at most {MAX_ZONE_DEPTH} deep"),
+                            },
+                        ));
+                    }
+                    self.depth += 1;
                     self.children(child, &inner)?;
+                    self.depth -= 1;
                 }
                 "prop" => {
                     // Zone properties: accepted, not used.

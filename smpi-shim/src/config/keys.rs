@@ -515,14 +515,35 @@ fn factor(value: &str, model_default: &str, positive: bool) -> Result<PiecewiseF
     let text = if value.is_empty() { model_default } else { value };
     let f = PiecewiseFactor::parse_smpi(text).map_err(|e| e.to_string())?;
     match f.invalid_value(positive) {
-        Some(v) if positive => Err(format!("factor {v} must be positive (a message would never end)")),
-        Some(v) => Err(format!("factor {v} must not be negative")),
+        Some(v) if positive => Err(format!(
+            "factor {} must be positive (a message would never end)",
+            shown(v)
+        )),
+        Some(v) => Err(format!("factor {} must not be negative", shown(v))),
         None => Ok(f),
     }
 }
 
 fn overhead(value: &str) -> Result<Overhead, String> {
-    Overhead::parse_smpi(value).map_err(|e| e.to_string())
+    let o = Overhead::parse_smpi(value).map_err(|e| e.to_string())?;
+    match o.invalid_value() {
+        Some((offset, per_byte)) => Err(format!(
+            "overhead {} s + {} s/B: the offset must be within ±1e9 s and the per-byte cost within \
+             ±1 s/B",
+            shown(offset),
+            shown(per_byte)
+        )),
+        None => Ok(o),
+    }
+}
+
+/// `x` for a message, very large or small magnitudes in scientific notation.
+fn shown(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-6..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
 }
 
 fn text(value: &str) -> Result<String, String> {

@@ -377,19 +377,17 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         max_rss_kb: max_rss_kb(),
         kernels: w.kernels.summary(),
     });
-    if ending.status == "ok" || ending.status == "rank-failed" {
-        if !args.quiet || display_timing {
-            let total: u64 = report.messages.iter().sum();
-            eprintln!(
-                "[smpirun] simulated time: {:.9} s | {} ranks | {} messages | {} events | wall {:.3} s | peak PSS {:.1} MiB",
-                report.simulated_time,
-                np,
-                total,
-                report.events,
-                report.wall_time,
-                report.peak_pss_kb as f64 / 1024.0
-            );
-        }
+    if (ending.status == "ok" || ending.status == "rank-failed") && (!args.quiet || display_timing) {
+        let total: u64 = report.messages.iter().sum();
+        eprintln!(
+            "[smpirun] simulated time: {:.9} s | {} ranks | {} messages | {} events | wall {:.3} s | peak PSS {:.1} MiB",
+            report.simulated_time,
+            np,
+            total,
+            report.events,
+            report.wall_time,
+            report.peak_pss_kb as f64 / 1024.0
+        );
     }
     if let Some(path) = &args.json {
         write_json(path, &report, &ending, np, platform_path, program)

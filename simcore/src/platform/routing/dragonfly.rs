@@ -149,7 +149,7 @@ pub(crate) fn build(
         leaves: Vec::new(),
     };
     let mut host_nodes = Vec::with_capacity(c.radicals.len());
-    for &r in &c.radicals {
+    for r in c.radicals.iter() {
         let (host, leaf) = add_cluster_host(c, b, r)?;
         host_nodes.push(b.host_node(host));
         df.leaves.push(leaf);

@@ -179,7 +179,7 @@ pub(crate) fn build(
     // SimGrid ids: hosts 0..n, switches from 2n-1 downwards.
     let mut sg_ids: Vec<usize> = (0..n_hosts).collect();
 
-    for (position, &r) in c.radicals.iter().enumerate() {
+    for (position, r) in c.radicals.iter().enumerate() {
         let (host, leaf) = add_cluster_host(c, b, r)?;
         graph_nodes.push(b.host_node(host));
         router.loopback.push(leaf.loopback);

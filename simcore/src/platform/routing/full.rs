@@ -26,6 +26,10 @@ use crate::platform::{Host, HostId, LinkId, ModelLoopback, Router, SharingPolicy
 /// Name of the model-level loopback link.
 pub(crate) const LOOPBACK_NAME: &str = "__loopback__";
 
+/// The most hosts and routers in a zone of declared routes: its route table grows as the square
+/// of the hosts, and Floyd's search as the cube of the points (2048 points: a few seconds).
+pub(crate) const MAX_POINTS: usize = 2048;
+
 /// Precomputed routes between every pair of hosts.
 #[derive(Debug)]
 pub(crate) struct FullRouter {
@@ -55,6 +59,19 @@ pub(crate) fn build(
     b: &mut Builder,
     model_loopback: ModelLoopback,
 ) -> Result<Box<dyn Router>, PlatformError> {
+    let points = spec.hosts.len() + spec.routers.len();
+    if points > MAX_POINTS {
+        return Err(b.err(
+            spec.routing_loc,
+            K::Unsupported {
+                what: format!("a zone of declared routes with {points} hosts and routers"),
+                reason: format!(
+                    "such a zone holds at most {MAX_POINTS} (its routes grow as the square of its \
+                     hosts); describe a large machine with a <cluster>"
+                ),
+            },
+        ));
+    }
     for h in &spec.hosts {
         b.add_host(
             Host {

@@ -63,7 +63,7 @@ pub(crate) fn build_cluster(c: &ClusterSpec, b: &mut Builder) -> Result<Box<dyn 
         loopback: Vec::new(),
     };
     let mut hosts = Vec::with_capacity(c.radicals.len());
-    for &r in &c.radicals {
+    for r in c.radicals.iter() {
         let (host, leaf) = add_cluster_host(c, b, r)?;
         let (private_up, private_down) =
             b.add_cable(&format!("{}_link_{r}", c.id), c.bw, c.lat, c.policy, c.loc)?;

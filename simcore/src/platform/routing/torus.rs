@@ -105,7 +105,7 @@ pub(crate) fn build(
         leaves: Vec::with_capacity(c.radicals.len()),
     };
     let mut hosts = Vec::with_capacity(c.radicals.len());
-    for (i, &r) in c.radicals.iter().enumerate() {
+    for (i, r) in c.radicals.iter().enumerate() {
         let (host, leaf) = add_cluster_host(c, b, r)?;
         hosts.push(host);
         router.leaves.push(leaf);

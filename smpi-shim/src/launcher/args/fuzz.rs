@@ -8,7 +8,7 @@
 use simcore::platform::Platform;
 
 use super::parse_hostfile;
-use crate::config::fuzz::harness::{Target, Verdict};
+use crate::config::fuzz::harness::Target;
 
 const FILE: &str = "fuzz-hostfile";
 
@@ -58,11 +58,26 @@ links = ["l"]
 
 #[test]
 fn hostfile() {
-    let platform = Platform::from_toml_str(PLATFORM, "hostfile-platform.toml").unwrap_or_else(|e| panic!("{e}"));
+    let platform =
+        Platform::from_toml_str(PLATFORM, "hostfile-platform.toml").unwrap_or_else(|e| panic!("{e}"));
     Target::new("hostfile", "txt")
         .dict(&[
-            "node-0", "node-1", "a:b", "a:b:2", "é", "node-0:4", "node-1:0", "node-0:-1", "node-0 # c", "#",
-            "node-0:18446744073709551615", "node-0:1048576", "node-0:1048577", "node-2", ":", " : ",
+            "node-0",
+            "node-1",
+            "a:b",
+            "a:b:2",
+            "é",
+            "node-0:4",
+            "node-1:0",
+            "node-0:-1",
+            "node-0 # c",
+            "#",
+            "node-0:18446744073709551615",
+            "node-0:1048576",
+            "node-0:1048577",
+            "node-2",
+            ":",
+            " : ",
         ])
         .run(move |bytes| {
             let text = String::from_utf8_lossy(bytes);
@@ -89,4 +104,32 @@ fn hostfile() {
                 }
             }
         });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Regression cases (their inputs are also in `tests/fuzz-corpus/hostfile/crash-*`).
+
+fn error(text: &str) -> String {
+    let platform =
+        Platform::from_toml_str(PLATFORM, "hostfile-platform.toml").unwrap_or_else(|e| panic!("{e}"));
+    parse_hostfile(text, "hf", &platform).expect_err("rejected")
+}
+
+/// Was an allocation failure (a list of 2^64 copies of the host) that aborted smpirun.
+#[test]
+fn huge_slot_count_is_an_error() {
+    assert_eq!(
+        error("node-0\nnode-1:18446744073709551615\n"),
+        "hf:2: slot count 18446744073709551615 in 'node-1:18446744073709551615': each line gives 1 to \
+         1048576 slots, and the whole file at most 1048576"
+    );
+    assert!(error("node-0:1048576\nnode-1\n").starts_with("hf:2: slot count 1 in 'node-1': "));
+    // Was silently no slot.
+    assert!(error("node-0:0\n").starts_with("hf:1: slot count 0 in 'node-0:0': each line gives 1 to"));
+}
+
+/// Was a message with a raw carriage return in the middle.
+#[test]
+fn messages_stay_on_one_line() {
+    assert_eq!(error("-\r5\n"), "hf:1: host '-\\r5' is not in the platform");
 }
