@@ -9,10 +9,24 @@
  *   nbc-unwaited      an MPI_Igather never waited before MPI_Finalize
  *   probe-never       MPI_Probe for a message nobody sends
  *   no-finalize       rank 1 returns from main without MPI_Finalize
+ *   coll-kind         rank 0 calls MPI_Bcast where rank 1 calls MPI_Barrier
+ *   coll-root         MPI_Bcast with root 0 on rank 0 and root 1 on rank 1
+ *   coll-op           MPI_Allreduce with MPI_SUM on rank 0 and MPI_MAX on rank 1
+ *   coll-count        MPI_Allreduce of 4 ints on rank 0 and 3 on rank 1
+ *   type-mismatch     MPI_INT sent twice, received as MPI_FLOAT; then MPI_INT received as
+ *                     MPI_UNSIGNED and MPI_BYTE (fine): one warning, the run goes on
+ *   coll-fine         matching collectives, a user-defined operation created on each rank
+ *                     and an MPI_BYTE/MPI_INT broadcast of equal size: must pass
  * Run with 2 ranks. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+  (void)type;
+  for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
+}
 
 int main(int argc, char **argv)
 {
@@ -45,6 +59,37 @@ int main(int argc, char **argv)
   if (strcmp(mode, "nbc-unwaited") == 0) MPI_Igather(big, 100, MPI_INT, gathered, 100, MPI_INT, 0, MPI_COMM_WORLD, &r[0]);
   if (strcmp(mode, "probe-never") == 0 && rank == 0) MPI_Probe(1, 99, MPI_COMM_WORLD, &st);
   if (strcmp(mode, "no-finalize") == 0 && rank == 1) return 0;
+  if (strcmp(mode, "type-mismatch") == 0) {
+    float f[4];
+    if (rank == 1) {
+      for (int i = 0; i < 4; i++) MPI_Send(big, 4, MPI_INT, 0, i, MPI_COMM_WORLD);
+    } else {
+      MPI_Recv(f, 4, MPI_FLOAT, 1, 0, MPI_COMM_WORLD, &st);
+      MPI_Recv(f, 4, MPI_FLOAT, 1, 1, MPI_COMM_WORLD, &st);
+      MPI_Recv(small, 4, MPI_UNSIGNED, 1, 2, MPI_COMM_WORLD, &st);
+      MPI_Recv(small, 16, MPI_BYTE, 1, 3, MPI_COMM_WORLD, &st);
+      printf("received all four\n");
+    }
+  }
+  if (strcmp(mode, "coll-kind") == 0) {
+    if (rank == 0) MPI_Bcast(big, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    else MPI_Barrier(MPI_COMM_WORLD);
+  }
+  if (strcmp(mode, "coll-root") == 0) MPI_Bcast(big, 1, MPI_INT, rank, MPI_COMM_WORLD);
+  if (strcmp(mode, "coll-op") == 0)
+    MPI_Allreduce(big, gathered, 1, MPI_INT, rank == 0 ? MPI_SUM : MPI_MAX, MPI_COMM_WORLD);
+  if (strcmp(mode, "coll-count") == 0) MPI_Allreduce(big, gathered, 4 - rank, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (strcmp(mode, "coll-fine") == 0) {
+    MPI_Op mine;
+    if (rank == 1) MPI_Op_create(user_sum, 1, &mine); /* distinct handles on the two ranks */
+    MPI_Op_create(user_sum, 1, &mine);
+    big[0] = rank + 1;
+    MPI_Allreduce(big, gathered, 1, MPI_INT, mine, MPI_COMM_WORLD);
+    if (rank == 0) MPI_Bcast(big, 2 * (int)sizeof(int), MPI_BYTE, 0, MPI_COMM_WORLD);
+    else MPI_Bcast(big, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    printf("rank %d: user sum %d\n", rank, gathered[0]);
+  }
   MPI_Finalize();
   if (strcmp(mode, "after-finalize") == 0 && rank == 0) MPI_Send(big, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
   return 0;

@@ -16,6 +16,7 @@
 //!   injection, error handlers).
 
 pub(crate) mod attr;
+pub(crate) mod coll_check;
 pub(crate) mod comm;
 pub(crate) mod datatype;
 pub(crate) mod entry;

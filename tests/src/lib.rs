@@ -151,7 +151,13 @@ pub fn build_c(source: &Path) -> PathBuf {
         .expect("a file name")
         .to_string_lossy()
         .into_owned();
-    let out = scratch_dir().join(&stem);
+    // Two sources may share a file name (apps/pingpong.c and a pingpong.c
+    // elsewhere): the n-th program built gets its own name.
+    let out = scratch_dir().join(if built.values().any(|p| p.ends_with(&stem)) {
+        format!("{stem}-{}", built.len())
+    } else {
+        stem
+    });
     let mut cmd = Command::new(smpicc());
     cmd.arg("-O2")
         .arg("-Wall")

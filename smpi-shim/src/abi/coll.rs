@@ -11,6 +11,8 @@ use crate::mpi::entry::{self, enter_call, result};
 use crate::mpi::op::{Op, UserFn};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
 
+use crate::mpi::coll_check::{self, CollSig};
+
 use super::args::*;
 
 pub(super) fn view(me: u32, comm: i32) -> MpiResult<CommView> {
@@ -36,6 +38,9 @@ pub(super) fn in_place_count(buf: *const c_void, v: c_int) -> MpiResult<usize> {
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
     let g = enter_call("MPI_Barrier");
+    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Barrier")) {
+        return entry::handle_error(g.me, comm, "MPI_Barrier", e);
+    }
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = ic::barrier(iv);
@@ -56,6 +61,9 @@ pub(super) unsafe extern "C" fn MPI_Bcast(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Bcast");
+    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Bcast").root(root).data(count, dt)) {
+        return entry::handle_error(g.me, comm, "MPI_Bcast", e);
+    }
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| ic::bcast(iv, buf as *mut u8, nonneg(count)?, dt, root))();
@@ -82,6 +90,13 @@ pub(super) unsafe extern "C" fn MPI_Reduce(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Reduce");
+    if let Err(e) = coll_check::check(
+        g.me,
+        comm,
+        CollSig::new("MPI_Reduce").root(root).op(op).data(count, dt),
+    ) {
+        return entry::handle_error(g.me, comm, "MPI_Reduce", e);
+    }
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
@@ -125,6 +140,9 @@ pub(super) unsafe extern "C" fn MPI_Allreduce(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Allreduce");
+    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Allreduce").op(op).data(count, dt)) {
+        return entry::handle_error(g.me, comm, "MPI_Allreduce", e);
+    }
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> =
@@ -167,6 +185,9 @@ pub(super) unsafe extern "C" fn MPI_Gather(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Gather");
+    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Gather").root(root)) {
+        return entry::handle_error(g.me, comm, "MPI_Gather", e);
+    }
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
@@ -243,6 +264,9 @@ pub(super) unsafe extern "C" fn MPI_Gatherv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Gatherv");
+        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Gatherv").root(root)) {
+            return entry::handle_error(g.me, comm, "MPI_Gatherv", e);
+        }
         match InterView::of(g.me, comm) {
             Ok(Some(iv)) => {
                 let r: MpiResult<()> = (|| {
@@ -302,6 +326,9 @@ pub(super) unsafe extern "C" fn MPI_Scatter(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Scatter");
+    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Scatter").root(root)) {
+        return entry::handle_error(g.me, comm, "MPI_Scatter", e);
+    }
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
@@ -357,6 +384,9 @@ pub(super) unsafe extern "C" fn MPI_Scatterv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Scatterv");
+        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Scatterv").root(root)) {
+            return entry::handle_error(g.me, comm, "MPI_Scatterv", e);
+        }
         match InterView::of(g.me, comm) {
             Ok(Some(iv)) => {
                 let r: MpiResult<()> = (|| {
@@ -415,6 +445,9 @@ pub(super) unsafe extern "C" fn MPI_Allgather(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Allgather");
+    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Allgather")) {
+        return entry::handle_error(g.me, comm, "MPI_Allgather", e);
+    }
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
@@ -469,6 +502,9 @@ pub(super) unsafe extern "C" fn MPI_Allgatherv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Allgatherv");
+        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Allgatherv")) {
+            return entry::handle_error(g.me, comm, "MPI_Allgatherv", e);
+        }
         match InterView::of(g.me, comm) {
             Ok(Some(iv)) => {
                 let r: MpiResult<()> = (|| {
@@ -517,6 +553,9 @@ pub(super) unsafe extern "C" fn MPI_Alltoall(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Alltoall");
+    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Alltoall")) {
+        return entry::handle_error(g.me, comm, "MPI_Alltoall", e);
+    }
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
@@ -586,6 +625,9 @@ pub(super) unsafe extern "C" fn MPI_Alltoallv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Alltoallv");
+        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Alltoallv")) {
+            return entry::handle_error(g.me, comm, "MPI_Alltoallv", e);
+        }
         match InterView::of(g.me, comm) {
             Ok(Some(iv)) => {
                 let r: MpiResult<()> = (|| {
@@ -652,6 +694,9 @@ pub(super) unsafe extern "C" fn MPI_Reduce_scatter(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Reduce_scatter");
+        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Reduce_scatter").op(op)) {
+            return entry::handle_error(g.me, comm, "MPI_Reduce_scatter", e);
+        }
         match InterView::of(g.me, comm) {
             Ok(Some(iv)) => {
                 let r: MpiResult<()> = (|| {
@@ -683,6 +728,9 @@ pub(super) unsafe extern "C" fn MPI_Reduce_scatter_block(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Reduce_scatter_block");
+    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Reduce_scatter_block").op(op)) {
+        return entry::handle_error(g.me, comm, "MPI_Reduce_scatter_block", e);
+    }
     match InterView::of(g.me, comm) {
         Ok(Some(iv)) => {
             let r: MpiResult<()> = (|| {
@@ -713,6 +761,9 @@ pub(super) unsafe extern "C" fn MPI_Scan(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Scan");
+    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Scan").op(op).data(count, dt)) {
+        return entry::handle_error(g.me, comm, "MPI_Scan", e);
+    }
     coll_call!(
         g,
         comm,
@@ -739,6 +790,9 @@ pub(super) unsafe extern "C" fn MPI_Exscan(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Exscan");
+    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Exscan").op(op).data(count, dt)) {
+        return entry::handle_error(g.me, comm, "MPI_Exscan", e);
+    }
     coll_call!(
         g,
         comm,
@@ -875,9 +929,12 @@ pub(super) fn no_inter(call: &str) -> rt::MpiError {
 pub(super) unsafe extern "C" fn MPI_Ibarrier(comm: c_int, req: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        nb!("MPI_Ibarrier", comm, req, |me| match comm_of(me, comm)? {
-            (c, Some(_)) => nbc_inter::ibarrier(c),
-            (c, None) => nbc::ibarrier(c),
+        nb!("MPI_Ibarrier", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Ibarrier"))?;
+            match comm_of(me, comm)? {
+                (c, Some(_)) => nbc_inter::ibarrier(c),
+                (c, None) => nbc::ibarrier(c),
+            }
         })
     }
 }
@@ -894,6 +951,7 @@ pub(super) unsafe extern "C" fn MPI_Ibcast(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ibcast", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Ibcast").root(root).data(count, dt))?;
             let (c, inter) = comm_of(me, comm)?;
             let idle = inter.is_some() && root == rt::MPI_PROC_NULL;
             let count = if idle { 0 } else { nonneg(count)? };
@@ -919,6 +977,11 @@ pub(super) unsafe extern "C" fn MPI_Ireduce(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ireduce", comm, req, |me| {
+            coll_check::check(
+                me,
+                comm,
+                CollSig::new("MPI_Ireduce").root(root).op(op).data(count, dt),
+            )?;
             let (c, inter) = comm_of(me, comm)?;
             let idle = inter.is_some() && root == rt::MPI_PROC_NULL;
             let count = if idle { 0 } else { nonneg(count)? };
@@ -944,6 +1007,7 @@ pub(super) unsafe extern "C" fn MPI_Iallreduce(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iallreduce", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Iallreduce").op(op).data(count, dt))?;
             let (s, r, n) = (s as *const u8, r as *mut u8, nonneg(count)?);
             match comm_of(me, comm)? {
                 (c, Some(_)) => nbc_inter::iallreduce(c, s, r, n, dt, op),
@@ -968,6 +1032,7 @@ pub(super) unsafe extern "C" fn MPI_Igather(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Igather", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Igather").root(root))?;
             let (c, inter) = comm_of(me, comm)?;
             let receives = match inter {
                 Some(_) => root == MPI_ROOT,
@@ -1005,6 +1070,7 @@ pub(super) unsafe extern "C" fn MPI_Igatherv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Igatherv", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Igatherv").root(root))?;
             let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
             let receives = match inter {
@@ -1045,6 +1111,7 @@ pub(super) unsafe extern "C" fn MPI_Iscatter(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iscatter", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Iscatter").root(root))?;
             let (c, inter) = comm_of(me, comm)?;
             let sends = match inter {
                 Some(_) => root == MPI_ROOT,
@@ -1082,6 +1149,7 @@ pub(super) unsafe extern "C" fn MPI_Iscatterv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iscatterv", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Iscatterv").root(root))?;
             let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
             let sends = match inter {
@@ -1121,6 +1189,7 @@ pub(super) unsafe extern "C" fn MPI_Iallgather(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iallgather", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Iallgather"))?;
             let (c, inter) = comm_of(me, comm)?;
             let (cs, ds) = regular(inter.unwrap_or(c.size), nonneg(rc)?);
             let sc = if in_place(s) { 0 } else { nonneg(sc)? };
@@ -1148,6 +1217,7 @@ pub(super) unsafe extern "C" fn MPI_Iallgatherv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iallgatherv", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Iallgatherv"))?;
             let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
             let (cs, d) = (ivec(n, rcs)?, dvec(n, ds));
@@ -1242,6 +1312,7 @@ pub(super) unsafe extern "C" fn MPI_Ialltoall(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ialltoall", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Ialltoall"))?;
             let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
             let (rcs, rds) = regular(n, nonneg(rc)?);
@@ -1267,6 +1338,7 @@ pub(super) unsafe extern "C" fn MPI_Ialltoallv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ialltoallv", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Ialltoallv"))?;
             let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
             let send = || Ok((ivec(n, scs)?, dvec(n, sds)));
@@ -1327,9 +1399,10 @@ pub(super) unsafe extern "C" fn MPI_Ialltoallw(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        nb!("MPI_Ialltoallw", comm, req, |me| alltoallw_req(
-            me, comm, s, scs, sds, sts, r, rcs, rds, rts
-        ))
+        nb!("MPI_Ialltoallw", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Ialltoallw"))?;
+            alltoallw_req(me, comm, s, scs, sds, sts, r, rcs, rds, rts)
+        })
     }
 }
 
@@ -1357,6 +1430,9 @@ pub(super) unsafe extern "C" fn MPI_Alltoallw(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Alltoallw");
+        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Alltoallw")) {
+            return entry::handle_error(g.me, comm, "MPI_Alltoallw", e);
+        }
         let res = alltoallw_req(g.me, comm, s, scs, sds, sts, r, rcs, rds, rts)
             .and_then(|id| wait_coll(g.me, id, "MPI_Alltoallw"));
         result(g.me, comm, "MPI_Alltoallw", res)
@@ -1380,6 +1456,9 @@ pub(super) unsafe extern "C" fn MPI_Alltoallv_c(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Alltoallv_c");
+        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Alltoallv_c")) {
+            return entry::handle_error(g.me, comm, "MPI_Alltoallv_c", e);
+        }
         let res = (|| -> MpiResult<()> {
             let (c, inter) = comm_of(g.me, comm)?;
             let n = inter.unwrap_or(c.size);
@@ -1428,6 +1507,7 @@ pub(super) unsafe extern "C" fn MPI_Ireduce_scatter(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ireduce_scatter", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Ireduce_scatter").op(op))?;
             let (c, inter) = comm_of(me, comm)?;
             // Receive counts are per rank of the local group, also on an intercommunicator.
             let counts = ivec(c.size, rcs)?;
@@ -1453,6 +1533,7 @@ pub(super) unsafe extern "C" fn MPI_Ireduce_scatter_block(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ireduce_scatter_block", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Ireduce_scatter_block").op(op))?;
             let (c, inter) = comm_of(me, comm)?;
             let counts = vec![nonneg(rc)?; c.size as usize];
             let (s, r) = (s as *const u8, r as *mut u8);
@@ -1476,9 +1557,12 @@ pub(super) unsafe extern "C" fn MPI_Iscan(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        nb!("MPI_Iscan", comm, req, |me| match comm_of(me, comm)? {
-            (_, Some(_)) => Err(no_inter("MPI_Iscan")),
-            (c, None) => nbc::iscan(c, s as *const u8, r as *mut u8, nonneg(count)?, dt, op, false),
+        nb!("MPI_Iscan", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Iscan").op(op).data(count, dt))?;
+            match comm_of(me, comm)? {
+                (_, Some(_)) => Err(no_inter("MPI_Iscan")),
+                (c, None) => nbc::iscan(c, s as *const u8, r as *mut u8, nonneg(count)?, dt, op, false),
+            }
         })
     }
 }
@@ -1495,9 +1579,12 @@ pub(super) unsafe extern "C" fn MPI_Iexscan(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        nb!("MPI_Iexscan", comm, req, |me| match comm_of(me, comm)? {
-            (_, Some(_)) => Err(no_inter("MPI_Iexscan")),
-            (c, None) => nbc::iscan(c, s as *const u8, r as *mut u8, nonneg(count)?, dt, op, true),
+        nb!("MPI_Iexscan", comm, req, |me| {
+            coll_check::check(me, comm, CollSig::new("MPI_Iexscan").op(op).data(count, dt))?;
+            match comm_of(me, comm)? {
+                (_, Some(_)) => Err(no_inter("MPI_Iexscan")),
+                (c, None) => nbc::iscan(c, s as *const u8, r as *mut u8, nonneg(count)?, dt, op, true),
+            }
         })
     }
 }

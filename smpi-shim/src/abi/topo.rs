@@ -11,6 +11,8 @@ use crate::mpi::entry::{self, enter_call, result};
 use crate::mpi::topo::{self, Cart, DistGraph, Graph, Neighbors, Topology};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_COMM_NULL, MPI_SUCCESS, MPI_UNDEFINED};
 
+use crate::mpi::coll_check::{self, CollSig};
+
 use super::args::*;
 
 // ------------------------------------------------------------------ Cartesian topologies
@@ -875,6 +877,7 @@ pub(super) unsafe fn neighbor_call(
     unsafe {
         let g = enter_call(call);
         let r = (|| -> MpiResult<u32> {
+            coll_check::check(g.me, comm, CollSig::new(call))?;
             let (c, nb) = neighborhood(g.me, comm)?;
             let (sends, recvs) = start(&nb)?;
             neighbor::ineighbor(c, nb, sends, recvs)

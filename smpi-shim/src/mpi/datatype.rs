@@ -48,6 +48,21 @@ pub(crate) enum Basic {
 }
 
 impl Basic {
+    /// Whether data sent as `self` may be received as `other`: the same basic
+    /// type, bytes on either side, or integers of one width differing only in
+    /// sign.
+    pub(crate) fn compatible_with(self, other: Basic) -> bool {
+        use Basic::*;
+        let unsigned = |b: Basic| match b {
+            U8 => I8,
+            U16 => I16,
+            U32 => I32,
+            U64 => I64,
+            b => b,
+        };
+        self == Byte || other == Byte || unsigned(self) == unsigned(other)
+    }
+
     /// Storage size in bytes (pair types include padding as C lays them out).
     pub(crate) fn size(self) -> usize {
         match self {

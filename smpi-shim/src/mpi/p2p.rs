@@ -385,6 +385,10 @@ pub(crate) fn do_match(w: &mut World, send: u32, recv: u32) {
             cancelled: false,
         };
     }
+    // The program's own messages (even contexts; collectives use the odd ones).
+    if w.req(send).context.is_multiple_of(2) {
+        warn_on_type_mismatch(w, send, recv);
+    }
     if !ctx.is_started(act) {
         let (src, dst) = (w.ranks[sowner as usize].host, w.ranks[sworld_dst as usize].host);
         start_transfer(w, &ctx, act, sowner, src, dst, size);
@@ -392,6 +396,45 @@ pub(crate) fn do_match(w: &mut World, send: u32, recv: u32) {
         // Eager message already arrived: deliver now.
         deliver(w, send);
     }
+}
+
+/// Warns, once per pair of types, when a program's send and the receive it
+/// matched have type signatures that disagree (MPI-3.1 §3.3.1): the bytes are
+/// delivered unconverted, as a real MPI would, but the data read is likely
+/// wrong. `MPI_BYTE`/`MPI_PACKED` match anything, and so do signed and
+/// unsigned integers of one width (a common, harmless habit); types mixing
+/// several basic types are not compared.
+fn warn_on_type_mismatch(w: &mut World, send: u32, recv: u32) {
+    let (s, r) = (w.req(send), w.req(recv));
+    let (Some(sdt), Some(rdt)) = (s.dt.as_ref(), r.dt.as_ref()) else {
+        return;
+    };
+    let (Some(sb), Some(rb)) = (sdt.basic, rdt.basic) else {
+        return;
+    };
+    if s.size == 0 || sb.compatible_with(rb) {
+        return;
+    }
+    let names = (sdt.name.clone(), rdt.name.clone());
+    if w.said_type_mismatch.contains(&names) {
+        return;
+    }
+    let (from, to, tag, count) = (s.owner, r.owner, s.tag, s.count);
+    let name = |n: &str| {
+        if n.is_empty() {
+            "a derived type".to_string()
+        } else {
+            n.to_string()
+        }
+    };
+    eprintln!(
+        "smpirun: warning: rank {from} sends {count} × {} (tag {tag}) to rank {to}, whose receive \
+         takes {}: the type signatures do not match (MPI-3.1 §3.3.1); the bytes are delivered \
+         unconverted. Further mismatches between these two types are not reported",
+        name(&names.0),
+        name(&names.1)
+    );
+    w.said_type_mismatch.insert(names);
 }
 
 /// Copies a finished message into its receive buffer (completion hook).

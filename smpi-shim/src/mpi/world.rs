@@ -198,6 +198,10 @@ pub(crate) struct World {
     /// The functions of the error handlers the program created, by handle
     /// minus [`FIRST_USER_ERRHANDLER`](crate::mpi::entry::FIRST_USER_ERRHANDLER).
     pub errhandlers: Vec<usize>,
+    /// Collective calls not yet checked by every member (see `coll_check`).
+    pub(crate) pending_colls: crate::mpi::coll_check::PendingCollectives,
+    /// Pairs of (sent, received) basic types already reported as a mismatch.
+    pub(crate) said_type_mismatch: std::collections::HashSet<(String, String)>,
     /// The model set's temporal network noise, if any: one draw per message,
     /// added to its latency phase, from the sender's own stream.
     pub net_noise: Option<NetNoise>,
@@ -333,6 +337,8 @@ impl World {
             nbc_started: HashMap::new(),
             create_group_calls: HashMap::new(),
             errhandlers: Vec::new(),
+            pending_colls: Default::default(),
+            said_type_mismatch: Default::default(),
             net_noise: None,
             thread_level: 0,
             infos: Default::default(),

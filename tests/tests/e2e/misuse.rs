@@ -58,6 +58,50 @@ fn calls_outside_init_and_finalize_are_errors() {
 }
 
 #[test]
+fn collectives_that_do_not_match_across_ranks_are_errors() {
+    fails_with(
+        "coll-kind",
+        1,
+        &[
+            "collective mismatch on MPI_COMM_WORLD (collective call #1)",
+            "MPI_Bcast(root 0, 4 B of MPI_INT)",
+            "MPI_Barrier()",
+        ],
+    );
+    fails_with("coll-root", 1, &["MPI_Bcast", "root 0", "root 1", "MPI_ERR_ROOT"]);
+    fails_with(
+        "coll-op",
+        1,
+        &["MPI_Allreduce(MPI_SUM", "MPI_Allreduce(MPI_MAX", "MPI_ERR_OP"],
+    );
+    fails_with(
+        "coll-count",
+        1,
+        &["16 B of MPI_INT", "12 B of MPI_INT", "MPI_ERR_TYPE"],
+    );
+    let out = run("coll-fine");
+    out.assert_success();
+    assert!(out.stdout.contains("rank 0: user sum 3"), "{}", out.describe());
+}
+
+#[test]
+fn a_send_received_as_another_type_is_a_warning() {
+    let out = run("type-mismatch");
+    out.assert_success();
+    assert!(out.stdout.contains("received all four"), "{}", out.describe());
+    out.assert_stderr_has(&[
+        "warning: rank 1 sends 4 × MPI_INT (tag 0) to rank 0, whose receive takes MPI_FLOAT",
+        "type signatures do not match",
+    ]);
+    assert_eq!(
+        out.stderr.matches("type signatures do not match").count(),
+        1,
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
 fn a_probe_that_can_never_match_is_a_deadlock() {
     fails_with(
         "probe-never",

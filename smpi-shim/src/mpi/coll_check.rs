@@ -1,0 +1,217 @@
+//! Collective calls must match across the members of a communicator: the
+//! same collective, in the same order, with the same root, operation and
+//! data signature where MPI requires it. A mismatch is erroneous and in a
+//! real MPI ends in a hang or silently wrong data; here the rank that finds it
+//! gets an MPI error naming both ranks' calls.
+//!
+//! Each rank numbers the collectives it calls on each communicator (by
+//! context). The first member to make call number k records its signature;
+//! every other member compares with it; the record goes once all members
+//! have checked. The cost is one hash-map operation per collective call.
+
+use std::collections::HashMap;
+
+use super::{mpi_err, with_world, MpiResult, MPI_ERR_OP, MPI_ERR_OTHER, MPI_ERR_ROOT, MPI_ERR_TYPE};
+
+/// What one rank's collective call must agree on with the other members'.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CollSig {
+    call: &'static str,
+    root: Option<i32>,
+    op: Option<i32>,
+    /// Elements and datatype, compared as (predefined handle or `None` for a
+    /// derived type, total bytes).
+    data: Option<(Option<i32>, usize)>,
+    /// The datatype's name, for the message.
+    type_name: String,
+}
+
+impl CollSig {
+    /// The signature of a call of `call`.
+    pub(crate) fn new(call: &'static str) -> Self {
+        CollSig {
+            call,
+            root: None,
+            op: None,
+            data: None,
+            type_name: String::new(),
+        }
+    }
+
+    /// The root must agree.
+    pub(crate) fn root(mut self, root: i32) -> Self {
+        self.root = Some(root);
+        self
+    }
+
+    /// The reduction operation must agree.
+    pub(crate) fn op(mut self, op: i32) -> Self {
+        self.op = Some(op);
+        self
+    }
+
+    /// The data (`count` elements of `dtype`) must agree: same bytes, and the
+    /// same predefined type when both sides use one.
+    pub(crate) fn data(mut self, count: i32, dtype: i32) -> Self {
+        let predefined = usize::try_from(dtype).is_ok_and(|h| h < super::datatype::PREDEFINED_COUNT);
+        let (size, name) = with_world(|w| {
+            w.dtype(dtype)
+                .map(|d| (d.size, d.name.clone()))
+                .unwrap_or((0, format!("datatype {dtype}")))
+        });
+        self.type_name = name;
+        self.data = Some((
+            predefined.then_some(dtype),
+            usize::try_from(count).unwrap_or(0) * size,
+        ));
+        self
+    }
+
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(r) = self.root {
+            parts.push(format!("root {r}"));
+        }
+        if let Some(o) = self.op {
+            match usize::try_from(o).ok().and_then(|o| PREDEFINED_OP_NAMES.get(o)) {
+                Some(name) if o > 0 => parts.push((*name).to_string()),
+                _ => parts.push(format!("user operation {o}")),
+            }
+        }
+        if let Some((t, bytes)) = self.data {
+            let name = if self.type_name.is_empty() {
+                "unnamed type"
+            } else {
+                &self.type_name
+            };
+            match t {
+                Some(_) => parts.push(format!("{bytes} B of {name}")),
+                None => parts.push(format!("{bytes} B of derived {name}")),
+            }
+        }
+        format!("{}({})", self.call, parts.join(", "))
+    }
+}
+
+/// `MPI_NO_OP`, the last predefined operation handle (`MPI_MAX` is 1).
+const LAST_PREDEFINED_OP: i32 = 14;
+
+/// The predefined operations by handle (`include/mpi.h`).
+const PREDEFINED_OP_NAMES: [&str; 15] = [
+    "MPI_OP_NULL",
+    "MPI_MAX",
+    "MPI_MIN",
+    "MPI_SUM",
+    "MPI_PROD",
+    "MPI_LAND",
+    "MPI_BAND",
+    "MPI_LOR",
+    "MPI_BOR",
+    "MPI_LXOR",
+    "MPI_BXOR",
+    "MPI_MINLOC",
+    "MPI_MAXLOC",
+    "MPI_REPLACE",
+    "MPI_NO_OP",
+];
+
+/// Collective calls recorded and not yet checked by every member:
+/// (communicator context, call number) → (signature, first rank, members left).
+#[derive(Debug, Default)]
+pub(crate) struct PendingCollectives {
+    calls: HashMap<(u32, u64), (CollSig, u32, usize)>,
+    /// Collectives called so far per (world rank, context).
+    counts: HashMap<(u32, u32), u64>,
+}
+
+/// Checks rank `me`'s collective call `sig` on `comm` against the other
+/// members' call of the same number; an error names both calls.
+pub(crate) fn check(me: u32, comm: i32, sig: CollSig) -> MpiResult<()> {
+    with_world(|w| {
+        let c = w.ranks[me as usize].comm(comm)?;
+        let (context, members, inter) = (c.shared.context, c.size() as usize, c.shared.remote.is_some());
+        let my_rank = c.my_rank;
+        let name = if comm == super::MPI_COMM_WORLD {
+            "MPI_COMM_WORLD".to_string()
+        } else {
+            format!("communicator {comm}")
+        };
+        let members = if inter {
+            // Both groups take part; roots are written differently on each side.
+            members + c.shared.remote.as_ref().map_or(0, |r| r.len())
+        } else {
+            members
+        };
+        let n = {
+            let k = w.pending_colls.counts.entry((me, context)).or_insert(0);
+            *k += 1;
+            *k
+        };
+        let key = (context, n);
+        let entry = w.pending_colls.calls.get(&key).cloned();
+        match entry {
+            None => {
+                if members > 1 {
+                    w.pending_colls
+                        .calls
+                        .insert(key, (sig, my_rank as u32, members - 1));
+                }
+                Ok(())
+            }
+            Some((first, first_rank, left)) => {
+                if left <= 1 {
+                    w.pending_colls.calls.remove(&key);
+                } else if let Some(e) = w.pending_colls.calls.get_mut(&key) {
+                    e.2 -= 1;
+                }
+                let class = if first.call != sig.call {
+                    Some(MPI_ERR_OTHER)
+                } else if inter {
+                    None
+                } else if first.root != sig.root {
+                    Some(MPI_ERR_ROOT)
+                } else if !ops_agree(first.op, sig.op) {
+                    Some(MPI_ERR_OP)
+                } else if !data_agree(first.data, sig.data, sig.op.is_some()) {
+                    Some(MPI_ERR_TYPE)
+                } else {
+                    None
+                };
+                match class {
+                    None => Ok(()),
+                    Some(code) => Err(mpi_err(
+                        code,
+                        format!(
+                            "collective mismatch on {name} (collective call #{n}): rank {first_rank} called {}, rank {my_rank} calls {}",
+                            first.describe(),
+                            sig.describe()
+                        ),
+                    )),
+                }
+            }
+        }
+    })
+}
+
+/// Whether two ranks' operations agree. User-defined operations are created
+/// by each rank and get distinct handles, so only predefined ones compare.
+fn ops_agree(a: Option<i32>, b: Option<i32>) -> bool {
+    let predefined = |o: i32| (1..=LAST_PREDEFINED_OP).contains(&o);
+    match (a, b) {
+        (Some(a), Some(b)) if predefined(a) && predefined(b) => a == b,
+        _ => true,
+    }
+}
+
+/// Whether two ranks' data agree: the same bytes and, for a reduction (where
+/// the operation interprets the elements), the same type when both use a
+/// predefined one. Outside reductions a byte count that agrees is accepted
+/// whatever the types, as real MPIs deliver it.
+fn data_agree(a: Option<(Option<i32>, usize)>, b: Option<(Option<i32>, usize)>, reduction: bool) -> bool {
+    match (a, b) {
+        (Some((ta, ba)), Some((tb, bb))) => {
+            ba == bb && (!reduction || ta.is_none() || tb.is_none() || ta == tb)
+        }
+        _ => true,
+    }
+}
