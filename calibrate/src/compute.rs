@@ -14,6 +14,29 @@ use crate::stats;
 /// `√(π/2)`: E|r| = σ·√(2/π) for a centred normal r, so σ = √(π/2)·E|r|.
 const SQRT_PI_OVER_2: f64 = 1.253_314_137_315_500_3;
 
+/// Largest relative σ written by the relative noise model: the simulator
+/// clamps a negative draw to 0, which biases the mean by about
+/// σ·φ(1/cv) − μ·Φ(−1/cv): 0.4 % of the mean at cv = 0.5, 8 % at cv = 1.
+pub const MAX_RELATIVE_SIGMA: f64 = 0.5;
+
+/// A range of K, `[from, to)` (`to` = None: no upper bound).
+pub type KRange = (u64, Option<u64>);
+
+/// How kernel noise is modelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelNoise {
+    /// N-1 against N-2 (σ a polynomial fitted on |residuals|) by
+    /// cross-validation, the mean by GLS (the thesis's models).
+    Fitted,
+    /// σ(x) = cv·ŷ(x), cv the robust relative spread of the calls around the
+    /// mean (1.4826·MAD, at most [`MAX_RELATIVE_SIGMA`]); the mean by relative
+    /// least squares. An N-2 model whose σ never exceeds half the mean, so that
+    /// clamping negative draws does not bias the simulated time.
+    Relative,
+    /// N-0: the mean alone.
+    None,
+}
+
 /// Options of the compute fits.
 #[derive(Debug, Clone, Copy)]
 pub struct ComputeOptions {
@@ -28,6 +51,13 @@ pub struct ComputeOptions {
     pub host_effect: f64,
     /// In-sample relative RMS residual under which data count as noise-free.
     pub noise_free: f64,
+    /// Screen gross outliers (preempted calls) out before fitting.
+    pub screen_outliers: bool,
+    /// Pilot weights 1/ŷ² from the robust pilot (relative least squares)
+    /// instead of 1/σ̂₀(x)² from the full polynomial's |residuals|.
+    pub relative_pilot: bool,
+    /// The noise model.
+    pub noise: KernelNoise,
 }
 
 impl Default for ComputeOptions {
@@ -38,6 +68,9 @@ impl Default for ComputeOptions {
             host_alpha: 1e-3,
             host_effect: 0.01,
             noise_free: 1e-9,
+            screen_outliers: true,
+            relative_pilot: true,
+            noise: KernelNoise::Relative,
         }
     }
 }
@@ -317,6 +350,36 @@ pub struct KernelFit {
     pub mean_duration: f64,
     /// The variables and durations of every call (for plots), host index last.
     pub data: Vec<(Vec<f64>, f64, usize)>,
+    /// For dgemm with a fixed-K design among the files (`fixed_k` in their
+    /// metadata): the K range `[from, to)` of this fit (`to` = None: no upper
+    /// bound). `smpi-fit` writes the fits of one kernel as the ranges of a
+    /// model piecewise on K.
+    pub k_range: Option<KRange>,
+    /// Calls with a zero dimension (BLAS's quick return), left out of the fit.
+    pub zero_size: usize,
+    /// Calls screened out as gross outliers (see [`robust_pilot`]).
+    pub outliers: usize,
+}
+
+impl KernelFit {
+    /// The kernel's name, with its K range when it has one (`dgemm@K=128`).
+    pub fn label(&self) -> String {
+        match self.k_range {
+            Some((a, Some(b))) if b == a + 1 => format!("{}@K={a}", self.spec.name),
+            Some((0, Some(b))) => format!("{}@K<{b}", self.spec.name),
+            Some((a, Some(b))) => format!("{}@K[{a},{b})", self.spec.name),
+            Some((a, None)) => format!("{}@K>={a}", self.spec.name),
+            None => self.spec.name.clone(),
+        }
+    }
+
+    /// The K of a fixed-K fit (a one-value K range).
+    pub fn fixed_k(&self) -> Option<u64> {
+        match self.k_range {
+            Some((a, Some(b))) if b == a + 1 => Some(a),
+            _ => None,
+        }
+    }
 }
 
 /// Significant digits a coefficient deserves: two beyond its standard
@@ -463,22 +526,80 @@ pub fn fit_compute(
     host_index: &dyn Fn(&str, u32) -> usize,
     opts: &ComputeOptions,
 ) -> Result<Vec<KernelFit>, InputError> {
-    let mut by_kernel: BTreeMap<String, Vec<(&KernelCall, usize)>> = BTreeMap::new();
+    // dgemm with a fixed-K design (thesis §8.4: K = HPL's NB, a legitimate
+    // bias) is fitted piecewise on K (M′): K below, at and above each fixed K
+    // apart. Pooled, the polynomial would trade HPL's K = NB calls against
+    // tall-and-skinny ones, and calls with a small K (HPL's panel) against
+    // the large products of the uniform design.
+    let mut fixed: Vec<u64> = files
+        .iter()
+        .filter_map(|f| f.meta("fixed_k").trim().parse::<u64>().ok())
+        .filter(|k| *k > 0)
+        .collect();
+    fixed.sort_unstable();
+    fixed.dedup();
+    let segments: Vec<KRange> = if fixed.is_empty() {
+        Vec::new()
+    } else {
+        let mut v = Vec::new();
+        let mut from = 0;
+        for &k in &fixed {
+            if k > from {
+                v.push((from, Some(k)));
+            }
+            v.push((k, Some(k + 1)));
+            from = k + 1;
+        }
+        v.push((from, None));
+        v
+    };
+    let segment_of = |kernel: &str, params: &[f64]| -> Option<KRange> {
+        if kernel != "dgemm" {
+            return None;
+        }
+        let k = params.get(2).copied().unwrap_or(0.0);
+        segments
+            .iter()
+            .copied()
+            .find(|(a, b)| k >= *a as f64 && b.is_none_or(|b| k < b as f64))
+    };
+    type Group<'a> = Vec<(&'a KernelCall, usize)>;
+    type Key = (String, Option<KRange>);
+    let mut by_kernel: BTreeMap<Key, Group> = BTreeMap::new();
+    let mut zero: BTreeMap<String, usize> = BTreeMap::new();
+    let mut specs: BTreeMap<String, KernelSpec> = BTreeMap::new();
     for f in files {
         if let Table::Compute(rows) = &f.table {
             for r in rows {
+                // A call with a zero dimension returns at once (BLAS's quick
+                // return): it says nothing about the kernel's cost model.
+                let spec = specs.entry(r.kernel.clone()).or_insert_with(|| {
+                    let names =
+                        crate::input::kernel_params(&r.kernel, r.params.len()).expect("checked when read");
+                    KernelSpec::new(&r.kernel, &names)
+                });
+                if spec.product.eval(&spec.variables_of(&r.params)) == 0.0 {
+                    *zero.entry(r.kernel.clone()).or_default() += 1;
+                    continue;
+                }
                 let h = host_index(f.meta("host"), r.core);
-                by_kernel.entry(r.kernel.clone()).or_default().push((r, h));
+                let seg = segment_of(&r.kernel, &r.params);
+                by_kernel.entry((r.kernel.clone(), seg)).or_default().push((r, h));
             }
         }
     }
     let mut out = Vec::new();
-    for (name, calls) in by_kernel {
+    for ((name, seg), calls) in by_kernel {
         let first = calls[0].0;
         let names = crate::input::kernel_params(&name, first.params.len()).expect("checked when read");
         let spec = KernelSpec::new(&name, &names);
         let need = (2 * spec.full.len()).max(10).max(opts.folds);
         if calls.len() < need {
+            if seg.is_some() {
+                // A sparse K range (a few uniform-product calls above NB, say)
+                // is left to the neighbouring range.
+                continue;
+            }
             return Err(InputError::NoData {
                 file: files[first.at.file].name(),
                 line: first.at.line,
@@ -490,12 +611,83 @@ pub fn fit_compute(
                 ),
             });
         }
-        out.push(fit_kernel(spec, &calls, opts));
+        let mut k = fit_kernel(spec, &calls, opts);
+        k.k_range = seg;
+        k.zero_size = zero.get(&name).copied().unwrap_or(0);
+        out.push(k);
     }
     Ok(out)
 }
 
+/// Calls slowed down by something outside the kernel: on a shared machine a
+/// call preempted by another process lasts a scheduler slice (milliseconds)
+/// longer, whatever its size. Such delays are a property of the machine's
+/// load, not of the kernel, and least squares would spread them over every
+/// call (a 45 ms σ on a 1 ms kernel, an intercept of 0.9 ms). Screening: a
+/// robust pilot of the full polynomial (relative weights 1/ŷ², Huber weights
+/// on the relative residual, IRLS), then a call is a gross outlier when its
+/// relative residual exceeds both `GROSS_REL` and `GROSS_MADS` robust standard
+/// deviations (1.4826·MAD). Only slow calls are screened; the count is reported.
+const GROSS_REL: f64 = 0.5;
+/// See [`GROSS_REL`].
+const GROSS_MADS: f64 = 8.0;
+
+/// The robust pilot of a kernel's calls: the indices of its gross outliers
+/// (see [`GROSS_REL`]) and its prediction at every call.
+pub fn robust_pilot(spec: &KernelSpec, xs: &[Vec<f64>], y: &[f64]) -> (Vec<usize>, Vec<f64>) {
+    let n = y.len();
+    let terms = spec.full.clone();
+    let names: Vec<String> = terms.iter().map(|t| t.name(&spec.variables)).collect();
+    let cols = columns(&terms, xs);
+    let row = |i: usize| -> Vec<f64> { cols.iter().map(|c| c[i]).collect() };
+    let ymax = y.iter().copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let floor = 1e-9 * ymax;
+    let mut w: Vec<f64> = y.iter().map(|v| 1.0 / v.max(floor).powi(2)).collect();
+    let mut rel = vec![0.0; n];
+    let mut scale = f64::INFINITY;
+    let mut pred = vec![0.0; n];
+    for _ in 0..8 {
+        let f = least_squares(&names, &cols, y, Some(&w));
+        pred = (0..n).map(|i| f.predict(&row(i)).max(floor)).collect();
+        for i in 0..n {
+            rel[i] = (y[i] - pred[i]) / pred[i];
+        }
+        let med = stats::median(&rel);
+        let dev: Vec<f64> = rel.iter().map(|r| (r - med).abs()).collect();
+        scale = (1.4826 * stats::median(&dev)).max(1e-6);
+        let c = 1.345 * scale;
+        for i in 0..n {
+            let a = (rel[i] - med).abs();
+            let huber = if a <= c { 1.0 } else { c / a };
+            w[i] = huber / pred[i].powi(2);
+        }
+    }
+    let out = (0..n)
+        .filter(|&i| rel[i] > GROSS_REL && rel[i] > GROSS_MADS * scale)
+        .collect();
+    (out, pred)
+}
+
 fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOptions) -> KernelFit {
+    let xs_all: Vec<Vec<f64>> = calls.iter().map(|(c, _)| spec.variables_of(&c.params)).collect();
+    let y_all: Vec<f64> = calls.iter().map(|(c, _)| c.duration).collect();
+    let (mut screened, robust) = robust_pilot(&spec, &xs_all, &y_all);
+    if !opts.screen_outliers {
+        screened.clear();
+    }
+    let robust: Vec<f64> = robust
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| screened.binary_search(i).is_err())
+        .map(|(_, v)| *v)
+        .collect();
+    let calls: Vec<(&KernelCall, usize)> = calls
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| screened.binary_search(i).is_err())
+        .map(|(_, c)| *c)
+        .collect();
+    let calls = &calls[..];
     let xs: Vec<Vec<f64>> = calls.iter().map(|(c, _)| spec.variables_of(&c.params)).collect();
     let y: Vec<f64> = calls.iter().map(|(c, _)| c.duration).collect();
     let hosts_of: Vec<usize> = calls.iter().map(|(_, h)| *h).collect();
@@ -536,6 +728,11 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
     // under heteroscedastic noise (small calls are not drowned by large ones).
     let pilot: Vec<f64> = if noise_free {
         vec![1.0; n]
+    } else if opts.relative_pilot {
+        // Timings spread over decades with errors roughly proportional to the
+        // duration: weights 1/ŷ² from the robust pilot (relative least squares).
+        let fl = sigma_floor(&robust);
+        robust.iter().map(|v| 1.0 / v.max(fl).powi(2)).collect()
     } else {
         let (ft, ff) = fit_terms(&spec, MeanModel::Polynomial, &xs, &y, None);
         let r: Vec<f64> = xs
@@ -613,6 +810,48 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
                 sigma: Vec::new(),
             },
         )
+    } else if opts.noise != KernelNoise::Fitted {
+        // Relative noise: the mean by relative least squares (the robust
+        // pilot's weights), σ(x) = cv·ŷ(x) with cv the robust relative spread.
+        let (t, f) = fit_terms(&spec, chosen, &xs, &y, Some(&pilot));
+        let mf = mean_fit(
+            &spec,
+            chosen,
+            t,
+            f,
+            "relative least squares, weights 1/ŷ² of the robust pilot",
+        );
+        let noise = if opts.noise == KernelNoise::None {
+            NoiseFit {
+                model: NoiseModel::None,
+                sigma: Vec::new(),
+            }
+        } else {
+            let preds: Vec<f64> = xs.iter().map(|x| mf.predict(x)).collect();
+            let fl = sigma_floor(&preds.iter().map(|p| p.abs()).collect::<Vec<_>>());
+            let rel: Vec<f64> = y.iter().zip(&preds).map(|(v, p)| (v - p) / p.max(fl)).collect();
+            let med = stats::median(&rel);
+            let dev: Vec<f64> = rel.iter().map(|r| (r - med).abs()).collect();
+            let cv = (1.4826 * stats::median(&dev)).min(MAX_RELATIVE_SIGMA);
+            noise_scores.push(CvScore {
+                name: format!("relative: σ(x) = {cv:.4}·ŷ(x)"),
+                score: f64::NAN,
+                se: f64::NAN,
+                rel_error: f64::NAN,
+            });
+            NoiseFit {
+                model: NoiseModel::Polynomial,
+                sigma: mf
+                    .terms
+                    .iter()
+                    .zip(&mf.written)
+                    .zip(&mf.fit.aliased)
+                    .filter(|((t, c), a)| !**a && **c != 0.0 && !(t.vars.is_empty() && **c < 0.0))
+                    .map(|((t, c), _)| (t.clone(), crate::network::round_sig(cv * c, 6)))
+                    .collect(),
+            }
+        };
+        (mf, noise)
     } else {
         let global_sigma = stats::std_dev(&resid).max(f64::MIN_POSITIVE);
         let floor = 1e-3 * global_sigma;
@@ -693,8 +932,11 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
                 },
             )
         } else {
-            // Homoscedastic: ordinary least squares is the efficient fit.
-            let (t, f) = fit_terms(&spec, chosen, &xs, &y, None);
+            // Homoscedastic: ordinary least squares is the efficient fit; with
+            // relative pilot weights the fit stays relative (a constant σ
+            // fitted in absolute terms would be set by the largest calls).
+            let w = opts.relative_pilot.then_some(&pilot[..]);
+            let (t, f) = fit_terms(&spec, chosen, &xs, &y, w);
             let r: Vec<f64> = xs
                 .iter()
                 .zip(&y)
@@ -702,7 +944,17 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
                 .collect();
             let s = crate::network::round_sig(stats::std_dev(&r), 6);
             (
-                mean_fit(&spec, chosen, t, f, "ordinary least squares"),
+                mean_fit(
+                    &spec,
+                    chosen,
+                    t,
+                    f,
+                    if opts.relative_pilot {
+                        "relative least squares, weights 1/ŷ² of the robust pilot"
+                    } else {
+                        "ordinary least squares"
+                    },
+                ),
                 NoiseFit {
                     model: NoiseModel::Constant,
                     sigma: vec![(Term { vars: vec![] }, s)],
@@ -828,6 +1080,9 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
         range,
         performance,
         mean_duration: stats::mean(&y),
+        k_range: None,
+        zero_size: 0,
+        outliers: screened.len(),
     }
 }
 

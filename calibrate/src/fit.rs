@@ -12,7 +12,7 @@ use crate::compute::{fit_compute, ComputeOptions, KernelFit, MeanModel, NoiseMod
 use crate::input::{read_file, CalibrationFile, NetKind, Table};
 use crate::modelfile::{
     About, ConfigValue, HostEntry, InputRef, KernelSection, MixtureDoc, ModelFile, ModelKeys, NetRange,
-    NetworkSection, NoiseDoc, PlatformFile, Sigma,
+    NetworkSection, NoiseDoc, PlatformFile, RangeEntry, Sigma,
 };
 use crate::network::{fit_network, predict, NetworkFit, NetworkOptions};
 use crate::summary::{KernelSummary, KindSummary, NetworkSummary, SegmentSummary, Summary, SUMMARY_FORMAT};
@@ -35,6 +35,9 @@ pub struct FitOptions {
     pub date: String,
     /// Host speed of the platform (flop/s).
     pub host_speed: f64,
+    /// Write the per-range network noise (mixtures). Without it the network
+    /// model is N-0: its lines go through the per-size centers.
+    pub network_noise: bool,
 }
 
 /// One predicted-against-measured row of the in-sample check.
@@ -269,6 +272,7 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
         let ranges: Vec<NetRange> = t
             .noise
             .iter()
+            .filter(|_| opts.network_noise)
             .enumerate()
             .map(|(i, (above, w, m, s))| NetRange {
                 above: *above as f64,
@@ -284,13 +288,18 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
         NetworkSection {
             source: format!(
                 "smpi-fit: segmented fits of per-size {}s (breakpoints by dynamic programming, BIC); \
-                 nominal link {} s, {} B/s (platform file); noise: ping-pong mixtures halved per message",
+                 nominal link {} s, {} B/s (platform file); noise: {}",
                 match n.center {
                     crate::segmented::Center::Mean => "mean",
                     crate::segmented::Center::Median => "median",
                 },
                 crate::modelfile::fmt_f64(t.latency),
-                crate::modelfile::fmt_f64(t.bandwidth)
+                crate::modelfile::fmt_f64(t.bandwidth),
+                if opts.network_noise {
+                    "ping-pong mixtures halved per message"
+                } else {
+                    "none written (smpi-fit --network-noise none)"
+                }
             ),
             lat_factor: smpi_factor(&t.lat_factor),
             bw_factor: smpi_factor(&t.bw_factor),
@@ -301,14 +310,20 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
         }
     });
     let mut compute = BTreeMap::new();
-    for k in &kernels {
-        calibrated.insert(
-            k.spec.name.clone(),
-            k.range.iter().map(|(q, (a, b))| (q.clone(), [*a, *b])).collect(),
-        );
+    // A kernel fitted per K range (dgemm with a fixed-K design) is written
+    // piecewise on K, one range per fit.
+    let ranges_of = |name: &str| -> Vec<&KernelFit> {
+        let mut v: Vec<&KernelFit> = kernels
+            .iter()
+            .filter(|f| f.k_range.is_some() && f.spec.name == name)
+            .collect();
+        v.sort_by_key(|f| f.k_range.map(|r| r.0));
+        v
+    };
+    let source_of = |k: &KernelFit| {
         let score = |name: &str| k.mean_scores.iter().find(|s| s.name == name);
-        let source = format!(
-            "smpi-fit: {} + {} chosen by {}-fold cross-validation{} ({} calls; {})",
+        format!(
+            "smpi-fit: {} + {} chosen by {}-fold cross-validation{} ({} calls{}; {})",
             k.mean.model.label(),
             k.noise.model.label(),
             opts.compute.folds,
@@ -317,8 +332,62 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
                 100.0 * s.rel_error
             )),
             k.calls,
+            if k.outliers > 0 {
+                format!(", {} gross outliers screened out", k.outliers)
+            } else {
+                String::new()
+            },
             k.mean.weighting
+        )
+    };
+    for k in &kernels {
+        calibrated.insert(
+            k.label(),
+            k.range.iter().map(|(q, (a, b))| (q.clone(), [*a, *b])).collect(),
         );
+        if k.k_range.is_some() {
+            let all = ranges_of(&k.spec.name);
+            if !std::ptr::eq(all[0], k) {
+                continue; // written with the first range's section
+            }
+            let range: Vec<RangeEntry> = all
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let (a, _) = f.k_range.expect("ranged");
+                    let to = all.get(i + 1).and_then(|n| n.k_range).map(|r| r.0 as f64);
+                    RangeEntry {
+                        from: a as f64,
+                        to,
+                        source: format!("{}: {}", f.label(), source_of(f)),
+                        keys: kernel_keys(f, &f.mean, &f.noise),
+                    }
+                })
+                .collect();
+            compute.insert(
+                k.spec.name.clone(),
+                KernelSection {
+                    kind: k.spec.function.then(|| "function".to_string()),
+                    params: k.spec.function.then(|| k.spec.params.clone()),
+                    source: format!(
+                        "smpi-fit: piecewise on K (M′): K below, at and above the fixed-K design's K (HPL's NB) fitted \
+                         apart; per-core models are not written for a piecewise kernel ({} calls in all{})",
+                        all.iter().map(|f| f.calls).sum::<usize>(),
+                        if k.zero_size > 0 {
+                            format!(", {} calls with a zero dimension left out", k.zero_size)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                    keys: ModelKeys::default(),
+                    host: Vec::new(),
+                    piecewise_on: Some("K".into()),
+                    range,
+                },
+            );
+            continue;
+        }
+        let source = source_of(k);
         let host = match &k.hosts_test {
             Some(h) if h.per_host => h
                 .fits
@@ -346,6 +415,8 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
                 source,
                 keys: kernel_keys(k, &k.mean, &k.noise),
                 host,
+                piecewise_on: None,
+                range: Vec::new(),
             },
         );
     }
@@ -400,6 +471,7 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
             .compute
             .kernel_id(&k.spec.name)
             .context("a written kernel is missing when read back")?;
+        let piecewise = k.k_range.is_some();
         for (x, _, h) in k.data.iter().step_by((k.data.len() / 200).max(1)) {
             let params: Vec<f64> = if k.spec.name == "dtrsm" {
                 vec![x[0], x[1], if x[2] == x[0] { 0.0 } else { 1.0 }]
@@ -407,7 +479,7 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
                 x.clone()
             };
             let mine = match &k.hosts_test {
-                Some(t) if t.per_host => t
+                Some(t) if t.per_host && !piecewise => t
                     .fits
                     .iter()
                     .find(|f| f.0 == *h)
@@ -462,6 +534,26 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
     })
 }
 
+/// Kernels where more than 5 % of the calls were screened out as gross
+/// outliers: the machine was busy during the calibration (other processes
+/// took the core), and the fit describes the calls that ran undisturbed.
+pub fn screening_warnings(kernels: &[KernelFit]) -> Vec<String> {
+    kernels
+        .iter()
+        .filter(|k| k.outliers * 20 > k.calls + k.outliers)
+        .map(|k| {
+            format!(
+                "{}: {} of {} calls ({:.0} %) ran more than 1.5× slower than the robust fit and were screened out: \
+                 the machine was probably busy during the calibration; calibrate again when it is quiet",
+                k.label(),
+                k.outliers,
+                k.calls + k.outliers,
+                100.0 * k.outliers as f64 / (k.calls + k.outliers) as f64
+            )
+        })
+        .collect()
+}
+
 /// Sizes at which network kinds are summarised (within the calibrated range).
 pub const SUMMARY_SIZES: [f64; 6] = [1.0, 1e3, 1e4, 1e5, 1e6, 1e7];
 
@@ -478,7 +570,7 @@ fn summarize(
     let mut ksum = BTreeMap::new();
     for k in kernels {
         let vars = &k.spec.variables;
-        let name = &k.spec.name;
+        let name = &k.label();
         let full: BTreeMap<String, f64> = k
             .full
             .terms

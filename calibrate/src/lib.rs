@@ -16,5 +16,6 @@ pub mod segmented;
 pub mod stats;
 pub mod summary;
 pub mod synth;
+pub mod validate;
 
 pub use error::InputError;

@@ -143,7 +143,9 @@ pub struct NoiseDoc {
 /// The model keys shared by a kernel table and a host entry.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ModelKeys {
-    /// `constant`, `linear` or `polynomial`.
+    /// `constant`, `linear` or `polynomial` (empty for a piecewise kernel,
+    /// whose ranges carry the models).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub model: String,
     /// M-0 value.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -194,6 +196,27 @@ pub struct KernelSection {
     /// Per-host entries.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host: Vec<HostEntry>,
+    /// The feature a piecewise kernel's ranges are selected on (M′).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub piecewise_on: Option<String>,
+    /// Ranges of a piecewise kernel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub range: Vec<RangeEntry>,
+}
+
+/// A `[[compute.<k>.range]]` entry: the model on `from ≤ feature < next from`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RangeEntry {
+    /// First value of the feature.
+    pub from: f64,
+    /// Next range's `from` (documentation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<f64>,
+    /// What the range is.
+    pub source: String,
+    /// The model.
+    #[serde(flatten)]
+    pub keys: ModelKeys,
 }
 
 /// A whole model file.
@@ -272,7 +295,9 @@ fn fmt_config(v: &ConfigValue) -> String {
 }
 
 fn write_keys(out: &mut String, k: &ModelKeys) {
-    let _ = writeln!(out, "model = {}", fmt_str(&k.model));
+    if !k.model.is_empty() {
+        let _ = writeln!(out, "model = {}", fmt_str(&k.model));
+    }
     if let Some(v) = k.value {
         let _ = writeln!(out, "value = {}", fmt_f64(v));
     }
@@ -407,7 +432,19 @@ impl ModelFile {
                 );
             }
             let _ = writeln!(o, "source = {}", fmt_str(&k.source));
+            if let Some(f) = &k.piecewise_on {
+                let _ = writeln!(o, "piecewise_on = {}", fmt_str(f));
+            }
             write_keys(&mut o, &k.keys);
+            for r in &k.range {
+                let _ = writeln!(o, "\n[[compute.{}.range]]", fmt_key(name));
+                let _ = writeln!(o, "from = {}", fmt_f64(r.from));
+                if let Some(t) = r.to {
+                    let _ = writeln!(o, "to = {}", fmt_f64(t));
+                }
+                let _ = writeln!(o, "source = {}", fmt_str(&r.source));
+                write_keys(&mut o, &r.keys);
+            }
             for h in &k.host {
                 let _ = writeln!(o, "\n[[compute.{}.host]]", fmt_key(name));
                 let _ = writeln!(

@@ -87,6 +87,7 @@ pub fn write_report(r: &FitResult, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if let Some(n) = &r.network {
         warnings.extend(n.warnings.iter().cloned());
     }
+    warnings.extend(crate::fit::screening_warnings(&r.kernels));
     warnings.extend(extrapolation_warnings(r));
     md.push_str("\n## Warnings\n\n");
     if warnings.is_empty() {
@@ -407,10 +408,20 @@ fn residual_chart(kind: NetKind, f: &SegmentedFit) -> Chart {
 }
 
 fn kernel_section(md: &mut String, plots: &mut Vec<(PathBuf, Chart)>, k: &KernelFit, dir: &Path) {
-    let name = &k.spec.name;
+    let label = k.label();
+    let name = &label;
+    let stem = label.replace(['@', '='], "-");
     let vars = &k.spec.variables;
     let _ = writeln!(md, "\n## Kernel `{name}`\n");
-    let perf = if name == "dgemm" {
+    if let Some((a, b)) = k.k_range {
+        let _ = writeln!(
+            md,
+            "The calls with K in [{a}, {}), fitted apart: one range of a model piecewise on K (the files include a \
+             fixed-K design, HPL's NB).\n",
+            b.map_or("∞".into(), |b| b.to_string())
+        );
+    }
+    let perf = if k.spec.name == "dgemm" {
         format!("{:.2} Gflop/s (2·ΣMNK/Σt)", 2.0 * k.performance / 1e9)
     } else {
         format!(
@@ -478,17 +489,27 @@ fn kernel_section(md: &mut String, plots: &mut Vec<(PathBuf, Chart)>, k: &Kernel
             } else {
                 ""
             };
-            let _ = writeln!(md, "| {}{mark} | {:.4} ± {:.4} |", s.name, s.score, s.se);
+            if s.score.is_finite() {
+                let _ = writeln!(md, "| {}{mark} | {:.4} ± {:.4} |", s.name, s.score, s.se);
+            } else {
+                let _ = writeln!(md, "| {} **chosen** | – |", s.name);
+            }
         }
+        let relative = k.noise_scores.iter().any(|s| s.name.starts_with("relative"));
         let _ = writeln!(
             md,
-            "\nσ(x) = {} (N-2: √(π/2) × least squares of |residual| on the terms).",
+            "\nσ(x) = {} ({}).",
             k.noise
                 .sigma
                 .iter()
                 .map(|(t, c)| format!("{}·{}", g(*c), t.name(vars)))
                 .collect::<Vec<_>>()
-                .join(" + ")
+                .join(" + "),
+            if relative {
+                "relative N-2: cv times the mean's terms, a negative intercept left out"
+            } else {
+                "N-2: √(π/2) × least squares of |residual| on the terms"
+            }
         );
     }
     if k.mean.model != crate::compute::MeanModel::Polynomial && k.full.terms.len() > 2 {
@@ -517,7 +538,9 @@ fn kernel_section(md: &mut String, plots: &mut Vec<(PathBuf, Chart)>, k: &Kernel
                 h.f,
                 h.p_value,
                 100.0 * h.effect,
-                if h.per_host {
+                if h.per_host && k.k_range.is_some() {
+                    "The cores differ, but per-core models are not written for a piecewise kernel."
+                } else if h.per_host {
                     "**Per-core models written** ([[compute.<k>.host]])."
                 } else {
                     "One model for all cores (not significant, or below 1 % of the total)."
@@ -545,7 +568,7 @@ fn kernel_section(md: &mut String, plots: &mut Vec<(PathBuf, Chart)>, k: &Kernel
         .iter()
         .map(|(x, _, _)| (prod.eval(x), k.mean.predict(x)))
         .collect();
-    let file = format!("compute-{name}.png");
+    let file = format!("compute-{stem}.png");
     let _ = writeln!(md, "![{name}]({file})\n");
     plots.push((
         dir.join(&file),
@@ -592,7 +615,7 @@ fn kernel_section(md: &mut String, plots: &mut Vec<(PathBuf, Chart)>, k: &Kernel
             (prod.eval(x), if standardised && s > 0.0 { r / s } else { r })
         })
         .collect();
-    let file = format!("compute-{name}-residuals.png");
+    let file = format!("compute-{stem}-residuals.png");
     let _ = writeln!(md, "![{name} residuals]({file})\n");
     plots.push((
         dir.join(&file),
@@ -643,7 +666,7 @@ fn extrapolation_warnings(r: &FitResult) -> Vec<String> {
     for k in &r.kernels {
         w.push(format!(
             "{}: calls outside {} are extrapolated",
-            k.spec.name,
+            k.label(),
             k.range
                 .iter()
                 .map(|(q, (a, b))| format!("{q} ∈ [{}, {}]", g(*a), g(*b)))
@@ -675,7 +698,7 @@ fn extrapolation_table(r: &FitResult) -> String {
         }
     }
     for k in &r.kernels {
-        if k.spec.name == "dgemm" {
+        if k.spec.name == "dgemm" && k.k_range.is_none_or(|r| r.1.is_none()) {
             md.push_str("\n| dgemm M×N×K | predicted (s) | |\n|---|---|---|\n");
             for x in [
                 [128.0, 128.0, 128.0],

@@ -52,6 +52,7 @@ fn options() -> FitOptions {
         command: "test".into(),
         date: "2026-01-01T00:00:00Z".into(),
         host_speed: 1e9,
+        network_noise: true,
     }
 }
 
@@ -212,4 +213,32 @@ fn fit_report_and_nonreg_from_the_command_line() {
         text.contains("dgemm.performance") && text.contains("0 alarm(s)"),
         "{text}"
     );
+}
+
+/// `--network-noise none` and `--kernel-noise none`: no noise anywhere in the
+/// model file (N-0), the lines and means unchanged.
+#[test]
+fn noise_can_be_left_out() {
+    let dir = scratch("nonoise");
+    let files = inputs(&dir);
+    let with = run(&files, &options()).unwrap();
+    assert!(with.model_text.contains("[[network.range]]"));
+    let mut o = options();
+    o.network_noise = false;
+    o.compute.noise = calibrate::compute::KernelNoise::None;
+    let without = run(&files, &o).unwrap();
+    assert!(!without.model_text.contains("[[network.range]]"));
+    assert!(!without.model_text.contains("noise = "), "{}", without.model_text);
+    let set = models::ModelSet::from_toml_str(&without.model_text, "m.toml").unwrap();
+    assert!(set.network.as_ref().unwrap().noise.is_none());
+    let out = smpi_fit()
+        .args(files.iter().map(|p| p.as_os_str()))
+        .arg("-o")
+        .arg(dir.join("m.toml"))
+        .args(["--network-noise", "none", "--kernel-noise", "none"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(dir.join("m.toml")).unwrap();
+    assert!(!text.contains("noise = "));
 }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use calibrate::compute::ComputeOptions;
+use calibrate::compute::{ComputeOptions, KernelNoise};
 use calibrate::fit::{self, FitOptions};
 use calibrate::network::NetworkOptions;
 use calibrate::nonreg::{self, Observation, Verdict};
@@ -74,6 +74,18 @@ struct FitArgs {
     /// Host speed of the written platform, flop/s (also its smpi/host-speed).
     #[arg(long, default_value_t = 1e9)]
     host_speed: f64,
+    /// Network noise written into the model: `mixture` (per size range, from the ping-pong
+    /// residuals) or `none` (the lines alone; see the README on why medians then match better).
+    #[arg(long, value_parser = ["mixture", "none"], default_value = "mixture")]
+    network_noise: String,
+    /// Kernel noise: `relative` (σ = cv·mean, cv the robust relative spread, at most 0.5),
+    /// `fitted` (N-1 or N-2 by cross-validation, the thesis's) or `none`.
+    #[arg(long, value_parser = ["relative", "fitted", "none"], default_value = "relative")]
+    kernel_noise: String,
+    /// Keep every kernel call in the fits (no screening of gross outliers: calls slowed
+    /// down more than 1.5× by something outside the kernel, e.g. a preemption).
+    #[arg(long)]
+    no_screen: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -171,11 +183,18 @@ fn fit_main(a: &FitArgs) -> anyhow::Result<()> {
         compute: ComputeOptions {
             folds: a.folds.max(2),
             seed: a.seed,
+            screen_outliers: !a.no_screen,
+            noise: match a.kernel_noise.as_str() {
+                "fitted" => KernelNoise::Fitted,
+                "none" => KernelNoise::None,
+                _ => KernelNoise::Relative,
+            },
             ..ComputeOptions::default()
         },
         command,
         date: fit::now_utc(),
         host_speed: a.host_speed,
+        network_noise: a.network_noise == "mixture",
     };
     let r = fit::run(&a.inputs, &opts)?;
     let summary_path = a
@@ -223,16 +242,19 @@ fn fit_main(a: &FitArgs) -> anyhow::Result<()> {
     for k in &r.kernels {
         eprintln!(
             "smpi-fit: {}: {} + {} ({} calls{})",
-            k.spec.name,
+            k.label(),
             k.mean.model.label(),
             k.noise.model.label(),
             k.calls,
-            if k.hosts_test.as_ref().is_some_and(|h| h.per_host) {
+            if k.k_range.is_none() && k.hosts_test.as_ref().is_some_and(|h| h.per_host) {
                 ", per core"
             } else {
                 ""
             }
         );
+    }
+    for w in fit::screening_warnings(&r.kernels) {
+        eprintln!("smpi-fit: warning: {w}");
     }
     if let Some(dir) = &a.report {
         let files = calibrate::report::write(&r, dir)?;

@@ -128,3 +128,107 @@ fn term_names_follow_the_models_syntax() {
     let s = KernelSpec::new("dtrsv", &["N"]);
     assert_eq!(s.product.name(&s.variables), "N^2");
 }
+
+/// A fixed-K calibration file (`fixed_k: 128` in its metadata) among the
+/// files: dgemm is fitted per K range (below, at and above K = 128), each
+/// range on its own calls; the K = 128 range recovers its own truth, which
+/// differs from the other ranges' (an HPL-tuned kernel at K = NB).
+#[test]
+fn dgemm_is_fitted_per_k_range_with_a_fixed_k_design() {
+    let general = example_dgemm_models();
+    let at_nb = models::ModelSet::from_toml_str(
+        "[compute.dgemm]\nmodel = \"linear\"\nproduct = \"MNK\"\na = 4e-11\nb = 1e-6\n\
+         noise = { kind = \"normal\", sigma = { MNK = 1e-12 } }\n",
+        "nb.toml",
+    )
+    .unwrap();
+    let mut rng = NoiseRng::new(4, 4);
+    let fixed: Vec<(String, Vec<f64>)> = (0..400)
+        .map(|_| {
+            let m = (1.0 + 4000.0 * rng.uniform()).round();
+            let n = (1.0 + 4000.0 * rng.uniform()).round();
+            ("dgemm".to_string(), vec![m, n, 128.0])
+        })
+        .collect();
+    let fixed_text =
+        compute_csv(&at_nb.compute, &fixed, 0, 9).replacen("# core: 0\n", "# core: 0\n# fixed_k: 128\n", 1);
+    let fits = fit_text(&[
+        compute_csv(&general.compute, &dgemm_calls(300, 3), 0, 5),
+        fixed_text,
+    ]);
+    let labels: Vec<String> = fits.iter().map(KernelFit::label).collect();
+    assert!(labels.contains(&"dgemm@K=128".to_string()), "{labels:?}");
+    assert!(labels.iter().any(|l| l.starts_with("dgemm@K>=")), "{labels:?}");
+    let k128 = fits.iter().find(|k| k.fixed_k() == Some(128)).unwrap();
+    for x in [[1000.0, 2000.0, 128.0], [4000.0, 4000.0, 128.0]] {
+        let truth = 4e-11 * x[0] * x[1] * x[2] + 1e-6;
+        let p = k128.mean.predict(&x);
+        assert!((p / truth - 1.0).abs() < 0.01, "{x:?}: {p} vs {truth}");
+    }
+    // Every call of the K = 128 fit has K = 128.
+    assert!(k128.data.iter().all(|(x, _, _)| x[2] == 128.0));
+}
+
+/// Calls slowed down by a preemption (a few ms whatever their size) are
+/// screened out and counted; the fit is then the undisturbed kernel's.
+#[test]
+fn preempted_calls_are_screened_and_counted() {
+    let truth = example_dgemm_models();
+    let calls = dgemm_calls(400, 8);
+    let text = compute_csv(&truth.compute, &calls, 0, 5);
+    // Every 25th call lasts 5 ms longer (and at least 3× its duration).
+    let mut out = String::new();
+    let mut planted = 0;
+    for line in text.lines() {
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() == 8 && f[0].parse::<usize>().is_ok_and(|i| i % 25 == 7) {
+            let d: f64 = f[7].parse().unwrap();
+            let slow = (d + 5e-3).max(3.0 * d);
+            out.push_str(&format!("{},{slow:e}\n", f[..7].join(",")));
+            planted += 1;
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    let k = fit_text(&[out]).remove(0);
+    assert!(
+        k.outliers >= planted * 9 / 10 && k.outliers <= planted + planted / 5,
+        "{} of {planted}",
+        k.outliers
+    );
+    let (mnk, _) = k.mean.fit.coefficient("MNK").unwrap();
+    assert!((mnk / 6.7e-11 - 1.0).abs() < 0.01, "MNK {mnk}");
+}
+
+/// The relative noise model: σ(x) = cv·ŷ(x) with cv ≤ 0.5, so that clamping
+/// negative draws at 0 cannot bias the simulated mean by more than ~0.4 %.
+#[test]
+fn relative_noise_stays_below_half_the_mean() {
+    let truth = example_dgemm_models();
+    let calls = dgemm_calls(300, 12);
+    let k = fit_text(&[compute_csv(&truth.compute, &calls, 0, 5)]).remove(0);
+    assert_eq!(k.noise.model, NoiseModel::Polynomial);
+    for (x, _, _) in k.data.iter().step_by(7) {
+        let m = k.mean.predict(x);
+        if m > 0.0 {
+            assert!(k.noise.sigma_at(x) <= 0.5 * m * (1.0 + 1e-6) + 1e-15, "{x:?}");
+        }
+    }
+}
+
+/// Calls with a zero dimension (BLAS's quick return) are left out of the fit
+/// and counted.
+#[test]
+fn zero_dimension_calls_are_left_out() {
+    let truth = example_dgemm_models();
+    let mut calls = dgemm_calls(200, 2);
+    for _ in 0..50 {
+        calls.push(("dgemm".into(), vec![1000.0, 0.0, 128.0]));
+    }
+    let text = compute_csv(&truth.compute, &calls, 0, 5);
+    let k = fit_text(&[text]).remove(0);
+    assert_eq!(k.zero_size, 50);
+    assert_eq!(k.calls + k.outliers, calls.len() - 50);
+    assert!(k.data.iter().all(|(x, _, _)| x[0] * x[1] * x[2] > 0.0));
+}

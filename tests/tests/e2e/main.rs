@@ -29,3 +29,4 @@ mod smpi_compare;
 mod stop;
 mod study;
 mod topology;
+mod validation;

@@ -1,0 +1,317 @@
+//! `smpi-validate` (calibrate/) and `scripts/validate-here.sh`:
+//!
+//! * a synthetic "measured" set made by our own simulator with a model whose
+//!   noise is known (the launcher of the "real" runs is smpirun with that
+//!   model and a different seed per run): the prediction of the true model
+//!   must be ≈ 0 % off and inside the measured median's 95 % interval, and
+//!   Gflop/s follow HPL's own formula;
+//! * a real run that fails is recorded in the report (with its stderr), the
+//!   others go on, and the tool still succeeds;
+//! * fewer than 6 successful runs give no interval, and the report says so;
+//! * `scripts/validate-here.sh --quick` end to end (tiny N) where Open MPI is
+//!   installed; skipped with a message otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use e2e_tests::{bin_dir, platform, run_command, scratch_path, smpicc, smpirun, workspace_root, RunOutput};
+
+/// HPL built with smpicc (apps/hpl/build.sh), once per test process.
+fn xhpl() -> PathBuf {
+    static BUILT: Mutex<Option<PathBuf>> = Mutex::new(None);
+    let mut b = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = b.as_ref() {
+        return p.clone();
+    }
+    let mut cmd = Command::new(workspace_root().join("apps/hpl/build.sh"));
+    cmd.arg(smpicc());
+    let out = run_command(cmd, Duration::from_secs(900));
+    assert!(
+        out.status.success(),
+        "apps/hpl/build.sh failed\n{}",
+        out.describe()
+    );
+    let p = workspace_root().join("apps/hpl/build/xhpl");
+    *b = Some(p.clone());
+    p
+}
+
+fn smpi_validate() -> PathBuf {
+    let p = bin_dir().join("smpi-validate");
+    assert!(
+        p.exists(),
+        "{} not found: cargo build --release -p smpi-calibrate",
+        p.display()
+    );
+    p
+}
+
+/// The "truth": dgemm 2e-10 s per M·N·K plus 1 µs, with N-2 noise of 10 %
+/// per call (σ = 2e-11·MNK); the other kernels free.
+fn truth_model(dir: &Path) -> PathBuf {
+    let p = dir.join("truth.toml");
+    let mut text = String::from(
+        "[compute.dgemm]\nmodel = \"linear\"\nproduct = \"MNK\"\na = 2e-10\nb = 1e-6\n\
+         noise = { kind = \"normal\", sigma = { MNK = 2e-11 } }\n",
+    );
+    for k in [
+        "dtrsm", "dgemv", "dger", "dtrsv", "daxpy", "dscal", "dswap", "dcopy", "idamax",
+    ] {
+        text.push_str(&format!("\n[compute.{k}]\nmodel = \"constant\"\nvalue = 1e-7\n"));
+    }
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// smpi-validate with "real" runs simulated by smpirun with `model` (seed
+/// `{seed}` per run), simulations with the same model.
+fn validate(dir: &Path, model: &Path, launcher: &str, extra: &[&str]) -> (RunOutput, serde_json::Value) {
+    let out_dir = dir.join("out");
+    let mut cmd = Command::new(smpi_validate());
+    cmd.arg("--model")
+        .arg(model)
+        .arg("--platform")
+        .arg(platform("cluster_4.toml"))
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("--smpirun")
+        .arg(smpirun())
+        .arg("--sim-xhpl")
+        .arg(xhpl())
+        .arg("--real-xhpl")
+        .arg(xhpl())
+        .args(["--real-threshold", "-1", "--nb", "64"])
+        .args(["--sim-cfg", "smpi/simulate-computation:no"])
+        .arg("--launcher")
+        .arg(launcher)
+        .args(extra);
+    let out = run_command(cmd, Duration::from_secs(600));
+    let json = std::fs::read_to_string(out_dir.join("validation.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (out, json)
+}
+
+fn simulated_launcher(model: &Path) -> String {
+    format!(
+        "{} -platform {} -model {} --cfg=smpi/simulate-computation:no --cfg=smpi/seed:{{seed}} -np {{np}}",
+        smpirun().display(),
+        platform("cluster_4.toml").display(),
+        model.display()
+    )
+}
+
+/// HPL's Gflop/s formula, in HPL's order of operations.
+fn hpl_gflops(n: f64, t: f64) -> f64 {
+    ((n / 1.0e9) * (n / t)) * ((2.0 / 3.0) * n + 1.5)
+}
+
+#[test]
+fn synthetic_measurements_are_predicted_by_the_true_model() {
+    let dir = scratch_path("validate-synthetic");
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = truth_model(&dir);
+    let (out, j) = validate(
+        &dir,
+        &model,
+        &simulated_launcher(&model),
+        &[
+            "--hpl",
+            "1x2:640",
+            "--hpl",
+            "2x1:640",
+            "--runs",
+            "8",
+            "--replicas",
+            "5",
+        ],
+    );
+    out.assert_success();
+    let configs = j["configurations"].as_array().expect("configurations");
+    assert_eq!(configs.len(), 2, "{j}");
+    for c in configs {
+        assert_eq!(c["runs"], 8, "{c}");
+        let med = c["measured_median_gflops"].as_f64().unwrap();
+        let ci = c["measured_ci95_gflops"]
+            .as_array()
+            .expect("an interval with 8 runs");
+        let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+        assert!(lo <= med && med <= hi, "{c}");
+        // The noise is real: the runs differ.
+        assert!(
+            c["measured_max_gflops"].as_f64().unwrap() > c["measured_min_gflops"].as_f64().unwrap(),
+            "{c}"
+        );
+        let e = c["relative_error"].as_f64().unwrap();
+        assert!(e.abs() < 0.01, "the true model is {:.3} % off: {c}", 100.0 * e);
+        assert_eq!(c["within_ci"], true, "{c}");
+        // Gflop/s by HPL's formula from each run's time.
+        for r in c["measured_runs"].as_array().unwrap() {
+            let (t, g) = (r["seconds"].as_f64().unwrap(), r["gflops"].as_f64().unwrap());
+            assert!((hpl_gflops(640.0, t) / g - 1.0).abs() < 1e-12, "{r}");
+        }
+        assert_eq!(c["P"].as_u64().unwrap() * c["Q"].as_u64().unwrap(), 2);
+        assert_eq!((c["N"].as_u64(), c["NB"].as_u64()), (Some(640), Some(64)));
+    }
+    assert_eq!(j["format"], "smpi-validation/1");
+    assert!(j["metadata"]["seeds"]["replicas"].as_array().unwrap().len() == 5);
+    assert_eq!(j["orderings"].as_array().unwrap().len(), 1);
+    assert_eq!(j["orderings"][0]["agrees"], true, "{}", j["orderings"]);
+    let report = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    for needle in [
+        "## HPL: measured against predicted",
+        "## Setup",
+        "Every real run",
+        "hpl-gflops.png",
+    ] {
+        assert!(report.contains(needle), "report.md lacks {needle:?}");
+    }
+    assert!(
+        out.stdout.contains("configuration"),
+        "no error table:\n{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn a_failed_real_run_is_recorded_not_fatal() {
+    let dir = scratch_path("validate-failing");
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = truth_model(&dir);
+    // Runs with an odd seed fail with a message on stderr; the others are simulated.
+    let script = dir.join("flaky.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nseed=$1; np=$2; shift 2\nif [ $((seed % 2)) = 1 ]; then echo \"synthetic failure of run $seed\" >&2; exit 7; fi\n\
+             exec {} -platform {} -model {} --cfg=smpi/simulate-computation:no --cfg=smpi/seed:$seed -np $np \"$@\"\n",
+            smpirun().display(),
+            platform("cluster_4.toml").display(),
+            model.display()
+        ),
+    )
+    .unwrap();
+    let mut perm = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&script, perm).unwrap();
+    let (out, j) = validate(
+        &dir,
+        &model,
+        &format!("{} {{seed}} {{np}}", script.display()),
+        &["--hpl", "1x2:384", "--runs", "6", "--replicas", "1"],
+    );
+    out.assert_success();
+    let c = &j["configurations"][0];
+    assert_eq!(c["runs_attempted"], 6, "{c}");
+    let failed = c["runs_failed"].as_u64().unwrap();
+    assert!((1..6).contains(&failed), "{c}");
+    assert_eq!(c["runs"].as_u64().unwrap() + failed, 6);
+    // Fewer than 6 successful runs: no interval, and why.
+    assert!(c["measured_ci95_gflops"].is_null(), "{c}");
+    assert!(
+        c["measured_ci_note"].as_str().unwrap().contains("at least 6"),
+        "{c}"
+    );
+    let report = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    assert!(report.contains("### Failed real runs"), "{report}");
+    assert!(
+        report.contains("synthetic failure of run"),
+        "the stderr tail is missing"
+    );
+    assert!(report.contains("exit code 7"));
+    assert!(report.contains("no 95 % interval"));
+}
+
+#[test]
+fn too_few_runs_give_no_interval_and_say_so() {
+    let dir = scratch_path("validate-few");
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = truth_model(&dir);
+    let (out, j) = validate(
+        &dir,
+        &model,
+        &simulated_launcher(&model),
+        &["--hpl", "2x1:384", "--runs", "5", "--replicas", "1"],
+    );
+    out.assert_success();
+    let c = &j["configurations"][0];
+    assert_eq!(c["runs"], 5, "{c}");
+    assert!(
+        c["measured_ci95_gflops"].is_null() && c["within_ci"].is_null(),
+        "{c}"
+    );
+    assert!(c["measured_median_gflops"].as_f64().unwrap() > 0.0);
+    assert!(out.stdout.contains("no CI"), "{}", out.describe());
+    let report = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    assert!(report.contains("no 95 % interval: 5 run(s)"), "{report}");
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool} >/dev/null 2>&1")])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The whole loop on this machine, tiny: calibrate (quick), trace, fit,
+/// validate 1×2 and 2×1 at N = 400 and 800. Where Open MPI is missing it
+/// skips (the script would install it, which a test must not do).
+#[test]
+fn validate_here_quick_runs_end_to_end() {
+    if !have("mpicc") || !have("mpirun") {
+        eprintln!(
+            "skipped: Open MPI (mpicc, mpirun) is not installed; scripts/validate-here.sh needs a real MPI"
+        );
+        return;
+    }
+    let _ = smpi_validate();
+    let _ = xhpl();
+    let out_dir = scratch_path("validate-here");
+    let mut cmd = Command::new(workspace_root().join("scripts/validate-here.sh"));
+    // --keep-blas-env: tests never change the OpenBLAS variables.
+    cmd.args(["--quick", "--no-build", "--keep-blas-env", "--out"])
+        .arg(&out_dir);
+    let out = run_command(cmd, Duration::from_secs(1800));
+    out.assert_success();
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("validation.json")).unwrap()).unwrap();
+    let configs = j["configurations"].as_array().unwrap();
+    assert_eq!(configs.len(), 4, "{j}");
+    for c in configs {
+        for key in [
+            "P",
+            "Q",
+            "N",
+            "NB",
+            "measured_median_gflops",
+            "predicted_gflops",
+            "relative_error",
+        ] {
+            assert!(!c[key].is_null(), "{key} missing in {c}");
+        }
+        assert_eq!(c["runs"], 6, "{c}");
+    }
+    assert!(j["metadata"]["kernel"].as_str().is_some_and(|k| !k.is_empty()));
+    assert!(
+        j["calibration_checks"]["pingpong"]["sizes"].as_u64().unwrap_or(0) > 0,
+        "{}",
+        j["calibration_checks"]["pingpong_note"]
+    );
+    for f in [
+        "model.toml",
+        "platform.toml",
+        "validation/report.md",
+        "fit-report/report.md",
+        "calibration/manifest.json",
+    ] {
+        assert!(out_dir.join(f).exists(), "{f} missing");
+    }
+    assert!(
+        out.stdout.contains("configuration"),
+        "no error table:\n{}",
+        out.describe()
+    );
+}
