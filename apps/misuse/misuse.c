@@ -15,6 +15,8 @@
  *   coll-count        MPI_Allreduce of 4 ints on rank 0 and 3 on rank 1
  *   type-mismatch     MPI_INT sent twice, received as MPI_FLOAT; then MPI_INT received as
  *                     MPI_UNSIGNED and MPI_BYTE (fine): one warning, the run goes on
+ *   leak              a communicator, a group, a datatype, an operation and a persistent
+ *                     request never freed before MPI_Finalize (reported, the run succeeds)
  *   coll-fine         matching collectives, a user-defined operation created on each rank
  *                     and an MPI_BYTE/MPI_INT broadcast of equal size: must pass
  * Run with 2 ranks. */
@@ -71,6 +73,22 @@ int main(int argc, char **argv)
       printf("received all four\n");
     }
   }
+  if (strcmp(mode, "leak") == 0) {
+    MPI_Comm dup;
+    MPI_Group g;
+    MPI_Datatype t;
+    MPI_Op o;
+    MPI_Request p;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_group(MPI_COMM_WORLD, &g);
+    MPI_Type_contiguous(2, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    MPI_Op_create(user_sum, 1, &o);
+    MPI_Send_init(big, 1, MPI_INT, 1 - rank, 5, MPI_COMM_WORLD, &p);
+    MPI_Start(&p);
+    MPI_Recv(small, 1, MPI_INT, 1 - rank, 5, MPI_COMM_WORLD, &st);
+    MPI_Wait(&p, &st);
+  }
   if (strcmp(mode, "coll-kind") == 0) {
     if (rank == 0) MPI_Bcast(big, 1, MPI_INT, 0, MPI_COMM_WORLD);
     else MPI_Barrier(MPI_COMM_WORLD);
@@ -80,8 +98,8 @@ int main(int argc, char **argv)
     MPI_Allreduce(big, gathered, 1, MPI_INT, rank == 0 ? MPI_SUM : MPI_MAX, MPI_COMM_WORLD);
   if (strcmp(mode, "coll-count") == 0) MPI_Allreduce(big, gathered, 4 - rank, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (strcmp(mode, "coll-fine") == 0) {
-    MPI_Op mine;
-    if (rank == 1) MPI_Op_create(user_sum, 1, &mine); /* distinct handles on the two ranks */
+    MPI_Op mine, extra;
+    if (rank == 1) MPI_Op_create(user_sum, 1, &extra); /* distinct handles on the two ranks */
     MPI_Op_create(user_sum, 1, &mine);
     big[0] = rank + 1;
     MPI_Allreduce(big, gathered, 1, MPI_INT, mine, MPI_COMM_WORLD);
@@ -89,6 +107,8 @@ int main(int argc, char **argv)
     else MPI_Bcast(big, 2, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     printf("rank %d: user sum %d\n", rank, gathered[0]);
+    MPI_Op_free(&mine);
+    if (rank == 1) MPI_Op_free(&extra);
   }
   MPI_Finalize();
   if (strcmp(mode, "after-finalize") == 0 && rank == 0) MPI_Send(big, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);

@@ -211,6 +211,10 @@ pub(crate) struct SmpiConfig {
     pub tmpdir: String,
     /// `smpi/display-timing`.
     pub display_timing: bool,
+    /// `smpi/list-leaks`: handles never freed listed per rank (0: counted only).
+    pub list_leaks: usize,
+    /// `smpi/pedantic` (SimGrid's switch for costly checks; ours are always on).
+    pub pedantic: bool,
     /// `smpi/errors-are-fatal`.
     pub errors_fatal: bool,
     /// `smpi/seed` (empty: none).
@@ -296,6 +300,8 @@ impl SmpiConfig {
             keep_temps: false,
             tmpdir: String::new(),
             display_timing: false,
+            list_leaks: 0,
+            pedantic: false,
             errors_fatal: false,
             seed: None,
             blas_mode: String::new(),

@@ -22,6 +22,7 @@ pub(crate) mod datatype;
 pub(crate) mod entry;
 pub(crate) mod errors;
 pub(crate) mod info;
+pub(crate) mod leaks;
 pub(crate) mod op;
 pub(crate) mod p2p;
 pub(crate) mod progress;

@@ -819,7 +819,9 @@ pub(super) unsafe extern "C" fn MPI_Op_create(f: Option<UserFn>, commute: c_int,
                 func,
                 commutative: commute != 0,
             }));
-            (w.ops.len() - 1) as c_int
+            let h = (w.ops.len() - 1) as c_int;
+            w.op_owner.insert(h, rt::current_rank());
+            h
         });
         set(op, h);
         MPI_SUCCESS

@@ -338,6 +338,20 @@ pub(crate) static KEYS: &[Key] = &[
         field!(display_timing, yes_no),
     ),
     key(
+        "smpi/list-leaks",
+        "0",
+        "MPI handles a rank never freed are reported when it ends after MPI_Finalize (for the \
+         first ranks); N > 0 lists up to N of them, for every rank",
+        field!(list_leaks, count),
+    ),
+    key(
+        "smpi/pedantic",
+        "no",
+        "accepted for SimGrid's command lines (-analyze): SimGrid's costly checks, which are \
+         always on here (collective matching, type signatures, truncation, leaks)",
+        field!(pedantic, yes_no),
+    ),
+    key(
         "smpi/errors-are-fatal",
         "yes",
         "MPI errors abort unless an error handler says otherwise",
@@ -410,6 +424,13 @@ fn yes_no(value: &str) -> Result<bool, String> {
         "no" | "off" | "false" | "0" => Ok(false),
         _ => Err("expected yes/no".to_string()),
     }
+}
+
+/// A count (a non-negative integer).
+fn count(value: &str) -> Result<usize, String> {
+    value
+        .parse::<usize>()
+        .map_err(|_| "expected a non-negative integer".to_string())
 }
 
 /// One of the `choices`' words, exactly.

@@ -41,6 +41,21 @@ pub(crate) enum LoadError {
     NotShared { path: PathBuf, message: String },
     #[error("{path}: no `main` symbol exported: {message}")]
     NoMain { path: PathBuf, message: String },
+    #[error(
+        "{ranks} ranks need about {needed} memory mappings ({per_rank} per rank: a copy of the \
+         program and a coroutine stack), beyond this system's limit vm.max_map_count = {limit} \
+         (about {fit} ranks fit): raise it (sysctl -w vm.max_map_count={suggested}, as root), \
+         or run fewer ranks, or share one copy of the program (-no-privatize, if its globals \
+         allow)"
+    )]
+    TooManyRanks {
+        ranks: usize,
+        needed: usize,
+        per_rank: usize,
+        limit: usize,
+        fit: usize,
+        suggested: usize,
+    },
     #[error("cannot copy the program for rank {rank} to {dir}: {source}")]
     Copy {
         rank: usize,
@@ -162,6 +177,7 @@ fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, L
     let segments = read_only_segments(&image);
     // The first copy's descriptor and load address, kept while the others load.
     let mut first: Option<(c_int, usize)> = None;
+    let mut maps_before = None;
     for rank in 0..ranks {
         let copy_err = |e: std::io::Error| LoadError::Copy {
             rank,
@@ -206,6 +222,15 @@ fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, L
         let main = find_main(&lib, path)?;
         prog.mains.push(main);
         prog.libs.push(lib);
+        // The second copy shows what one more costs in mappings (the first
+        // differs: its read-only segments stay its own): refuse now, with the
+        // knob to turn, rather than fail in the dynamic loader or a stack
+        // allocation thousands of copies later.
+        if rank == 0 {
+            maps_before = map_count();
+        } else if rank == 1 {
+            check_map_budget(ranks, maps_before, map_count())?;
+        }
     }
     let _ = std::fs::remove_dir(&links);
     if let Some((fd0, _)) = first {
@@ -213,6 +238,48 @@ fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, L
         unsafe { libc::close(fd0) };
     }
     Ok(prog)
+}
+
+/// Mappings a coroutine stack takes (the stack and its guard page).
+const STACK_MAPPINGS: usize = 2;
+
+/// The process's current number of memory mappings (`None` if unknown).
+fn map_count() -> Option<usize> {
+    std::fs::read_to_string("/proc/self/maps")
+        .ok()
+        .map(|m| m.lines().count())
+}
+
+/// The system's limit on memory mappings per process.
+fn map_limit() -> Option<usize> {
+    std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether `ranks` copies (two loaded, `before` and `after` the second) and
+/// their stacks fit under `vm.max_map_count`, with a tenth left for the
+/// program's own allocations and memory folding.
+fn check_map_budget(ranks: usize, before: Option<usize>, after: Option<usize>) -> Result<(), LoadError> {
+    let (Some(before), Some(after), Some(limit)) = (before, after, map_limit()) else {
+        return Ok(());
+    };
+    let per_rank = after.saturating_sub(before).max(1) + STACK_MAPPINGS;
+    let needed = after + per_rank * ranks.saturating_sub(2) + STACK_MAPPINGS * 2;
+    let budget = limit - limit / 10;
+    if needed <= budget {
+        return Ok(());
+    }
+    Err(LoadError::TooManyRanks {
+        ranks,
+        needed,
+        per_rank,
+        limit,
+        fit: budget.saturating_sub(after) / per_rank + 2,
+        suggested: (needed + needed / 10).next_power_of_two(),
+    })
 }
 
 /// A read-only `PT_LOAD` segment (code, constants) of the image, in pages:

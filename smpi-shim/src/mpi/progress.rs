@@ -397,6 +397,9 @@ pub(crate) fn read_clock(me: u32) -> f64 {
     now
 }
 
+/// Ranks whose leaked handles are reported when `smpi/list-leaks` is 0.
+const LEAK_REPORTS: usize = 4;
+
 /// A rank ends (returned `code` from its main, or called `exit(code)`): the
 /// problems to report (a non-zero code, MPI_Finalize not called, requests
 /// never completed), each as a sentence about the rank. The run goes on for
@@ -455,6 +458,28 @@ pub(crate) fn rank_ended(me: u32, code: i32, how: &str) -> Vec<String> {
                 "ended with requests never completed: {}",
                 list.join(", ")
             ));
+        }
+        let list = w.cfg.list_leaks;
+        if w.ranks[me as usize].finalized && (list > 0 || w.leak_reports <= LEAK_REPORTS) {
+            if let Some(handles) = super::leaks::unfreed_handles(w, me, list) {
+                w.leak_reports += 1;
+                if w.leak_reports <= LEAK_REPORTS || list > 0 {
+                    let hint = if list > 0 {
+                        ""
+                    } else {
+                        "; --cfg=smpi/list-leaks:N lists them"
+                    };
+                    problems.push(format!(
+                        "called MPI_Finalize with MPI handles never freed (probable leaks): {handles}{hint}"
+                    ));
+                } else {
+                    problems.push(
+                        "also has MPI handles never freed; the leaks of further ranks are not reported \
+                         (--cfg=smpi/list-leaks:N reports every rank's)"
+                            .to_string(),
+                    );
+                }
+            }
         }
         problems
     })

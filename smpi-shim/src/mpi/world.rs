@@ -200,6 +200,12 @@ pub(crate) struct World {
     pub errhandlers: Vec<usize>,
     /// Collective calls not yet checked by every member (see `coll_check`).
     pub(crate) pending_colls: crate::mpi::coll_check::PendingCollectives,
+    /// The rank that created each derived datatype and user operation still
+    /// registered (for the report of handles never freed, `leaks`).
+    pub(crate) type_owner: HashMap<i32, u32>,
+    pub(crate) op_owner: HashMap<i32, u32>,
+    /// Ranks whose handles never freed were reported so far.
+    pub(crate) leak_reports: usize,
     /// Pairs of (sent, received) basic types already reported as a mismatch.
     pub(crate) said_type_mismatch: std::collections::HashSet<(String, String)>,
     /// The model set's temporal network noise, if any: one draw per message,
@@ -339,6 +345,9 @@ impl World {
             errhandlers: Vec::new(),
             pending_colls: Default::default(),
             said_type_mismatch: Default::default(),
+            type_owner: HashMap::new(),
+            op_owner: HashMap::new(),
+            leak_reports: 0,
             net_noise: None,
             thread_level: 0,
             infos: Default::default(),
@@ -387,13 +396,15 @@ impl World {
     /// Registers a datatype, returns its handle.
     pub(crate) fn add_type(&mut self, dt: Datatype) -> i32 {
         let rc = Rc::new(dt);
-        if let Some(i) = self.types.iter().skip(64).position(|t| t.is_none()) {
+        let h = if let Some(i) = self.types.iter().skip(64).position(|t| t.is_none()) {
             self.types[i + 64] = Some(rc);
             (i + 64) as i32
         } else {
             self.types.push(Some(rc));
             (self.types.len() - 1) as i32
-        }
+        };
+        self.type_owner.insert(h, current_rank());
+        h
     }
 
     pub(crate) fn op(&self, h: i32) -> MpiResult<Op> {

@@ -204,3 +204,25 @@ fn stack_overflow_with_a_small_stack() {
         out.describe()
     );
 }
+
+#[test]
+fn more_ranks_than_memory_mappings_allow_is_an_error_naming_the_limit() {
+    let Some(limit) = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()
+        .and_then(|l| l.trim().parse::<usize>().ok())
+    else {
+        eprintln!("skipped: /proc/sys/vm/max_map_count is not readable here");
+        return;
+    };
+    // A rank takes at least 7 mappings (program copy and stack): limit / 4
+    // ranks need about twice the limit.
+    let np = limit / 4;
+    let out = run("ring", np, &[]);
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    out.assert_stderr_has(&[
+        &format!("{np} ranks need about"),
+        &format!("vm.max_map_count = {limit}"),
+        "sysctl -w vm.max_map_count=",
+        "-no-privatize",
+    ]);
+}

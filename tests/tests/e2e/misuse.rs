@@ -102,6 +102,33 @@ fn a_send_received_as_another_type_is_a_warning() {
 }
 
 #[test]
+fn handles_never_freed_are_reported_at_the_end() {
+    let out = run("leak");
+    out.assert_success();
+    out.assert_stderr_has(&[
+        "warning: rank 0 called MPI_Finalize with MPI handles never freed (probable leaks): \
+         1 communicator, 1 group, 1 datatype, 1 operation, 1 request; --cfg=smpi/list-leaks:N lists them",
+        "warning: rank 1 called MPI_Finalize with MPI handles never freed",
+    ]);
+    let listed = Smpirun::new(build_c(&apps_dir().join("misuse/misuse.c")))
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .cfg("smpi/list-leaks:3")
+        .args(["leak"])
+        .run();
+    listed.assert_success();
+    listed.assert_stderr_has(&[
+        "communicator 3",
+        "group 2 (2 members)",
+        "datatype",
+        ", and 2 more",
+    ]);
+    // A program that frees everything is not reported.
+    let clean = run("coll-fine");
+    assert!(!clean.stderr.contains("never freed"), "{}", clean.describe());
+}
+
+#[test]
 fn a_probe_that_can_never_match_is_a_deadlock() {
     fails_with(
         "probe-never",

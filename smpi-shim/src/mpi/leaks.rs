@@ -1,0 +1,110 @@
+//! MPI handles a rank never freed: communicators, groups, datatypes,
+//! operations and requests still alive when it ends after `MPI_Finalize`.
+//! MPI requires the program to free them; a real MPI leaks their memory
+//! silently, and a long run that creates them in a loop runs out of it.
+//! SimGrid reports them at the end of the run as probable leaks
+//! (`smpi/list-leaks:N` lists them); so does this module, per rank, with
+//! the same key.
+
+use super::request::ReqKind;
+use super::{World, MPI_COMM_SELF};
+
+/// The handles rank `me` never freed, as "2 communicators, 1 datatype";
+/// with `list > 0`, followed by up to `list` of the handles themselves.
+/// `None` when there are none.
+pub(crate) fn unfreed_handles(w: &World, me: u32, list: usize) -> Option<String> {
+    let rank = &w.ranks[me as usize];
+    let mut kinds: Vec<(&str, Vec<String>)> = Vec::new();
+    let comms: Vec<String> = rank
+        .comms
+        .iter()
+        .enumerate()
+        .skip(MPI_COMM_SELF as usize + 1)
+        .filter_map(|(h, c)| {
+            c.as_ref().map(|c| {
+                if c.name.is_empty() {
+                    format!("communicator {h}")
+                } else {
+                    format!("communicator {h} ({})", c.name)
+                }
+            })
+        })
+        .collect();
+    kinds.push(("communicator", comms));
+    // Handle 1 is MPI_GROUP_EMPTY.
+    let groups: Vec<String> = (rank.groups.iter().enumerate().skip(2))
+        .filter(|(_, g)| g.is_some())
+        .map(|(h, g)| format!("group {h} ({} members)", g.as_ref().map_or(0, |g| g.len())))
+        .collect();
+    kinds.push(("group", groups));
+    let mut types: Vec<(i32, String)> = w
+        .type_owner
+        .iter()
+        .filter(|&(&h, &owner)| owner == me && w.types.get(h as usize).is_some_and(|t| t.is_some()))
+        .map(|(&h, _)| {
+            let name = w.types[h as usize]
+                .as_ref()
+                .map(|t| t.name.clone())
+                .unwrap_or_default();
+            (h, format!("datatype {h} ({name})"))
+        })
+        .collect();
+    types.sort();
+    kinds.push(("datatype", types.into_iter().map(|(_, d)| d).collect()));
+    let mut ops: Vec<i32> = w
+        .op_owner
+        .iter()
+        .filter(|&(&h, &owner)| owner == me && w.ops.get(h as usize).is_some_and(|o| o.is_some()))
+        .map(|(&h, _)| h)
+        .collect();
+    ops.sort();
+    kinds.push((
+        "operation",
+        ops.iter().map(|h| format!("operation {h}")).collect(),
+    ));
+    // The program's own requests (point-to-point on its contexts, its
+    // non-blocking collectives, generalized ones), not the pieces of a
+    // collective; those never completed are reported separately.
+    let reqs: Vec<String> = w
+        .reqs
+        .iter()
+        .enumerate()
+        .filter_map(|(id, r)| r.as_ref().map(|r| (id, r)))
+        .filter(|(_, r)| r.owner == me && !r.orphan)
+        .filter(|(_, r)| match r.kind {
+            ReqKind::Send | ReqKind::Recv => {
+                r.context.is_multiple_of(2) && (r.done || (r.persistent && !r.active))
+            }
+            ReqKind::Coll | ReqKind::Generalized => r.done,
+        })
+        .map(|(id, r)| {
+            let what = match r.kind {
+                ReqKind::Send => "send",
+                ReqKind::Recv => "receive",
+                ReqKind::Coll => "collective",
+                ReqKind::Generalized => "generalized",
+            };
+            let persistent = if r.persistent { "persistent " } else { "" };
+            format!("{persistent}{what} request {id} (tag {})", r.tag)
+        })
+        .collect();
+    kinds.push(("request", reqs));
+    let counts: Vec<String> = kinds
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{} {k}{}", v.len(), if v.len() > 1 { "s" } else { "" }))
+        .collect();
+    if counts.is_empty() {
+        return None;
+    }
+    let mut text = counts.join(", ");
+    if list > 0 {
+        let all: Vec<&String> = kinds.iter().flat_map(|(_, v)| v).collect();
+        let shown: Vec<&str> = all.iter().take(list).map(|s| s.as_str()).collect();
+        text += &format!(": {}", shown.join(", "));
+        if all.len() > list {
+            text += &format!(", and {} more", all.len() - list);
+        }
+    }
+    Some(text)
+}
