@@ -144,7 +144,7 @@ def classify_ours(rc, timed_out, out):
             ("unimplemented", r"undefined symbol: P?MPIX?_\w+|\b(does not|doesn't) implement\b|"
                               r"\bnot implemented\b", re.I),
             ("race", r"MBI_MSG_RACE", 0),
-            ("deadlock", r"deadlock detected", re.I),
+            ("deadlock", r"deadlock detected|\bdeadlock: ", re.I),
             ("mpierr", r"\bMPI_ERR_[A-Z_]+\b", 0),
             ("mismatch", r"^(smpirun: )?(error|warning).*\bmismatch", re.I),
             ("failure", r"simulator (itself )?crashed|panicked", re.I),

@@ -11,8 +11,9 @@ use super::{World, MPI_COMM_SELF};
 
 /// The handles rank `me` never freed, as "2 communicators, 1 datatype";
 /// with `list > 0`, followed by up to `list` of the handles themselves.
+/// Requests in `never_completed` are left out (reported as such).
 /// `None` when there are none.
-pub(crate) fn unfreed_handles(w: &World, me: u32, list: usize) -> Option<String> {
+pub(crate) fn unfreed_handles(w: &World, me: u32, list: usize, never_completed: &[u32]) -> Option<String> {
     let rank = &w.ranks[me as usize];
     let mut kinds: Vec<(&str, Vec<String>)> = Vec::new();
     let comms: Vec<String> = rank
@@ -70,12 +71,10 @@ pub(crate) fn unfreed_handles(w: &World, me: u32, list: usize) -> Option<String>
         .iter()
         .enumerate()
         .filter_map(|(id, r)| r.as_ref().map(|r| (id, r)))
-        .filter(|(_, r)| r.owner == me && !r.orphan)
+        .filter(|(id, r)| r.owner == me && !r.orphan && !never_completed.contains(&(*id as u32)))
         .filter(|(_, r)| match r.kind {
-            ReqKind::Send | ReqKind::Recv => {
-                r.context.is_multiple_of(2) && (r.done || (r.persistent && !r.active))
-            }
-            ReqKind::Coll | ReqKind::Generalized => r.done,
+            ReqKind::Send | ReqKind::Recv => r.context.is_multiple_of(2),
+            ReqKind::Coll | ReqKind::Generalized => true,
         })
         .map(|(id, r)| {
             let what = match r.kind {

@@ -461,7 +461,7 @@ pub(crate) fn rank_ended(me: u32, code: i32, how: &str) -> Vec<String> {
         }
         let list = w.cfg.list_leaks;
         if w.ranks[me as usize].finalized && (list > 0 || w.leak_reports <= LEAK_REPORTS) {
-            if let Some(handles) = super::leaks::unfreed_handles(w, me, list) {
+            if let Some(handles) = super::leaks::unfreed_handles(w, me, list, &pending) {
                 w.leak_reports += 1;
                 if w.leak_reports <= LEAK_REPORTS || list > 0 {
                     let hint = if list > 0 {
