@@ -1,8 +1,8 @@
 //! The MPI C interface: every `extern "C"` function the program calls.
 //!
 //! `smpirun` exports these symbols (`-Wl,--export-dynamic`), so each rank's
-//! copy of the program binds its `MPI_*` (and BLAS, SMPI helper and a few
-//! libc) calls here. A function checks its arguments, converts C values to
+//! copy of the program binds its `MPI_*` (and BLAS, SMPI helper, SimGrid
+//! helper and a few libc) calls here. A function checks its arguments, converts C values to
 //! Rust ones and calls the MPI layer; it owns no MPI semantics.
 
 // Macros shared by the chapters (defined before the modules that use them).
@@ -50,6 +50,7 @@ mod init;
 mod libc;
 mod p2p;
 mod request;
+mod simgrid;
 mod smpi;
 mod topo;
 

@@ -1,10 +1,11 @@
 //! Exports behind `smpi.h` and `smpi/smpi_helpers.h`: memory folding, the
-//! malloc interceptor, simulated sleeps and clocks, `exit`, and sampling.
+//! malloc interceptor, simulated sleeps and clocks, `exit`, sampling, and
+//! shared call results (`SMPI_SHARED_CALL`).
 #![allow(clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
-use crate::host::{folding as shared, sampling};
+use crate::host::{folding as shared, sampling, shared_calls};
 use crate::mpi::entry::{self, enter};
 use crate::mpi::{self as rt, with_world};
 
@@ -314,3 +315,66 @@ pub(super) unsafe extern "C" fn smpi_sample_3(global: c_int, file: *const c_char
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn smpi_sample_exit(_global: c_int, _file: *const c_char, _line: c_int) {}
+
+/// The site name of a tagged sampled loop (`SMPI_SAMPLE_LOCAL_TAG`, ...).
+#[no_mangle]
+pub(super) unsafe extern "C" fn smpi_sample_site(file: *const c_char, tag: *const c_char) -> *const c_char {
+    // Safety: C strings of the program (a NULL tag is no tag).
+    unsafe {
+        let f = CStr::from_ptr(file).to_string_lossy();
+        let t = if tag.is_null() {
+            "".into()
+        } else {
+            CStr::from_ptr(tag).to_string_lossy()
+        };
+        sampling::tagged_site(&f, &t)
+    }
+}
+
+// ------------------------------------------------------------------ SMPI_SHARED_CALL
+
+unsafe fn call_key(func: *const c_char, input: *const c_char) -> (String, String) {
+    // Safety: C strings of the program (the caller's contract); NULL reads as empty.
+    let s = |p: *const c_char| {
+        if p.is_null() {
+            String::new()
+        } else {
+            unsafe { CStr::from_ptr(p).to_string_lossy().into_owned() }
+        }
+    };
+    (s(func), s(input))
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn smpi_shared_known_call(func: *const c_char, input: *const c_char) -> c_int {
+    // Safety: C strings of the program.
+    let (f, i) = unsafe { call_key(func, input) };
+    shared_calls::known(&f, &i) as c_int
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn smpi_shared_get_call(
+    func: *const c_char,
+    input: *const c_char,
+) -> *mut c_void {
+    // Safety: C strings of the program.
+    let (f, i) = unsafe { call_key(func, input) };
+    match shared_calls::get(&f, &i) {
+        Some(p) => p as *mut c_void,
+        None => entry::abort_run(
+            rt::current_rank(),
+            format!("smpi_shared_get_call: no result of {f} for input '{i}' was stored (see smpi_shared_known_call)"),
+        ),
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn smpi_shared_set_call(
+    func: *const c_char,
+    input: *const c_char,
+    data: *mut c_void,
+) -> *mut c_void {
+    // Safety: C strings of the program.
+    let (f, i) = unsafe { call_key(func, input) };
+    shared_calls::set(&f, &i, data as usize) as *mut c_void
+}

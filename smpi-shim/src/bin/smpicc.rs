@@ -6,8 +6,14 @@
 //! rank). Use it like `cc`: `smpicc -O2 app.c -o app`, or `CC=smpicc make`.
 //! With `SMPI_PRETEND_CC=1` it behaves as the plain compiler (for configure
 //! scripts that run test programs).
+//!
+//! Our `include/` comes first on the search path, so `mpi.h`, `smpi/*.h`,
+//! `xbt/*.h` and `simgrid/*.h` are ours even when SimGrid's are installed in
+//! `/usr/include` (mixing the two would declare functions smpirun does not
+//! have). Like SMPI's smpicc, C sources are passed by absolute path, so
+//! `__FILE__` (in log lines and sampling sites) is the same as under SMPI.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const USAGE: &str = "\
@@ -16,11 +22,18 @@ smpicc: compile a C MPI program for smpirun
 Usage: smpicc [cc options] <files...> [-o <output>]
 
 Runs the C compiler ($SMPI_CC or cc) with -I<smpi include dir> -fPIC, and when
-linking adds -shared so that smpirun can load the program. All other options
+linking adds -shared so that smpirun can load the program. C sources are passed
+by absolute path (as SMPI's smpicc does, for __FILE__). All other options
 are passed to the compiler unchanged.
 Environment: SMPI_CC (compiler), SMPI_PRETEND_CC=1 (plain compiler),
              SMPI_INCLUDE (include directory override).
 ";
+
+/// Whether `dir` holds our headers (not another MPI's or SimGrid's, which may
+/// sit in `<prefix>/include` too): our `smpi/smpi.h` has its own guard.
+fn is_ours(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("smpi/smpi.h")).is_ok_and(|t| t.contains("SMPI_RS_SMPI_H"))
+}
 
 fn include_dir() -> PathBuf {
     if let Ok(p) = std::env::var("SMPI_INCLUDE") {
@@ -30,12 +43,23 @@ fn include_dir() -> PathBuf {
     if let Ok(exe) = std::env::current_exe() {
         if let Some(prefix) = exe.parent().and_then(|b| b.parent()) {
             let p = prefix.join("include");
-            if p.join("mpi.h").exists() {
+            if is_ours(&p) {
                 return p;
             }
         }
     }
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/include"))
+}
+
+/// A C source file named on the command line, by absolute path (as SMPI's
+/// smpicc does with `readlink -f`); anything else unchanged.
+fn absolute_source(arg: &str) -> String {
+    if !arg.starts_with('-') && arg.ends_with(".c") {
+        if let Ok(p) = std::fs::canonicalize(arg) {
+            return p.display().to_string();
+        }
+    }
+    arg.to_string()
 }
 
 fn main() {
@@ -61,7 +85,11 @@ fn main() {
     if !pretend {
         cmd.arg("-fPIC");
     }
-    cmd.args(&args);
+    if pretend {
+        cmd.args(&args);
+    } else {
+        cmd.args(args.iter().map(|a| absolute_source(a)));
+    }
     if !compile_only && !pretend && !args.is_empty() && !args.iter().any(|a| a == "--version" || a == "-v") {
         cmd.arg("-shared");
         // Allow MPI symbols to stay undefined: smpirun provides them at load time.

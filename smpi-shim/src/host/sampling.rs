@@ -1,5 +1,8 @@
 //! `SMPI_SAMPLE_LOCAL` / `SMPI_SAMPLE_GLOBAL`: benchmark a loop body on a few
-//! iterations, then skip the rest and inject their estimated time.
+//! iterations, then skip the rest and inject their estimated time. The
+//! `_TAG` forms (`SMPI_SAMPLE_LOCAL_TAG`, ...) add a run-time tag to the call
+//! site, so one loop sampled from different contexts keeps separate
+//! statistics ([`tagged_site`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -50,6 +53,9 @@ struct Run {
 struct Sampler {
     sites: HashMap<String, Site>,
     runs: HashMap<(u32, String), Run>,
+    /// The site names of tagged loops, by (file, tag): the C strings stay
+    /// alive for the run (the program passes them back at every call).
+    tagged: HashMap<(String, String), std::ffi::CString>,
 }
 
 thread_local! {
@@ -62,6 +68,25 @@ fn key(global: bool, rank: u32, file: &str, line: i32) -> String {
     } else {
         format!("{file}:{line}:{rank}")
     }
+}
+
+/// The site name of a loop of `file` sampled with `tag` (`file[tag]`, or
+/// `file` when the tag is empty), as a C string that lives for the run.
+pub(crate) fn tagged_site(file: &str, tag: &str) -> *const std::ffi::c_char {
+    SAMPLER.with(|s| {
+        s.borrow_mut()
+            .tagged
+            .entry((file.to_string(), tag.to_string()))
+            .or_insert_with(|| {
+                let name = if tag.is_empty() {
+                    file.to_string()
+                } else {
+                    format!("{file}[{tag}]")
+                };
+                std::ffi::CString::new(name).expect("made of C strings, so without NUL")
+            })
+            .as_ptr()
+    })
 }
 
 /// Starts a sampled loop.

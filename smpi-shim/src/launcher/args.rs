@@ -19,6 +19,14 @@ Options:
                        Without it, ranks go round-robin on the platform's hosts in name order
   -map                 print the rank -> host placement
   --cfg=<key>:<value>  set a configuration key (repeatable; see --help-cfg)
+  --log=<category>.thres:<priority>
+                       threshold of a SimGrid log category of the program (xbt/log.h) and of
+                       its subcategories; priority: trace, debug, verbose, info (default),
+                       warning, error, critical; `root` is the top category. Repeatable, or
+                       several settings separated by spaces; --log=no_loc drops file:line.
+                       SimGrid's own categories (smpi, xbt_cfg, ...) are accepted, but smpirun
+                       does not produce their messages. Log lines go to stderr in SimGrid's
+                       format: [host:rank:(rank+1) time] [category/PRIORITY] message
   -model <file>        model set (TOML; see models/README.md)
   --json <file>        write a JSON summary (simulated time, per-rank finish times, messages)
   -request-log <file>  write one line per send, receive and probe posted:
@@ -51,6 +59,8 @@ pub(super) struct Args {
     pub hostfile: Option<PathBuf>,
     pub map: bool,
     pub cfg: Vec<String>,
+    /// `--log=` settings, checked while parsing.
+    pub log: crate::host::xbt_log::Settings,
     pub model: Option<PathBuf>,
     pub json: Option<PathBuf>,
     /// `-request-log <file>`: one line per send, receive and probe posted.
@@ -89,7 +99,8 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
             // After the program: only --cfg/--log are ours, like SMPI.
             if let Some(kv) = s.strip_prefix("--cfg=") {
                 a.cfg.push(kv.to_string());
-            } else if s.starts_with("--log=") {
+            } else if let Some(v) = s.strip_prefix("--log=") {
+                a.log.add_flag(v)?;
             } else {
                 a.program_args.push(s.to_string());
             }
@@ -168,7 +179,7 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
                 eprintln!("smpirun: warning: {s} is not supported yet and is ignored");
             }
             _ if s.starts_with("--cfg=") => a.cfg.push(s["--cfg=".len()..].to_string()),
-            _ if s.starts_with("--log=") => {}
+            _ if s.starts_with("--log=") => a.log.add_flag(&s["--log=".len()..])?,
             _ if s.starts_with('-') => return Err(format!("unknown option '{s}' (see smpirun --help)")),
             _ => a.program = Some(s.into()),
         }

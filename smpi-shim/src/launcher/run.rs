@@ -95,6 +95,11 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         }
     }
 
+    // Before loading: the program's constructors may already log.
+    for note in args.log.notes() {
+        eprintln!("smpirun: note: {note}");
+    }
+    crate::host::xbt_log::install(args.log.clone());
     let prog = Program::load(program, np, cfg.privatize, Path::new(&cfg.tmpdir), cfg.keep_temps)
         .map_err(|e| e.to_string())?;
     let seed = cfg
@@ -286,6 +291,9 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     super::stop::acknowledge();
     // Safety: flushing C stdio so the program's output precedes our summary.
     unsafe { libc::fflush(std::ptr::null_mut()) };
+    for warning in crate::host::xbt_log::finish() {
+        eprintln!("smpirun: warning: {warning}");
+    }
     // The request log is complete on every ending (a deadlock's log is the useful one).
     let log_flushed = with_world(|w| w.request_log.as_mut().map(std::io::Write::flush));
     if let (Some(Err(e)), Some(path)) = (log_flushed, &args.request_log) {
@@ -352,6 +360,12 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
                         .and_then(|m| m.split(' ').next()?.parse().ok())
                 })
                 .filter(|c| *c != 0)
+                // xbt_assert, xbt_die, xbt_abort: SimGrid ends with abort(), 128 + SIGABRT.
+                .or_else(|| {
+                    message
+                        .starts_with("aborted by xbt_")
+                        .then_some(128 + libc::SIGABRT)
+                })
                 .unwrap_or(if message.starts_with("deadlock:") { 3 } else { 1 });
             Ending {
                 status: if message.starts_with("deadlock:") {

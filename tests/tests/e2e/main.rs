@@ -25,6 +25,7 @@ mod pingpong_model;
 mod privatization;
 mod request_log;
 mod sampling;
+mod simgrid_api;
 mod smpi_compare;
 mod stop;
 mod study;
