@@ -185,7 +185,13 @@ pub(super) unsafe extern "C" fn MPI_Gather(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Gather");
-    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Gather").root(root)) {
+    if let Err(e) = coll_check::check(
+        g.me,
+        comm,
+        CollSig::new("MPI_Gather")
+            .root(root)
+            .contributed(sbuf, scount, stype, rcount, rtype),
+    ) {
         return entry::handle_error(g.me, comm, "MPI_Gather", e);
     }
     match InterView::of(g.me, comm) {
@@ -326,7 +332,13 @@ pub(super) unsafe extern "C" fn MPI_Scatter(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Scatter");
-    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Scatter").root(root)) {
+    if let Err(e) = coll_check::check(
+        g.me,
+        comm,
+        CollSig::new("MPI_Scatter")
+            .root(root)
+            .received(rbuf, rcount, rtype, scount, stype),
+    ) {
         return entry::handle_error(g.me, comm, "MPI_Scatter", e);
     }
     match InterView::of(g.me, comm) {
@@ -445,7 +457,11 @@ pub(super) unsafe extern "C" fn MPI_Allgather(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Allgather");
-    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Allgather")) {
+    if let Err(e) = coll_check::check(
+        g.me,
+        comm,
+        CollSig::new("MPI_Allgather").contributed(sbuf, scount, stype, rcount, rtype),
+    ) {
         return entry::handle_error(g.me, comm, "MPI_Allgather", e);
     }
     match InterView::of(g.me, comm) {
@@ -553,7 +569,11 @@ pub(super) unsafe extern "C" fn MPI_Alltoall(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Alltoall");
-    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Alltoall")) {
+    if let Err(e) = coll_check::check(
+        g.me,
+        comm,
+        CollSig::new("MPI_Alltoall").contributed(sbuf, scount, stype, rcount, rtype),
+    ) {
         return entry::handle_error(g.me, comm, "MPI_Alltoall", e);
     }
     match InterView::of(g.me, comm) {
@@ -1034,7 +1054,13 @@ pub(super) unsafe extern "C" fn MPI_Igather(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Igather", comm, req, |me| {
-            coll_check::check(me, comm, CollSig::new("MPI_Igather").root(root))?;
+            coll_check::check(
+                me,
+                comm,
+                CollSig::new("MPI_Igather")
+                    .root(root)
+                    .contributed(s, sc, st, rc, rt_),
+            )?;
             let (c, inter) = comm_of(me, comm)?;
             let receives = match inter {
                 Some(_) => root == MPI_ROOT,
@@ -1113,7 +1139,13 @@ pub(super) unsafe extern "C" fn MPI_Iscatter(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iscatter", comm, req, |me| {
-            coll_check::check(me, comm, CollSig::new("MPI_Iscatter").root(root))?;
+            coll_check::check(
+                me,
+                comm,
+                CollSig::new("MPI_Iscatter")
+                    .root(root)
+                    .received(r, rc, rt_, sc, st),
+            )?;
             let (c, inter) = comm_of(me, comm)?;
             let sends = match inter {
                 Some(_) => root == MPI_ROOT,
@@ -1191,7 +1223,11 @@ pub(super) unsafe extern "C" fn MPI_Iallgather(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iallgather", comm, req, |me| {
-            coll_check::check(me, comm, CollSig::new("MPI_Iallgather"))?;
+            coll_check::check(
+                me,
+                comm,
+                CollSig::new("MPI_Iallgather").contributed(s, sc, st, rc, rt_),
+            )?;
             let (c, inter) = comm_of(me, comm)?;
             let (cs, ds) = regular(inter.unwrap_or(c.size), nonneg(rc)?);
             let sc = if in_place(s) { 0 } else { nonneg(sc)? };
@@ -1314,7 +1350,11 @@ pub(super) unsafe extern "C" fn MPI_Ialltoall(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ialltoall", comm, req, |me| {
-            coll_check::check(me, comm, CollSig::new("MPI_Ialltoall"))?;
+            coll_check::check(
+                me,
+                comm,
+                CollSig::new("MPI_Ialltoall").contributed(s, sc, st, rc, rt_),
+            )?;
             let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
             let (rcs, rds) = regular(n, nonneg(rc)?);

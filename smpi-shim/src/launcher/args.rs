@@ -35,6 +35,8 @@ Options:
                        with scripts/request_diff.py)
   -keep-temps          keep the per-rank copies of the program
   -no-privatize        share globals between ranks (smpi/privatization:no)
+  -analyze             SimGrid's analysis mode: smpi/display-timing:yes, smpi/list-leaks:50,
+                       smpi/pedantic:yes (MPI misuse checks are always on)
   -tmpdir <dir>        where per-rank copies of the program go (default /tmp)
   -quiet               no end summary
   -progress <seconds>  a progress line on stderr every <seconds> of wall time, also when
@@ -146,6 +148,17 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
             }
             "-keep-temps" => a.cfg.push("smpi/keep-temps:yes".into()),
             "-no-privatize" => a.cfg.push("smpi/privatization:no".into()),
+            // SimGrid's analysis mode: its keys, so that a later --cfg still wins.
+            "-analyze" => a.cfg.extend(
+                [
+                    "smpi/display-timing:yes",
+                    "smpi/list-leaks:50",
+                    "smpi/pedantic:yes",
+                ]
+                .map(String::from),
+            ),
+            // SimGrid's smpirun runs in the foreground anyway.
+            "-foreground" => {}
             "-tmpdir" => {
                 a.cfg.push(format!("smpi/tmpdir:{}", need(i, s)?));
                 i += 1;
@@ -175,7 +188,7 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
                     .ok_or_else(|| format!("-progress: '{v}' is not a positive number of seconds"))?;
                 a.progress_every = Some(secs);
             }
-            "-trace" | "-trace-ti" | "-foreground" => {
+            "-trace" | "-trace-ti" => {
                 eprintln!("smpirun: warning: {s} is not supported yet and is ignored");
             }
             _ if s.starts_with("--cfg=") => a.cfg.push(s["--cfg=".len()..].to_string()),

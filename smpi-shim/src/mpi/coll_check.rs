@@ -10,6 +10,10 @@
 //! have checked. The cost is one hash-map operation per collective call.
 
 use std::collections::HashMap;
+use std::ffi::c_void;
+
+use crate::coll::IN_PLACE;
+use crate::mpi::datatype::Basic;
 
 use super::{mpi_err, with_world, MpiResult, MPI_ERR_OP, MPI_ERR_OTHER, MPI_ERR_ROOT, MPI_ERR_TYPE};
 
@@ -19,9 +23,9 @@ pub(crate) struct CollSig {
     call: &'static str,
     root: Option<i32>,
     op: Option<i32>,
-    /// Elements and datatype, compared as (predefined handle or `None` for a
-    /// derived type, total bytes).
-    data: Option<(Option<i32>, usize)>,
+    /// Elements and datatype, compared as (the one basic type the data is
+    /// made of, if any; total bytes).
+    data: Option<(Option<Basic>, usize)>,
     /// The datatype's name, for the message.
     type_name: String,
 }
@@ -50,21 +54,51 @@ impl CollSig {
         self
     }
 
-    /// The data (`count` elements of `dtype`) must agree: same bytes, and the
-    /// same predefined type when both sides use one.
+    /// The data (`count` elements of `dtype`) must agree: same bytes, and
+    /// basic types that match (see [`data_agree`]).
     pub(crate) fn data(mut self, count: i32, dtype: i32) -> Self {
-        let predefined = usize::try_from(dtype).is_ok_and(|h| h < super::datatype::PREDEFINED_COUNT);
-        let (size, name) = with_world(|w| {
+        let (size, basic, name) = with_world(|w| {
             w.dtype(dtype)
-                .map(|d| (d.size, d.name.clone()))
-                .unwrap_or((0, format!("datatype {dtype}")))
+                .map(|d| (d.size, d.basic, d.name.clone()))
+                .unwrap_or((0, None, format!("datatype {dtype}")))
         });
         self.type_name = name;
-        self.data = Some((
-            predefined.then_some(dtype),
-            usize::try_from(count).unwrap_or(0) * size,
-        ));
+        self.data = Some((basic, usize::try_from(count).unwrap_or(0) * size));
         self
+    }
+
+    /// What a rank contributes to a gather, allgather or alltoall: its send
+    /// arguments, or its receive ones when it sends `MPI_IN_PLACE`.
+    pub(crate) fn contributed(
+        self,
+        sbuf: *const c_void,
+        scount: i32,
+        stype: i32,
+        rcount: i32,
+        rtype: i32,
+    ) -> Self {
+        if sbuf as *mut u8 == IN_PLACE {
+            self.data(rcount, rtype)
+        } else {
+            self.data(scount, stype)
+        }
+    }
+
+    /// What a rank receives from a scatter: its receive arguments, or the
+    /// root's send ones when it receives `MPI_IN_PLACE`.
+    pub(crate) fn received(
+        self,
+        rbuf: *mut c_void,
+        rcount: i32,
+        rtype: i32,
+        scount: i32,
+        stype: i32,
+    ) -> Self {
+        if rbuf as *mut u8 == IN_PLACE {
+            self.data(scount, stype)
+        } else {
+            self.data(rcount, rtype)
+        }
     }
 
     fn describe(&self) -> String {
@@ -78,16 +112,13 @@ impl CollSig {
                 _ => parts.push(format!("user operation {o}")),
             }
         }
-        if let Some((t, bytes)) = self.data {
+        if let Some((_, bytes)) = self.data {
             let name = if self.type_name.is_empty() {
                 "unnamed type"
             } else {
                 &self.type_name
             };
-            match t {
-                Some(_) => parts.push(format!("{bytes} B of {name}")),
-                None => parts.push(format!("{bytes} B of derived {name}")),
-            }
+            parts.push(format!("{bytes} B of {name}"));
         }
         format!("{}({})", self.call, parts.join(", "))
     }
@@ -172,7 +203,7 @@ pub(crate) fn check(me: u32, comm: i32, sig: CollSig) -> MpiResult<()> {
                     Some(MPI_ERR_ROOT)
                 } else if !ops_agree(first.op, sig.op) {
                     Some(MPI_ERR_OP)
-                } else if !data_agree(first.data, sig.data, sig.op.is_some()) {
+                } else if !data_agree(first.data, sig.data) {
                     Some(MPI_ERR_TYPE)
                 } else {
                     None
@@ -203,14 +234,18 @@ fn ops_agree(a: Option<i32>, b: Option<i32>) -> bool {
     }
 }
 
-/// Whether two ranks' data agree: the same bytes and, for a reduction (where
-/// the operation interprets the elements), the same type when both use a
-/// predefined one. Outside reductions a byte count that agrees is accepted
-/// whatever the types, as real MPIs deliver it.
-fn data_agree(a: Option<(Option<i32>, usize)>, b: Option<(Option<i32>, usize)>, reduction: bool) -> bool {
+/// Whether two ranks' data agree: the same bytes, made of basic types that
+/// match as in point-to-point (bytes match anything, signed and unsigned
+/// integers of one width match; data of mixed basic types is compared by
+/// size only).
+fn data_agree(a: Option<(Option<Basic>, usize)>, b: Option<(Option<Basic>, usize)>) -> bool {
     match (a, b) {
         (Some((ta, ba)), Some((tb, bb))) => {
-            ba == bb && (!reduction || ta.is_none() || tb.is_none() || ta == tb)
+            ba == bb
+                && match (ta, tb) {
+                    (Some(ta), Some(tb)) => ta.compatible_with(tb),
+                    _ => true,
+                }
         }
         _ => true,
     }

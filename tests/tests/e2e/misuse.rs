@@ -123,6 +123,15 @@ fn handles_never_freed_are_reported_at_the_end() {
         "datatype",
         ", and 2 more",
     ]);
+    // SimGrid's analysis mode lists them too, and prints the timing.
+    let analyzed = Smpirun::new(build_c(&apps_dir().join("misuse/misuse.c")))
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .opt("-analyze")
+        .args(["leak"])
+        .run();
+    analyzed.assert_success();
+    analyzed.assert_stderr_has(&["communicator 3", "operation"]);
     // A program that frees everything is not reported.
     let clean = run("coll-fine");
     assert!(!clean.stderr.contains("never freed"), "{}", clean.describe());
