@@ -165,6 +165,9 @@ pub(crate) struct SmpiConfig {
     pub stack_size: usize,
     /// `smpi/host-speed`, flop/s.
     pub host_speed: f64,
+    /// Whether `smpi/host-speed` was given (platform, model file or command line) rather than
+    /// left at SimGrid's default.
+    pub host_speed_given: bool,
     /// `smpi/simulate-computation`.
     pub simulate_computation: bool,
     /// `smpi/cpu-threshold`, seconds.
@@ -277,6 +280,7 @@ impl SmpiConfig {
             timing_precision: f64::NAN,
             stack_size: 0,
             host_speed: f64::NAN,
+            host_speed_given: false,
             simulate_computation: false,
             cpu_threshold: f64::NAN,
             async_small_thresh: 0,
@@ -360,7 +364,9 @@ pub(crate) fn resolve(
     for pair in command_line {
         raw.set_pair(pair)?;
     }
-    SmpiConfig::from_raw(&raw)
+    let mut cfg = SmpiConfig::from_raw(&raw)?;
+    cfg.host_speed_given = raw.is_given("smpi/host-speed");
+    Ok(cfg)
 }
 
 /// Host properties that SMPI reads as a host's own value of a key (`<prop id="smpi/os" .../>`

@@ -56,6 +56,11 @@ impl RawConfig {
     }
 
     /// The value of `key` (a canonical name): the one given, else its default.
+    /// Whether some source gave `key` (its declared name), rather than its default applying.
+    pub(crate) fn is_given(&self, key: &str) -> bool {
+        self.values.contains_key(key)
+    }
+
     pub(crate) fn get(&self, key: &str) -> &str {
         match self.values.get(key) {
             Some(given) => &given.value,

@@ -28,7 +28,10 @@ Options:
                        does not produce their messages. Log lines go to stderr in SimGrid's
                        format: [host:rank:(rank+1) time] [category/PRIORITY] message
   -model <file>        model set (TOML; see models/README.md)
-  --json <file>        write a JSON summary (simulated time, per-rank finish times, messages)
+  --json <file>        write a JSON summary on every ending (format smpirun-summary/2, see the
+                       README: status, exit code, simulated time, per-rank finish times, messages;
+                       wall time and memory under host); `--json -` prints it on stdout, after
+                       the program's output
   -request-log <file>  write one line per send, receive and probe posted:
                        <date> <rank> send|recv|iprobe size=<B> peer=<rank|-1> tag=<t> [found=0|1]
                        (the fields of SimGrid's smpi_request verbose log; compare the two

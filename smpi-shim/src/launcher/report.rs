@@ -179,5 +179,13 @@ pub(super) fn write_json(
             "max_rss_kb": r.max_rss_kb,
         },
     });
-    std::fs::write(path, serde_json::to_string_pretty(&v)? + "\n")
+    let text = serde_json::to_string_pretty(&v)? + "\n";
+    if path == Path::new("-") {
+        // After the program's own output, which is flushed by now.
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        return out.flush();
+    }
+    std::fs::write(path, text)
 }

@@ -67,6 +67,16 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
             .build(cfg.model_loopback())
             .map_err(|e| e.to_string())?,
     );
+    if cfg.simulate_computation && !cfg.host_speed_given {
+        // As SMPI: the program's own computation is timed and scaled by this speed.
+        eprintln!(
+            "smpirun: warning: smpi/host-speed is left at its default (20000 flop/s, as in SimGrid): the \
+             program's computation between MPI calls is timed on this machine and converted with it, which \
+             makes it almost free on the simulated hosts; give this machine's speed \
+             (--cfg=smpi/host-speed:<flop/s>, e.g. 1Gf) or leave computation out \
+             (--cfg=smpi/simulate-computation:no)"
+        );
+    }
     for warning in config::unapplied_host_properties(&platform) {
         eprintln!("smpirun: warning: {}: {warning}", platform_path.display());
     }

@@ -272,3 +272,52 @@ fn progress_lines_on_request() {
         .run();
     assert_user_error(&bad, &["-progress", "soon"]);
 }
+
+#[test]
+fn json_dash_prints_the_summary_on_stdout_after_the_output() {
+    let out = ring()
+        .platform(platform("cluster_4.toml"))
+        .np(4)
+        .opt("--json")
+        .opt("-")
+        .run();
+    out.assert_success();
+    let start = out
+        .stdout
+        .find("{\n")
+        .unwrap_or_else(|| panic!("no JSON on stdout\n{}", out.describe()));
+    assert!(start > 0, "the program's output comes first\n{}", out.describe());
+    let v: serde_json::Value = serde_json::from_str(&out.stdout[start..]).expect("valid JSON");
+    assert_eq!(v["format"], "smpirun-summary/2");
+    assert_eq!(v["status"], "ok");
+    assert_eq!(v["ranks"], 4);
+}
+
+#[test]
+fn host_speed_left_at_its_default_is_a_warning_when_computation_is_simulated() {
+    let run = |cfg: &[&str]| {
+        let mut r = ring().platform(platform("cluster_4.toml")).np(2);
+        for c in cfg {
+            r = r.cfg(c);
+        }
+        r.run()
+    };
+    let warned = run(&[]);
+    warned.assert_success();
+    warned.assert_stderr_has(&[
+        "warning: smpi/host-speed is left at its default",
+        "--cfg=smpi/host-speed:",
+    ]);
+    for cfg in [
+        &["smpi/host-speed:1Gf"][..],
+        &["smpi/simulate-computation:no"][..],
+    ] {
+        let quiet = run(cfg);
+        quiet.assert_success();
+        assert!(
+            !quiet.stderr.contains("host-speed is left"),
+            "{cfg:?}\n{}",
+            quiet.describe()
+        );
+    }
+}
