@@ -207,7 +207,29 @@ pub(crate) fn poll_result(w: &mut World, me: u32, kind: Poll, success: bool) {
         *c = 1;
     } else {
         *c += 1;
+        if !w.cfg.grow_per_rank && kind != Poll::Testany {
+            w.failed_shared_polls += 1;
+        }
     }
+}
+
+/// Failed polls under the shared growing cost past which a run's simulated
+/// time is called chaotic (HPL 8×8 makes about 10⁵; a few stray ones do not
+/// matter).
+const CHAOTIC_POLLS: u64 = 1000;
+
+/// A warning when the run polled enough under SMPI's shared, growing polling
+/// cost for its simulated time to be chaotic.
+pub(crate) fn chaos_warning(w: &World) -> Option<String> {
+    (w.failed_shared_polls >= CHAOTIC_POLLS && w.ranks.len() > 1).then(|| {
+        format!(
+            "the ranks polled without success {} times (MPI_Iprobe, MPI_Test) under SMPI's shared, growing \
+             polling cost (smpi/grow-injected-times:yes, the default): the simulated time of such a run is \
+             chaotic (a nanosecond's change in any cost can move it by a few %); compare configurations \
+             with replicas (smpi-study) or make the cost constant (--cfg=smpi/grow-injected-times:no)",
+            w.failed_shared_polls
+        )
+    })
 }
 
 /// One `MPI_Test` poll of request `id` (no completion): injects the polling

@@ -204,6 +204,8 @@ pub(crate) struct World {
     /// registered (for the report of handles never freed, `leaks`).
     pub(crate) type_owner: HashMap<i32, u32>,
     pub(crate) op_owner: HashMap<i32, u32>,
+    /// Polls (MPI_Test, MPI_Iprobe) that failed under the shared growing cost.
+    pub(crate) failed_shared_polls: u64,
     /// Ranks whose handles never freed were reported so far.
     pub(crate) leak_reports: usize,
     /// Pairs of (sent, received) basic types already reported as a mismatch.
@@ -348,6 +350,7 @@ impl World {
             type_owner: HashMap::new(),
             op_owner: HashMap::new(),
             leak_reports: 0,
+            failed_shared_polls: 0,
             net_noise: None,
             thread_level: 0,
             infos: Default::default(),

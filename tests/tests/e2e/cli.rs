@@ -321,3 +321,31 @@ fn host_speed_left_at_its_default_is_a_warning_when_computation_is_simulated() {
         );
     }
 }
+
+#[test]
+fn a_run_that_polls_under_the_growing_shared_cost_is_warned_chaotic() {
+    let run = |seconds: &str, cfg: &[&str]| {
+        let mut r = Smpirun::new(build_app("polling"))
+            .timeout(TIMEOUT)
+            .platform(platform("cluster_4.toml"))
+            .np(2)
+            .cfg("smpi/host-speed:1Gf")
+            .args([seconds]);
+        for c in cfg {
+            r = r.cfg(c);
+        }
+        r.run()
+    };
+    let chaotic = run("100", &[]);
+    chaotic.assert_success();
+    chaotic.assert_stderr_has(&[
+        "warning: the ranks polled without success 1413 times",
+        "chaotic",
+        "--cfg=smpi/grow-injected-times:no",
+    ]);
+    for (seconds, cfg) in [("0.01", &[][..]), ("1", &["smpi/grow-injected-times:no"][..])] {
+        let calm = run(seconds, cfg);
+        calm.assert_success();
+        assert!(!calm.stderr.contains("chaotic"), "{seconds} {cfg:?}\n{}", calm.describe());
+    }
+}
