@@ -89,6 +89,44 @@ impl PlatformFile {
         })
     }
 
+    /// Changes attributes of its clusters as if the file said so (what-if runs without editing
+    /// the file, `smpirun -platform-set`): each setting is `<cluster id>.<attribute>` (or
+    /// `cluster.<attribute>` for every cluster) and a value, checked as in a file (`bw`, `lat`,
+    /// `speed`, `topo_parameters`, `radical`, `core`, ...). An unknown cluster or attribute, or a
+    /// bad value, is an error naming the setting.
+    pub fn set_cluster_attributes(&mut self, settings: &[(String, String)]) -> Result<(), String> {
+        for (target, value) in settings {
+            let setting = format!("{target}={value}");
+            let Some((cluster, attribute)) = target.rsplit_once('.') else {
+                return Err(format!(
+                    "{setting}: expected <cluster id>.<attribute>=<value> (or cluster.<attribute>)"
+                ));
+            };
+            let mut matched = 0;
+            for c in self.spec.clusters.iter_mut() {
+                if cluster == "cluster" || c.id == cluster {
+                    *c = c
+                        .with_attribute(&self.file, attribute, value)
+                        .map_err(|e| format!("{setting}: {e}"))?;
+                    matched += 1;
+                }
+            }
+            if matched == 0 {
+                let ids: Vec<&str> = self.spec.clusters.iter().map(|c| c.id.as_str()).collect();
+                return Err(if ids.is_empty() {
+                    format!("{setting}: {} has no cluster", self.file)
+                } else {
+                    format!(
+                        "{setting}: no cluster {cluster:?} in {} (clusters: {})",
+                        self.file,
+                        ids.join(", ")
+                    )
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The file's `<config>` entries, in file order.
     pub fn config(&self) -> Vec<ConfigEntry> {
         self.spec

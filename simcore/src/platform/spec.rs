@@ -481,9 +481,25 @@ pub(crate) struct ClusterSpec {
     pub(crate) loopback: Option<(f64, f64)>,
     pub(crate) properties: Vec<(String, String)>,
     pub(crate) loc: Loc,
+    /// The attributes as written, to read the cluster again with some of
+    /// them changed ([`ClusterSpec::with_attribute`]).
+    pub(crate) written: Vec<(String, Val)>,
 }
 
 impl ClusterSpec {
+    /// The cluster read again from its attributes as written, `key` set to
+    /// `value` (checked as in a file; an error's position is the cluster's).
+    pub(crate) fn with_attribute(&self, file: &str, key: &str, value: &str) -> Result<Self, PlatformError> {
+        let mut a = Attrs::new(file, "cluster", self.loc);
+        for (k, v) in &self.written {
+            if k != key {
+                a.push(k, v.text.clone(), v.loc);
+            }
+        }
+        a.push(key, value, self.loc);
+        ClusterSpec::from_attrs(&a, self.properties.clone())
+    }
+
     pub(crate) const KEYS: &'static [&'static str] = &[
         "id",
         "prefix",
@@ -644,6 +660,7 @@ impl ClusterSpec {
             loopback,
             properties,
             loc: a.loc,
+            written: a.items.clone(),
         })
     }
 

@@ -13,6 +13,11 @@ Usage: smpirun [options] -platform <file> [-hostfile <file>] [-np <n>] <program>
 
 Options:
   -platform <file>     platform description: our TOML format or SimGrid v4 XML
+  -platform-set <cluster>.<attribute>=<value>
+                       change an attribute of a cluster of the platform as if the file said so
+                       (repeatable; `cluster.<attribute>` changes every cluster): what-if runs
+                       without editing files, e.g. -platform-set cluster.bw=1GBps,
+                       -platform-set 'ft.topo_parameters=2;16,16;1,4;1,1' (a 4:1 taper)
   -np, -n <n>          number of ranks (default: number of hostfile lines)
   -hostfile, -machinefile <file>
                        one host per line (\"host:N\" = N lines); rank i runs on line i mod lines.
@@ -60,6 +65,8 @@ The program's output goes to stdout; smpirun's summary goes to stderr.
 #[derive(Debug, Default)]
 pub(super) struct Args {
     pub platform: Option<PathBuf>,
+    /// `-platform-set <cluster>.<attribute>=<value>`: cluster attributes changed at load.
+    pub platform_set: Vec<(String, String)>,
     pub np: Option<usize>,
     pub hostfile: Option<PathBuf>,
     pub map: bool,
@@ -130,6 +137,16 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
             }
             "-hostfile" | "-machinefile" | "--hostfile" => {
                 a.hostfile = Some(need(i, s)?.into());
+                i += 1;
+            }
+            "-platform-set" | "--platform-set" => {
+                let setting = need(i, s)?;
+                let Some((key, value)) = setting.split_once('=') else {
+                    return Err(format!(
+                        "{s} {setting}: expected <cluster id>.<attribute>=<value> (or cluster.<attribute>=<value>)"
+                    ));
+                };
+                a.platform_set.push((key.to_string(), value.to_string()));
                 i += 1;
             }
             "-map" => a.map = true,

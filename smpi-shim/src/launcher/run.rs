@@ -55,7 +55,10 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         .ok_or("no program given (see smpirun --help)")?;
     // The platform file is read first and built last: its `<config>` is one source of the
     // configuration, and the platform depends on the result (the network model's loopback).
-    let platform_file = PlatformFile::read(platform_path).map_err(|e| e.to_string())?;
+    let mut platform_file = PlatformFile::read(platform_path).map_err(|e| e.to_string())?;
+    platform_file
+        .set_cluster_attributes(&args.platform_set)
+        .map_err(|e| format!("-platform-set {e}"))?;
     let model_set = match &args.model {
         Some(model) => models::ModelSet::load(model).map_err(|e| e.to_string())?,
         None => models::ModelSet::default(),

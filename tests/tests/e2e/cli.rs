@@ -346,6 +346,57 @@ fn a_run_that_polls_under_the_growing_shared_cost_is_warned_chaotic() {
     for (seconds, cfg) in [("0.01", &[][..]), ("1", &["smpi/grow-injected-times:no"][..])] {
         let calm = run(seconds, cfg);
         calm.assert_success();
-        assert!(!calm.stderr.contains("chaotic"), "{seconds} {cfg:?}\n{}", calm.describe());
+        assert!(
+            !calm.stderr.contains("chaotic"),
+            "{seconds} {cfg:?}\n{}",
+            calm.describe()
+        );
     }
+}
+
+#[test]
+fn platform_set_changes_cluster_attributes_without_editing_the_file() {
+    let ring = |platform_file: &str, set: &[&str]| {
+        let mut r = Smpirun::new(build_app("ring"))
+            .timeout(TIMEOUT)
+            .platform(platform(platform_file))
+            .np(16)
+            .cfg("smpi/simulate-computation:no");
+        for s in set {
+            r = r.opt("-platform-set").opt(*s);
+        }
+        r.json().run()
+    };
+    let time = |out: &RunOutput| {
+        out.assert_success();
+        out.json()["simulated_time"].as_f64().expect("a simulated time")
+    };
+    for file in ["fat_tree.toml", "fat_tree_64.xml"] {
+        let base = time(&ring(file, &[]));
+        let slow = time(&ring(file, &["ft64.lat=100us"]));
+        assert!(slow > 10.0 * base, "{file}: {slow} vs {base}");
+        // Setting what the file already says changes nothing.
+        let same = time(&ring(file, &["cluster.lat=1us", "cluster.bw=10GBps"]));
+        assert_eq!(same, base, "{file}");
+    }
+    assert_user_error(
+        &ring("fat_tree.toml", &["nope.bw=1GBps"]),
+        &[
+            "-platform-set nope.bw=1GBps",
+            "no cluster \"nope\"",
+            "clusters: ft64",
+        ],
+    );
+    assert_user_error(
+        &ring("fat_tree.toml", &["cluster.bw=fast"]),
+        &["-platform-set cluster.bw=fast", "`fast` is not a bandwidth"],
+    );
+    assert_user_error(
+        &ring("fat_tree.toml", &["cluster.bogus=1"]),
+        &["unknown attribute `bogus`"],
+    );
+    assert_user_error(
+        &ring("fat_tree.toml", &["bw"]),
+        &["expected <cluster id>.<attribute>=<value>"],
+    );
 }
