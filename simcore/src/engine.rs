@@ -323,6 +323,36 @@ impl std::hash::Hasher for HostPairHasher {
 
 type BuildHostPairHasher = std::hash::BuildHasherDefault<HostPairHasher>;
 
+/// Where a run's traffic went, per link (indexed by [`LinkId`]), collected
+/// when asked for ([`Simulation::collect_link_stats`]): what users look at to
+/// see why one topology is slower than another.
+#[derive(Clone, Debug, Default)]
+pub struct LinkStats {
+    /// Bytes of the messages that crossed the link (counted when they start).
+    pub bytes: Vec<f64>,
+    /// Simulated seconds during which the flows on the link used all its
+    /// bandwidth.
+    pub saturated: Vec<f64>,
+    /// Most messages that crossed the link at once.
+    pub peak_flows: Vec<u32>,
+    /// Messages crossing the link now.
+    flows: Vec<u32>,
+    /// Links that had a flow since the clock last advanced (may repeat).
+    busy: Vec<u32>,
+}
+
+impl LinkStats {
+    fn new(links: usize) -> Self {
+        LinkStats {
+            bytes: vec![0.0; links],
+            saturated: vec![0.0; links],
+            peak_flows: vec![0; links],
+            flows: vec![0; links],
+            busy: Vec::new(),
+        }
+    }
+}
+
 /// The kernel state shared by the scheduler and the actors' [`Ctx`].
 struct Kernel {
     now: f64,
@@ -343,6 +373,9 @@ struct Kernel {
     completed: Vec<(ActivityId, u64)>,
     current: Option<ActorId>,
     trace: Option<Vec<String>>,
+    link_stats: Option<LinkStats>,
+    /// Simulated seconds each actor spent computing ([`Ctx::compute`]).
+    compute_time: Vec<f64>,
     events: u64,
     timing_precision: f64,
     /// SimGrid's event order, when enabled.
@@ -476,6 +509,17 @@ impl Kernel {
             self.schedule(a, now + lat_eff);
             return;
         }
+        if let Some(stats) = &mut self.link_stats {
+            for l in &route.links {
+                let i = l.0 as usize;
+                stats.bytes[i] += size;
+                stats.flows[i] += 1;
+                stats.peak_flows[i] = stats.peak_flows[i].max(stats.flows[i]);
+                if stats.flows[i] == 1 {
+                    stats.busy.push(l.0);
+                }
+            }
+        }
         let penalty = route.latency + self.cfg_net.weight_s * route.inv_bw_sum;
         let mut bound = route.min_bw;
         if self.cfg_net.tcp_gamma > 0.0 && route.latency > 0.0 {
@@ -503,6 +547,27 @@ impl Kernel {
         } else {
             act.state = ActState::Running;
         }
+    }
+
+    /// Adds `dt` to the saturated time of every link whose flows use all its
+    /// bandwidth at the current rates (valid until the clock advances).
+    fn account_link_saturation(&mut self, dt: f64) {
+        let Some(mut stats) = self.link_stats.take() else {
+            return;
+        };
+        let mut busy = std::mem::take(&mut stats.busy);
+        busy.sort_unstable();
+        busy.dedup();
+        busy.retain(|&l| stats.flows[l as usize] > 0);
+        for &l in &busy {
+            let c = self.link_cnst[l as usize];
+            let bound = self.lmm.constraint_bound(c);
+            if bound > 0.0 && self.lmm.constraint_load(c) >= bound * (1.0 - 1e-6) {
+                stats.saturated[l as usize] += dt;
+            }
+        }
+        stats.busy = busy;
+        self.link_stats = Some(stats);
     }
 
     fn set_owner(&mut self, var: VarId, a: ActivityId) {
@@ -791,6 +856,18 @@ impl Kernel {
             self.lmm.remove_variable(var);
         }
         self.record(|| format!("{now:.9} done #{} {:?}", a.0, kind));
+        if kind == ActKind::Comm && self.link_stats.is_some() {
+            let act = self.act(a);
+            let (src, dst, size) = (act.src, act.dst, act.size);
+            if size > 0.0 {
+                let route = self.route(src, dst);
+                if let Some(stats) = &mut self.link_stats {
+                    for l in &route.links {
+                        stats.flows[l.0 as usize] -= 1;
+                    }
+                }
+            }
+        }
         if kind == ActKind::Comm {
             self.completed.push((a, user));
         }
@@ -861,6 +938,22 @@ impl Ctx {
     /// The platform.
     pub fn platform(&self) -> Rc<Platform> {
         self.k.borrow().platform.clone()
+    }
+
+    /// Computes `flops` of the program's own work on this actor's host,
+    /// blocking, and counts the time as the actor's computation
+    /// ([`Simulation::compute_times`]); [`Ctx::execute`] is for costs of the
+    /// runtime itself.
+    pub fn compute(&self, flops: f64) {
+        let start = self.now();
+        self.execute(flops);
+        let mut k = self.k.borrow_mut();
+        let now = k.now;
+        let i = self.me.0 as usize;
+        if k.compute_time.len() <= i {
+            k.compute_time.resize(i + 1, 0.0);
+        }
+        k.compute_time[i] += now - start;
     }
 
     /// Computes `flops` on this actor's host, blocking.
@@ -1206,6 +1299,8 @@ impl Simulation {
             completed: Vec::new(),
             current: None,
             trace: if config.trace { Some(Vec::new()) } else { None },
+            link_stats: None,
+            compute_time: Vec::new(),
             events: 0,
             timing_precision: config.timing_precision,
             sg: config
@@ -1266,6 +1361,25 @@ impl Simulation {
             finish_times: self.finish_times.clone(),
             events: k.events,
         }
+    }
+
+    /// Collects per-link traffic statistics during the run ([`LinkStats`]);
+    /// off by default (it costs a pass over the busy links at every date).
+    pub fn collect_link_stats(&mut self) {
+        let mut k = self.k.borrow_mut();
+        let links = k.link_cnst.len();
+        k.link_stats = Some(LinkStats::new(links));
+    }
+
+    /// The per-link statistics collected so far, if asked for.
+    pub fn link_stats(&self) -> Option<LinkStats> {
+        self.k.borrow().link_stats.clone()
+    }
+
+    /// Simulated seconds each actor spent computing ([`Ctx::compute`]), by
+    /// actor id (missing entries: none).
+    pub fn compute_times(&self) -> Vec<f64> {
+        self.k.borrow().compute_time.clone()
     }
 
     /// Stops the run at the next scheduling round once `flag` is set (by a
@@ -1400,6 +1514,10 @@ impl Simulation {
                 let Some(t) = k.next_event_time() else {
                     break;
                 };
+                if t > k.now && k.link_stats.is_some() {
+                    let dt = t - k.now;
+                    k.account_link_saturation(dt);
+                }
                 if t > k.now {
                     // SimGrid advances its clock by the delay to the next event, which
                     // can differ from that event's date in the last bit.

@@ -13,6 +13,6 @@ pub mod platform;
 mod sgorder;
 
 pub use engine::{
-    ActivityId, ActorId, BlockedActor, Ctx, KernelConfig, KernelHandle, NetworkConfig, NetworkFactors,
-    PlainFactors, RunSummary, SimError, Simulation,
+    ActivityId, ActorId, BlockedActor, Ctx, KernelConfig, KernelHandle, LinkStats, NetworkConfig,
+    NetworkFactors, PlainFactors, RunSummary, SimError, Simulation,
 };

@@ -16,7 +16,7 @@ pub(crate) fn inject(k: KernelId, params: &[f64]) {
         (d * w.platform.host(host).speed, w.ranks[me as usize].ctx())
     });
     if flops > 0.0 {
-        ctx.execute(flops);
+        ctx.compute(flops);
     }
 }
 

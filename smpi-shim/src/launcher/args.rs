@@ -32,6 +32,8 @@ Options:
                        SimGrid's own categories (smpi, xbt_cfg, ...) are accepted, but smpirun
                        does not produce their messages. Log lines go to stderr in SimGrid's
                        format: [host:rank:(rank+1) time] [category/PRIORITY] message
+  --link-stats         at the end, the 10 busiest links (bytes carried, time saturated, most
+                       flows at once) and each rank's time computing vs in MPI (also in --json)
   -model <file>        model set (TOML; see models/README.md)
   --json <file>        write a JSON summary on every ending (format smpirun-summary/2, see the
                        README: status, exit code, simulated time, per-rank finish times, messages;
@@ -70,6 +72,8 @@ pub(super) struct Args {
     pub np: Option<usize>,
     pub hostfile: Option<PathBuf>,
     pub map: bool,
+    /// `--link-stats`: the busiest links and the split of each rank's time.
+    pub link_stats: bool,
     pub cfg: Vec<String>,
     /// `--log=` settings, checked while parsing.
     pub log: crate::host::xbt_log::Settings,
@@ -150,6 +154,7 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
                 i += 1;
             }
             "-map" => a.map = true,
+            "--link-stats" | "-link-stats" => a.link_stats = true,
             "-model" | "--model" => {
                 a.model = Some(need(i, s)?.into());
                 i += 1;

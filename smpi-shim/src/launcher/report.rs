@@ -22,6 +22,76 @@ pub(super) struct Report {
     pub max_rss_kb: u64,
     /// Modelled kernels: (name, calls, total injected seconds over all ranks).
     pub kernels: Vec<(String, u64, f64)>,
+    /// Simulated seconds each rank spent computing (its own code, modelled
+    /// kernels, `smpi_execute*`).
+    pub compute_times: Vec<f64>,
+    /// `--link-stats`: the busiest links, most saturated first.
+    pub links: Option<Vec<LinkReport>>,
+}
+
+/// One link's traffic (`--link-stats`).
+#[derive(Debug, Clone)]
+pub(super) struct LinkReport {
+    pub name: String,
+    pub bytes: f64,
+    pub saturated: f64,
+    pub peak_flows: u32,
+}
+
+/// The `count` busiest links of `stats`: most saturated time, then most bytes
+/// (links that carried nothing are left out).
+pub(super) fn busiest_links(
+    stats: &simcore::LinkStats,
+    platform: &simcore::platform::Platform,
+    count: usize,
+) -> Vec<LinkReport> {
+    let mut links: Vec<LinkReport> = (0..stats.bytes.len())
+        .filter(|&i| stats.bytes[i] > 0.0)
+        .map(|i| LinkReport {
+            name: platform.links[i].name.clone(),
+            bytes: stats.bytes[i],
+            saturated: stats.saturated[i],
+            peak_flows: stats.peak_flows[i],
+        })
+        .collect();
+    links.sort_by(|a, b| {
+        b.saturated
+            .total_cmp(&a.saturated)
+            .then(b.bytes.total_cmp(&a.bytes))
+            .then(a.name.cmp(&b.name))
+    });
+    links.truncate(count);
+    links
+}
+
+/// The `--link-stats` table and the per-rank split of time, on stderr.
+pub(super) fn print_link_stats(r: &Report) {
+    let Some(links) = &r.links else { return };
+    eprintln!("[smpirun] busiest links (of those that carried traffic):");
+    eprintln!(
+        "  {:<40} {:>14} {:>14} {:>8} {:>10}",
+        "link", "bytes", "saturated s", "% of run", "peak flows"
+    );
+    for l in links {
+        let share = if r.simulated_time > 0.0 {
+            100.0 * l.saturated / r.simulated_time
+        } else {
+            0.0
+        };
+        eprintln!(
+            "  {:<40} {:>14.0} {:>14.9} {:>7.1}% {:>10}",
+            l.name, l.bytes, l.saturated, share, l.peak_flows
+        );
+    }
+    let n = r.finish_times.len().max(1) as f64;
+    // (+ 0.0: an empty sum is -0.0.)
+    let compute: f64 = r.compute_times.iter().sum::<f64>() / n + 0.0;
+    let total: f64 = r.finish_times.iter().filter(|t| t.is_finite()).sum::<f64>() / n;
+    eprintln!(
+        "[smpirun] time per rank, mean over ranks: {:.9} s computing, {:.9} s in MPI (communication, waiting, overheads)",
+        compute,
+        (total - compute).max(0.0)
+    );
 }
 
 /// This process's proportional set size (`/proc/self/smaps_rollup`), KiB.
@@ -167,12 +237,24 @@ pub(super) fn write_json(
         "program": program.display().to_string(),
         "messages": r.messages.iter().sum::<u64>(),
         "kernels": r.kernels.iter().map(|(n, c, t)| (n.clone(), serde_json::json!({"calls": c, "seconds": t}))).collect::<serde_json::Map<_, _>>(),
-        "per_rank": (0..np).map(|i| serde_json::json!({
-            "rank": i,
-            "finish_time": r.finish_times.get(i).copied().and_then(finite),
-            "messages_sent": r.messages[i],
-            "bytes_sent": r.bytes[i],
-        })).collect::<Vec<_>>(),
+        "per_rank": (0..np).map(|i| {
+            let finish = r.finish_times.get(i).copied().and_then(finite);
+            let compute = r.compute_times.get(i).copied().unwrap_or(0.0);
+            serde_json::json!({
+                "rank": i,
+                "finish_time": finish,
+                "compute_time": compute,
+                "mpi_time": finish.map(|f| (f - compute).max(0.0)),
+                "messages_sent": r.messages[i],
+                "bytes_sent": r.bytes[i],
+            })
+        }).collect::<Vec<_>>(),
+        "links": r.links.as_ref().map(|links| links.iter().map(|l| serde_json::json!({
+            "name": l.name,
+            "bytes": l.bytes,
+            "saturated_time": l.saturated,
+            "peak_flows": l.peak_flows,
+        })).collect::<Vec<_>>()),
         "host": {
             "wall_time": r.wall_time,
             "peak_pss_kb": r.peak_pss_kb,

@@ -17,6 +17,9 @@ use crate::mpi::{self as rt, with_world, World};
 
 use super::*;
 
+/// Links listed by `--link-stats` (and in the JSON).
+const LINKS_SHOWN: usize = 10;
+
 pub(super) struct SmpiFactors {
     lat: models::network::PiecewiseFactor,
     bw: models::network::PiecewiseFactor,
@@ -300,6 +303,9 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
             }
         }
     });
+    if args.link_stats {
+        sim.collect_link_stats();
+    }
     let outcome = sim.run();
     super::stop::acknowledge();
     // Safety: flushing C stdio so the program's output precedes our summary.
@@ -406,7 +412,14 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         peak_pss_kb,
         max_rss_kb: max_rss_kb(),
         kernels: w.kernels.summary(),
+        compute_times: sim.compute_times(),
+        links: sim
+            .link_stats()
+            .map(|stats| super::report::busiest_links(&stats, &w.platform, LINKS_SHOWN)),
     });
+    if ending.status == "ok" || ending.status == "rank-failed" {
+        super::report::print_link_stats(&report);
+    }
     if (ending.status == "ok" || ending.status == "rank-failed") && (!args.quiet || display_timing) {
         let total: u64 = report.messages.iter().sum();
         eprintln!(

@@ -58,7 +58,7 @@ pub(crate) fn enter() -> Entry {
         (flops, r.ctx())
     });
     if flops > 0.0 {
-        ctx.execute(flops);
+        ctx.compute(flops);
     }
     Entry { me }
 }
@@ -89,7 +89,7 @@ pub(crate) fn execute_seconds(me: u32, seconds: f64, benched: bool) {
         (seconds * speed, r.ctx())
     });
     if flops > 0.0 {
-        ctx.execute(flops);
+        ctx.compute(flops);
     }
 }
 

@@ -5,7 +5,9 @@
 use std::process::Command;
 use std::time::Duration;
 
-use e2e_tests::{build_app, platform, run_command, smpicc, smpirun, write_scratch, RunOutput, Smpirun};
+use e2e_tests::{
+    apps_dir, build_app, build_c, platform, run_command, smpicc, smpirun, write_scratch, RunOutput, Smpirun,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -399,4 +401,50 @@ fn platform_set_changes_cluster_attributes_without_editing_the_file() {
         &ring("fat_tree.toml", &["bw"]),
         &["expected <cluster id>.<attribute>=<value>"],
     );
+}
+
+#[test]
+fn link_stats_name_the_busiest_links_and_split_each_ranks_time() {
+    let alltoall = Smpirun::new(build_c(&apps_dir().join("coll/coll_time.c")))
+        .timeout(TIMEOUT)
+        .platform(platform("torus_64.toml"))
+        .np(64)
+        .cfg("smpi/simulate-computation:no")
+        .opt("--link-stats")
+        .args(["alltoall", "65536"])
+        .json()
+        .run();
+    alltoall.assert_success();
+    alltoall.assert_stderr_has(&["busiest links", "saturated s", "peak flows", "time per rank"]);
+    let links = alltoall.json()["links"]
+        .as_array()
+        .expect("links in the JSON")
+        .clone();
+    assert_eq!(links.len(), 10, "{links:?}");
+    let run_time = alltoall.json()["simulated_time"].as_f64().unwrap();
+    for l in &links {
+        let saturated = l["saturated_time"].as_f64().unwrap();
+        assert!(saturated > 0.0 && saturated <= run_time, "{l}");
+        assert!(l["bytes"].as_f64().unwrap() >= 65536.0, "{l}");
+        assert!(l["peak_flows"].as_u64().unwrap() > 1, "{l}");
+    }
+    // Rank 0 computes 100 s (smpi_execute_benched), rank 1 waits for it in MPI.
+    let polling = Smpirun::new(build_app("polling"))
+        .timeout(TIMEOUT)
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .cfg("smpi/simulate-computation:no")
+        .cfg("smpi/grow-injected-times:no")
+        .args(["100"])
+        .json()
+        .run();
+    polling.assert_success();
+    let ranks = polling.json()["per_rank"].as_array().unwrap().clone();
+    assert!(
+        (ranks[0]["compute_time"].as_f64().unwrap() - 100.0).abs() < 1e-6,
+        "{ranks:?}"
+    );
+    assert!(ranks[1]["compute_time"].as_f64().unwrap() < 1e-6, "{ranks:?}");
+    assert!(ranks[1]["mpi_time"].as_f64().unwrap() > 99.0, "{ranks:?}");
+    assert!(polling.json()["links"].is_null(), "links only with --link-stats");
 }
