@@ -214,6 +214,14 @@ pub(crate) struct SmpiConfig {
     pub tmpdir: String,
     /// `smpi/display-timing`.
     pub display_timing: bool,
+    /// `tracing`: record a timeline.
+    pub tracing: bool,
+    /// `tracing/filename`.
+    pub tracing_filename: String,
+    /// `tracing/format`: `auto`, `json` or `paje`.
+    pub tracing_format: String,
+    /// `tracing/smpi/computing`.
+    pub tracing_computing: bool,
     /// `smpi/list-leaks`: handles never freed listed per rank (0: counted only).
     pub list_leaks: usize,
     /// `smpi/pedantic` (SimGrid's switch for costly checks; ours are always on).
@@ -305,6 +313,10 @@ impl SmpiConfig {
             tmpdir: String::new(),
             display_timing: false,
             list_leaks: 0,
+            tracing: false,
+            tracing_filename: String::new(),
+            tracing_format: String::new(),
+            tracing_computing: false,
             pedantic: false,
             errors_fatal: false,
             seed: None,

@@ -28,6 +28,7 @@ pub(crate) mod p2p;
 pub(crate) mod progress;
 pub(crate) mod request;
 pub(crate) mod topo;
+pub(crate) mod trace;
 pub(crate) mod world;
 
 pub(crate) use errors::*;

@@ -27,7 +27,8 @@ pub(super) unsafe extern "C" fn smpi_execute_benched(seconds: f64) {
 pub(super) unsafe extern "C" fn smpi_execute_flops(flops: f64) {
     let g = enter();
     if flops > 0.0 {
-        with_world(|w| w.ranks[g.me as usize].ctx()).compute(flops);
+        let ctx = with_world(|w| w.ranks[g.me as usize].ctx());
+        crate::mpi::entry::traced_computation(g.me, "smpi_execute_flops", || ctx.compute(flops));
     }
 }
 

@@ -338,6 +338,31 @@ pub(crate) static KEYS: &[Key] = &[
         field!(display_timing, yes_no),
     ),
     key(
+        "tracing",
+        "no",
+        "record a timeline of the run (smpirun -trace): every MPI call of each rank",
+        field!(tracing, yes_no),
+    ),
+    key(
+        "tracing/filename",
+        "smpi_simgrid.trace",
+        "where the timeline goes (smpirun -trace-file)",
+        field!(tracing_filename, text),
+    ),
+    key(
+        "tracing/format",
+        "auto",
+        "json (Chrome trace events: Perfetto, chrome://tracing), paje (SimGrid's tools) or auto \
+         (json when the file name ends in .json, else paje)",
+        field!(tracing_format, text),
+    ),
+    key(
+        "tracing/smpi/computing",
+        "no",
+        "also record each rank's computation (its own code, modelled kernels by name, smpi_execute)",
+        field!(tracing_computing, yes_no),
+    ),
+    key(
         "smpi/list-leaks",
         "0",
         "MPI handles a rank never freed are reported when it ends after MPI_Finalize (for the \

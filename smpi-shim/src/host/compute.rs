@@ -10,13 +10,17 @@ use crate::mpi::{current_rank, with_world};
 /// Returns false when called outside a simulation.
 pub(crate) fn inject(k: KernelId, params: &[f64]) {
     let me = current_rank();
-    let (flops, ctx) = with_world(|w| {
+    let (flops, ctx, name) = with_world(|w| {
         let host = w.ranks[me as usize].host;
         let d = w.kernels.duration(me, host.0 as usize, k, params);
-        (d * w.platform.host(host).speed, w.ranks[me as usize].ctx())
+        let name = w.trace.is_some().then(|| w.kernels.name(k).to_string());
+        (d * w.platform.host(host).speed, w.ranks[me as usize].ctx(), name)
     });
     if flops > 0.0 {
-        ctx.compute(flops);
+        match name {
+            Some(name) => crate::mpi::entry::traced_computation(me, &name, || ctx.compute(flops)),
+            None => ctx.compute(flops),
+        }
     }
 }
 

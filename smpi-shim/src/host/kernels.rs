@@ -92,6 +92,11 @@ impl Kernels {
         self.blas[i].map(|_| BLAS[i])
     }
 
+    /// The name of kernel `k` (as the model file writes it).
+    pub(crate) fn name(&self, k: KernelId) -> &str {
+        self.models.name(k)
+    }
+
     /// Names of the modelled non-BLAS functions.
     pub(crate) fn functions(&self) -> Vec<(String, KernelId)> {
         self.models

@@ -32,6 +32,10 @@ Options:
                        SimGrid's own categories (smpi, xbt_cfg, ...) are accepted, but smpirun
                        does not produce their messages. Log lines go to stderr in SimGrid's
                        format: [host:rank:(rank+1) time] [category/PRIORITY] message
+  -trace               record a timeline (each rank's MPI calls; --cfg=tracing/smpi/computing:yes
+                       adds computation): Chrome trace-event JSON when the file name ends in .json
+                       (Perfetto, chrome://tracing), else Paje (SimGrid's tools); --cfg=tracing/format
+  -trace-file <file>   the timeline's file (default smpi_simgrid.trace, as SMPI)
   --link-stats         at the end, the 10 busiest links (bytes carried, time saturated, most
                        flows at once) and each rank's time computing vs in MPI (also in --json)
   -model <file>        model set (TOML; see models/README.md)
@@ -213,7 +217,12 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
                     .ok_or_else(|| format!("-progress: '{v}' is not a positive number of seconds"))?;
                 a.progress_every = Some(secs);
             }
-            "-trace" | "-trace-ti" => {
+            "-trace" => a.cfg.push("tracing:yes".into()),
+            "-trace-file" | "--trace-file" => {
+                a.cfg.push(format!("tracing/filename:{}", need(i, s)?));
+                i += 1;
+            }
+            "-trace-ti" => {
                 eprintln!("smpirun: warning: {s} is not supported yet and is ignored");
             }
             _ if s.starts_with("--cfg=") => a.cfg.push(s["--cfg=".len()..].to_string()),

@@ -229,6 +229,20 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     };
     let mut world = World::new(cfg, sim.handle(), kernels, platform.clone(), &rank_hosts);
     world.request_log = request_log;
+    if world.cfg.tracing {
+        let path = std::path::PathBuf::from(&world.cfg.tracing_filename);
+        let format = crate::mpi::trace::TraceFormat::choose(&world.cfg.tracing_format, &path)?;
+        let hosts = rank_hosts
+            .iter()
+            .map(|h| platform.host(*h).name.clone())
+            .collect();
+        world.trace = Some(crate::mpi::trace::Timeline::create(
+            &path,
+            format,
+            world.cfg.tracing_computing,
+            hosts,
+        )?);
+    }
     world.libc = libc_state;
     if let Some(net) = model_set.network.as_ref().filter(|n| !n.noise.is_none()) {
         world.net_noise = Some(crate::mpi::NetNoise::new(net.noise.clone(), seed, np));
@@ -398,6 +412,14 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         }
         Err(e) => return Err(e.to_string()),
     };
+    // The timeline is complete on every ending (a failure's is the useful one).
+    if let Some(timeline) = with_world(|w| w.trace.take()) {
+        let path = timeline.path().display().to_string();
+        match timeline.finish(summary.time) {
+            Ok(()) => eprintln!("[smpirun] timeline written to {path}"),
+            Err(e) => eprintln!("smpirun: warning: {e}"),
+        }
+    }
     if let Some(warning) = with_world(|w| rt::chaos_warning(w)) {
         eprintln!("smpirun: warning: {warning}");
     }

@@ -18,6 +18,8 @@ pub(crate) fn thread_cpu_time() -> f64 {
 /// Guard created at the start of each MPI call; its drop restarts the benchmark.
 pub(crate) struct Entry {
     pub me: u32,
+    /// The program's MPI call and its start date, when a timeline is recorded.
+    traced: Option<(&'static str, f64)>,
 }
 
 /// Starts MPI call `call` of the program on the current rank: ends the run
@@ -25,10 +27,11 @@ pub(crate) struct Entry {
 /// then as [`enter`].
 pub(crate) fn enter_call(call: &'static str) -> Entry {
     let me = rt::current_rank();
-    let (initialized, finalized) = with_world(|w| {
+    let (initialized, finalized, traced) = with_world(|w| {
+        let traced = w.trace.is_some();
         let r = &mut w.ranks[me as usize];
         r.user_call = Some(call);
-        (r.initialized, r.finalized)
+        (r.initialized, r.finalized, traced)
     });
     if finalized {
         abort_run(me, format!("{call} called after MPI_Finalize"));
@@ -36,7 +39,31 @@ pub(crate) fn enter_call(call: &'static str) -> Entry {
     if !initialized {
         abort_run(me, format!("{call} called before MPI_Init"));
     }
-    enter()
+    let mut entry = enter();
+    if traced {
+        entry.traced = Some((call, with_world(|w| w.kernel.now())));
+    }
+    entry
+}
+
+/// Runs `compute` (which injects the program's computation on rank `me`)
+/// and records it as `name` on the timeline when computation is traced.
+pub(crate) fn traced_computation(me: u32, name: &str, compute: impl FnOnce()) {
+    let start = with_world(|w| {
+        w.trace
+            .as_mut()
+            .filter(|t| t.computing)
+            .map(|t| (t.intern(name), w.kernel.now()))
+    });
+    compute();
+    if let Some((name, start)) = start {
+        with_world(|w| {
+            let now = w.kernel.now();
+            if let Some(t) = &mut w.trace {
+                t.span(me, name, start, now);
+            }
+        });
+    }
 }
 
 /// Starts an MPI call on the current rank: injects the computation time
@@ -58,14 +85,17 @@ pub(crate) fn enter() -> Entry {
         (flops, r.ctx())
     });
     if flops > 0.0 {
-        ctx.compute(flops);
+        traced_computation(me, "computation", || ctx.compute(flops));
     }
-    Entry { me }
+    Entry { me, traced: None }
 }
 
 impl Drop for Entry {
     fn drop(&mut self) {
         with_world(|w| {
+            if let (Some((call, start)), Some(t)) = (self.traced, w.trace.as_mut()) {
+                t.span(self.me, call, start, w.kernel.now());
+            }
             let r = &mut w.ranks[self.me as usize];
             r.in_mpi = r.in_mpi.saturating_sub(1);
             if r.in_mpi == 0 && w.cfg.simulate_computation {
@@ -89,7 +119,7 @@ pub(crate) fn execute_seconds(me: u32, seconds: f64, benched: bool) {
         (seconds * speed, r.ctx())
     });
     if flops > 0.0 {
-        ctx.compute(flops);
+        traced_computation(me, "smpi_execute", || ctx.compute(flops));
     }
 }
 

@@ -204,6 +204,8 @@ pub(crate) struct World {
     /// registered (for the report of handles never freed, `leaks`).
     pub(crate) type_owner: HashMap<i32, u32>,
     pub(crate) op_owner: HashMap<i32, u32>,
+    /// The timeline being recorded (`smpirun -trace`).
+    pub(crate) trace: Option<crate::mpi::trace::Timeline>,
     /// Polls (MPI_Test, MPI_Iprobe) that failed under the shared growing cost.
     pub(crate) failed_shared_polls: u64,
     /// Ranks whose handles never freed were reported so far.
@@ -351,6 +353,7 @@ impl World {
             op_owner: HashMap::new(),
             leak_reports: 0,
             failed_shared_polls: 0,
+            trace: None,
             net_noise: None,
             thread_level: 0,
             infos: Default::default(),

@@ -30,4 +30,5 @@ mod smpi_compare;
 mod stop;
 mod study;
 mod topology;
+mod trace;
 mod validation;

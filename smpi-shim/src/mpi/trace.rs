@@ -1,0 +1,350 @@
+//! Timelines of a run (`smpirun -trace`): per rank, every MPI call of the
+//! program and, with `tracing/smpi/computing`, every stretch of computation,
+//! with their simulated dates. Two formats, chosen by `tracing/format` or the
+//! file name: Chrome's trace-event JSON (`.json`: opens in Perfetto and
+//! chrome://tracing; written as the run goes) and Paje, the format SimGrid's
+//! tools read (any other name: one container per rank, a state per call;
+//! events are kept and written in date order at the end, as Paje requires).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Which file format a timeline is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TraceFormat {
+    ChromeJson,
+    Paje,
+}
+
+impl TraceFormat {
+    /// The format `tracing/format` names (`auto`: by the file's extension).
+    pub(crate) fn choose(setting: &str, file: &Path) -> Result<Self, String> {
+        match setting {
+            "json" => Ok(TraceFormat::ChromeJson),
+            "paje" => Ok(TraceFormat::Paje),
+            "auto" if file.extension().is_some_and(|e| e == "json") => Ok(TraceFormat::ChromeJson),
+            "auto" => Ok(TraceFormat::Paje),
+            other => Err(format!("tracing/format:{other}: expected auto, json or paje")),
+        }
+    }
+}
+
+/// One stretch of a rank's time.
+#[derive(Clone, Debug)]
+struct Span {
+    rank: u32,
+    name: &'static str,
+    start: f64,
+    end: f64,
+}
+
+/// The timeline being recorded.
+pub(crate) struct Timeline {
+    path: PathBuf,
+    format: TraceFormat,
+    out: BufWriter<File>,
+    /// Chrome JSON: whether an event was written (for the separators).
+    written: bool,
+    /// Paje: every span, written sorted at the end.
+    spans: Vec<Span>,
+    /// Whether computation is recorded too.
+    pub(crate) computing: bool,
+    /// Each rank's host name, for the track names.
+    hosts: Vec<String>,
+    /// Kernel names, kept once for the whole run (a model set has a few).
+    names: std::collections::HashMap<String, &'static str>,
+}
+
+impl Timeline {
+    /// Creates `path` for the timeline of ranks running on `hosts`.
+    pub(crate) fn create(
+        path: &Path,
+        format: TraceFormat,
+        computing: bool,
+        hosts: Vec<String>,
+    ) -> Result<Self, String> {
+        let file = File::create(path).map_err(|e| format!("trace file {}: {e}", path.display()))?;
+        let mut t = Timeline {
+            path: path.to_path_buf(),
+            format,
+            out: BufWriter::new(file),
+            written: false,
+            spans: Vec::new(),
+            computing,
+            hosts,
+            names: Default::default(),
+        };
+        if format == TraceFormat::ChromeJson {
+            t.write_json_header();
+        }
+        Ok(t)
+    }
+
+    /// `name` with the lifetime of the run (modelled kernels' names).
+    pub(crate) fn intern(&mut self, name: &str) -> &'static str {
+        if let Some(n) = self.names.get(name) {
+            return n;
+        }
+        let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
+        self.names.insert(name.to_string(), leaked);
+        leaked
+    }
+
+    /// The file being written.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn write_json_header(&mut self) {
+        // A write error surfaces at `finish` (BufWriter keeps it).
+        let _ = self
+            .out
+            .write_all(b"{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+        for (rank, host) in self.hosts.clone().iter().enumerate() {
+            self.json_event(&format!(
+                "{{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": {rank}, \
+                 \"args\": {{\"name\": \"rank {rank} ({host})\"}}}}"
+            ));
+            self.json_event(&format!(
+                "{{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": 0, \"tid\": {rank}, \
+                 \"args\": {{\"sort_index\": {rank}}}}}"
+            ));
+        }
+    }
+
+    fn json_event(&mut self, event: &str) {
+        let sep: &[u8] = if self.written { b",\n" } else { b"" };
+        let _ = self.out.write_all(sep);
+        let _ = self.out.write_all(event.as_bytes());
+        self.written = true;
+    }
+
+    /// Records that `rank` spent `[start, end]` (simulated seconds) in
+    /// `name` (an MPI call, `computation`, or a modelled kernel).
+    pub(crate) fn span(&mut self, rank: u32, name: &'static str, start: f64, end: f64) {
+        match self.format {
+            TraceFormat::ChromeJson => {
+                let category = if name.starts_with("MPI_") {
+                    "MPI"
+                } else {
+                    "computation"
+                };
+                // Microseconds, with the simulator's nanosecond precision.
+                self.json_event(&format!(
+                    "{{\"name\": \"{name}\", \"cat\": \"{category}\", \"ph\": \"X\", \"pid\": 0, \
+                     \"tid\": {rank}, \"ts\": {:.3}, \"dur\": {:.3}}}",
+                    start * 1e6,
+                    (end - start).max(0.0) * 1e6
+                ));
+            }
+            TraceFormat::Paje => self.spans.push(Span {
+                rank,
+                name,
+                start,
+                end,
+            }),
+        }
+    }
+
+    /// Completes the file (the run ended at `end`); the error names the file.
+    pub(crate) fn finish(mut self, end: f64) -> Result<(), String> {
+        match self.format {
+            TraceFormat::ChromeJson => {
+                let _ = self.out.write_all(b"\n]}\n");
+            }
+            TraceFormat::Paje => self.write_paje(end),
+        }
+        self.out
+            .flush()
+            .map_err(|e| format!("trace file {}: {e}", self.path.display()))
+    }
+
+    fn write_paje(&mut self, end: f64) {
+        let mut text = String::from(PAJE_HEADER);
+        text += "0 CT_Rank 0 \"rank\"\n3 ST_Mpi CT_Rank \"MPI_STATE\"\n";
+        for (rank, host) in self.hosts.iter().enumerate() {
+            text += &format!("7 0.000000000 rank-{rank} CT_Rank 0 \"rank-{rank} ({host})\"\n");
+        }
+        // Paje wants dates in order: a push at a span's start, a pop at its
+        // end. At one date: the pops of spans that end there, then the
+        // pushes (an enclosing span before the ones it contains), then the
+        // pops of spans that last no time (after their own push).
+        let mut events: Vec<(f64, u8, f64, usize, &Span)> = Vec::with_capacity(2 * self.spans.len());
+        for (i, s) in self.spans.iter().enumerate() {
+            let end = s.end.max(s.start);
+            events.push((s.start, 1, -end, i, s));
+            events.push((end, if end > s.start { 0 } else { 2 }, -s.start, i, s));
+        }
+        events.sort_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then(a.1.cmp(&b.1))
+                .then(a.2.total_cmp(&b.2))
+                .then(a.3.cmp(&b.3))
+        });
+        let _ = self.out.write_all(text.as_bytes());
+        for (date, kind, _, _, s) in events {
+            let line = if kind == 1 {
+                format!("11 {date:.9} ST_Mpi rank-{} \"{}\"\n", s.rank, s.name)
+            } else {
+                format!("12 {date:.9} ST_Mpi rank-{}\n", s.rank)
+            };
+            let _ = self.out.write_all(line.as_bytes());
+        }
+        for rank in 0..self.hosts.len() {
+            let _ = self
+                .out
+                .write_all(format!("8 {end:.9} CT_Rank rank-{rank}\n").as_bytes());
+        }
+    }
+}
+
+/// The Paje event definitions used (PajeDefineContainerType, PajeDefineStateType,
+/// PajeCreateContainer, PajeDestroyContainer, PajePushState, PajePopState).
+const PAJE_HEADER: &str = "\
+%EventDef PajeDefineContainerType 0
+%       Alias string
+%       Type string
+%       Name string
+%EndEventDef
+%EventDef PajeDefineStateType 3
+%       Alias string
+%       Type string
+%       Name string
+%EndEventDef
+%EventDef PajeCreateContainer 7
+%       Time date
+%       Alias string
+%       Type string
+%       Container string
+%       Name string
+%EndEventDef
+%EventDef PajeDestroyContainer 8
+%       Time date
+%       Type string
+%       Name string
+%EndEventDef
+%EventDef PajePushState 11
+%       Time date
+%       Type string
+%       Container string
+%       Value string
+%EndEventDef
+%EventDef PajePopState 12
+%       Time date
+%       Type string
+%       Container string
+%EndEventDef
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Paje file as SimGrid's readers take it: every event's id defined in
+    /// the header, dates never decreasing, states pushed and popped in pairs
+    /// per container, containers created before use.
+    fn check_paje(text: &str) -> Result<usize, String> {
+        let mut defined = std::collections::HashSet::new();
+        let mut last = 0.0f64;
+        let mut depth: std::collections::HashMap<String, i32> = Default::default();
+        let mut pushes = 0;
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("%EventDef ") {
+                let id = rest.split_whitespace().nth(1).ok_or("no id")?;
+                defined.insert(id.to_string());
+                continue;
+            }
+            if line.starts_with('%') || line.is_empty() {
+                continue;
+            }
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if !defined.contains(f[0]) {
+                return Err(format!("undefined event {line}"));
+            }
+            if matches!(f[0], "7" | "8" | "11" | "12") {
+                let date: f64 = f[1].parse().map_err(|_| format!("bad date: {line}"))?;
+                if date < last {
+                    return Err(format!("date goes back: {line}"));
+                }
+                last = date;
+            }
+            match f[0] {
+                "7" => {
+                    depth.insert(f[2].to_string(), 0);
+                }
+                "11" | "12" => {
+                    let d = depth.get_mut(f[3]).ok_or(format!("unknown container: {line}"))?;
+                    *d += if f[0] == "11" { 1 } else { -1 };
+                    pushes += (f[0] == "11") as usize;
+                    if *d < 0 {
+                        return Err(format!("pop without push: {line}"));
+                    }
+                }
+                "8" if depth.get(f[3]) != Some(&0) => {
+                    return Err(format!("destroyed with states open: {line}"));
+                }
+                _ => {}
+            }
+        }
+        Ok(pushes)
+    }
+
+    fn record(format: TraceFormat, spans: &[(u32, &'static str, f64, f64)]) -> String {
+        let path = std::env::temp_dir().join(format!("smpi-trace-test-{}-{format:?}", std::process::id()));
+        let mut t = Timeline::create(&path, format, true, vec!["a".into(), "b".into()]).unwrap();
+        for &(rank, name, start, end) in spans {
+            t.span(rank, name, start, end);
+        }
+        t.finish(3.0).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        text
+    }
+
+    // Spans arrive as calls end: inner before outer, ranks interleaved,
+    // zero-length calls.
+    const SPANS: &[(u32, &str, f64, f64)] = &[
+        (0, "MPI_Init", 0.0, 0.0),
+        (1, "MPI_Init", 0.0, 0.0),
+        (1, "computation", 0.0, 1.0),
+        (0, "MPI_Recv", 0.5, 2.0),
+        (0, "MPI_Sendrecv", 0.0, 2.0),
+        (1, "MPI_Send", 1.0, 2.5),
+        (0, "MPI_Finalize", 2.0, 2.0),
+    ];
+
+    #[test]
+    fn paje_is_in_date_order_with_balanced_states() {
+        let text = record(TraceFormat::Paje, SPANS);
+        assert_eq!(check_paje(&text), Ok(SPANS.len()), "{text}");
+        // The enclosing call is pushed before the call it contains.
+        let sendrecv = text.find("\"MPI_Sendrecv\"").unwrap();
+        let recv = text.find("\"MPI_Recv\"").unwrap();
+        assert!(sendrecv < recv, "{text}");
+    }
+
+    #[test]
+    fn chrome_json_has_a_track_per_rank_and_every_span() {
+        let text = record(TraceFormat::ChromeJson, SPANS);
+        let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+        let events = v["traceEvents"].as_array().unwrap();
+        let tracks = events.iter().filter(|e| e["name"] == "thread_name").count();
+        assert_eq!(tracks, 2);
+        let spans: Vec<_> = events.iter().filter(|e| e["ph"] == "X").collect();
+        assert_eq!(spans.len(), SPANS.len());
+        let send = spans.iter().find(|e| e["name"] == "MPI_Send").unwrap();
+        assert_eq!(send["tid"], 1);
+        assert_eq!(send["ts"].as_f64(), Some(1e6));
+        assert_eq!(send["dur"].as_f64(), Some(1.5e6));
+    }
+
+    #[test]
+    fn the_format_follows_the_setting_or_the_file_name() {
+        let f = |setting, file| TraceFormat::choose(setting, Path::new(file));
+        assert_eq!(f("auto", "t.json"), Ok(TraceFormat::ChromeJson));
+        assert_eq!(f("auto", "smpi_simgrid.trace"), Ok(TraceFormat::Paje));
+        assert_eq!(f("paje", "t.json"), Ok(TraceFormat::Paje));
+        assert!(f("otf2", "t").unwrap_err().contains("tracing/format:otf2"));
+    }
+}

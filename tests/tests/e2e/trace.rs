@@ -1,0 +1,113 @@
+//! Timelines (`smpirun -trace`): a Chrome trace-event JSON file with one track
+//! per rank whose spans tile each rank's simulated time, a Paje file in date
+//! order, both written on every ending, and nothing written (or slowed) when
+//! tracing is off.
+
+use e2e_tests::{build_app, platform, scratch_path, RunOutput, Smpirun};
+
+fn ring(trace: &std::path::Path, extra: &[&str]) -> RunOutput {
+    let mut r = Smpirun::new(build_app("ring"))
+        .platform(platform("cluster_4.toml"))
+        .np(4)
+        .cfg("smpi/host-speed:1Gf")
+        .opt("-trace")
+        .opt("-trace-file")
+        .opt(trace.as_os_str());
+    for c in extra {
+        r = r.cfg(c);
+    }
+    r.json().run()
+}
+
+#[test]
+fn chrome_json_timeline_tiles_each_ranks_time() {
+    let file = scratch_path("ring-timeline.json");
+    let out = ring(&file, &["tracing/smpi/computing:yes"]);
+    out.assert_success();
+    out.assert_stderr_has(&["timeline written to"]);
+    let text = std::fs::read_to_string(&file).expect("the timeline file");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let events = v["traceEvents"].as_array().expect("traceEvents");
+    let tracks: Vec<_> = events.iter().filter(|e| e["name"] == "thread_name").collect();
+    assert_eq!(tracks.len(), 4, "one track per rank");
+    let finish: Vec<f64> = out.json()["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["finish_time"].as_f64().unwrap())
+        .collect();
+    for (rank, finish) in finish.iter().enumerate() {
+        let mut spans: Vec<(f64, f64, String)> = events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["tid"] == rank)
+            .map(|e| {
+                let ts = e["ts"].as_f64().unwrap() * 1e-6;
+                (
+                    ts,
+                    ts + e["dur"].as_f64().unwrap() * 1e-6,
+                    e["name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert!(
+            spans.iter().any(|s| s.2 == "MPI_Sendrecv" || s.2 == "MPI_Send"),
+            "{spans:?}"
+        );
+        // Simulated time passes only in MPI calls and computation: the spans
+        // follow each other without gap or overlap from 0 to the rank's end.
+        let mut at = 0.0;
+        for (start, end, name) in &spans {
+            assert!(
+                (start - at).abs() < 1e-8,
+                "rank {rank}: {name} starts at {start}, previous ended at {at}"
+            );
+            at = *end;
+        }
+        assert!(
+            (at - finish).abs() < 1e-8,
+            "rank {rank}: spans end at {at}, the rank at {finish}"
+        );
+    }
+}
+
+#[test]
+fn paje_timeline_is_in_date_order() {
+    let file = scratch_path("ring-timeline.trace");
+    let out = ring(&file, &[]);
+    out.assert_success();
+    let text = std::fs::read_to_string(&file).expect("the timeline file");
+    assert!(
+        text.starts_with("%EventDef PajeDefineContainerType 0"),
+        "{}",
+        &text[..200]
+    );
+    let mut last = 0.0;
+    let mut pushes = 0;
+    for line in text.lines().filter(|l| !l.starts_with('%')) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if matches!(f[0], "7" | "8" | "11" | "12") {
+            let date: f64 = f[1].parse().unwrap();
+            assert!(date >= last, "date goes back: {line}");
+            last = date;
+        }
+        pushes += (f[0] == "11") as usize;
+    }
+    assert_eq!(pushes, text.matches("\n12 ").count(), "balanced push/pop");
+    assert!(text.contains("\"MPI_Sendrecv\"") || text.contains("\"MPI_Send\""));
+}
+
+#[test]
+fn no_timeline_without_trace_and_bad_format_is_an_error() {
+    let file = scratch_path("never.json");
+    let out = Smpirun::new(build_app("ring"))
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .cfg(&format!("tracing/filename:{}", file.display()))
+        .run();
+    out.assert_success();
+    assert!(!file.exists(), "tracing is off by default");
+    let bad = ring(&scratch_path("t.x"), &["tracing/format:otf2"]);
+    assert_eq!(bad.code, Some(2), "{}", bad.describe());
+    bad.assert_stderr_has(&["tracing/format:otf2", "expected auto, json or paje"]);
+}
