@@ -68,12 +68,18 @@ pub(crate) fn pick(
     ompi: impl FnOnce() -> &'static str,
     mpich: impl FnOnce() -> &'static str,
 ) -> MpiResult<&'static str> {
-    Ok(match choice(coll, known)? {
+    let algorithm = match choice(coll, known)? {
         Choice::Default => default(),
         Choice::Ompi => ompi(),
         Choice::Mpich => mpich(),
         Choice::Named(n) => n,
-    })
+    };
+    with_world(|w| {
+        if let Some(t) = &mut w.trace {
+            t.note_algorithm(rt::current_rank(), coll, algorithm);
+        }
+    });
+    Ok(algorithm)
 }
 
 /// First algorithm whose (exclusive) upper bound exceeds `x`, from a

@@ -52,6 +52,9 @@ pub(crate) struct Timeline {
     pub(crate) computing: bool,
     /// Each rank's host name, for the track names.
     hosts: Vec<String>,
+    /// Per rank, the collective algorithms chosen during its current MPI
+    /// call (`bcast: binomial_tree`), attached to the call's span.
+    algorithms: Vec<String>,
     /// Kernel names, kept once for the whole run (a model set has a few).
     names: std::collections::HashMap<String, &'static str>,
 }
@@ -72,6 +75,7 @@ impl Timeline {
             written: false,
             spans: Vec::new(),
             computing,
+            algorithms: vec![String::new(); hosts.len()],
             hosts,
             names: Default::default(),
         };
@@ -89,6 +93,19 @@ impl Timeline {
         let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
         self.names.insert(name.to_string(), leaked);
         leaked
+    }
+
+    /// Notes that `rank`'s current MPI call runs collective `coll` with
+    /// `algorithm` (shown with the call's span in the JSON format).
+    pub(crate) fn note_algorithm(&mut self, rank: u32, coll: &str, algorithm: &str) {
+        if let Some(a) = self.algorithms.get_mut(rank as usize) {
+            if !a.is_empty() {
+                a.push_str(", ");
+            }
+            a.push_str(coll);
+            a.push_str(": ");
+            a.push_str(algorithm);
+        }
     }
 
     /// The file being written.
@@ -125,25 +142,36 @@ impl Timeline {
     pub(crate) fn span(&mut self, rank: u32, name: &'static str, start: f64, end: f64) {
         match self.format {
             TraceFormat::ChromeJson => {
-                let category = if name.starts_with("MPI_") {
-                    "MPI"
-                } else {
-                    "computation"
+                let mpi = name.starts_with("MPI_");
+                let category = if mpi { "MPI" } else { "computation" };
+                let algorithms = match self.algorithms.get_mut(rank as usize) {
+                    Some(a) if mpi && !a.is_empty() => {
+                        format!(", \"args\": {{\"algorithm\": \"{}\"}}", std::mem::take(a))
+                    }
+                    _ => String::new(),
                 };
                 // Microseconds, with the simulator's nanosecond precision.
                 self.json_event(&format!(
                     "{{\"name\": \"{name}\", \"cat\": \"{category}\", \"ph\": \"X\", \"pid\": 0, \
-                     \"tid\": {rank}, \"ts\": {:.3}, \"dur\": {:.3}}}",
+                     \"tid\": {rank}, \"ts\": {:.3}, \"dur\": {:.3}{algorithms}}}",
                     start * 1e6,
                     (end - start).max(0.0) * 1e6
                 ));
             }
-            TraceFormat::Paje => self.spans.push(Span {
-                rank,
-                name,
-                start,
-                end,
-            }),
+            TraceFormat::Paje => {
+                // (Paje states carry no arguments: the note goes with the call.)
+                if name.starts_with("MPI_") {
+                    if let Some(a) = self.algorithms.get_mut(rank as usize) {
+                        a.clear();
+                    }
+                }
+                self.spans.push(Span {
+                    rank,
+                    name,
+                    start,
+                    end,
+                })
+            }
         }
     }
 

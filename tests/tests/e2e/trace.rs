@@ -111,3 +111,32 @@ fn no_timeline_without_trace_and_bad_format_is_an_error() {
     assert_eq!(bad.code, Some(2), "{}", bad.describe());
     bad.assert_stderr_has(&["tracing/format:otf2", "expected auto, json or paje"]);
 }
+
+#[test]
+fn collectives_carry_their_algorithm() {
+    let file = scratch_path("bcast-timeline.json");
+    let out = Smpirun::new(e2e_tests::build_c(
+        &e2e_tests::apps_dir().join("coll/coll_time.c"),
+    ))
+    .platform(platform("fat_tree.toml"))
+    .np(16)
+    .cfg("smpi/simulate-computation:no")
+    .cfg("smpi/bcast:binomial_tree")
+    .opt("-trace")
+    .opt("-trace-file")
+    .opt(file.as_os_str())
+    .args(["bcast", "65536"])
+    .run();
+    out.assert_success();
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let bcasts: Vec<_> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "MPI_Bcast")
+        .collect();
+    assert!(!bcasts.is_empty());
+    for b in bcasts {
+        assert_eq!(b["args"]["algorithm"], "bcast: binomial_tree", "{b}");
+    }
+}
