@@ -1,7 +1,7 @@
 //! Argument checks and C ↔ Rust conversions shared by the MPI functions.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use std::ffi::{c_char, c_int};
+use std::ffi::{c_char, c_int, c_void};
 
 use crate::mpi::{
     self as rt, entry, mpi_err, with_world, CStatus, MpiError, MpiResult, StatusInfo, MPI_ERR_COUNT,
@@ -117,5 +117,481 @@ pub(super) unsafe fn write_status(st: *mut CStatus, s: &StatusInfo) {
                 count: s.bytes as i64,
             };
         }
+    }
+}
+
+// ------------------------------------------------------------------ argument checks
+//
+// One check per kind of argument, so every MPI function reports the same
+// mistake with the same class (those MPICH and Open MPI use) and a message
+// naming the argument as the standard does (`sendbuf`, `recvcounts`, ...).
+// They run before any communication starts: a bad argument must end in an
+// error, never in a crash inside the simulator.
+
+/// The C parameter names of one data argument (buffer, count(s),
+/// displacements, datatype(s)), for messages.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Names {
+    pub buf: &'static str,
+    pub count: &'static str,
+    pub displs: &'static str,
+    pub dtype: &'static str,
+}
+
+pub(super) const SEND: Names = Names {
+    buf: "sendbuf",
+    count: "sendcount",
+    displs: "sdispls",
+    dtype: "sendtype",
+};
+pub(super) const RECV: Names = Names {
+    buf: "recvbuf",
+    count: "recvcount",
+    displs: "rdispls",
+    dtype: "recvtype",
+};
+/// The receive side of MPI_Gatherv / MPI_Allgatherv, whose array is `displs`.
+pub(super) const RECV_V: Names = Names {
+    displs: "displs",
+    ..RECV
+};
+/// The send side of MPI_Scatterv, whose array is `displs`.
+pub(super) const SEND_V: Names = Names {
+    displs: "displs",
+    ..SEND
+};
+/// Reductions: `sendbuf`/`recvbuf` share `count` and `datatype`.
+pub(super) const RSEND: Names = Names {
+    buf: "sendbuf",
+    count: "count",
+    displs: "displs",
+    dtype: "datatype",
+};
+pub(super) const RRECV: Names = Names {
+    buf: "recvbuf",
+    ..RSEND
+};
+/// MPI_Bcast's single buffer.
+pub(super) const BUFFER: Names = Names {
+    buf: "buffer",
+    ..RSEND
+};
+/// Point-to-point calls' buffer (`buf`, `count`, `datatype`).
+pub(super) const P2P_BUF: Names = Names { buf: "buf", ..RSEND };
+/// MPI_Reduce_local.
+pub(super) const INBUF: Names = Names {
+    buf: "inbuf",
+    ..RSEND
+};
+pub(super) const INOUTBUF: Names = Names {
+    buf: "inoutbuf",
+    ..RSEND
+};
+
+/// A count argument: negative is `MPI_ERR_COUNT`.
+pub(super) fn arg_count(v: impl Into<i64>, name: &str) -> MpiResult<usize> {
+    let v: i64 = v.into();
+    usize::try_from(v).map_err(|_| mpi_err(MPI_ERR_COUNT, format!("negative {name} {v}")))
+}
+
+/// A datatype argument used for data: an unknown or freed handle
+/// (`MPI_DATATYPE_NULL` included) or a derived type not committed is
+/// `MPI_ERR_TYPE`.
+pub(super) fn arg_dtype(dt: i32, name: &str) -> MpiResult<std::rc::Rc<crate::mpi::datatype::Datatype>> {
+    let d = with_world(|w| w.dtype(dt))
+        .map_err(|_| mpi_err(rt::MPI_ERR_TYPE, format!("invalid {name} (handle {dt})")))?;
+    if !d.predefined && !d.committed {
+        return Err(mpi_err(
+            rt::MPI_ERR_TYPE,
+            format!("{name} {} is not committed", d.name),
+        ));
+    }
+    Ok(d)
+}
+
+/// A datatype argument given to a constructor (`oldtype`): it need not be
+/// committed, but it must exist.
+pub(super) fn arg_oldtype(dt: i32, name: &str) -> MpiResult<()> {
+    with_world(|w| w.dtype(dt))
+        .map(|_| ())
+        .map_err(|_| mpi_err(rt::MPI_ERR_TYPE, format!("invalid {name} (handle {dt})")))
+}
+
+/// A reduction operation: an unknown or freed handle (`MPI_OP_NULL`
+/// included) is `MPI_ERR_OP`.
+pub(super) fn arg_op(op: i32) -> MpiResult<()> {
+    with_world(|w| w.op(op))
+        .map(|_| ())
+        .map_err(|_| mpi_err(rt::MPI_ERR_OP, format!("invalid op (handle {op})")))
+}
+
+/// A buffer holding `count` elements of `dt`: NULL is `MPI_ERR_BUFFER`
+/// unless there is no data (zero count or empty type) or the type can be
+/// used from `MPI_BOTTOM` (see [`Datatype::fits_bottom`]).
+///
+/// [`Datatype::fits_bottom`]: crate::mpi::datatype::Datatype::fits_bottom
+pub(super) fn arg_buffer(
+    buf: *const c_void,
+    count: usize,
+    dt: &crate::mpi::datatype::Datatype,
+    names: Names,
+) -> MpiResult<()> {
+    if buf.is_null() && count > 0 && dt.size > 0 && !dt.fits_bottom() {
+        return Err(mpi_err(
+            rt::MPI_ERR_BUFFER,
+            format!(
+                "{} is NULL with {} {count} of {}",
+                names.buf, names.count, dt.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `count` elements of `dt` at `buf`, all three checked.
+pub(super) fn arg_data(buf: *const c_void, count: impl Into<i64>, dt: i32, names: Names) -> MpiResult<()> {
+    let n = arg_count(count, names.count)?;
+    if n == 0 {
+        // MPI lets a zero-count argument name any buffer and any type.
+        return Ok(());
+    }
+    let d = arg_dtype(dt, names.dtype)?;
+    arg_buffer(buf, n, &d, names)
+}
+
+/// A C array of `n` entries the call reads: NULL with `n > 0` is
+/// `MPI_ERR_ARG`.
+pub(super) fn arg_array<T>(p: *const T, n: usize, name: &str) -> MpiResult<()> {
+    if p.is_null() && n > 0 {
+        return Err(mpi_err(
+            rt::MPI_ERR_ARG,
+            format!("{name} is NULL but {n} entries are needed"),
+        ));
+    }
+    Ok(())
+}
+
+/// `n` counts (`int` or `MPI_Count`): a NULL array is `MPI_ERR_ARG`, a
+/// negative entry `MPI_ERR_COUNT`.
+///
+/// # Safety
+/// `p` is NULL or points to `n` values.
+pub(super) unsafe fn arg_counts<T: Copy + Into<i64>>(
+    p: *const T,
+    n: usize,
+    name: &str,
+) -> MpiResult<Vec<usize>> {
+    arg_array(p, n, name)?;
+    (0..n)
+        .map(|i| {
+            // Safety: `p` holds `n` values (the caller's contract).
+            let v: i64 = unsafe { *p.add(i) }.into();
+            usize::try_from(v).map_err(|_| mpi_err(MPI_ERR_COUNT, format!("negative {name}[{i}] = {v}")))
+        })
+        .collect()
+}
+
+/// A buffer described per peer (the `v` and `w` collectives): `counts[i]`
+/// elements of `types[i]` at displacement `displs[i]`. The displacement
+/// array is needed only when some data moves; a datatype only where its
+/// count is positive (MPI lets zero-count entries name anything).
+///
+/// # Safety
+/// `counts` and `displs` are NULL or hold `n` values; `types` is `Err(dt)`
+/// (one type for all) or NULL or holds `n` handles.
+pub(super) unsafe fn arg_data_v<C: Copy + Into<i64>, D>(
+    buf: *const c_void,
+    n: usize,
+    counts: *const C,
+    displs: *const D,
+    types: Result<*const c_int, i32>,
+    names: Names,
+) -> MpiResult<()> {
+    // Safety: the caller's contract.
+    let cs = unsafe { arg_counts(counts, n, names.count) }?;
+    if cs.iter().all(|&c| c == 0) {
+        return Ok(());
+    }
+    arg_array(displs, n, names.displs)?;
+    if let Ok(p) = types {
+        arg_array(p, n, names.dtype)?;
+    }
+    for (i, &c) in cs.iter().enumerate() {
+        if c == 0 {
+            continue;
+        }
+        let dt = match types {
+            // Safety: `p` holds `n` handles (checked non-NULL above).
+            Ok(p) => unsafe { *p.add(i) },
+            Err(dt) => dt,
+        };
+        let d = arg_dtype(dt, names.dtype)?;
+        arg_buffer(buf, c, &d, names)?;
+    }
+    Ok(())
+}
+
+/// Where a collective's data argument is significant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum At {
+    /// Every process that takes part (intercommunicator: not the
+    /// `MPI_PROC_NULL` side of a rooted collective).
+    All,
+    /// The root only (intercommunicator: the process passing `MPI_ROOT`).
+    Root,
+    /// The processes that send to or receive from the root (intracommunicator:
+    /// every one, the root included; intercommunicator: the remote group).
+    Peers,
+}
+
+/// Where `MPI_IN_PLACE` may replace a data argument (never on an
+/// intercommunicator).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum InPlace {
+    No,
+    Anywhere,
+    AtRoot,
+}
+
+/// The communicator and root of a collective, checked, and what a data
+/// argument's significance depends on.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CollArgs {
+    /// My rank in the (local group of the) communicator.
+    pub rank: i32,
+    /// Size of the local group.
+    pub size: i32,
+    /// Size of the remote group of an intercommunicator.
+    pub remote: Option<i32>,
+    root: Option<i32>,
+}
+
+impl CollArgs {
+    /// Checks `comm` (`MPI_ERR_COMM`) and `root` (`MPI_ERR_ROOT`: a rank of
+    /// the communicator; on an intercommunicator `MPI_ROOT`, `MPI_PROC_NULL`
+    /// or a rank of the remote group).
+    pub(super) fn new(me: u32, comm: i32, root: Option<i32>) -> MpiResult<Self> {
+        let (rank, size, remote) = with_world(|w| {
+            w.ranks[me as usize].comm(comm).map(|c| {
+                (
+                    c.my_rank,
+                    c.size(),
+                    c.shared.remote.as_ref().map(|r| r.len() as i32),
+                )
+            })
+        })
+        .map_err(|_| mpi_err(rt::MPI_ERR_COMM, format!("invalid communicator (handle {comm})")))?;
+        if let Some(root) = root {
+            let ok = match remote {
+                None => (0..size).contains(&root),
+                Some(rs) => root == MPI_ROOT_ARG || root == rt::MPI_PROC_NULL || (0..rs).contains(&root),
+            };
+            if !ok {
+                let group = if remote.is_some() {
+                    "remote group"
+                } else {
+                    "communicator"
+                };
+                return Err(mpi_err(
+                    rt::MPI_ERR_ROOT,
+                    format!("invalid root {root} ({group} size {})", remote.unwrap_or(size)),
+                ));
+            }
+        }
+        Ok(CollArgs {
+            rank,
+            size,
+            remote,
+            root,
+        })
+    }
+
+    /// Entries of a per-process array: one per process of the remote group
+    /// on an intercommunicator, of the communicator otherwise.
+    pub(super) fn peers(&self) -> usize {
+        self.remote.unwrap_or(self.size).max(0) as usize
+    }
+
+    fn is_root(&self) -> bool {
+        match (self.root, self.remote) {
+            (Some(r), None) => r == self.rank,
+            (Some(r), Some(_)) => r == MPI_ROOT_ARG,
+            (None, _) => false,
+        }
+    }
+
+    /// Whether an argument significant `at` is significant here.
+    pub(super) fn significant(&self, at: At) -> bool {
+        match (self.remote, self.root) {
+            (None, _) | (Some(_), None) => at != At::Root || self.is_root(),
+            (Some(_), Some(root)) => match at {
+                At::All => root != rt::MPI_PROC_NULL,
+                At::Root => root == MPI_ROOT_ARG,
+                At::Peers => root >= 0,
+            },
+        }
+    }
+
+    /// `Ok(true)` when the argument is `MPI_IN_PLACE` where that is allowed
+    /// (its count and type are then ignored); `MPI_IN_PLACE` elsewhere is
+    /// `MPI_ERR_BUFFER`.
+    fn in_place(&self, buf: *const c_void, allowed: InPlace, names: Names) -> MpiResult<bool> {
+        if buf as *mut u8 != crate::coll::IN_PLACE {
+            return Ok(false);
+        }
+        let ok = self.remote.is_none()
+            && match allowed {
+                InPlace::No => false,
+                InPlace::Anywhere => true,
+                InPlace::AtRoot => self.is_root(),
+            };
+        if ok {
+            Ok(true)
+        } else {
+            Err(mpi_err(
+                rt::MPI_ERR_BUFFER,
+                format!("MPI_IN_PLACE is not allowed as {} here", names.buf),
+            ))
+        }
+    }
+
+    /// A data argument of one count and one type ([`arg_data`]), where it is
+    /// significant.
+    pub(super) fn data(
+        &self,
+        at: At,
+        in_place: InPlace,
+        names: Names,
+        buf: *const c_void,
+        count: impl Into<i64>,
+        dt: i32,
+    ) -> MpiResult<()> {
+        if !self.significant(at) || self.in_place(buf, in_place, names)? {
+            return Ok(());
+        }
+        arg_data(buf, count, dt, names)
+    }
+
+    /// A per-peer data argument ([`arg_data_v`], [`Self::peers`] entries),
+    /// where it is significant.
+    ///
+    /// # Safety
+    /// As [`arg_data_v`] with `n` = [`Self::peers`].
+    pub(super) unsafe fn data_v<C: Copy + Into<i64>, D>(
+        &self,
+        at: At,
+        in_place: InPlace,
+        names: Names,
+        buf: *const c_void,
+        counts: *const C,
+        displs: *const D,
+        types: Result<*const c_int, i32>,
+    ) -> MpiResult<()> {
+        if !self.significant(at) || self.in_place(buf, in_place, names)? {
+            return Ok(());
+        }
+        // Safety: the caller's contract.
+        unsafe { arg_data_v(buf, self.peers(), counts, displs, types, names) }
+    }
+}
+
+/// `MPI_ROOT`: the root's own argument on an intercommunicator.
+const MPI_ROOT_ARG: i32 = -3;
+
+/// Reports an error of a call that belongs to no communicator (datatype
+/// constructors, request completion) through `MPI_COMM_WORLD`'s error
+/// handler, as MPI implementations do, and returns its class.
+pub(super) fn world_error(call: &str, e: MpiError) -> c_int {
+    entry::handle_error(rt::current_rank(), rt::MPI_COMM_WORLD, call, e)
+}
+
+/// The block lengths of a datatype constructor.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Blocks<C> {
+    /// No block length (MPI_Type_contiguous, MPI_Type_create_resized, ...).
+    None,
+    /// One `blocklength` for all blocks.
+    One(i64),
+    /// `array_of_blocklengths`, one per block.
+    Each(*const C),
+}
+
+/// The arguments datatype constructors share: `count` (`MPI_ERR_COUNT`),
+/// block lengths (`MPI_ERR_COUNT` if negative, `MPI_ERR_ARG` for a NULL
+/// array), displacements (`MPI_ERR_ARG` for a NULL array), old types
+/// (`MPI_ERR_TYPE`; one `Err(oldtype)` or `Ok(array_of_types)`) and the
+/// `newtype` pointer (`MPI_ERR_ARG`). An error goes through the error
+/// handler ([`world_error`]); `Err` holds the class to return.
+///
+/// # Safety
+/// The arrays are NULL or hold `count` values.
+pub(super) unsafe fn type_ctor<C: Copy + Into<i64>, D>(
+    call: &str,
+    count: i64,
+    blocks: Blocks<C>,
+    displs: Option<*const D>,
+    olds: Result<*const c_int, c_int>,
+    new: *mut c_int,
+) -> Result<(), c_int> {
+    let r = (|| -> MpiResult<()> {
+        let n = arg_count(count, "count")?;
+        match blocks {
+            Blocks::None => {}
+            Blocks::One(b) => {
+                arg_count(b, "blocklength")?;
+            }
+            // Safety: the array holds `count` values (the caller's contract).
+            Blocks::Each(p) => {
+                unsafe { arg_counts(p, n, "array_of_blocklengths") }?;
+            }
+        }
+        if let Some(d) = displs {
+            arg_array(d, n, "array_of_displacements")?;
+        }
+        match olds {
+            Err(dt) => arg_oldtype(dt, "oldtype")?,
+            Ok(p) => {
+                arg_array(p, n, "array_of_types")?;
+                for i in 0..n {
+                    // Safety: the array holds `count` handles (checked non-NULL).
+                    let dt = unsafe { *p.add(i) };
+                    arg_oldtype(dt, "array_of_types entry")?;
+                }
+            }
+        }
+        arg_array(new as *const c_int, 1, "newtype")
+    })();
+    r.map_err(|e| world_error(call, e))
+}
+
+/// The `request` pointer of a call that reads or writes one handle: NULL is
+/// `MPI_ERR_ARG`.
+pub(super) fn arg_request_ptr(p: *const c_int) -> MpiResult<()> {
+    if p.is_null() {
+        return Err(mpi_err(rt::MPI_ERR_ARG, "request is NULL"));
+    }
+    Ok(())
+}
+
+/// The requests of a multiple completion or start: a negative `count` is
+/// `MPI_ERR_COUNT`, a NULL `array_of_requests` with requests in it
+/// `MPI_ERR_ARG` (each handle is checked by [`req_id`]).
+pub(super) fn arg_requests(count: c_int, p: *const c_int) -> MpiResult<usize> {
+    let n = arg_count(count, "count")?;
+    arg_array(p, n, "array_of_requests")?;
+    Ok(n)
+}
+
+/// A request handle the call must act on (`MPI_Start`): `MPI_REQUEST_NULL`
+/// or a handle that names no request is `MPI_ERR_REQUEST`.
+pub(super) fn arg_request(h: c_int) -> MpiResult<u32> {
+    let exists = h > 0 && with_world(|w| w.reqs.get(h as usize - 1).is_some_and(|r| r.is_some()));
+    if exists {
+        Ok(h as u32 - 1)
+    } else {
+        Err(mpi_err(
+            rt::MPI_ERR_REQUEST,
+            format!("invalid request handle {h}"),
+        ))
     }
 }

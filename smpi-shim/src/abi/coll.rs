@@ -38,6 +38,9 @@ pub(super) fn in_place_count(buf: *const c_void, v: c_int) -> MpiResult<usize> {
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
     let g = enter_call("MPI_Barrier");
+    if let Err(e) = check_barrier(g.me, comm) {
+        return entry::handle_error(g.me, comm, "MPI_Barrier", e);
+    }
     if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Barrier")) {
         return entry::handle_error(g.me, comm, "MPI_Barrier", e);
     }
@@ -61,6 +64,9 @@ pub(super) unsafe extern "C" fn MPI_Bcast(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Bcast");
+    if let Err(e) = check_bcast(g.me, buf, count, dt, root, comm) {
+        return entry::handle_error(g.me, comm, "MPI_Bcast", e);
+    }
     if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Bcast").root(root).data(count, dt)) {
         return entry::handle_error(g.me, comm, "MPI_Bcast", e);
     }
@@ -90,6 +96,9 @@ pub(super) unsafe extern "C" fn MPI_Reduce(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Reduce");
+    if let Err(e) = check_reduce(g.me, sbuf, rbuf, count, dt, op, root, comm) {
+        return entry::handle_error(g.me, comm, "MPI_Reduce", e);
+    }
     if let Err(e) = coll_check::check(
         g.me,
         comm,
@@ -140,6 +149,9 @@ pub(super) unsafe extern "C" fn MPI_Allreduce(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Allreduce");
+    if let Err(e) = check_allreduce(g.me, sbuf, rbuf, count, dt, op, comm) {
+        return entry::handle_error(g.me, comm, "MPI_Allreduce", e);
+    }
     if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Allreduce").op(op).data(count, dt)) {
         return entry::handle_error(g.me, comm, "MPI_Allreduce", e);
     }
@@ -169,6 +181,9 @@ pub(super) unsafe extern "C" fn MPI_Reduce_local(
 ) -> c_int {
     let g = enter_call("MPI_Reduce_local");
     coll_call!(g, rt::MPI_COMM_WORLD, "MPI_Reduce_local", {
+        arg_data(inbuf, count, dt, INBUF)?;
+        arg_data(inout, count, dt, INOUTBUF)?;
+        arg_op(op)?;
         coll::apply_op(op, dt, inbuf as *const u8, inout as *mut u8, nonneg(count)?)
     })
 }
@@ -185,6 +200,9 @@ pub(super) unsafe extern "C" fn MPI_Gather(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Gather");
+    if let Err(e) = check_gather(g.me, sbuf, scount, stype, rbuf, rcount, rtype, root, comm) {
+        return entry::handle_error(g.me, comm, "MPI_Gather", e);
+    }
     if let Err(e) = coll_check::check(
         g.me,
         comm,
@@ -270,6 +288,11 @@ pub(super) unsafe extern "C" fn MPI_Gatherv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Gatherv");
+        if let Err(e) = check_gatherv(
+            g.me, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,
+        ) {
+            return entry::handle_error(g.me, comm, "MPI_Gatherv", e);
+        }
         if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Gatherv").root(root)) {
             return entry::handle_error(g.me, comm, "MPI_Gatherv", e);
         }
@@ -332,6 +355,9 @@ pub(super) unsafe extern "C" fn MPI_Scatter(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Scatter");
+    if let Err(e) = check_scatter(g.me, sbuf, scount, stype, rbuf, rcount, rtype, root, comm) {
+        return entry::handle_error(g.me, comm, "MPI_Scatter", e);
+    }
     if let Err(e) = coll_check::check(
         g.me,
         comm,
@@ -396,6 +422,11 @@ pub(super) unsafe extern "C" fn MPI_Scatterv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Scatterv");
+        if let Err(e) = check_scatterv(
+            g.me, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm,
+        ) {
+            return entry::handle_error(g.me, comm, "MPI_Scatterv", e);
+        }
         if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Scatterv").root(root)) {
             return entry::handle_error(g.me, comm, "MPI_Scatterv", e);
         }
@@ -457,6 +488,9 @@ pub(super) unsafe extern "C" fn MPI_Allgather(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Allgather");
+    if let Err(e) = check_allgather(g.me, sbuf, scount, stype, rbuf, rcount, rtype, comm) {
+        return entry::handle_error(g.me, comm, "MPI_Allgather", e);
+    }
     if let Err(e) = coll_check::check(
         g.me,
         comm,
@@ -518,6 +552,9 @@ pub(super) unsafe extern "C" fn MPI_Allgatherv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Allgatherv");
+        if let Err(e) = check_allgatherv(g.me, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm) {
+            return entry::handle_error(g.me, comm, "MPI_Allgatherv", e);
+        }
         if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Allgatherv")) {
             return entry::handle_error(g.me, comm, "MPI_Allgatherv", e);
         }
@@ -569,6 +606,9 @@ pub(super) unsafe extern "C" fn MPI_Alltoall(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Alltoall");
+    if let Err(e) = check_allgather(g.me, sbuf, scount, stype, rbuf, rcount, rtype, comm) {
+        return entry::handle_error(g.me, comm, "MPI_Alltoall", e);
+    }
     if let Err(e) = coll_check::check(
         g.me,
         comm,
@@ -645,6 +685,20 @@ pub(super) unsafe extern "C" fn MPI_Alltoallv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Alltoallv");
+        if let Err(e) = check_alltoallv(
+            g.me,
+            sbuf,
+            scounts,
+            sdispls,
+            Err(stype),
+            rbuf,
+            rcounts,
+            rdispls,
+            Err(rtype),
+            comm,
+        ) {
+            return entry::handle_error(g.me, comm, "MPI_Alltoallv", e);
+        }
         if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Alltoallv")) {
             return entry::handle_error(g.me, comm, "MPI_Alltoallv", e);
         }
@@ -714,6 +768,9 @@ pub(super) unsafe extern "C" fn MPI_Reduce_scatter(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Reduce_scatter");
+        if let Err(e) = check_reduce_scatter(g.me, sbuf, rbuf, rcounts, dt, op, comm) {
+            return entry::handle_error(g.me, comm, "MPI_Reduce_scatter", e);
+        }
         if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Reduce_scatter").op(op)) {
             return entry::handle_error(g.me, comm, "MPI_Reduce_scatter", e);
         }
@@ -748,6 +805,9 @@ pub(super) unsafe extern "C" fn MPI_Reduce_scatter_block(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Reduce_scatter_block");
+    if let Err(e) = check_reduce_scatter_block(g.me, sbuf, rbuf, rcount, dt, op, comm) {
+        return entry::handle_error(g.me, comm, "MPI_Reduce_scatter_block", e);
+    }
     if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Reduce_scatter_block").op(op)) {
         return entry::handle_error(g.me, comm, "MPI_Reduce_scatter_block", e);
     }
@@ -781,6 +841,9 @@ pub(super) unsafe extern "C" fn MPI_Scan(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Scan");
+    if let Err(e) = check_allreduce(g.me, sbuf, rbuf, count, dt, op, comm) {
+        return entry::handle_error(g.me, comm, "MPI_Scan", e);
+    }
     if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Scan").op(op).data(count, dt)) {
         return entry::handle_error(g.me, comm, "MPI_Scan", e);
     }
@@ -810,6 +873,9 @@ pub(super) unsafe extern "C" fn MPI_Exscan(
     comm: c_int,
 ) -> c_int {
     let g = enter_call("MPI_Exscan");
+    if let Err(e) = check_allreduce(g.me, sbuf, rbuf, count, dt, op, comm) {
+        return entry::handle_error(g.me, comm, "MPI_Exscan", e);
+    }
     if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Exscan").op(op).data(count, dt)) {
         return entry::handle_error(g.me, comm, "MPI_Exscan", e);
     }
@@ -952,6 +1018,7 @@ pub(super) unsafe extern "C" fn MPI_Ibarrier(comm: c_int, req: *mut c_int) -> c_
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ibarrier", comm, req, |me| {
+            check_barrier(me, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Ibarrier"))?;
             match comm_of(me, comm)? {
                 (c, Some(_)) => nbc_inter::ibarrier(c),
@@ -973,6 +1040,7 @@ pub(super) unsafe extern "C" fn MPI_Ibcast(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ibcast", comm, req, |me| {
+            check_bcast(me, buf, count, dt, root, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Ibcast").root(root).data(count, dt))?;
             let (c, inter) = comm_of(me, comm)?;
             let idle = inter.is_some() && root == rt::MPI_PROC_NULL;
@@ -999,6 +1067,7 @@ pub(super) unsafe extern "C" fn MPI_Ireduce(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ireduce", comm, req, |me| {
+            check_reduce(me, s, r, count, dt, op, root, comm)?;
             coll_check::check(
                 me,
                 comm,
@@ -1029,6 +1098,7 @@ pub(super) unsafe extern "C" fn MPI_Iallreduce(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iallreduce", comm, req, |me| {
+            check_allreduce(me, s, r, count, dt, op, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Iallreduce").op(op).data(count, dt))?;
             let (s, r, n) = (s as *const u8, r as *mut u8, nonneg(count)?);
             match comm_of(me, comm)? {
@@ -1054,6 +1124,7 @@ pub(super) unsafe extern "C" fn MPI_Igather(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Igather", comm, req, |me| {
+            check_gather(me, s, sc, st, r, rc, rt_, root, comm)?;
             coll_check::check(
                 me,
                 comm,
@@ -1098,6 +1169,7 @@ pub(super) unsafe extern "C" fn MPI_Igatherv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Igatherv", comm, req, |me| {
+            check_gatherv(me, s, sc, st, r, rcs, ds, rt_, root, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Igatherv").root(root))?;
             let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
@@ -1139,6 +1211,7 @@ pub(super) unsafe extern "C" fn MPI_Iscatter(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iscatter", comm, req, |me| {
+            check_scatter(me, s, sc, st, r, rc, rt_, root, comm)?;
             coll_check::check(
                 me,
                 comm,
@@ -1183,6 +1256,7 @@ pub(super) unsafe extern "C" fn MPI_Iscatterv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iscatterv", comm, req, |me| {
+            check_scatterv(me, s, scs, ds, st, r, rc, rt_, root, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Iscatterv").root(root))?;
             let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
@@ -1223,6 +1297,7 @@ pub(super) unsafe extern "C" fn MPI_Iallgather(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iallgather", comm, req, |me| {
+            check_allgather(me, s, sc, st, r, rc, rt_, comm)?;
             coll_check::check(
                 me,
                 comm,
@@ -1255,6 +1330,7 @@ pub(super) unsafe extern "C" fn MPI_Iallgatherv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iallgatherv", comm, req, |me| {
+            check_allgatherv(me, s, sc, st, r, rcs, ds, rt_, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Iallgatherv"))?;
             let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
@@ -1350,6 +1426,7 @@ pub(super) unsafe extern "C" fn MPI_Ialltoall(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ialltoall", comm, req, |me| {
+            check_allgather(me, s, sc, st, r, rc, rt_, comm)?;
             coll_check::check(
                 me,
                 comm,
@@ -1380,6 +1457,7 @@ pub(super) unsafe extern "C" fn MPI_Ialltoallv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ialltoallv", comm, req, |me| {
+            check_alltoallv(me, s, scs, sds, Err(st), r, rcs, rds, Err(rt_), comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Ialltoallv"))?;
             let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
@@ -1442,6 +1520,7 @@ pub(super) unsafe extern "C" fn MPI_Ialltoallw(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ialltoallw", comm, req, |me| {
+            check_alltoallv(me, s, scs, sds, Ok(sts), r, rcs, rds, Ok(rts), comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Ialltoallw"))?;
             alltoallw_req(me, comm, s, scs, sds, sts, r, rcs, rds, rts)
         })
@@ -1472,6 +1551,9 @@ pub(super) unsafe extern "C" fn MPI_Alltoallw(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Alltoallw");
+        if let Err(e) = check_alltoallv(g.me, s, scs, sds, Ok(sts), r, rcs, rds, Ok(rts), comm) {
+            return entry::handle_error(g.me, comm, "MPI_Alltoallw", e);
+        }
         if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Alltoallw")) {
             return entry::handle_error(g.me, comm, "MPI_Alltoallw", e);
         }
@@ -1498,6 +1580,9 @@ pub(super) unsafe extern "C" fn MPI_Alltoallv_c(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Alltoallv_c");
+        if let Err(e) = check_alltoallv(g.me, s, scs, sds, Err(st), r, rcs, rds, Err(rt_), comm) {
+            return entry::handle_error(g.me, comm, "MPI_Alltoallv_c", e);
+        }
         if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Alltoallv_c")) {
             return entry::handle_error(g.me, comm, "MPI_Alltoallv_c", e);
         }
@@ -1549,6 +1634,7 @@ pub(super) unsafe extern "C" fn MPI_Ireduce_scatter(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ireduce_scatter", comm, req, |me| {
+            check_reduce_scatter(me, s, r, rcs, dt, op, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Ireduce_scatter").op(op))?;
             let (c, inter) = comm_of(me, comm)?;
             // Receive counts are per rank of the local group, also on an intercommunicator.
@@ -1575,6 +1661,7 @@ pub(super) unsafe extern "C" fn MPI_Ireduce_scatter_block(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Ireduce_scatter_block", comm, req, |me| {
+            check_reduce_scatter_block(me, s, r, rc, dt, op, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Ireduce_scatter_block").op(op))?;
             let (c, inter) = comm_of(me, comm)?;
             let counts = vec![nonneg(rc)?; c.size as usize];
@@ -1600,6 +1687,7 @@ pub(super) unsafe extern "C" fn MPI_Iscan(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iscan", comm, req, |me| {
+            check_allreduce(me, s, r, count, dt, op, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Iscan").op(op).data(count, dt))?;
             match comm_of(me, comm)? {
                 (_, Some(_)) => Err(no_inter("MPI_Iscan")),
@@ -1622,6 +1710,7 @@ pub(super) unsafe extern "C" fn MPI_Iexscan(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Iexscan", comm, req, |me| {
+            check_allreduce(me, s, r, count, dt, op, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Iexscan").op(op).data(count, dt))?;
             match comm_of(me, comm)? {
                 (_, Some(_)) => Err(no_inter("MPI_Iexscan")),
@@ -1629,4 +1718,222 @@ pub(super) unsafe extern "C" fn MPI_Iexscan(
             }
         })
     }
+}
+
+// ------------------------------------------------------------------ argument checks
+//
+// One check per collective signature, shared by the blocking and the
+// non-blocking form (and the intercommunicator form: [`CollArgs`] knows
+// which arguments are significant where). Each runs before the collective
+// matching check so a bad argument is reported as itself.
+
+pub(super) fn check_barrier(me: u32, comm: c_int) -> MpiResult<()> {
+    CollArgs::new(me, comm, None).map(|_| ())
+}
+
+pub(super) fn check_bcast(
+    me: u32,
+    buf: *const c_void,
+    count: c_int,
+    dt: c_int,
+    root: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let a = CollArgs::new(me, comm, Some(root))?;
+    a.data(At::All, InPlace::No, BUFFER, buf, count, dt)
+}
+
+pub(super) fn check_reduce(
+    me: u32,
+    s: *const c_void,
+    r: *const c_void,
+    count: c_int,
+    dt: c_int,
+    op: c_int,
+    root: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let a = CollArgs::new(me, comm, Some(root))?;
+    a.data(At::Peers, InPlace::AtRoot, RSEND, s, count, dt)?;
+    a.data(At::Root, InPlace::No, RRECV, r, count, dt)?;
+    arg_op(op)
+}
+
+/// MPI_Allreduce, MPI_Scan, MPI_Exscan (and their `I` forms).
+pub(super) fn check_allreduce(
+    me: u32,
+    s: *const c_void,
+    r: *const c_void,
+    count: c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let a = CollArgs::new(me, comm, None)?;
+    a.data(At::All, InPlace::Anywhere, RSEND, s, count, dt)?;
+    a.data(At::All, InPlace::No, RRECV, r, count, dt)?;
+    arg_op(op)
+}
+
+pub(super) fn check_gather(
+    me: u32,
+    s: *const c_void,
+    sc: c_int,
+    st: c_int,
+    r: *const c_void,
+    rc: c_int,
+    rt_: c_int,
+    root: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let a = CollArgs::new(me, comm, Some(root))?;
+    a.data(At::Peers, InPlace::AtRoot, SEND, s, sc, st)?;
+    a.data(At::Root, InPlace::No, RECV, r, rc, rt_)
+}
+
+pub(super) unsafe fn check_gatherv(
+    me: u32,
+    s: *const c_void,
+    sc: c_int,
+    st: c_int,
+    r: *const c_void,
+    rcs: *const c_int,
+    ds: *const c_int,
+    rt_: c_int,
+    root: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let a = CollArgs::new(me, comm, Some(root))?;
+    a.data(At::Peers, InPlace::AtRoot, SEND, s, sc, st)?;
+    // Safety: at the root the arrays hold one entry per process (the caller's contract).
+    unsafe { a.data_v(At::Root, InPlace::No, RECV_V, r, rcs, ds, Err(rt_)) }
+}
+
+pub(super) fn check_scatter(
+    me: u32,
+    s: *const c_void,
+    sc: c_int,
+    st: c_int,
+    r: *const c_void,
+    rc: c_int,
+    rt_: c_int,
+    root: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let a = CollArgs::new(me, comm, Some(root))?;
+    a.data(At::Root, InPlace::No, SEND, s, sc, st)?;
+    a.data(At::Peers, InPlace::AtRoot, RECV, r, rc, rt_)
+}
+
+pub(super) unsafe fn check_scatterv(
+    me: u32,
+    s: *const c_void,
+    scs: *const c_int,
+    ds: *const c_int,
+    st: c_int,
+    r: *const c_void,
+    rc: c_int,
+    rt_: c_int,
+    root: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let a = CollArgs::new(me, comm, Some(root))?;
+    // Safety: at the root the arrays hold one entry per process (the caller's contract).
+    unsafe { a.data_v(At::Root, InPlace::No, SEND_V, s, scs, ds, Err(st))? };
+    a.data(At::Peers, InPlace::AtRoot, RECV, r, rc, rt_)
+}
+
+/// MPI_Allgather and MPI_Alltoall (and their `I` forms).
+pub(super) fn check_allgather(
+    me: u32,
+    s: *const c_void,
+    sc: c_int,
+    st: c_int,
+    r: *const c_void,
+    rc: c_int,
+    rt_: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let a = CollArgs::new(me, comm, None)?;
+    a.data(At::All, InPlace::Anywhere, SEND, s, sc, st)?;
+    a.data(At::All, InPlace::No, RECV, r, rc, rt_)
+}
+
+pub(super) unsafe fn check_allgatherv(
+    me: u32,
+    s: *const c_void,
+    sc: c_int,
+    st: c_int,
+    r: *const c_void,
+    rcs: *const c_int,
+    ds: *const c_int,
+    rt_: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let a = CollArgs::new(me, comm, None)?;
+    a.data(At::All, InPlace::Anywhere, SEND, s, sc, st)?;
+    // Safety: the arrays hold one entry per process (the caller's contract).
+    unsafe { a.data_v(At::All, InPlace::No, RECV_V, r, rcs, ds, Err(rt_)) }
+}
+
+/// MPI_Alltoallv, MPI_Alltoallw, MPI_Alltoallv_c (and the `I` forms):
+/// `Err(type)` for one type per side, `Ok(array)` for the `w` form.
+pub(super) unsafe fn check_alltoallv<C: Copy + Into<i64>, D>(
+    me: u32,
+    s: *const c_void,
+    scs: *const C,
+    sds: *const D,
+    st: Result<*const c_int, c_int>,
+    r: *const c_void,
+    rcs: *const C,
+    rds: *const D,
+    rt_: Result<*const c_int, c_int>,
+    comm: c_int,
+) -> MpiResult<()> {
+    let a = CollArgs::new(me, comm, None)?;
+    // Safety: the arrays hold one entry per process (the caller's contract).
+    unsafe {
+        a.data_v(At::All, InPlace::Anywhere, SEND, s, scs, sds, st)?;
+        a.data_v(At::All, InPlace::No, RECV, r, rcs, rds, rt_)
+    }
+}
+
+pub(super) unsafe fn check_reduce_scatter(
+    me: u32,
+    s: *const c_void,
+    r: *const c_void,
+    rcs: *const c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let a = CollArgs::new(me, comm, None)?;
+    // Safety: `recvcounts` holds one entry per process of the local group.
+    let cs = unsafe { arg_counts(rcs, a.size as usize, "recvcounts") }?;
+    // On an intercommunicator the send buffer holds what the other group
+    // receives, which this process does not know: only the receive side is checked.
+    if a.remote.is_none() {
+        let total: usize = cs.iter().sum();
+        a.data(At::All, InPlace::Anywhere, RSEND, s, total as i64, dt)?;
+    }
+    let mine = cs.get(a.rank as usize).copied().unwrap_or(0);
+    a.data(At::All, InPlace::No, RRECV, r, mine as i64, dt)?;
+    arg_op(op)
+}
+
+pub(super) fn check_reduce_scatter_block(
+    me: u32,
+    s: *const c_void,
+    r: *const c_void,
+    rc: c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let a = CollArgs::new(me, comm, None)?;
+    // The send buffer holds `recvcount` elements per process: it has data
+    // exactly when the receive buffer has.
+    a.data(At::All, InPlace::Anywhere, RSEND, s, rc, dt)?;
+    a.data(At::All, InPlace::No, RRECV, r, rc, dt)?;
+    arg_op(op)
 }

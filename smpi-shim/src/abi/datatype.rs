@@ -120,6 +120,16 @@ pub(super) fn extent_of(dt: c_int) -> Result<isize, c_int> {
 pub(super) unsafe extern "C" fn MPI_Type_contiguous(count: c_int, old: c_int, new: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_contiguous",
+            count.into(),
+            Blocks::<c_int>::None,
+            None::<*const c_int>,
+            Err(old),
+            new,
+        ) {
+            return code;
+        }
         if count < 0 {
             return MPI_ERR_COUNT;
         }
@@ -141,6 +151,16 @@ pub(super) unsafe extern "C" fn MPI_Type_vector(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_vector",
+            count.into(),
+            Blocks::<c_int>::One(blen.into()),
+            None::<*const c_int>,
+            Err(old),
+            new,
+        ) {
+            return code;
+        }
         let ext = match extent_of(old) {
             Ok(e) => e,
             Err(c) => return c,
@@ -170,6 +190,16 @@ pub(super) unsafe extern "C" fn MPI_Type_create_hvector(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_create_hvector",
+            count.into(),
+            Blocks::<c_int>::One(blen.into()),
+            None::<*const c_int>,
+            Err(old),
+            new,
+        ) {
+            return code;
+        }
         if count < 0 || blen < 0 {
             return MPI_ERR_COUNT;
         }
@@ -206,6 +236,16 @@ pub(super) unsafe extern "C" fn MPI_Type_indexed(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_indexed",
+            count.into(),
+            Blocks::Each(blens),
+            Some(displs),
+            Err(old),
+            new,
+        ) {
+            return code;
+        }
         let ext = match extent_of(old) {
             Ok(e) => e,
             Err(c) => return c,
@@ -241,6 +281,16 @@ pub(super) unsafe extern "C" fn MPI_Type_create_hindexed(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_create_hindexed",
+            count.into(),
+            Blocks::Each(blens),
+            Some(displs),
+            Err(old),
+            new,
+        ) {
+            return code;
+        }
         let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
             .map(|i| (*displs.add(i), old, (*blens.add(i)).max(0) as usize))
             .collect();
@@ -278,6 +328,16 @@ pub(super) unsafe extern "C" fn MPI_Type_create_indexed_block(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_create_indexed_block",
+            count.into(),
+            Blocks::<c_int>::One(blen.into()),
+            Some(displs),
+            Err(old),
+            new,
+        ) {
+            return code;
+        }
         let ext = match extent_of(old) {
             Ok(e) => e,
             Err(c) => return c,
@@ -305,6 +365,16 @@ pub(super) unsafe extern "C" fn MPI_Type_create_hindexed_block(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_create_hindexed_block",
+            count.into(),
+            Blocks::<c_int>::One(blen.into()),
+            Some(displs),
+            Err(old),
+            new,
+        ) {
+            return code;
+        }
         let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
             .map(|i| (*displs.add(i), old, blen.max(0) as usize))
             .collect();
@@ -327,6 +397,16 @@ pub(super) unsafe extern "C" fn MPI_Type_create_struct(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_create_struct",
+            count.into(),
+            Blocks::Each(blens),
+            Some(displs),
+            Ok(types),
+            new,
+        ) {
+            return code;
+        }
         let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
             .map(|i| (*displs.add(i), *types.add(i), (*blens.add(i)).max(0) as usize))
             .collect();
@@ -378,6 +458,16 @@ pub(super) unsafe extern "C" fn MPI_Type_create_resized(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_create_resized",
+            0,
+            Blocks::<c_int>::None,
+            None::<*const c_int>,
+            Err(old),
+            new,
+        ) {
+            return code;
+        }
         let r = with_world(|w| -> MpiResult<c_int> {
             let d = w.dtype(old)?;
             Ok(w.add_type(d.resized(lb, extent)))
@@ -473,6 +563,16 @@ pub(super) unsafe extern "C" fn MPI_Type_create_subarray(
 pub(super) unsafe extern "C" fn MPI_Type_dup(old: c_int, new: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_dup",
+            0,
+            Blocks::<c_int>::None,
+            None::<*const c_int>,
+            Err(old),
+            new,
+        ) {
+            return code;
+        }
         let r = with_world(|w| -> MpiResult<c_int> {
             let mut d = (*w.dtype(old)?).clone();
             d.predefined = false;
@@ -1036,6 +1136,19 @@ pub(super) fn count_ok(c: Count) -> Result<usize, c_int> {
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Type_contiguous_c(count: Count, old: c_int, new: *mut c_int) -> c_int {
+    // Safety: no array is passed.
+    unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_contiguous_c",
+            count,
+            Blocks::<Count>::None,
+            None::<*const Count>,
+            Err(old),
+            new,
+        ) {
+            return code;
+        }
+    }
     match count_ok(count) {
         Ok(n) => build(&[(0, old, n)], 2, vec![count], vec![], &[old], new),
         Err(code) => code,
@@ -1052,6 +1165,16 @@ pub(super) unsafe extern "C" fn MPI_Type_create_hindexed_c(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_create_hindexed_c",
+            count,
+            Blocks::Each(blens),
+            Some(displs),
+            Err(old),
+            new,
+        ) {
+            return code;
+        }
         let Ok(n) = count_ok(count) else {
             return rt::MPI_ERR_COUNT;
         };
@@ -1086,6 +1209,16 @@ pub(super) unsafe extern "C" fn MPI_Type_create_indexed_block_c(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
+        if let Err(code) = type_ctor(
+            "MPI_Type_create_indexed_block_c",
+            count,
+            Blocks::<Count>::One(blen),
+            Some(displs),
+            Err(old),
+            new,
+        ) {
+            return code;
+        }
         let (Ok(n), Ok(len)) = (count_ok(count), count_ok(blen)) else {
             return rt::MPI_ERR_COUNT;
         };

@@ -371,6 +371,10 @@ pub(super) unsafe extern "C" fn MPI_Sendrecv_replace(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Sendrecv_replace");
+        // The buffer is copied before any check of the send: check it first.
+        if let Err(e) = arg_data(buf, count, dt, P2P_BUF) {
+            return entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e);
+        }
         let n = check_count!(g.me, comm, "MPI_Sendrecv_replace", count);
         let d = match with_world(|w| w.dtype(dt)) {
             Ok(d) => d,
@@ -597,6 +601,7 @@ pub(super) unsafe extern "C" fn MPI_Isendrecv(
                 comm,
                 coll: false,
             };
+            rt::check_pair(me, &s, &r)?;
             let stage: rt::Stage = Box::new(move || {
                 let rid = rt::irecv(me, &r)?;
                 let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
@@ -623,7 +628,19 @@ pub(super) unsafe extern "C" fn MPI_Isendrecv_replace(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Isendrecv_replace", comm, req, |me| {
+            // The buffer is copied before any check of the send: check it first.
+            arg_data(buf, count, dt, P2P_BUF)?;
             let n = nonneg(count)?;
+            let half = |peer, tag| rt::P2p {
+                buf: buf as *mut u8,
+                count: n,
+                dtype: dt,
+                peer,
+                tag,
+                comm,
+                coll: false,
+            };
+            rt::check_pair(me, &half(dst, stag), &half(src, rtag))?;
             let d = with_world(|w| w.dtype(dt))?;
             let mut copy = coll::TempBuf::new(&d, n);
             coll::local_copy(buf as *const u8, n, dt, copy.ptr(), n, dt)?;

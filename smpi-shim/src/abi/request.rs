@@ -83,7 +83,7 @@ pub(super) unsafe extern "C" fn MPI_Wait(req: *mut c_int, st: *mut CStatus) -> c
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Wait");
-        let id = match req_id(*req) {
+        let id = match arg_request_ptr(req).and_then(|_| req_id(*req)) {
             Ok(Some(id)) => id,
             Ok(None) => {
                 write_status(st, &empty_status());
@@ -140,7 +140,10 @@ pub(super) unsafe extern "C" fn MPI_Waitall(n: c_int, reqs: *mut c_int, sts: *mu
 
 pub(super) unsafe fn collect(n: c_int, reqs: *mut c_int) -> Result<Vec<Option<u32>>, MpiError> {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe { (0..n.max(0) as usize).map(|i| req_id(*reqs.add(i))).collect() }
+    unsafe {
+        let n = arg_requests(n, reqs)?;
+        (0..n).map(|i| req_id(*reqs.add(i))).collect()
+    }
 }
 
 #[no_mangle]
@@ -241,7 +244,7 @@ pub(super) unsafe extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, st: 
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Test");
-        let id = match req_id(*req) {
+        let id = match arg_request_ptr(req).and_then(|_| req_id(*req)) {
             Ok(Some(id)) => id,
             Ok(None) => {
                 set(flag, 1);
@@ -424,7 +427,7 @@ pub(super) unsafe extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Request_free");
-        match req_id(*req) {
+        match arg_request_ptr(req).and_then(|_| req_id(*req)) {
             Ok(Some(id)) if rt::greq_of(id).is_some() => {
                 rt::release_greq(id);
                 *req = 0;
@@ -485,8 +488,12 @@ pub(super) unsafe extern "C" fn MPI_Request_get_status(
 pub(super) unsafe extern "C" fn MPI_Cancel(req: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let _g = enter_call("MPI_Cancel");
-        if let Ok(Some(id)) = req_id(*req) {
+        let g = enter_call("MPI_Cancel");
+        let handle = arg_request_ptr(req).and_then(|_| req_id(*req));
+        if let Err(e) = handle {
+            return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Cancel", e);
+        }
+        if let Ok(Some(id)) = handle {
             if let Some(greq) = rt::greq_of(id) {
                 // A generalized request is cancelled by its cancel callback.
                 let complete = with_world(|w| rt::is_complete(w, id));
@@ -527,15 +534,11 @@ pub(crate) unsafe fn persistent_init(
         let n = check_count!(g.me, comm, call, count);
         // Build an inactive request by posting nothing: store parameters only.
         let r = with_world(|w| -> MpiResult<u32> {
-            w.ranks[g.me as usize].comm(comm)?;
-            w.dtype(dt)?;
-            Ok(rt::new_persistent(
-                w,
-                g.me,
-                kind,
-                p2p(buf, n, dt, peer, tag, comm),
-                mode,
-            ))
+            // The arguments a send or receive would reject are rejected now,
+            // not at MPI_Start: MPI says the call that names them is erroneous.
+            let a = p2p(buf, n, dt, peer, tag, comm);
+            crate::mpi::p2p::check_p2p(w, g.me, &a, kind == rt::ReqKind::Send, None)?;
+            Ok(rt::new_persistent(w, g.me, kind, a, mode))
         });
         match r {
             Ok(id) => {
@@ -633,15 +636,11 @@ pub(super) unsafe extern "C" fn MPI_Start(req: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Start");
-        if *req <= 0 {
-            return entry::handle_error(
-                g.me,
-                rt::MPI_COMM_WORLD,
-                "MPI_Start",
-                mpi_err(rt::MPI_ERR_REQUEST, "null request"),
-            );
-        }
-        let r = rt::start_persistent(g.me, (*req - 1) as u32);
+        let id = match arg_request_ptr(req).and_then(|_| arg_request(*req)) {
+            Ok(id) => id,
+            Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Start", e),
+        };
+        let r = rt::start_persistent(g.me, id);
         result(g.me, rt::MPI_COMM_WORLD, "MPI_Start", r)
     }
 }
@@ -650,7 +649,11 @@ pub(super) unsafe extern "C" fn MPI_Start(req: *mut c_int) -> c_int {
 pub(super) unsafe extern "C" fn MPI_Startall(n: c_int, reqs: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        for i in 0..n.max(0) as usize {
+        let n = match arg_requests(n, reqs) {
+            Ok(n) => n,
+            Err(e) => return world_error("MPI_Startall", e),
+        };
+        for i in 0..n {
             let rc = MPI_Start(reqs.add(i));
             if rc != MPI_SUCCESS {
                 return rc;

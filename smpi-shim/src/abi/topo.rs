@@ -911,6 +911,14 @@ pub(super) unsafe fn allgather(
     unsafe {
         neighbor_call(call, comm, req, |nb| {
             no_in_place(s)?;
+            // A side with no neighbours moves no data: its arguments are not
+            // significant (a process of a graph may have no destinations).
+            if !nb.destinations.is_empty() {
+                arg_data(s, sc, st, SEND)?;
+            }
+            if !nb.sources.is_empty() {
+                arg_data(r, rc, rtype, RECV)?;
+            }
             let sc = count(sc, "count")?;
             let sends = vec![
                 Block {
@@ -944,6 +952,10 @@ pub(super) unsafe fn allgatherv(
     unsafe {
         neighbor_call(call, comm, req, |nb| {
             no_in_place(s)?;
+            if !nb.destinations.is_empty() {
+                arg_data(s, sc, st, SEND)?;
+            }
+            arg_data_v(r, nb.sources.len(), rcs, rds, Err(rtype), RECV_V)?;
             let sc = count(sc, "count")?;
             let sends = vec![
                 Block {
@@ -973,6 +985,12 @@ pub(super) unsafe fn alltoall(
     unsafe {
         neighbor_call(call, comm, req, |nb| {
             no_in_place(s)?;
+            if !nb.destinations.is_empty() {
+                arg_data(s, sc, st, SEND)?;
+            }
+            if !nb.sources.is_empty() {
+                arg_data(r, rc, rtype, RECV)?;
+            }
             Ok((
                 regular_blocks(s, nb.destinations.len(), count(sc, "count")?, st)?,
                 regular_blocks(r, nb.sources.len(), count(rc, "count")?, rtype)?,
@@ -998,6 +1016,8 @@ pub(super) unsafe fn alltoallv(
     unsafe {
         neighbor_call(call, comm, req, |nb| {
             no_in_place(s)?;
+            arg_data_v(s, nb.destinations.len(), scs, sds, Err(st), SEND)?;
+            arg_data_v(r, nb.sources.len(), rcs, rds, Err(rtype), RECV)?;
             Ok((
                 v_blocks(s, nb.destinations.len(), scs, sds, st)?,
                 v_blocks(r, nb.sources.len(), rcs, rds, rtype)?,
@@ -1023,6 +1043,8 @@ pub(super) unsafe fn alltoallw(
     unsafe {
         neighbor_call(call, comm, req, |nb| {
             no_in_place(s)?;
+            arg_data_v(s, nb.destinations.len(), scs, sds, Ok(sts), SEND)?;
+            arg_data_v(r, nb.sources.len(), rcs, rds, Ok(rts), RECV)?;
             let side = |buf: *const c_void, n: usize, cs, ds: *const isize, ts| -> MpiResult<Vec<Block>> {
                 let displs = if n == 0 {
                     Vec::new()

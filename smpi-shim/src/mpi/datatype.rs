@@ -173,6 +173,22 @@ pub(crate) struct Datatype {
 }
 
 impl Datatype {
+    /// Whether `MPI_BOTTOM` (a NULL buffer) can hold data of this type.
+    ///
+    /// With `MPI_BOTTOM` the type map's displacements are the data's absolute
+    /// addresses (MPI 4.1 §5.1.12), so a derived type built from
+    /// `MPI_Get_address` values is valid with a NULL buffer. A predefined type
+    /// has its data at displacement 0, and no derived type whose data starts
+    /// below the first page can hold absolute addresses either: Linux never
+    /// maps that page (`vm.mmap_min_addr` is at least 4096), so such data at
+    /// `MPI_BOTTOM` could only be a crash. Deciding on the lowest data byte
+    /// (`true_lb`) rather than on the first block keeps types whose blocks are
+    /// not in address order right.
+    pub(crate) fn fits_bottom(&self) -> bool {
+        const FIRST_MAPPABLE_ADDRESS: isize = 4096;
+        !self.predefined && self.true_lb >= FIRST_MAPPABLE_ADDRESS
+    }
+
     /// A predefined type of `size` bytes.
     pub(crate) fn basic(name: &str, basic: Basic) -> Self {
         let size = basic.size();

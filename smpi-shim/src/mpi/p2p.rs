@@ -73,7 +73,7 @@ pub(crate) fn check_p2p(
         return Err(mpi_err(MPI_ERR_TYPE, "datatype not committed"));
     }
     let size = dt.size * a.count;
-    if a.buf.is_null() && size > 0 && !is_bottom_ok(&dt) {
+    if a.buf.is_null() && size > 0 && !dt.fits_bottom() {
         return Err(mpi_err(
             MPI_ERR_BUFFER,
             format!("null buffer with count {}", a.count),
@@ -107,11 +107,6 @@ pub(crate) fn check_p2p(
     let context = c.shared.context + a.coll as u32;
     let peer_world = if a.peer >= 0 { c.world_of(a.peer) } else { u32::MAX };
     Ok((context, c.my_rank, peer_world, size, dt))
-}
-
-pub(crate) fn is_bottom_ok(dt: &Datatype) -> bool {
-    // Absolute addresses with MPI_BOTTOM: the type map carries the addresses.
-    dt.blocks.first().is_some_and(|b| b.0 != 0)
 }
 
 pub(crate) fn matches(send: &Request, recv: &Request) -> bool {
@@ -568,6 +563,9 @@ pub(crate) fn probe_for(
         if source != MPI_ANY_SOURCE && source != MPI_PROC_NULL && (source < 0 || source >= c.peer_size()) {
             return Err(mpi_err(MPI_ERR_RANK, format!("invalid source rank {source}")));
         }
+        if tag != MPI_ANY_TAG && !(0..=TAG_UB).contains(&tag) {
+            return Err(mpi_err(MPI_ERR_TAG, format!("invalid tag {tag}")));
+        }
         let context = c.shared.context;
         let speed = w.platform.host(w.ranks[me as usize].host).speed;
         let n = poll_counter(w, me, Poll::Iprobe) as f64;
@@ -643,11 +641,21 @@ pub(crate) fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
 /// `waitall`): the send is started first (after its `ois` sleep), then the
 /// receive is posted, then both are waited for, send first.
 pub(crate) fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
+    check_pair(me, s, r)?;
     let sid = isend(me, s, SendMode::Standard, true)?;
     let rid = irecv(me, r)?;
     wait(me, sid, "MPI_Sendrecv");
     let st = wait(me, rid, "MPI_Sendrecv");
     Ok(st)
+}
+
+/// Checks both halves of a send-receive before either starts, so a bad
+/// receive argument leaves no send posted (and no message in flight).
+pub(crate) fn check_pair(me: u32, s: &P2p, r: &P2p) -> MpiResult<()> {
+    with_world(|w| {
+        check_p2p(w, me, s, true, None)?;
+        check_p2p(w, me, r, false, None).map(|_| ())
+    })
 }
 
 // ------------------------------------------------------------------ matched probes

@@ -4,6 +4,7 @@
 //! `cargo test --release -p e2e-tests --test e2e <module>::`.
 
 mod apps;
+mod arg_checks;
 mod calibration_programs;
 mod cli;
 mod coll_algorithms;
