@@ -212,6 +212,12 @@ pub(crate) fn post_send(w: &mut World, id: u32) {
         let tag = w.req(id).tag;
         w.log_request(owner, "send", size, Some(peer_world), tag, None);
     }
+    if w.trace.is_some() && w.req(id).context.is_multiple_of(2) {
+        let tag = w.req(id).tag;
+        if let Some(t) = &mut w.trace {
+            t.note_message(owner, "send", size, Some(peer_world), tag);
+        }
+    }
     w.ranks[owner as usize].bytes_sent += size as u64;
     let ctx = w.kernel.clone();
     // Synchronous sends stay on the rendezvous path even when small.
@@ -328,6 +334,14 @@ pub(crate) fn post_recv(w: &mut World, id: u32) {
             ..Default::default()
         };
         return;
+    }
+    if w.trace.is_some() && w.req(id).context.is_multiple_of(2) {
+        let r = w.req(id);
+        let (size, tag) = (r.size, r.tag);
+        let from = (peer != MPI_ANY_SOURCE).then_some(r.peer_world);
+        if let Some(t) = &mut w.trace {
+            t.note_message(owner, "recv", size, from, tag);
+        }
     }
     if w.request_log.is_some() {
         let r = w.req(id);

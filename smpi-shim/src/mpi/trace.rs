@@ -55,6 +55,9 @@ pub(crate) struct Timeline {
     /// Per rank, the collective algorithms chosen during its current MPI
     /// call (`bcast: binomial_tree`), attached to the call's span.
     algorithms: Vec<String>,
+    /// Per rank, the messages its current MPI call posted (`send to 3, 8 B,
+    /// tag 0`), attached to the call's span.
+    messages: Vec<String>,
     /// Kernel names, kept once for the whole run (a model set has a few).
     names: std::collections::HashMap<String, &'static str>,
 }
@@ -76,6 +79,7 @@ impl Timeline {
             spans: Vec::new(),
             computing,
             algorithms: vec![String::new(); hosts.len()],
+            messages: vec![String::new(); hosts.len()],
             hosts,
             names: Default::default(),
         };
@@ -105,6 +109,21 @@ impl Timeline {
             a.push_str(coll);
             a.push_str(": ");
             a.push_str(algorithm);
+        }
+    }
+
+    /// Notes that `rank`'s current MPI call posted a `kind` (send or recv)
+    /// of `size` bytes with `peer` (world rank; `None`: any source) and `tag`
+    /// (shown with the call's span in the JSON format; the program's own
+    /// messages, not those inside collectives).
+    pub(crate) fn note_message(&mut self, rank: u32, kind: &str, size: usize, peer: Option<u32>, tag: i32) {
+        if let Some(m) = self.messages.get_mut(rank as usize) {
+            if !m.is_empty() {
+                m.push_str("; ");
+            }
+            let peer = peer.map_or("any".to_string(), |p| p.to_string());
+            let dir = if kind == "send" { "to" } else { "from" };
+            m.push_str(&format!("{kind} {dir} {peer}, {size} B, tag {tag}"));
         }
     }
 
@@ -144,11 +163,21 @@ impl Timeline {
             TraceFormat::ChromeJson => {
                 let mpi = name.starts_with("MPI_");
                 let category = if mpi { "MPI" } else { "computation" };
-                let algorithms = match self.algorithms.get_mut(rank as usize) {
-                    Some(a) if mpi && !a.is_empty() => {
-                        format!(", \"args\": {{\"algorithm\": \"{}\"}}", std::mem::take(a))
+                let mut args = Vec::new();
+                if mpi {
+                    for (key, notes) in [
+                        ("algorithm", &mut self.algorithms),
+                        ("messages", &mut self.messages),
+                    ] {
+                        if let Some(n) = notes.get_mut(rank as usize).filter(|n| !n.is_empty()) {
+                            args.push(format!("\"{key}\": \"{}\"", std::mem::take(n)));
+                        }
                     }
-                    _ => String::new(),
+                }
+                let algorithms = if args.is_empty() {
+                    String::new()
+                } else {
+                    format!(", \"args\": {{{}}}", args.join(", "))
                 };
                 // Microseconds, with the simulator's nanosecond precision.
                 self.json_event(&format!(
@@ -161,8 +190,10 @@ impl Timeline {
             TraceFormat::Paje => {
                 // (Paje states carry no arguments: the note goes with the call.)
                 if name.starts_with("MPI_") {
-                    if let Some(a) = self.algorithms.get_mut(rank as usize) {
-                        a.clear();
+                    for notes in [&mut self.algorithms, &mut self.messages] {
+                        if let Some(n) = notes.get_mut(rank as usize) {
+                            n.clear();
+                        }
                     }
                 }
                 self.spans.push(Span {

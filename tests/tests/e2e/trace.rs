@@ -54,6 +54,16 @@ fn chrome_json_timeline_tiles_each_ranks_time() {
             spans.iter().any(|s| s.2 == "MPI_Sendrecv" || s.2 == "MPI_Send"),
             "{spans:?}"
         );
+        // Point-to-point calls carry their messages: peer, size, tag.
+        let next = (rank + 1) % 4;
+        let sent = events.iter().any(|e| {
+            e["tid"] == rank
+                && e["name"] == "MPI_Send"
+                && e["args"]["messages"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with(&format!("send to {next}, ")) && m.contains(" B, tag "))
+        });
+        assert!(sent, "rank {rank}: no MPI_Send to {next} with its message");
         // Simulated time passes only in MPI calls and computation: the spans
         // follow each other without gap or overlap from 0 to the rank's end.
         let mut at = 0.0;
