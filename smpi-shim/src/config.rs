@@ -29,7 +29,7 @@ use models::network::{Overhead, PiecewiseFactor};
 use models::ModelSet;
 use simcore::platform::{ConfigEntry, ModelLoopback, Platform};
 
-pub(crate) use given::RawConfig;
+pub(crate) use given::{edit_distance, RawConfig};
 pub(crate) use keys::{help, KEYS};
 
 /// Where a configuration value comes from. The variants are in precedence order, lowest first

@@ -107,7 +107,7 @@ fn unknown_key_problem(key: &str) -> String {
 }
 
 /// Levenshtein distance between two short strings, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut previous: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

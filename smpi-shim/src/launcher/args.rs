@@ -67,6 +67,54 @@ Options:
 The program's output goes to stdout; smpirun's summary goes to stderr.
 ";
 
+/// smpirun's options, for the suggestion when one is mistyped.
+const OPTIONS: &[&str] = &[
+    "-platform",
+    "-platform-set",
+    "-np",
+    "-hostfile",
+    "-machinefile",
+    "-map",
+    "--cfg",
+    "--log",
+    "-model",
+    "--json",
+    "-request-log",
+    "-keep-temps",
+    "-no-privatize",
+    "-analyze",
+    "-foreground",
+    "-tmpdir",
+    "-quiet",
+    "-progress",
+    "--wall-time-limit",
+    "--sim-time-limit",
+    "-trace",
+    "-trace-file",
+    "-trace-ti",
+    "--link-stats",
+    "--help",
+    "--help-cfg",
+    "-version",
+];
+
+/// The message for an option smpirun does not know, with the nearest known
+/// one when it is close (a typo).
+fn unknown_option(given: &str) -> String {
+    let name = given.split('=').next().unwrap_or(given);
+    let bare = name.trim_start_matches('-');
+    let nearest = OPTIONS
+        .iter()
+        .map(|o| (crate::config::edit_distance(bare, o.trim_start_matches('-')), *o))
+        .min();
+    match nearest {
+        Some((d, o)) if d <= 2.max(bare.len() / 4) => {
+            format!("unknown option '{given}'; did you mean {o}? (see smpirun --help)")
+        }
+        _ => format!("unknown option '{given}' (see smpirun --help)"),
+    }
+}
+
 /// Parsed command line.
 #[derive(Debug, Default)]
 pub(super) struct Args {
@@ -227,7 +275,7 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
             }
             _ if s.starts_with("--cfg=") => a.cfg.push(s["--cfg=".len()..].to_string()),
             _ if s.starts_with("--log=") => a.log.add_flag(&s["--log=".len()..])?,
-            _ if s.starts_with('-') => return Err(format!("unknown option '{s}' (see smpirun --help)")),
+            _ if s.starts_with('-') => return Err(unknown_option(s)),
             _ => a.program = Some(s.into()),
         }
         i += 1;
@@ -283,3 +331,32 @@ pub(super) fn parse_hostfile(text: &str, file: &str, platform: &Platform) -> Res
 
 #[cfg(test)]
 mod fuzz;
+
+#[cfg(test)]
+mod suggestion_tests {
+    use super::*;
+
+    #[test]
+    fn a_mistyped_option_gets_the_nearest_one() {
+        assert!(unknown_option("-platfrom").contains("did you mean -platform?"));
+        assert!(unknown_option("--link-stat").contains("did you mean --link-stats?"));
+        assert!(unknown_option("-trase").contains("did you mean -trace?"));
+        assert!(!unknown_option("-zzzzzzzz").contains("did you mean"));
+    }
+
+    #[test]
+    fn every_option_in_the_help_can_be_suggested() {
+        for line in USAGE.lines() {
+            let Some(first) = line.trim_start().split([' ', ',', '=']).next() else {
+                continue;
+            };
+            if line.starts_with("  -") && first.starts_with('-') {
+                let bare = first.trim_start_matches('-');
+                assert!(
+                    OPTIONS.iter().any(|o| o.trim_start_matches('-') == bare),
+                    "{first} (from the help) is not in OPTIONS"
+                );
+            }
+        }
+    }
+}
