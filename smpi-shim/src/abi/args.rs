@@ -33,6 +33,19 @@ pub(super) unsafe fn set<T>(p: *mut T, v: T) {
     }
 }
 
+/// The end of a call that starts a request: its handle goes to `*req` (when
+/// not null), an error to the handler of `comm`.
+pub(super) unsafe fn started(me: u32, comm: i32, call: &str, req: *mut c_int, r: MpiResult<u32>) -> c_int {
+    match r {
+        Ok(id) => {
+            // Safety: `req` is null or valid for a write (the caller's contract).
+            unsafe { set(req, id as c_int + 1) };
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(me, comm, call, e),
+    }
+}
+
 pub(super) unsafe fn write_cstr(dst: *mut c_char, s: &str, len: *mut c_int, max: usize) {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
     unsafe {

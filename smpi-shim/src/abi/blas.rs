@@ -397,220 +397,67 @@ pub(super) fn side(c: *const c_char) -> c_int {
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn dgemm_(
-    ta: *const c_char,
-    tb: *const c_char,
-    m: *const c_int,
-    n: *const c_int,
-    k: *const c_int,
-    alpha: *const f64,
-    a: *const f64,
-    lda: *const c_int,
-    b: *const f64,
-    ldb: *const c_int,
-    beta: *const f64,
-    c: *mut f64,
-    ldc: *const c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if nested() {
-            return real::<FDgemm>("dgemm_")(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+/// Exports the Fortran BLAS forms (arguments by reference, column-major
+/// matrices). Inside a call the real BLAS serves them (see `nested`);
+/// otherwise they go to the cblas form, with the arguments after `=>`.
+macro_rules! fortran_forms {
+    ($($name:ident: $real:ty = $cblas:ident($($p:ident: $t:ty),* $(,)?) => ($($a:expr),* $(,)?);)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($($p: $t),*) {
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe {
+                if nested() {
+                    return real::<$real>(stringify!($name))($($p),*);
+                }
+                $cblas($($a),*)
+            }
         }
-        cblas_dgemm(
-            COL_MAJOR,
-            trans(ta),
-            trans(tb),
-            *m,
-            *n,
-            *k,
-            *alpha,
-            a,
-            *lda,
-            b,
-            *ldb,
-            *beta,
-            c,
-            *ldc,
-        )
-    }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn dtrsm_(
-    s: *const c_char,
-    u: *const c_char,
-    ta: *const c_char,
-    d: *const c_char,
-    m: *const c_int,
-    n: *const c_int,
-    alpha: *const f64,
-    a: *const f64,
-    lda: *const c_int,
-    b: *mut f64,
-    ldb: *const c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if nested() {
-            return real::<FDtrsm>("dtrsm_")(s, u, ta, d, m, n, alpha, a, lda, b, ldb);
-        }
-        cblas_dtrsm(
-            COL_MAJOR,
-            side(s),
-            uplo(u),
-            trans(ta),
-            diag(d),
-            *m,
-            *n,
-            *alpha,
-            a,
-            *lda,
-            b,
-            *ldb,
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn dgemv_(
-    ta: *const c_char,
-    m: *const c_int,
-    n: *const c_int,
-    alpha: *const f64,
-    a: *const f64,
-    lda: *const c_int,
-    x: *const f64,
-    incx: *const c_int,
-    beta: *const f64,
-    y: *mut f64,
-    incy: *const c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if nested() {
-            return real::<FDgemv>("dgemv_")(ta, m, n, alpha, a, lda, x, incx, beta, y, incy);
-        }
-        cblas_dgemv(
-            COL_MAJOR,
-            trans(ta),
-            *m,
-            *n,
-            *alpha,
-            a,
-            *lda,
-            x,
-            *incx,
-            *beta,
-            y,
-            *incy,
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn dger_(
-    m: *const c_int,
-    n: *const c_int,
-    alpha: *const f64,
-    x: *const f64,
-    incx: *const c_int,
-    y: *const f64,
-    incy: *const c_int,
-    a: *mut f64,
-    lda: *const c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if nested() {
-            return real::<FDger>("dger_")(m, n, alpha, x, incx, y, incy, a, lda);
-        }
-        cblas_dger(COL_MAJOR, *m, *n, *alpha, x, *incx, y, *incy, a, *lda)
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn dtrsv_(
-    u: *const c_char,
-    ta: *const c_char,
-    d: *const c_char,
-    n: *const c_int,
-    a: *const f64,
-    lda: *const c_int,
-    x: *mut f64,
-    incx: *const c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if nested() {
-            return real::<FDtrsv>("dtrsv_")(u, ta, d, n, a, lda, x, incx);
-        }
-        cblas_dtrsv(COL_MAJOR, uplo(u), trans(ta), diag(d), *n, a, *lda, x, *incx)
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn daxpy_(
-    n: *const c_int,
-    alpha: *const f64,
-    x: *const f64,
-    incx: *const c_int,
-    y: *mut f64,
-    incy: *const c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if nested() {
-            return real::<FDaxpy>("daxpy_")(n, alpha, x, incx, y, incy);
-        }
-        cblas_daxpy(*n, *alpha, x, *incx, y, *incy)
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn dscal_(n: *const c_int, alpha: *const f64, x: *mut f64, incx: *const c_int) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if nested() {
-            return real::<FDscal>("dscal_")(n, alpha, x, incx);
-        }
-        cblas_dscal(*n, *alpha, x, *incx)
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn dswap_(
-    n: *const c_int,
-    x: *mut f64,
-    incx: *const c_int,
-    y: *mut f64,
-    incy: *const c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if nested() {
-            return real::<FDswap>("dswap_")(n, x, incx, y, incy);
-        }
-        cblas_dswap(*n, x, *incx, y, *incy)
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn dcopy_(
-    n: *const c_int,
-    x: *const f64,
-    incx: *const c_int,
-    y: *mut f64,
-    incy: *const c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if nested() {
-            return real::<FDcopy>("dcopy_")(n, x, incx, y, incy);
-        }
-        cblas_dcopy(*n, x, *incx, y, *incy)
-    }
+fortran_forms! {
+    dgemm_: FDgemm = cblas_dgemm(
+        ta: *const c_char, tb: *const c_char, m: *const c_int, n: *const c_int, k: *const c_int,
+        alpha: *const f64, a: *const f64, lda: *const c_int, b: *const f64, ldb: *const c_int,
+        beta: *const f64, c: *mut f64, ldc: *const c_int,
+    )
+        => (COL_MAJOR, trans(ta), trans(tb), *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, *ldc);
+    dtrsm_: FDtrsm = cblas_dtrsm(
+        s: *const c_char, u: *const c_char, ta: *const c_char, d: *const c_char, m: *const c_int,
+        n: *const c_int, alpha: *const f64, a: *const f64, lda: *const c_int, b: *mut f64, ldb: *const c_int,
+    )
+        => (COL_MAJOR, side(s), uplo(u), trans(ta), diag(d), *m, *n, *alpha, a, *lda, b, *ldb);
+    dgemv_: FDgemv = cblas_dgemv(
+        ta: *const c_char, m: *const c_int, n: *const c_int, alpha: *const f64, a: *const f64,
+        lda: *const c_int, x: *const f64, incx: *const c_int, beta: *const f64, y: *mut f64,
+        incy: *const c_int,
+    )
+        => (COL_MAJOR, trans(ta), *m, *n, *alpha, a, *lda, x, *incx, *beta, y, *incy);
+    dger_: FDger = cblas_dger(
+        m: *const c_int, n: *const c_int, alpha: *const f64, x: *const f64, incx: *const c_int,
+        y: *const f64, incy: *const c_int, a: *mut f64, lda: *const c_int,
+    )
+        => (COL_MAJOR, *m, *n, *alpha, x, *incx, y, *incy, a, *lda);
+    dtrsv_: FDtrsv = cblas_dtrsv(
+        u: *const c_char, ta: *const c_char, d: *const c_char, n: *const c_int, a: *const f64,
+        lda: *const c_int, x: *mut f64, incx: *const c_int,
+    )
+        => (COL_MAJOR, uplo(u), trans(ta), diag(d), *n, a, *lda, x, *incx);
+    daxpy_: FDaxpy = cblas_daxpy(
+        n: *const c_int, alpha: *const f64, x: *const f64, incx: *const c_int, y: *mut f64,
+        incy: *const c_int,
+    )
+        => (*n, *alpha, x, *incx, y, *incy);
+    dscal_: FDscal = cblas_dscal(n: *const c_int, alpha: *const f64, x: *mut f64, incx: *const c_int)
+        => (*n, *alpha, x, *incx);
+    dswap_: FDswap = cblas_dswap(
+        n: *const c_int, x: *mut f64, incx: *const c_int, y: *mut f64, incy: *const c_int,
+    )
+        => (*n, x, *incx, y, *incy);
+    dcopy_: FDcopy = cblas_dcopy(
+        n: *const c_int, x: *const f64, incx: *const c_int, y: *mut f64, incy: *const c_int,
+    )
+        => (*n, x, *incx, y, *incy);
 }
 
 #[no_mangle]

@@ -35,24 +35,100 @@ pub(super) fn in_place_count(buf: *const c_void, v: c_int) -> MpiResult<usize> {
     }
 }
 
+/// Runs a blocking collective under its entry guard, as `nb!` does for the
+/// non-blocking forms: any error goes to the handler of `comm` under `call`.
+fn blocking(call: &'static str, comm: c_int, body: impl FnOnce(u32) -> MpiResult<()>) -> c_int {
+    let g = enter_call(call);
+    result(g.me, comm, call, body(g.me))
+}
+
+/// The communicator a blocking collective runs on.
+enum On {
+    /// An intercommunicator: the algorithms of `coll::inter`.
+    Inter(InterView),
+    /// An intracommunicator: the selected algorithm of `coll`.
+    Intra(CommView),
+}
+
+impl On {
+    fn of(me: u32, comm: i32) -> MpiResult<On> {
+        Ok(match InterView::of(me, comm)? {
+            Some(iv) => On::Inter(iv),
+            None => On::Intra(view(me, comm)?),
+        })
+    }
+
+    /// This rank in an intracommunicator; `None` on an intercommunicator.
+    fn rank(&self) -> Option<i32> {
+        match self {
+            On::Inter(_) => None,
+            On::Intra(c) => Some(c.rank),
+        }
+    }
+
+    /// How many ranks a rooted or all-to-all collective addresses: the
+    /// remote group on an intercommunicator, the communicator otherwise.
+    fn peers(&self) -> i32 {
+        match self {
+            On::Inter(iv) => iv.rsize,
+            On::Intra(c) => c.size,
+        }
+    }
+}
+
+/// The two sides of a rooted collective at this rank: (it is the root side,
+/// it has data of its own on the other side). `rank` is `None` on an
+/// intercommunicator, where `root` is `MPI_ROOT`, `MPI_PROC_NULL` or a remote
+/// rank; `own` is the non-root buffer (`MPI_IN_PLACE` at an intracommunicator root).
+pub(super) fn rooted(rank: Option<i32>, root: c_int, own: *const c_void) -> (bool, bool) {
+    match rank {
+        None => (root == MPI_ROOT, root >= 0),
+        Some(rank) => (rank == root, !in_place(own)),
+    }
+}
+
+/// A count where it is read (`used`), zero where MPI says it is ignored.
+pub(super) fn count_if(used: bool, count: c_int) -> MpiResult<usize> {
+    if used {
+        nonneg(count)
+    } else {
+        Ok(0)
+    }
+}
+
+/// Counts and displacements from C arrays where they are read (`used`),
+/// zeros where MPI says they are ignored.
+unsafe fn counts_displs_if(
+    used: bool,
+    n: i32,
+    counts: *const c_int,
+    displs: *const c_int,
+) -> MpiResult<(Vec<usize>, Vec<isize>)> {
+    if used {
+        // Safety: where they are read the arrays hold `n` entries (the caller's contract).
+        unsafe { counts_displs(n, counts, displs) }
+    } else {
+        Ok((vec![0; n as usize], vec![0; n as usize]))
+    }
+}
+
+/// The element count of a reduction, once its datatype and operation are known valid.
+fn reduction_count(count: c_int, dt: c_int, op: c_int) -> MpiResult<usize> {
+    let n = nonneg(count)?;
+    with_world(|w| w.dtype(dt).and(w.op(op).map(|_| ())))?;
+    Ok(n)
+}
+
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
-    let g = enter_call("MPI_Barrier");
-    if let Err(e) = check_barrier(g.me, comm) {
-        return entry::handle_error(g.me, comm, "MPI_Barrier", e);
-    }
-    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Barrier")) {
-        return entry::handle_error(g.me, comm, "MPI_Barrier", e);
-    }
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = ic::barrier(iv);
-            return result(g.me, comm, "MPI_Barrier", r);
+    blocking("MPI_Barrier", comm, |me| {
+        check_barrier(me, comm)?;
+        coll_check::check(me, comm, CollSig::new("MPI_Barrier"))?;
+        match On::of(me, comm)? {
+            On::Inter(iv) => ic::barrier(iv),
+            On::Intra(c) => coll::barrier(c),
         }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Barrier", e),
-    }
-    coll_call!(g, comm, "MPI_Barrier", coll::barrier(view(g.me, comm)?))
+    })
 }
 
 #[no_mangle]
@@ -63,25 +139,17 @@ pub(super) unsafe extern "C" fn MPI_Bcast(
     root: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter_call("MPI_Bcast");
-    if let Err(e) = check_bcast(g.me, buf, count, dt, root, comm) {
-        return entry::handle_error(g.me, comm, "MPI_Bcast", e);
-    }
-    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Bcast").root(root).data(count, dt)) {
-        return entry::handle_error(g.me, comm, "MPI_Bcast", e);
-    }
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| ic::bcast(iv, buf as *mut u8, nonneg(count)?, dt, root))();
-            return result(g.me, comm, "MPI_Bcast", r);
+    blocking("MPI_Bcast", comm, |me| {
+        check_bcast(me, buf, count, dt, root, comm)?;
+        coll_check::check(me, comm, CollSig::new("MPI_Bcast").root(root).data(count, dt))?;
+        match On::of(me, comm)? {
+            On::Inter(iv) => ic::bcast(iv, buf as *mut u8, nonneg(count)?, dt, root),
+            On::Intra(c) => {
+                let n = nonneg(count)?;
+                with_world(|w| w.dtype(dt))?;
+                coll::bcast(c, buf as *mut u8, n, dt, root)
+            }
         }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Bcast", e),
-    }
-    coll_call!(g, comm, "MPI_Bcast", {
-        let n = nonneg(count)?;
-        with_world(|w| w.dtype(dt))?;
-        coll::bcast(view(g.me, comm)?, buf as *mut u8, n, dt, root)
     })
 }
 
@@ -95,47 +163,15 @@ pub(super) unsafe extern "C" fn MPI_Reduce(
     root: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter_call("MPI_Reduce");
-    if let Err(e) = check_reduce(g.me, sbuf, rbuf, count, dt, op, root, comm) {
-        return entry::handle_error(g.me, comm, "MPI_Reduce", e);
-    }
-    if let Err(e) = coll_check::check(
-        g.me,
-        comm,
-        CollSig::new("MPI_Reduce").root(root).op(op).data(count, dt),
-    ) {
-        return entry::handle_error(g.me, comm, "MPI_Reduce", e);
-    }
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| {
-                ic::reduce(
-                    iv,
-                    sbuf as *const u8,
-                    rbuf as *mut u8,
-                    nonneg(count)?,
-                    dt,
-                    op,
-                    root,
-                )
-            })();
-            return result(g.me, comm, "MPI_Reduce", r);
+    blocking("MPI_Reduce", comm, |me| {
+        check_reduce(me, sbuf, rbuf, count, dt, op, root, comm)?;
+        let sig = CollSig::new("MPI_Reduce").root(root).op(op).data(count, dt);
+        coll_check::check(me, comm, sig)?;
+        let (s, r) = (sbuf as *const u8, rbuf as *mut u8);
+        match On::of(me, comm)? {
+            On::Inter(iv) => ic::reduce(iv, s, r, nonneg(count)?, dt, op, root),
+            On::Intra(c) => coll::reduce(c, s, r, reduction_count(count, dt, op)?, dt, op, root),
         }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Reduce", e),
-    }
-    coll_call!(g, comm, "MPI_Reduce", {
-        let n = nonneg(count)?;
-        with_world(|w| w.dtype(dt).and(w.op(op).map(|_| ())))?;
-        coll::reduce(
-            view(g.me, comm)?,
-            sbuf as *const u8,
-            rbuf as *mut u8,
-            n,
-            dt,
-            op,
-            root,
-        )
     })
 }
 
@@ -148,26 +184,14 @@ pub(super) unsafe extern "C" fn MPI_Allreduce(
     op: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter_call("MPI_Allreduce");
-    if let Err(e) = check_allreduce(g.me, sbuf, rbuf, count, dt, op, comm) {
-        return entry::handle_error(g.me, comm, "MPI_Allreduce", e);
-    }
-    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Allreduce").op(op).data(count, dt)) {
-        return entry::handle_error(g.me, comm, "MPI_Allreduce", e);
-    }
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> =
-                (|| ic::allreduce(iv, sbuf as *const u8, rbuf as *mut u8, nonneg(count)?, dt, op))();
-            return result(g.me, comm, "MPI_Allreduce", r);
+    blocking("MPI_Allreduce", comm, |me| {
+        check_allreduce(me, sbuf, rbuf, count, dt, op, comm)?;
+        coll_check::check(me, comm, CollSig::new("MPI_Allreduce").op(op).data(count, dt))?;
+        let (s, r) = (sbuf as *const u8, rbuf as *mut u8);
+        match On::of(me, comm)? {
+            On::Inter(iv) => ic::allreduce(iv, s, r, nonneg(count)?, dt, op),
+            On::Intra(c) => coll::allreduce(c, s, r, reduction_count(count, dt, op)?, dt, op),
         }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Allreduce", e),
-    }
-    coll_call!(g, comm, "MPI_Allreduce", {
-        let n = nonneg(count)?;
-        with_world(|w| w.dtype(dt).and(w.op(op).map(|_| ())))?;
-        coll::allreduce(view(g.me, comm)?, sbuf as *const u8, rbuf as *mut u8, n, dt, op)
     })
 }
 
@@ -199,56 +223,22 @@ pub(super) unsafe extern "C" fn MPI_Gather(
     root: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter_call("MPI_Gather");
-    if let Err(e) = check_gather(g.me, sbuf, scount, stype, rbuf, rcount, rtype, root, comm) {
-        return entry::handle_error(g.me, comm, "MPI_Gather", e);
-    }
-    if let Err(e) = coll_check::check(
-        g.me,
-        comm,
-        CollSig::new("MPI_Gather")
-            .root(root)
-            .contributed(sbuf, scount, stype, rcount, rtype),
-    ) {
-        return entry::handle_error(g.me, comm, "MPI_Gather", e);
-    }
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| {
-                let rc = if root == -3 { nonneg(rcount)? } else { 0 };
-                let n = iv.rsize as usize;
-                let displs: Vec<isize> = (0..n as isize).map(|i| i * rc as isize).collect();
-                ic::gatherv(
-                    iv,
-                    sbuf as *const u8,
-                    if root >= 0 { nonneg(scount)? } else { 0 },
-                    stype,
-                    rbuf as *mut u8,
-                    &vec![rc; n],
-                    &displs,
-                    rtype,
-                    root,
-                )
-            })();
-            return result(g.me, comm, "MPI_Gather", r);
-        }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Gather", e),
-    }
-    coll_call!(g, comm, "MPI_Gather", {
-        let c = view(g.me, comm)?;
+    blocking("MPI_Gather", comm, |me| {
+        check_gather(me, sbuf, scount, stype, rbuf, rcount, rtype, root, comm)?;
+        let sig = CollSig::new("MPI_Gather").root(root);
+        coll_check::check(me, comm, sig.contributed(sbuf, scount, stype, rcount, rtype))?;
+        let on = On::of(me, comm)?;
+        let (receives, sends) = rooted(on.rank(), root, sbuf);
         // Receive arguments matter only at the root.
-        let rc = if c.rank == root { nonneg(rcount)? } else { 0 };
-        coll::gather(
-            c,
-            sbuf as *const u8,
-            in_place_count(sbuf, scount)?,
-            stype,
-            rbuf as *mut u8,
-            rc,
-            rtype,
-            root,
-        )
+        let rc = count_if(receives, rcount)?;
+        let (s, sc, r) = (sbuf as *const u8, count_if(sends, scount)?, rbuf as *mut u8);
+        match on {
+            On::Inter(iv) => {
+                let (cs, ds) = regular(iv.rsize, rc);
+                ic::gatherv(iv, s, sc, stype, r, &cs, &ds, rtype, root)
+            }
+            On::Intra(c) => coll::gather(c, s, sc, stype, r, rc, rtype, root),
+        }
     })
 }
 
@@ -287,58 +277,17 @@ pub(super) unsafe extern "C" fn MPI_Gatherv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Gatherv");
-        if let Err(e) = check_gatherv(
-            g.me, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,
-        ) {
-            return entry::handle_error(g.me, comm, "MPI_Gatherv", e);
-        }
-        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Gatherv").root(root)) {
-            return entry::handle_error(g.me, comm, "MPI_Gatherv", e);
-        }
-        match InterView::of(g.me, comm) {
-            Ok(Some(iv)) => {
-                let r: MpiResult<()> = (|| {
-                    let (cs, ds) = if root == -3 {
-                        counts_displs(iv.rsize, rcounts, displs)?
-                    } else {
-                        (vec![], vec![])
-                    };
-                    ic::gatherv(
-                        iv,
-                        sbuf as *const u8,
-                        if root >= 0 { nonneg(scount)? } else { 0 },
-                        stype,
-                        rbuf as *mut u8,
-                        &cs,
-                        &ds,
-                        rtype,
-                        root,
-                    )
-                })();
-                return result(g.me, comm, "MPI_Gatherv", r);
+        blocking("MPI_Gatherv", comm, |me| {
+            check_gatherv(me, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm)?;
+            coll_check::check(me, comm, CollSig::new("MPI_Gatherv").root(root))?;
+            let on = On::of(me, comm)?;
+            let (receives, sends) = rooted(on.rank(), root, sbuf);
+            let (cs, ds) = counts_displs_if(receives, on.peers(), rcounts, displs)?;
+            let (s, sc, r) = (sbuf as *const u8, count_if(sends, scount)?, rbuf as *mut u8);
+            match on {
+                On::Inter(iv) => ic::gatherv(iv, s, sc, stype, r, &cs, &ds, rtype, root),
+                On::Intra(c) => coll::gatherv(c, s, sc, stype, r, &cs, &ds, rtype, root),
             }
-            Ok(None) => {}
-            Err(e) => return entry::handle_error(g.me, comm, "MPI_Gatherv", e),
-        }
-        coll_call!(g, comm, "MPI_Gatherv", {
-            let c = view(g.me, comm)?;
-            let (cs, ds) = if c.rank == root {
-                counts_displs(c.size, rcounts, displs)?
-            } else {
-                (vec![0; c.size as usize], vec![0; c.size as usize])
-            };
-            coll::gatherv(
-                c,
-                sbuf as *const u8,
-                in_place_count(sbuf, scount)?,
-                stype,
-                rbuf as *mut u8,
-                &cs,
-                &ds,
-                rtype,
-                root,
-            )
         })
     }
 }
@@ -354,56 +303,22 @@ pub(super) unsafe extern "C" fn MPI_Scatter(
     root: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter_call("MPI_Scatter");
-    if let Err(e) = check_scatter(g.me, sbuf, scount, stype, rbuf, rcount, rtype, root, comm) {
-        return entry::handle_error(g.me, comm, "MPI_Scatter", e);
-    }
-    if let Err(e) = coll_check::check(
-        g.me,
-        comm,
-        CollSig::new("MPI_Scatter")
-            .root(root)
-            .received(rbuf, rcount, rtype, scount, stype),
-    ) {
-        return entry::handle_error(g.me, comm, "MPI_Scatter", e);
-    }
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| {
-                let sc = if root == -3 { nonneg(scount)? } else { 0 };
-                let n = iv.rsize as usize;
-                let displs: Vec<isize> = (0..n as isize).map(|i| i * sc as isize).collect();
-                ic::scatterv(
-                    iv,
-                    sbuf as *const u8,
-                    &vec![sc; n],
-                    &displs,
-                    stype,
-                    rbuf as *mut u8,
-                    if root >= 0 { nonneg(rcount)? } else { 0 },
-                    rtype,
-                    root,
-                )
-            })();
-            return result(g.me, comm, "MPI_Scatter", r);
-        }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Scatter", e),
-    }
-    coll_call!(g, comm, "MPI_Scatter", {
-        let c = view(g.me, comm)?;
+    blocking("MPI_Scatter", comm, |me| {
+        check_scatter(me, sbuf, scount, stype, rbuf, rcount, rtype, root, comm)?;
+        let sig = CollSig::new("MPI_Scatter").root(root);
+        coll_check::check(me, comm, sig.received(rbuf, rcount, rtype, scount, stype))?;
+        let on = On::of(me, comm)?;
+        let (sends, receives) = rooted(on.rank(), root, rbuf);
         // Send arguments matter only at the root.
-        let sc = if c.rank == root { nonneg(scount)? } else { 0 };
-        coll::scatter(
-            c,
-            sbuf as *const u8,
-            sc,
-            stype,
-            rbuf as *mut u8,
-            in_place_count(rbuf as *const c_void, rcount)?,
-            rtype,
-            root,
-        )
+        let sc = count_if(sends, scount)?;
+        let (s, r, rc) = (sbuf as *const u8, rbuf as *mut u8, count_if(receives, rcount)?);
+        match on {
+            On::Inter(iv) => {
+                let (cs, ds) = regular(iv.rsize, sc);
+                ic::scatterv(iv, s, &cs, &ds, stype, r, rc, rtype, root)
+            }
+            On::Intra(c) => coll::scatter(c, s, sc, stype, r, rc, rtype, root),
+        }
     })
 }
 
@@ -421,58 +336,17 @@ pub(super) unsafe extern "C" fn MPI_Scatterv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Scatterv");
-        if let Err(e) = check_scatterv(
-            g.me, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm,
-        ) {
-            return entry::handle_error(g.me, comm, "MPI_Scatterv", e);
-        }
-        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Scatterv").root(root)) {
-            return entry::handle_error(g.me, comm, "MPI_Scatterv", e);
-        }
-        match InterView::of(g.me, comm) {
-            Ok(Some(iv)) => {
-                let r: MpiResult<()> = (|| {
-                    let (cs, ds) = if root == -3 {
-                        counts_displs(iv.rsize, scounts, displs)?
-                    } else {
-                        (vec![], vec![])
-                    };
-                    ic::scatterv(
-                        iv,
-                        sbuf as *const u8,
-                        &cs,
-                        &ds,
-                        stype,
-                        rbuf as *mut u8,
-                        if root >= 0 { nonneg(rcount)? } else { 0 },
-                        rtype,
-                        root,
-                    )
-                })();
-                return result(g.me, comm, "MPI_Scatterv", r);
+        blocking("MPI_Scatterv", comm, |me| {
+            check_scatterv(me, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm)?;
+            coll_check::check(me, comm, CollSig::new("MPI_Scatterv").root(root))?;
+            let on = On::of(me, comm)?;
+            let (sends, receives) = rooted(on.rank(), root, rbuf);
+            let (cs, ds) = counts_displs_if(sends, on.peers(), scounts, displs)?;
+            let (s, r, rc) = (sbuf as *const u8, rbuf as *mut u8, count_if(receives, rcount)?);
+            match on {
+                On::Inter(iv) => ic::scatterv(iv, s, &cs, &ds, stype, r, rc, rtype, root),
+                On::Intra(c) => coll::scatterv(c, s, &cs, &ds, stype, r, rc, rtype, root),
             }
-            Ok(None) => {}
-            Err(e) => return entry::handle_error(g.me, comm, "MPI_Scatterv", e),
-        }
-        coll_call!(g, comm, "MPI_Scatterv", {
-            let c = view(g.me, comm)?;
-            let (cs, ds) = if c.rank == root {
-                counts_displs(c.size, scounts, displs)?
-            } else {
-                (vec![0; c.size as usize], vec![0; c.size as usize])
-            };
-            coll::scatterv(
-                c,
-                sbuf as *const u8,
-                &cs,
-                &ds,
-                stype,
-                rbuf as *mut u8,
-                in_place_count(rbuf as *const c_void, rcount)?,
-                rtype,
-                root,
-            )
         })
     }
 }
@@ -487,54 +361,18 @@ pub(super) unsafe extern "C" fn MPI_Allgather(
     rtype: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter_call("MPI_Allgather");
-    if let Err(e) = check_allgather(g.me, sbuf, scount, stype, rbuf, rcount, rtype, comm) {
-        return entry::handle_error(g.me, comm, "MPI_Allgather", e);
-    }
-    if let Err(e) = coll_check::check(
-        g.me,
-        comm,
-        CollSig::new("MPI_Allgather").contributed(sbuf, scount, stype, rcount, rtype),
-    ) {
-        return entry::handle_error(g.me, comm, "MPI_Allgather", e);
-    }
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| {
-                let rc = nonneg(rcount)?;
-                let n = iv.rsize as usize;
-                let displs: Vec<isize> = (0..n as isize).map(|i| i * rc as isize).collect();
-                ic::allgatherv(
-                    iv,
-                    sbuf as *const u8,
-                    nonneg(scount)?,
-                    stype,
-                    rbuf as *mut u8,
-                    &vec![rc; n],
-                    &displs,
-                    rtype,
-                )
-            })();
-            return result(g.me, comm, "MPI_Allgather", r);
+    blocking("MPI_Allgather", comm, |me| {
+        check_allgather(me, sbuf, scount, stype, rbuf, rcount, rtype, comm)?;
+        let sig = CollSig::new("MPI_Allgather");
+        coll_check::check(me, comm, sig.contributed(sbuf, scount, stype, rcount, rtype))?;
+        let on = On::of(me, comm)?;
+        // MPI_IN_PLACE is refused on an intercommunicator (check_allgather).
+        let (cs, ds) = regular(on.peers(), nonneg(rcount)?);
+        let (s, sc, r) = (sbuf as *const u8, in_place_count(sbuf, scount)?, rbuf as *mut u8);
+        match on {
+            On::Inter(iv) => ic::allgatherv(iv, s, sc, stype, r, &cs, &ds, rtype),
+            On::Intra(c) => coll::allgatherv(c, s, sc, stype, r, &cs, &ds, rtype),
         }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Allgather", e),
-    }
-    coll_call!(g, comm, "MPI_Allgather", {
-        let c = view(g.me, comm)?;
-        let rc = nonneg(rcount)?;
-        let counts = vec![rc; c.size as usize];
-        let displs: Vec<isize> = (0..c.size as isize).map(|i| i * rc as isize).collect();
-        coll::allgatherv(
-            c,
-            sbuf as *const u8,
-            in_place_count(sbuf, scount)?,
-            stype,
-            rbuf as *mut u8,
-            &counts,
-            &displs,
-            rtype,
-        )
     })
 }
 
@@ -551,48 +389,39 @@ pub(super) unsafe extern "C" fn MPI_Allgatherv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Allgatherv");
-        if let Err(e) = check_allgatherv(g.me, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm) {
-            return entry::handle_error(g.me, comm, "MPI_Allgatherv", e);
-        }
-        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Allgatherv")) {
-            return entry::handle_error(g.me, comm, "MPI_Allgatherv", e);
-        }
-        match InterView::of(g.me, comm) {
-            Ok(Some(iv)) => {
-                let r: MpiResult<()> = (|| {
-                    let (cs, ds) = counts_displs(iv.rsize, rcounts, displs)?;
-                    ic::allgatherv(
-                        iv,
-                        sbuf as *const u8,
-                        nonneg(scount)?,
-                        stype,
-                        rbuf as *mut u8,
-                        &cs,
-                        &ds,
-                        rtype,
-                    )
-                })();
-                return result(g.me, comm, "MPI_Allgatherv", r);
+        blocking("MPI_Allgatherv", comm, |me| {
+            check_allgatherv(me, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm)?;
+            coll_check::check(me, comm, CollSig::new("MPI_Allgatherv"))?;
+            let on = On::of(me, comm)?;
+            let (cs, ds) = counts_displs(on.peers(), rcounts, displs)?;
+            // MPI_IN_PLACE is refused on an intercommunicator (check_allgatherv).
+            let (s, sc, r) = (sbuf as *const u8, in_place_count(sbuf, scount)?, rbuf as *mut u8);
+            match on {
+                On::Inter(iv) => ic::allgatherv(iv, s, sc, stype, r, &cs, &ds, rtype),
+                On::Intra(c) => coll::allgatherv(c, s, sc, stype, r, &cs, &ds, rtype),
             }
-            Ok(None) => {}
-            Err(e) => return entry::handle_error(g.me, comm, "MPI_Allgatherv", e),
-        }
-        coll_call!(g, comm, "MPI_Allgatherv", {
-            let c = view(g.me, comm)?;
-            let (cs, ds) = counts_displs(c.size, rcounts, displs)?;
-            coll::allgatherv(
-                c,
-                sbuf as *const u8,
-                in_place_count(sbuf, scount)?,
-                stype,
-                rbuf as *mut u8,
-                &cs,
-                &ds,
-                rtype,
-            )
         })
     }
+}
+
+/// An alltoall(v) on an intercommunicator, as an alltoallw: displacements in
+/// elements become bytes, one type per side.
+fn inter_alltoallv(
+    iv: InterView,
+    s: *const u8,
+    sc: &[usize],
+    sd: &[isize],
+    st: c_int,
+    r: *mut u8,
+    rc: &[usize],
+    rd: &[isize],
+    rt_: c_int,
+) -> MpiResult<()> {
+    let (se, re) = (extent(st)?, extent(rt_)?);
+    let n = iv.rsize as usize;
+    let sd: Vec<isize> = sd.iter().map(|d| d * se).collect();
+    let rd: Vec<isize> = rd.iter().map(|d| d * re).collect();
+    ic::alltoallw(iv, s, sc, &sd, &vec![st; n], r, rc, &rd, &vec![rt_; n])
 }
 
 #[no_mangle]
@@ -605,68 +434,27 @@ pub(super) unsafe extern "C" fn MPI_Alltoall(
     rtype: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter_call("MPI_Alltoall");
-    if let Err(e) = check_allgather(g.me, sbuf, scount, stype, rbuf, rcount, rtype, comm) {
-        return entry::handle_error(g.me, comm, "MPI_Alltoall", e);
-    }
-    if let Err(e) = coll_check::check(
-        g.me,
-        comm,
-        CollSig::new("MPI_Alltoall").contributed(sbuf, scount, stype, rcount, rtype),
-    ) {
-        return entry::handle_error(g.me, comm, "MPI_Alltoall", e);
-    }
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| {
-                let (sc, rc) = (nonneg(scount)?, nonneg(rcount)?);
-                let n = iv.rsize as usize;
-                let (se, re) =
-                    with_world(|w| Ok::<_, rt::MpiError>((w.dtype(stype)?.extent, w.dtype(rtype)?.extent)))?;
-                let sd: Vec<isize> = (0..n as isize).map(|i| i * sc as isize * se).collect();
-                let rd: Vec<isize> = (0..n as isize).map(|i| i * rc as isize * re).collect();
-                ic::alltoallw(
-                    iv,
-                    sbuf as *const u8,
-                    &vec![sc; n],
-                    &sd,
-                    &vec![stype; n],
-                    rbuf as *mut u8,
-                    &vec![rc; n],
-                    &rd,
-                    &vec![rtype; n],
-                )
-            })();
-            return result(g.me, comm, "MPI_Alltoall", r);
+    blocking("MPI_Alltoall", comm, |me| {
+        check_allgather(me, sbuf, scount, stype, rbuf, rcount, rtype, comm)?;
+        let sig = CollSig::new("MPI_Alltoall");
+        coll_check::check(me, comm, sig.contributed(sbuf, scount, stype, rcount, rtype))?;
+        let on = On::of(me, comm)?;
+        // The send count and type are ignored with MPI_IN_PLACE (refused on
+        // an intercommunicator by check_allgather).
+        let (sc, rc) = (in_place_count(sbuf, scount)?, nonneg(rcount)?);
+        let ((scs, sd), (rcs, rd)) = (regular(on.peers(), sc), regular(on.peers(), rc));
+        let (s, r) = (sbuf as *const u8, rbuf as *mut u8);
+        match on {
+            On::Inter(iv) => inter_alltoallv(iv, s, &scs, &sd, stype, r, &rcs, &rd, rtype),
+            On::Intra(c) => {
+                let (scs, sd, stype) = if in_place(sbuf) {
+                    (rcs.clone(), rd.clone(), rtype)
+                } else {
+                    (scs, sd, stype)
+                };
+                coll::alltoallv(c, s, &scs, &sd, stype, r, &rcs, &rd, rtype, true)
+            }
         }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Alltoall", e),
-    }
-    coll_call!(g, comm, "MPI_Alltoall", {
-        let c = view(g.me, comm)?;
-        // The send count and type are ignored with MPI_IN_PLACE.
-        let sc = in_place_count(sbuf, scount)?;
-        let rc = nonneg(rcount)?;
-        let n = c.size as usize;
-        let sd: Vec<isize> = (0..n as isize).map(|i| i * sc as isize).collect();
-        let rd: Vec<isize> = (0..n as isize).map(|i| i * rc as isize).collect();
-        let (sc, sd, stype) = if sbuf as *mut u8 == IN_PLACE {
-            (vec![rc; n], rd.clone(), rtype)
-        } else {
-            (vec![sc; n], sd, stype)
-        };
-        coll::alltoallv(
-            c,
-            sbuf as *const u8,
-            &sc,
-            &sd,
-            stype,
-            rbuf as *mut u8,
-            &vec![rc; n],
-            &rd,
-            rtype,
-            true,
-        )
     })
 }
 
@@ -684,75 +472,58 @@ pub(super) unsafe extern "C" fn MPI_Alltoallv(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Alltoallv");
-        if let Err(e) = check_alltoallv(
-            g.me,
-            sbuf,
-            scounts,
-            sdispls,
-            Err(stype),
-            rbuf,
-            rcounts,
-            rdispls,
-            Err(rtype),
-            comm,
-        ) {
-            return entry::handle_error(g.me, comm, "MPI_Alltoallv", e);
-        }
-        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Alltoallv")) {
-            return entry::handle_error(g.me, comm, "MPI_Alltoallv", e);
-        }
-        match InterView::of(g.me, comm) {
-            Ok(Some(iv)) => {
-                let r: MpiResult<()> = (|| {
-                    let n = iv.rsize as usize;
-                    let (sc, sd) = counts_displs(iv.rsize, scounts, sdispls)?;
-                    let (rc, rd) = counts_displs(iv.rsize, rcounts, rdispls)?;
-                    let (se, re) = with_world(|w| {
-                        Ok::<_, rt::MpiError>((w.dtype(stype)?.extent, w.dtype(rtype)?.extent))
-                    })?;
-                    let sd: Vec<isize> = sd.iter().map(|d| d * se).collect();
-                    let rd: Vec<isize> = rd.iter().map(|d| d * re).collect();
-                    ic::alltoallw(
-                        iv,
-                        sbuf as *const u8,
-                        &sc,
-                        &sd,
-                        &vec![stype; n],
-                        rbuf as *mut u8,
-                        &rc,
-                        &rd,
-                        &vec![rtype; n],
-                    )
-                })();
-                return result(g.me, comm, "MPI_Alltoallv", r);
+        blocking("MPI_Alltoallv", comm, |me| {
+            let (st, rt_) = (Err(stype), Err(rtype));
+            check_alltoallv(me, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt_, comm)?;
+            coll_check::check(me, comm, CollSig::new("MPI_Alltoallv"))?;
+            let (on, s, r) = (On::of(me, comm)?, sbuf as *const u8, rbuf as *mut u8);
+            let n = on.peers();
+            match on {
+                On::Inter(iv) => {
+                    let (sc, sd) = counts_displs(n, scounts, sdispls)?;
+                    let (rc, rd) = counts_displs(n, rcounts, rdispls)?;
+                    inter_alltoallv(iv, s, &sc, &sd, stype, r, &rc, &rd, rtype)
+                }
+                On::Intra(c) => {
+                    let (rc, rd) = counts_displs(n, rcounts, rdispls)?;
+                    // With MPI_IN_PLACE the send arguments are those of the receive.
+                    let (sc, sd, stype) = if in_place(sbuf) {
+                        (rc.clone(), rd.clone(), rtype)
+                    } else {
+                        let (sc, sd) = counts_displs(n, scounts, sdispls)?;
+                        (sc, sd, stype)
+                    };
+                    coll::alltoallv(c, s, &sc, &sd, stype, r, &rc, &rd, rtype, false)
+                }
             }
-            Ok(None) => {}
-            Err(e) => return entry::handle_error(g.me, comm, "MPI_Alltoallv", e),
-        }
-        coll_call!(g, comm, "MPI_Alltoallv", {
-            let c = view(g.me, comm)?;
-            let (rc, rd) = counts_displs(c.size, rcounts, rdispls)?;
-            // With MPI_IN_PLACE the send arguments are those of the receive.
-            let (sc, sd, stype) = if sbuf as *mut u8 == IN_PLACE {
-                (rc.clone(), rd.clone(), rtype)
-            } else {
-                let (sc, sd) = counts_displs(c.size, scounts, sdispls)?;
-                (sc, sd, stype)
-            };
-            coll::alltoallv(
-                c,
-                sbuf as *const u8,
-                &sc,
-                &sd,
-                stype,
-                rbuf as *mut u8,
-                &rc,
-                &rd,
-                rtype,
-                false,
-            )
         })
+    }
+}
+
+/// The size of this rank's (local) group of `comm`.
+fn local_size(me: u32, comm: c_int) -> MpiResult<i32> {
+    with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.size()))
+}
+
+/// MPI_Reduce_scatter and MPI_Reduce_scatter_block, once their receive counts
+/// (`counts`, one per rank of the local group) are read.
+fn reduce_scatter(
+    me: u32,
+    comm: c_int,
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    counts: impl FnOnce(i32) -> MpiResult<Vec<usize>>,
+    dt: c_int,
+    op: c_int,
+) -> MpiResult<()> {
+    let (s, r) = (sbuf as *const u8, rbuf as *mut u8);
+    match On::of(me, comm)? {
+        On::Inter(iv) => {
+            let rc = counts(local_size(me, comm)?)?;
+            let total: usize = rc.iter().sum();
+            ic::reduce_scatter(iv, s, r, &rc, total, dt, op)
+        }
+        On::Intra(c) => coll::reduce_scatter(c, s, r, &counts(c.size)?, dt, op),
     }
 }
 
@@ -767,30 +538,11 @@ pub(super) unsafe extern "C" fn MPI_Reduce_scatter(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Reduce_scatter");
-        if let Err(e) = check_reduce_scatter(g.me, sbuf, rbuf, rcounts, dt, op, comm) {
-            return entry::handle_error(g.me, comm, "MPI_Reduce_scatter", e);
-        }
-        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Reduce_scatter").op(op)) {
-            return entry::handle_error(g.me, comm, "MPI_Reduce_scatter", e);
-        }
-        match InterView::of(g.me, comm) {
-            Ok(Some(iv)) => {
-                let r: MpiResult<()> = (|| {
-                    let local = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.size()))?;
-                    let (rc, _) = counts_displs(local, rcounts, std::ptr::null())?;
-                    let total: usize = rc.iter().sum();
-                    ic::reduce_scatter(iv, sbuf as *const u8, rbuf as *mut u8, &rc, total, dt, op)
-                })();
-                return result(g.me, comm, "MPI_Reduce_scatter", r);
-            }
-            Ok(None) => {}
-            Err(e) => return entry::handle_error(g.me, comm, "MPI_Reduce_scatter", e),
-        }
-        coll_call!(g, comm, "MPI_Reduce_scatter", {
-            let c = view(g.me, comm)?;
-            let (rc, _) = counts_displs(c.size, rcounts, std::ptr::null())?;
-            coll::reduce_scatter(c, sbuf as *const u8, rbuf as *mut u8, &rc, dt, op)
+        blocking("MPI_Reduce_scatter", comm, |me| {
+            check_reduce_scatter(me, sbuf, rbuf, rcounts, dt, op, comm)?;
+            coll_check::check(me, comm, CollSig::new("MPI_Reduce_scatter").op(op))?;
+            let counts = |n| Ok(counts_displs(n, rcounts, std::ptr::null())?.0);
+            reduce_scatter(me, comm, sbuf, rbuf, counts, dt, op)
         })
     }
 }
@@ -804,30 +556,30 @@ pub(super) unsafe extern "C" fn MPI_Reduce_scatter_block(
     op: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter_call("MPI_Reduce_scatter_block");
-    if let Err(e) = check_reduce_scatter_block(g.me, sbuf, rbuf, rcount, dt, op, comm) {
-        return entry::handle_error(g.me, comm, "MPI_Reduce_scatter_block", e);
-    }
-    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Reduce_scatter_block").op(op)) {
-        return entry::handle_error(g.me, comm, "MPI_Reduce_scatter_block", e);
-    }
-    match InterView::of(g.me, comm) {
-        Ok(Some(iv)) => {
-            let r: MpiResult<()> = (|| {
-                let local = with_world(|w| w.ranks[g.me as usize].comm(comm).map(|c| c.size()))?;
-                let rc = vec![nonneg(rcount)?; local as usize];
-                let total: usize = rc.iter().sum();
-                ic::reduce_scatter(iv, sbuf as *const u8, rbuf as *mut u8, &rc, total, dt, op)
-            })();
-            return result(g.me, comm, "MPI_Reduce_scatter_block", r);
-        }
-        Ok(None) => {}
-        Err(e) => return entry::handle_error(g.me, comm, "MPI_Reduce_scatter_block", e),
-    }
-    coll_call!(g, comm, "MPI_Reduce_scatter_block", {
-        let c = view(g.me, comm)?;
-        let rc = vec![nonneg(rcount)?; c.size as usize];
-        coll::reduce_scatter(c, sbuf as *const u8, rbuf as *mut u8, &rc, dt, op)
+    blocking("MPI_Reduce_scatter_block", comm, |me| {
+        check_reduce_scatter_block(me, sbuf, rbuf, rcount, dt, op, comm)?;
+        coll_check::check(me, comm, CollSig::new("MPI_Reduce_scatter_block").op(op))?;
+        let counts = |n| Ok(vec![nonneg(rcount)?; n as usize]);
+        reduce_scatter(me, comm, sbuf, rbuf, counts, dt, op)
+    })
+}
+
+/// MPI_Scan and MPI_Exscan (`exclusive`).
+fn scan(
+    call: &'static str,
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: c_int,
+    dt: c_int,
+    op: c_int,
+    comm: c_int,
+    exclusive: bool,
+) -> c_int {
+    blocking(call, comm, |me| {
+        check_allreduce(me, sbuf, rbuf, count, dt, op, comm)?;
+        coll_check::check(me, comm, CollSig::new(call).op(op).data(count, dt))?;
+        let (s, r) = (sbuf as *const u8, rbuf as *mut u8);
+        coll::scan(view(me, comm)?, s, r, nonneg(count)?, dt, op, exclusive)
     })
 }
 
@@ -840,27 +592,7 @@ pub(super) unsafe extern "C" fn MPI_Scan(
     op: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter_call("MPI_Scan");
-    if let Err(e) = check_allreduce(g.me, sbuf, rbuf, count, dt, op, comm) {
-        return entry::handle_error(g.me, comm, "MPI_Scan", e);
-    }
-    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Scan").op(op).data(count, dt)) {
-        return entry::handle_error(g.me, comm, "MPI_Scan", e);
-    }
-    coll_call!(
-        g,
-        comm,
-        "MPI_Scan",
-        coll::scan(
-            view(g.me, comm)?,
-            sbuf as *const u8,
-            rbuf as *mut u8,
-            nonneg(count)?,
-            dt,
-            op,
-            false
-        )
-    )
+    scan("MPI_Scan", sbuf, rbuf, count, dt, op, comm, false)
 }
 
 #[no_mangle]
@@ -872,27 +604,7 @@ pub(super) unsafe extern "C" fn MPI_Exscan(
     op: c_int,
     comm: c_int,
 ) -> c_int {
-    let g = enter_call("MPI_Exscan");
-    if let Err(e) = check_allreduce(g.me, sbuf, rbuf, count, dt, op, comm) {
-        return entry::handle_error(g.me, comm, "MPI_Exscan", e);
-    }
-    if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Exscan").op(op).data(count, dt)) {
-        return entry::handle_error(g.me, comm, "MPI_Exscan", e);
-    }
-    coll_call!(
-        g,
-        comm,
-        "MPI_Exscan",
-        coll::scan(
-            view(g.me, comm)?,
-            sbuf as *const u8,
-            rbuf as *mut u8,
-            nonneg(count)?,
-            dt,
-            op,
-            true
-        )
-    )
+    scan("MPI_Exscan", sbuf, rbuf, count, dt, op, comm, true)
 }
 
 #[no_mangle]
@@ -944,6 +656,17 @@ pub(super) unsafe extern "C" fn MPI_Op_commutative(op: c_int, commute: *mut c_in
     }
 }
 
+/// Starts the non-blocking collective `f` of `nbc_inter` on an
+/// intercommunicator (`inter` is `Some`), of `nbc` otherwise.
+macro_rules! nbc_start {
+    ($inter:expr, $f:ident($($a:expr),* $(,)?)) => {
+        match $inter {
+            Some(_) => nbc_inter::$f($($a),*),
+            None => nbc::$f($($a),*),
+        }
+    };
+}
+
 /// `n` counts from a C array of `int` or `MPI_Count`.
 pub(super) unsafe fn ivec<T: Copy + Into<i64>>(n: i32, p: *const T) -> MpiResult<Vec<usize>> {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
@@ -984,6 +707,22 @@ pub(super) unsafe fn tvec(n: i32, p: *const c_int) -> MpiResult<Vec<i32>> {
     }
 }
 
+/// `n` counts and displacements from C arrays where they are read (`used`),
+/// zeros where MPI says they are ignored.
+pub(super) unsafe fn vecs_if(
+    used: bool,
+    n: i32,
+    counts: *const c_int,
+    displs: *const c_int,
+) -> MpiResult<(Vec<usize>, Vec<isize>)> {
+    if used {
+        // Safety: where they are read the arrays hold `n` entries (the caller's contract).
+        unsafe { Ok((ivec(n, counts)?, dvec(n, displs))) }
+    } else {
+        Ok((vec![0; n.max(0) as usize], vec![0; n.max(0) as usize]))
+    }
+}
+
 /// Counts and element displacements of `n` consecutive blocks of `count`.
 pub(super) fn regular(n: i32, count: usize) -> (Vec<usize>, Vec<isize>) {
     let n = n.max(0) as usize;
@@ -1020,10 +759,8 @@ pub(super) unsafe extern "C" fn MPI_Ibarrier(comm: c_int, req: *mut c_int) -> c_
         nb!("MPI_Ibarrier", comm, req, |me| {
             check_barrier(me, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Ibarrier"))?;
-            match comm_of(me, comm)? {
-                (c, Some(_)) => nbc_inter::ibarrier(c),
-                (c, None) => nbc::ibarrier(c),
-            }
+            let (c, inter) = comm_of(me, comm)?;
+            nbc_start!(inter, ibarrier(c))
         })
     }
 }
@@ -1045,10 +782,7 @@ pub(super) unsafe extern "C" fn MPI_Ibcast(
             let (c, inter) = comm_of(me, comm)?;
             let idle = inter.is_some() && root == rt::MPI_PROC_NULL;
             let count = if idle { 0 } else { nonneg(count)? };
-            match inter {
-                Some(_) => nbc_inter::ibcast(c, buf as *mut u8, count, dt, root),
-                None => nbc::ibcast(c, buf as *mut u8, count, dt, root),
-            }
+            nbc_start!(inter, ibcast(c, buf as *mut u8, count, dt, root))
         })
     }
 }
@@ -1077,10 +811,7 @@ pub(super) unsafe extern "C" fn MPI_Ireduce(
             let idle = inter.is_some() && root == rt::MPI_PROC_NULL;
             let count = if idle { 0 } else { nonneg(count)? };
             let (s, r) = (s as *const u8, r as *mut u8);
-            match inter {
-                Some(_) => nbc_inter::ireduce(c, s, r, count, dt, op, root),
-                None => nbc::ireduce(c, s, r, count, dt, op, root),
-            }
+            nbc_start!(inter, ireduce(c, s, r, count, dt, op, root))
         })
     }
 }
@@ -1101,10 +832,8 @@ pub(super) unsafe extern "C" fn MPI_Iallreduce(
             check_allreduce(me, s, r, count, dt, op, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Iallreduce").op(op).data(count, dt))?;
             let (s, r, n) = (s as *const u8, r as *mut u8, nonneg(count)?);
-            match comm_of(me, comm)? {
-                (c, Some(_)) => nbc_inter::iallreduce(c, s, r, n, dt, op),
-                (c, None) => nbc::iallreduce(c, s, r, n, dt, op),
-            }
+            let (c, inter) = comm_of(me, comm)?;
+            nbc_start!(inter, iallreduce(c, s, r, n, dt, op))
         })
     }
 }
@@ -1133,22 +862,11 @@ pub(super) unsafe extern "C" fn MPI_Igather(
                     .contributed(s, sc, st, rc, rt_),
             )?;
             let (c, inter) = comm_of(me, comm)?;
-            let receives = match inter {
-                Some(_) => root == MPI_ROOT,
-                None => c.rank == root,
-            };
-            let sends = match inter {
-                Some(_) => root >= 0,
-                None => !in_place(s),
-            };
-            let rc = if receives { nonneg(rc)? } else { 0 };
-            let sc = if sends { nonneg(sc)? } else { 0 };
+            let (receives, sends) = rooted(inter.is_none().then_some(c.rank), root, s);
+            let (rc, sc) = (count_if(receives, rc)?, count_if(sends, sc)?);
             let (cs, ds) = regular(inter.unwrap_or(c.size), rc);
             let (s, r) = (s as *const u8, r as *mut u8);
-            match inter {
-                Some(_) => nbc_inter::igatherv(c, s, sc, st, r, cs, ds, rt_, root),
-                None => nbc::igatherv(c, s, sc, st, r, cs, ds, rt_, root),
-            }
+            nbc_start!(inter, igatherv(c, s, sc, st, r, cs, ds, rt_, root))
         })
     }
 }
@@ -1173,25 +891,11 @@ pub(super) unsafe extern "C" fn MPI_Igatherv(
             coll_check::check(me, comm, CollSig::new("MPI_Igatherv").root(root))?;
             let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
-            let receives = match inter {
-                Some(_) => root == MPI_ROOT,
-                None => c.rank == root,
-            };
-            let sends = match inter {
-                Some(_) => root >= 0,
-                None => !in_place(s),
-            };
-            let (cs, d) = if receives {
-                (ivec(n, rcs)?, dvec(n, ds))
-            } else {
-                (vec![0; n.max(0) as usize], vec![0; n.max(0) as usize])
-            };
-            let sc = if sends { nonneg(sc)? } else { 0 };
+            let (receives, sends) = rooted(inter.is_none().then_some(c.rank), root, s);
+            let (cs, d) = vecs_if(receives, n, rcs, ds)?;
+            let sc = count_if(sends, sc)?;
             let (s, r) = (s as *const u8, r as *mut u8);
-            match inter {
-                Some(_) => nbc_inter::igatherv(c, s, sc, st, r, cs, d, rt_, root),
-                None => nbc::igatherv(c, s, sc, st, r, cs, d, rt_, root),
-            }
+            nbc_start!(inter, igatherv(c, s, sc, st, r, cs, d, rt_, root))
         })
     }
 }
@@ -1220,22 +924,11 @@ pub(super) unsafe extern "C" fn MPI_Iscatter(
                     .received(r, rc, rt_, sc, st),
             )?;
             let (c, inter) = comm_of(me, comm)?;
-            let sends = match inter {
-                Some(_) => root == MPI_ROOT,
-                None => c.rank == root,
-            };
-            let receives = match inter {
-                Some(_) => root >= 0,
-                None => !in_place(r),
-            };
-            let sc = if sends { nonneg(sc)? } else { 0 };
-            let rc = if receives { nonneg(rc)? } else { 0 };
+            let (sends, receives) = rooted(inter.is_none().then_some(c.rank), root, r);
+            let (sc, rc) = (count_if(sends, sc)?, count_if(receives, rc)?);
             let (cs, ds) = regular(inter.unwrap_or(c.size), sc);
             let (s, r) = (s as *const u8, r as *mut u8);
-            match inter {
-                Some(_) => nbc_inter::iscatterv(c, s, cs, ds, st, r, rc, rt_, root),
-                None => nbc::iscatterv(c, s, cs, ds, st, r, rc, rt_, root),
-            }
+            nbc_start!(inter, iscatterv(c, s, cs, ds, st, r, rc, rt_, root))
         })
     }
 }
@@ -1260,25 +953,11 @@ pub(super) unsafe extern "C" fn MPI_Iscatterv(
             coll_check::check(me, comm, CollSig::new("MPI_Iscatterv").root(root))?;
             let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
-            let sends = match inter {
-                Some(_) => root == MPI_ROOT,
-                None => c.rank == root,
-            };
-            let receives = match inter {
-                Some(_) => root >= 0,
-                None => !in_place(r),
-            };
-            let (cs, d) = if sends {
-                (ivec(n, scs)?, dvec(n, ds))
-            } else {
-                (vec![0; n.max(0) as usize], vec![0; n.max(0) as usize])
-            };
-            let rc = if receives { nonneg(rc)? } else { 0 };
+            let (sends, receives) = rooted(inter.is_none().then_some(c.rank), root, r);
+            let (cs, d) = vecs_if(sends, n, scs, ds)?;
+            let rc = count_if(receives, rc)?;
             let (s, r) = (s as *const u8, r as *mut u8);
-            match inter {
-                Some(_) => nbc_inter::iscatterv(c, s, cs, d, st, r, rc, rt_, root),
-                None => nbc::iscatterv(c, s, cs, d, st, r, rc, rt_, root),
-            }
+            nbc_start!(inter, iscatterv(c, s, cs, d, st, r, rc, rt_, root))
         })
     }
 }
@@ -1307,10 +986,7 @@ pub(super) unsafe extern "C" fn MPI_Iallgather(
             let (cs, ds) = regular(inter.unwrap_or(c.size), nonneg(rc)?);
             let sc = if in_place(s) { 0 } else { nonneg(sc)? };
             let (s, r) = (s as *const u8, r as *mut u8);
-            match inter {
-                Some(_) => nbc_inter::iallgatherv(c, s, sc, st, r, cs, ds, rt_),
-                None => nbc::iallgatherv(c, s, sc, st, r, cs, ds, rt_),
-            }
+            nbc_start!(inter, iallgatherv(c, s, sc, st, r, cs, ds, rt_))
         })
     }
 }
@@ -1337,10 +1013,7 @@ pub(super) unsafe extern "C" fn MPI_Iallgatherv(
             let (cs, d) = (ivec(n, rcs)?, dvec(n, ds));
             let sc = if in_place(s) { 0 } else { nonneg(sc)? };
             let (s, r) = (s as *const u8, r as *mut u8);
-            match inter {
-                Some(_) => nbc_inter::iallgatherv(c, s, sc, st, r, cs, d, rt_),
-                None => nbc::iallgatherv(c, s, sc, st, r, cs, d, rt_),
-            }
+            nbc_start!(inter, iallgatherv(c, s, sc, st, r, cs, d, rt_))
         })
     }
 }
@@ -1550,16 +1223,12 @@ pub(super) unsafe extern "C" fn MPI_Alltoallw(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Alltoallw");
-        if let Err(e) = check_alltoallv(g.me, s, scs, sds, Ok(sts), r, rcs, rds, Ok(rts), comm) {
-            return entry::handle_error(g.me, comm, "MPI_Alltoallw", e);
-        }
-        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Alltoallw")) {
-            return entry::handle_error(g.me, comm, "MPI_Alltoallw", e);
-        }
-        let res = alltoallw_req(g.me, comm, s, scs, sds, sts, r, rcs, rds, rts)
-            .and_then(|id| wait_coll(g.me, id, "MPI_Alltoallw"));
-        result(g.me, comm, "MPI_Alltoallw", res)
+        blocking("MPI_Alltoallw", comm, |me| {
+            check_alltoallv(me, s, scs, sds, Ok(sts), r, rcs, rds, Ok(rts), comm)?;
+            coll_check::check(me, comm, CollSig::new("MPI_Alltoallw"))?;
+            let id = alltoallw_req(me, comm, s, scs, sds, sts, r, rcs, rds, rts)?;
+            wait_coll(me, id, "MPI_Alltoallw")
+        })
     }
 }
 
@@ -1579,21 +1248,16 @@ pub(super) unsafe extern "C" fn MPI_Alltoallv_c(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Alltoallv_c");
-        if let Err(e) = check_alltoallv(g.me, s, scs, sds, Err(st), r, rcs, rds, Err(rt_), comm) {
-            return entry::handle_error(g.me, comm, "MPI_Alltoallv_c", e);
-        }
-        if let Err(e) = coll_check::check(g.me, comm, CollSig::new("MPI_Alltoallv_c")) {
-            return entry::handle_error(g.me, comm, "MPI_Alltoallv_c", e);
-        }
-        let res = (|| -> MpiResult<()> {
-            let (c, inter) = comm_of(g.me, comm)?;
+        blocking("MPI_Alltoallv_c", comm, |me| {
+            check_alltoallv(me, s, scs, sds, Err(st), r, rcs, rds, Err(rt_), comm)?;
+            coll_check::check(me, comm, CollSig::new("MPI_Alltoallv_c"))?;
+            let (c, inter) = comm_of(me, comm)?;
             let n = inter.unwrap_or(c.size);
             let (rc, rd) = (ivec(n, rcs)?, dvec(n, rds));
             if let Some(rsize) = inter {
                 let a =
                     Alltoallw::from_v(rsize, s, || Ok((ivec(n, scs)?, dvec(n, sds))), st, r, rc, rd, rt_)?;
-                let iv = InterView::of(g.me, comm)?.ok_or_else(|| no_inter("MPI_Alltoallv_c"))?;
+                let iv = InterView::of(me, comm)?.ok_or_else(|| no_inter("MPI_Alltoallv_c"))?;
                 return ic::alltoallw(
                     iv, a.sbuf, &a.scounts, &a.sdispls, &a.stypes, a.rbuf, &a.rcounts, &a.rdispls, &a.rtypes,
                 );
@@ -1616,8 +1280,7 @@ pub(super) unsafe extern "C" fn MPI_Alltoallv_c(
                 rt_,
                 false,
             )
-        })();
-        result(g.me, comm, "MPI_Alltoallv_c", res)
+        })
     }
 }
 
@@ -1640,10 +1303,7 @@ pub(super) unsafe extern "C" fn MPI_Ireduce_scatter(
             // Receive counts are per rank of the local group, also on an intercommunicator.
             let counts = ivec(c.size, rcs)?;
             let (s, r) = (s as *const u8, r as *mut u8);
-            match inter {
-                Some(_) => nbc_inter::ireduce_scatter(c, s, r, counts, dt, op),
-                None => nbc::ireduce_scatter(c, s, r, counts, dt, op),
-            }
+            nbc_start!(inter, ireduce_scatter(c, s, r, counts, dt, op))
         })
     }
 }
@@ -1666,10 +1326,7 @@ pub(super) unsafe extern "C" fn MPI_Ireduce_scatter_block(
             let (c, inter) = comm_of(me, comm)?;
             let counts = vec![nonneg(rc)?; c.size as usize];
             let (s, r) = (s as *const u8, r as *mut u8);
-            match inter {
-                Some(_) => nbc_inter::ireduce_scatter(c, s, r, counts, dt, op),
-                None => nbc::ireduce_scatter(c, s, r, counts, dt, op),
-            }
+            nbc_start!(inter, ireduce_scatter(c, s, r, counts, dt, op))
         })
     }
 }

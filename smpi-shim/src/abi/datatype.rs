@@ -226,6 +226,76 @@ pub(super) unsafe extern "C" fn MPI_Type_hvector(
     unsafe { MPI_Type_create_hvector(count, blen, stride, old, new) }
 }
 
+/// The displacements of an indexed datatype's blocks.
+#[derive(Clone, Copy)]
+enum Displs {
+    /// In extents of the old type (`int`).
+    Elements(*const c_int),
+    /// In bytes (`MPI_Aint`).
+    Bytes(*const Aint),
+}
+
+/// MPI_Type_indexed, MPI_Type_create_hindexed, MPI_Type_create_indexed_block
+/// and MPI_Type_create_hindexed_block: `count` blocks of `old`, of the lengths
+/// `blens`, at `displs`; `combiner` is the envelope's.
+unsafe fn indexed(
+    call: &str,
+    count: c_int,
+    blens: Blocks<c_int>,
+    displs: Displs,
+    old: c_int,
+    new: *mut c_int,
+    combiner: i32,
+) -> c_int {
+    // Safety: the arrays hold `count` entries (the caller's contract, checked non-NULL by type_ctor).
+    unsafe {
+        let checked = match displs {
+            Displs::Elements(d) => type_ctor(call, count.into(), blens, Some(d), Err(old), new),
+            Displs::Bytes(d) => type_ctor(call, count.into(), blens, Some(d), Err(old), new),
+        };
+        if let Err(code) = checked {
+            return code;
+        }
+        let n = count.max(0) as usize;
+        let at: Vec<isize> = match displs {
+            Displs::Elements(d) => {
+                let ext = match extent_of(old) {
+                    Ok(e) => e,
+                    Err(c) => return c,
+                };
+                (0..n).map(|i| *d.add(i) as isize * ext).collect()
+            }
+            Displs::Bytes(d) => (0..n).map(|i| *d.add(i)).collect(),
+        };
+        let len = |i: usize| match blens {
+            Blocks::Each(b) => (*b.add(i)).max(0) as usize,
+            Blocks::One(b) => b.max(0) as usize,
+            Blocks::None => 0,
+        };
+        let pieces: Vec<(isize, i32, usize)> = (0..n).map(|i| (at[i], old, len(i))).collect();
+        let rc = new_type(&pieces, combiner, new);
+        if rc == MPI_SUCCESS {
+            // The envelope: the count, the block length(s), then the
+            // displacements as integers or as addresses.
+            let mut ints = vec![count as i64];
+            match blens {
+                Blocks::Each(b) => ints.extend((0..n).map(|i| *b.add(i) as i64)),
+                Blocks::One(b) => ints.push(b),
+                Blocks::None => {}
+            }
+            let aints = match displs {
+                Displs::Elements(d) => {
+                    ints.extend((0..n).map(|i| *d.add(i) as i64));
+                    vec![]
+                }
+                Displs::Bytes(d) => (0..n).map(|i| *d.add(i)).collect(),
+            };
+            record(*new, ints, aints, &[old]);
+        }
+        rc
+    }
+}
+
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Type_indexed(
     count: c_int,
@@ -236,38 +306,15 @@ pub(super) unsafe extern "C" fn MPI_Type_indexed(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = type_ctor(
+        indexed(
             "MPI_Type_indexed",
-            count.into(),
+            count,
             Blocks::Each(blens),
-            Some(displs),
-            Err(old),
+            Displs::Elements(displs),
+            old,
             new,
-        ) {
-            return code;
-        }
-        let ext = match extent_of(old) {
-            Ok(e) => e,
-            Err(c) => return c,
-        };
-        let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
-            .map(|i| {
-                (
-                    *displs.add(i) as isize * ext,
-                    old,
-                    (*blens.add(i)).max(0) as usize,
-                )
-            })
-            .collect();
-        let rc = new_type(&pieces, 5, new);
-        if rc == MPI_SUCCESS {
-            let n = count.max(0) as usize;
-            let mut ints = vec![count as i64];
-            ints.extend((0..n).map(|i| *blens.add(i) as i64));
-            ints.extend((0..n).map(|i| *displs.add(i) as i64));
-            super::datatype::record(*new, ints, vec![], &[old]);
-        }
-        rc
+            5,
+        )
     }
 }
 
@@ -281,28 +328,15 @@ pub(super) unsafe extern "C" fn MPI_Type_create_hindexed(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = type_ctor(
+        indexed(
             "MPI_Type_create_hindexed",
-            count.into(),
+            count,
             Blocks::Each(blens),
-            Some(displs),
-            Err(old),
+            Displs::Bytes(displs),
+            old,
             new,
-        ) {
-            return code;
-        }
-        let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
-            .map(|i| (*displs.add(i), old, (*blens.add(i)).max(0) as usize))
-            .collect();
-        let rc = new_type(&pieces, 6, new);
-        if rc == MPI_SUCCESS {
-            let n = count.max(0) as usize;
-            let mut ints = vec![count as i64];
-            ints.extend((0..n).map(|i| *blens.add(i) as i64));
-            let aints = (0..n).map(|i| *displs.add(i)).collect();
-            super::datatype::record(*new, ints, aints, &[old]);
-        }
-        rc
+            6,
+        )
     }
 }
 
@@ -328,30 +362,15 @@ pub(super) unsafe extern "C" fn MPI_Type_create_indexed_block(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = type_ctor(
+        indexed(
             "MPI_Type_create_indexed_block",
-            count.into(),
-            Blocks::<c_int>::One(blen.into()),
-            Some(displs),
-            Err(old),
+            count,
+            Blocks::One(blen.into()),
+            Displs::Elements(displs),
+            old,
             new,
-        ) {
-            return code;
-        }
-        let ext = match extent_of(old) {
-            Ok(e) => e,
-            Err(c) => return c,
-        };
-        let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
-            .map(|i| (*displs.add(i) as isize * ext, old, blen.max(0) as usize))
-            .collect();
-        let rc = new_type(&pieces, 7, new);
-        if rc == MPI_SUCCESS {
-            let mut ints = vec![count as i64, blen as i64];
-            ints.extend((0..count.max(0) as usize).map(|i| *displs.add(i) as i64));
-            super::datatype::record(*new, ints, vec![], &[old]);
-        }
-        rc
+            7,
+        )
     }
 }
 
@@ -365,25 +384,15 @@ pub(super) unsafe extern "C" fn MPI_Type_create_hindexed_block(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = type_ctor(
+        indexed(
             "MPI_Type_create_hindexed_block",
-            count.into(),
-            Blocks::<c_int>::One(blen.into()),
-            Some(displs),
-            Err(old),
+            count,
+            Blocks::One(blen.into()),
+            Displs::Bytes(displs),
+            old,
             new,
-        ) {
-            return code;
-        }
-        let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
-            .map(|i| (*displs.add(i), old, blen.max(0) as usize))
-            .collect();
-        let rc = new_type(&pieces, 11, new);
-        if rc == MPI_SUCCESS {
-            let aints = (0..count.max(0) as usize).map(|i| *displs.add(i)).collect();
-            super::datatype::record(*new, vec![count as i64, blen as i64], aints, &[old]);
-        }
-        rc
+            11,
+        )
     }
 }
 

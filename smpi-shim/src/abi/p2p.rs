@@ -13,6 +13,28 @@ use crate::mpi::{
 
 use super::args::{status_result, write_single_status, write_status, *};
 
+/// Exports an MPI function and its large-count form (`_c`): the same
+/// parameters but the counts, written `Cnt`, which are `int` in the first and
+/// `MPI_Count` in the second. Both forward to one Rust function, which takes
+/// the call's name last. A parameter type of more than one token goes in
+/// parentheses.
+macro_rules! count_forms {
+    ($($name:ident / $name_c:ident ($($p:ident: $t:tt),* $(,)?) => $f:ident($($a:expr),* $(,)?);)*) => {$(
+        count_forms!(@one $name, c_int, ($($p: $t),*) => $f($($a),*));
+        count_forms!(@one $name_c, Count, ($($p: $t),*) => $f($($a),*));
+    )*};
+    (@one $name:ident, $cnt:ty, ($($p:ident: $t:tt),*) => $f:ident($($a:expr),*)) => {
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($($p: count_forms!(@ty $cnt, $t)),*) -> c_int {
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe { $f($($a,)* stringify!($name)) }
+        }
+    };
+    (@ty $cnt:ty, Cnt) => { $cnt };
+    (@ty $cnt:ty, ($($t:tt)*)) => { $($t)* };
+    (@ty $cnt:ty, $t:ident) => { $t };
+}
+
 // ------------------------------------------------------------------ point to point
 
 pub(crate) fn p2p(
@@ -54,58 +76,6 @@ pub(super) unsafe fn blocking_send(
     )
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Send(
-    buf: *const c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Standard, "MPI_Send") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Ssend(
-    buf: *const c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Sync, "MPI_Ssend") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Rsend(
-    buf: *const c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Ready, "MPI_Rsend") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Bsend(
-    buf: *const c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Buffered, "MPI_Bsend") }
-}
-
 pub(super) unsafe fn nb_send(
     buf: *const c_void,
     count: impl Into<i64>,
@@ -121,95 +91,11 @@ pub(super) unsafe fn nb_send(
     unsafe {
         let g = enter_call(call);
         let n = check_count!(g.me, comm, call, count);
-        match rt::isend(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, true) {
-            Ok(id) => {
-                set(req, id as c_int + 1);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, call, e),
-        }
+        let r = rt::isend(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, true);
+        started(g.me, comm, call, req, r)
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Isend(
-    buf: *const c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        nb_send(
-            buf,
-            count,
-            dt,
-            dst,
-            tag,
-            comm,
-            SendMode::Standard,
-            req,
-            "MPI_Isend",
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Issend(
-    buf: *const c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { nb_send(buf, count, dt, dst, tag, comm, SendMode::Sync, req, "MPI_Issend") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Irsend(
-    buf: *const c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { nb_send(buf, count, dt, dst, tag, comm, SendMode::Ready, req, "MPI_Irsend") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Ibsend(
-    buf: *const c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        nb_send(
-            buf,
-            count,
-            dt,
-            dst,
-            tag,
-            comm,
-            SendMode::Buffered,
-            req,
-            "MPI_Ibsend",
-        )
-    }
-}
 /// `MPI_Recv` and `MPI_Recv_c` (the count as `int` or `MPI_Count`).
 pub(super) unsafe fn recv(
     buf: *mut c_void,
@@ -235,19 +121,6 @@ pub(super) unsafe fn recv(
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Recv(
-    buf: *mut c_void,
-    count: c_int,
-    dt: c_int,
-    src: c_int,
-    tag: c_int,
-    comm: c_int,
-    st: *mut CStatus,
-) -> c_int {
-    // Safety: the program calls this as MPI specifies.
-    unsafe { recv(buf, count, dt, src, tag, comm, st, "MPI_Recv") }
-}
 /// `MPI_Irecv` and `MPI_Irecv_c` (the count as `int` or `MPI_Count`).
 pub(super) unsafe fn irecv(
     buf: *mut c_void,
@@ -263,29 +136,16 @@ pub(super) unsafe fn irecv(
     unsafe {
         let g = enter_call(call);
         let n = check_count!(g.me, comm, call, count);
-        match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
-            Ok(id) => {
-                set(req, id as c_int + 1);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, call, e),
-        }
+        started(
+            g.me,
+            comm,
+            call,
+            req,
+            rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)),
+        )
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Irecv(
-    buf: *mut c_void,
-    count: c_int,
-    dt: c_int,
-    src: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI specifies.
-    unsafe { irecv(buf, count, dt, src, tag, comm, req, "MPI_Irecv") }
-}
 /// `MPI_Sendrecv` and `MPI_Sendrecv_c` (the count as `int` or `MPI_Count`).
 pub(super) unsafe fn sendrecv(
     sbuf: *const c_void,
@@ -318,41 +178,6 @@ pub(super) unsafe fn sendrecv(
             }
             Err(e) => entry::handle_error(g.me, comm, call, e),
         }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Sendrecv(
-    sbuf: *const c_void,
-    scount: c_int,
-    stype: c_int,
-    dst: c_int,
-    stag: c_int,
-    rbuf: *mut c_void,
-    rcount: c_int,
-    rtype: c_int,
-    src: c_int,
-    rtag: c_int,
-    comm: c_int,
-    st: *mut CStatus,
-) -> c_int {
-    // Safety: the program calls this as MPI specifies.
-    unsafe {
-        sendrecv(
-            sbuf,
-            scount,
-            stype,
-            dst,
-            stag,
-            rbuf,
-            rcount,
-            rtype,
-            src,
-            rtag,
-            comm,
-            st,
-            "MPI_Sendrecv",
-        )
     }
 }
 
@@ -806,13 +631,8 @@ pub(super) unsafe fn imrecv(
 ) -> c_int {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
     unsafe {
-        match start_mrecv(me, buf, count, dt, msg) {
-            Ok(id) => {
-                set(req, id as c_int + 1);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(me, rt::MPI_COMM_WORLD, "MPI_Imrecv", e),
-        }
+        let r = start_mrecv(me, buf, count, dt, msg);
+        started(me, rt::MPI_COMM_WORLD, "MPI_Imrecv", req, r)
     }
 }
 /// `MPI_Mrecv` and `MPI_Mrecv_c` (the count as `int` or `MPI_Count`).
@@ -832,29 +652,6 @@ pub(super) unsafe fn matched_recv(
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Mrecv(
-    buf: *mut c_void,
-    count: c_int,
-    dt: c_int,
-    msg: *mut c_int,
-    st: *mut CStatus,
-) -> c_int {
-    // Safety: the program calls this as MPI specifies.
-    unsafe { matched_recv(buf, count, dt, msg, st, "MPI_Mrecv") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Mrecv_c(
-    buf: *mut c_void,
-    count: Count,
-    dt: c_int,
-    msg: *mut c_int,
-    st: *mut CStatus,
-) -> c_int {
-    // Safety: the program calls this as MPI specifies.
-    unsafe { matched_recv(buf, count, dt, msg, st, "MPI_Mrecv_c") }
-}
 /// `MPI_Imrecv` and `MPI_Imrecv_c` (the count as `int` or `MPI_Count`).
 pub(super) unsafe fn matched_irecv(
     buf: *mut c_void,
@@ -872,28 +669,42 @@ pub(super) unsafe fn matched_irecv(
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Imrecv(
-    buf: *mut c_void,
-    count: c_int,
-    dt: c_int,
-    msg: *mut c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI specifies.
-    unsafe { matched_irecv(buf, count, dt, msg, req, "MPI_Imrecv") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Imrecv_c(
-    buf: *mut c_void,
-    count: Count,
-    dt: c_int,
-    msg: *mut c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI specifies.
-    unsafe { matched_irecv(buf, count, dt, msg, req, "MPI_Imrecv_c") }
+count_forms! {
+    MPI_Send / MPI_Send_c(buf: (*const c_void), count: Cnt, dt: c_int, dst: c_int, tag: c_int, comm: c_int)
+        => blocking_send(buf, count, dt, dst, tag, comm, SendMode::Standard);
+    MPI_Ssend / MPI_Ssend_c(buf: (*const c_void), count: Cnt, dt: c_int, dst: c_int, tag: c_int, comm: c_int)
+        => blocking_send(buf, count, dt, dst, tag, comm, SendMode::Sync);
+    MPI_Rsend / MPI_Rsend_c(buf: (*const c_void), count: Cnt, dt: c_int, dst: c_int, tag: c_int, comm: c_int)
+        => blocking_send(buf, count, dt, dst, tag, comm, SendMode::Ready);
+    MPI_Bsend / MPI_Bsend_c(buf: (*const c_void), count: Cnt, dt: c_int, dst: c_int, tag: c_int, comm: c_int)
+        => blocking_send(buf, count, dt, dst, tag, comm, SendMode::Buffered);
+    MPI_Isend / MPI_Isend_c(
+        buf: (*const c_void), count: Cnt, dt: c_int, dst: c_int, tag: c_int, comm: c_int, req: (*mut c_int),
+    ) => nb_send(buf, count, dt, dst, tag, comm, SendMode::Standard, req);
+    MPI_Issend / MPI_Issend_c(
+        buf: (*const c_void), count: Cnt, dt: c_int, dst: c_int, tag: c_int, comm: c_int, req: (*mut c_int),
+    ) => nb_send(buf, count, dt, dst, tag, comm, SendMode::Sync, req);
+    MPI_Irsend / MPI_Irsend_c(
+        buf: (*const c_void), count: Cnt, dt: c_int, dst: c_int, tag: c_int, comm: c_int, req: (*mut c_int),
+    ) => nb_send(buf, count, dt, dst, tag, comm, SendMode::Ready, req);
+    MPI_Ibsend / MPI_Ibsend_c(
+        buf: (*const c_void), count: Cnt, dt: c_int, dst: c_int, tag: c_int, comm: c_int, req: (*mut c_int),
+    ) => nb_send(buf, count, dt, dst, tag, comm, SendMode::Buffered, req);
+    MPI_Recv / MPI_Recv_c(
+        buf: (*mut c_void), count: Cnt, dt: c_int, src: c_int, tag: c_int, comm: c_int, st: (*mut CStatus),
+    ) => recv(buf, count, dt, src, tag, comm, st);
+    MPI_Irecv / MPI_Irecv_c(
+        buf: (*mut c_void), count: Cnt, dt: c_int, src: c_int, tag: c_int, comm: c_int, req: (*mut c_int),
+    ) => irecv(buf, count, dt, src, tag, comm, req);
+    MPI_Sendrecv / MPI_Sendrecv_c(
+        sbuf: (*const c_void), scount: Cnt, stype: c_int, dst: c_int, stag: c_int,
+        rbuf: (*mut c_void), rcount: Cnt, rtype: c_int, src: c_int, rtag: c_int,
+        comm: c_int, st: (*mut CStatus),
+    ) => sendrecv(sbuf, scount, stype, dst, stag, rbuf, rcount, rtype, src, rtag, comm, st);
+    MPI_Mrecv / MPI_Mrecv_c(buf: (*mut c_void), count: Cnt, dt: c_int, msg: (*mut c_int), st: (*mut CStatus))
+        => matched_recv(buf, count, dt, msg, st);
+    MPI_Imrecv / MPI_Imrecv_c(buf: (*mut c_void), count: Cnt, dt: c_int, msg: (*mut c_int), req: (*mut c_int))
+        => matched_irecv(buf, count, dt, msg, req);
 }
 
 // Message handles are plain integers in C and Fortran alike.
@@ -916,225 +727,6 @@ pub(super) extern "C" fn PMPI_Message_c2f(msg: c_int) -> c_int {
 #[no_mangle]
 pub(super) extern "C" fn PMPI_Message_f2c(msg: c_int) -> c_int {
     msg
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Send_c(
-    buf: *const c_void,
-    count: Count,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Standard, "MPI_Send_c") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Ssend_c(
-    buf: *const c_void,
-    count: Count,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Sync, "MPI_Ssend_c") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Rsend_c(
-    buf: *const c_void,
-    count: Count,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Ready, "MPI_Rsend_c") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Bsend_c(
-    buf: *const c_void,
-    count: Count,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { blocking_send(buf, count, dt, dst, tag, comm, SendMode::Buffered, "MPI_Bsend_c") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Isend_c(
-    buf: *const c_void,
-    count: Count,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        nb_send(
-            buf,
-            count,
-            dt,
-            dst,
-            tag,
-            comm,
-            SendMode::Standard,
-            req,
-            "MPI_Isend_c",
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Issend_c(
-    buf: *const c_void,
-    count: Count,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        nb_send(
-            buf,
-            count,
-            dt,
-            dst,
-            tag,
-            comm,
-            SendMode::Sync,
-            req,
-            "MPI_Issend_c",
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Irsend_c(
-    buf: *const c_void,
-    count: Count,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        nb_send(
-            buf,
-            count,
-            dt,
-            dst,
-            tag,
-            comm,
-            SendMode::Ready,
-            req,
-            "MPI_Irsend_c",
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Ibsend_c(
-    buf: *const c_void,
-    count: Count,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        nb_send(
-            buf,
-            count,
-            dt,
-            dst,
-            tag,
-            comm,
-            SendMode::Buffered,
-            req,
-            "MPI_Ibsend_c",
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Recv_c(
-    buf: *mut c_void,
-    count: Count,
-    dt: c_int,
-    src: c_int,
-    tag: c_int,
-    comm: c_int,
-    st: *mut CStatus,
-) -> c_int {
-    // Safety: the program calls this as MPI specifies.
-    unsafe { recv(buf, count, dt, src, tag, comm, st, "MPI_Recv_c") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Irecv_c(
-    buf: *mut c_void,
-    count: Count,
-    dt: c_int,
-    src: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI specifies.
-    unsafe { irecv(buf, count, dt, src, tag, comm, req, "MPI_Irecv_c") }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Sendrecv_c(
-    sbuf: *const c_void,
-    scount: Count,
-    stype: c_int,
-    dst: c_int,
-    stag: c_int,
-    rbuf: *mut c_void,
-    rcount: Count,
-    rtype: c_int,
-    src: c_int,
-    rtag: c_int,
-    comm: c_int,
-    st: *mut CStatus,
-) -> c_int {
-    // Safety: the program calls this as MPI specifies.
-    unsafe {
-        sendrecv(
-            sbuf,
-            scount,
-            stype,
-            dst,
-            stag,
-            rbuf,
-            rcount,
-            rtype,
-            src,
-            rtag,
-            comm,
-            st,
-            "MPI_Sendrecv_c",
-        )
-    }
 }
 
 #[no_mangle]

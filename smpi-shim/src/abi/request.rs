@@ -540,95 +540,37 @@ pub(crate) unsafe fn persistent_init(
             crate::mpi::p2p::check_p2p(w, g.me, &a, kind == rt::ReqKind::Send, None)?;
             Ok(rt::new_persistent(w, g.me, kind, a, mode))
         });
-        match r {
-            Ok(id) => {
-                set(req, id as c_int + 1);
-                MPI_SUCCESS
+        started(g.me, comm, call, req, r)
+    }
+}
+
+/// Exports the persistent-request constructors: the parameters of the
+/// matching send or receive, and the request.
+macro_rules! persistent_forms {
+    ($($name:ident($buf:ty): $kind:ident, $mode:ident;)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name(
+            buf: $buf,
+            count: c_int,
+            dt: c_int,
+            peer: c_int,
+            tag: c_int,
+            comm: c_int,
+            req: *mut c_int,
+        ) -> c_int {
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe {
+                persistent_init(rt::ReqKind::$kind, buf, count, dt, peer, tag, comm, rt::SendMode::$mode, req, stringify!($name))
             }
-            Err(e) => entry::handle_error(g.me, comm, call, e),
         }
-    }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Send_init(
-    buf: *const c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        persistent_init(
-            rt::ReqKind::Send,
-            buf,
-            count,
-            dt,
-            dst,
-            tag,
-            comm,
-            SendMode::Standard,
-            req,
-            "MPI_Send_init",
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Ssend_init(
-    buf: *const c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        persistent_init(
-            rt::ReqKind::Send,
-            buf,
-            count,
-            dt,
-            dst,
-            tag,
-            comm,
-            SendMode::Sync,
-            req,
-            "MPI_Ssend_init",
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Recv_init(
-    buf: *mut c_void,
-    count: c_int,
-    dt: c_int,
-    src: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        persistent_init(
-            rt::ReqKind::Recv,
-            buf,
-            count,
-            dt,
-            src,
-            tag,
-            comm,
-            SendMode::Standard,
-            req,
-            "MPI_Recv_init",
-        )
-    }
+persistent_forms! {
+    MPI_Send_init(*const c_void): Send, Standard;
+    MPI_Ssend_init(*const c_void): Send, Sync;
+    MPI_Bsend_init(*const c_void): Send, Buffered;
+    MPI_Recv_init(*mut c_void): Recv, Standard;
 }
 
 #[no_mangle]
@@ -660,33 +602,6 @@ pub(super) unsafe extern "C" fn MPI_Startall(n: c_int, reqs: *mut c_int) -> c_in
             }
         }
         MPI_SUCCESS
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Bsend_init(
-    buf: *const c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        super::request::persistent_init(
-            rt::ReqKind::Send,
-            buf,
-            count,
-            dt,
-            dst,
-            tag,
-            comm,
-            rt::SendMode::Buffered,
-            req,
-            "MPI_Bsend_init",
-        )
     }
 }
 

@@ -887,16 +887,14 @@ pub(super) unsafe fn neighbor_call(
                 rt::wait(g.me, id, call);
                 MPI_SUCCESS
             }
-            Ok(id) => {
-                set(req, id as c_int + 1);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, call, e),
+            r => started(g.me, comm, call, req, r),
         }
     }
 }
 
-pub(super) unsafe fn allgather(
+/// MPI_(I)neighbor_allgather and MPI_(I)neighbor_alltoall (`split`: the send
+/// buffer holds one block per destination, not one block for all).
+unsafe fn regular(
     call: &'static str,
     s: *const c_void,
     sc: c_int,
@@ -906,6 +904,7 @@ pub(super) unsafe fn allgather(
     rtype: c_int,
     comm: c_int,
     req: *mut c_int,
+    split: bool,
 ) -> c_int {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
     unsafe {
@@ -919,15 +918,16 @@ pub(super) unsafe fn allgather(
             if !nb.sources.is_empty() {
                 arg_data(r, rc, rtype, RECV)?;
             }
-            let sc = count(sc, "count")?;
-            let sends = vec![
-                Block {
+            let sends = if split {
+                regular_blocks(s, nb.destinations.len(), count(sc, "count")?, st)?
+            } else {
+                let block = Block {
                     buf: s as *mut u8,
-                    count: sc,
-                    dtype: st
+                    count: count(sc, "count")?,
+                    dtype: st,
                 };
-                nb.destinations.len()
-            ];
+                vec![block; nb.destinations.len()]
+            };
             Ok((
                 sends,
                 regular_blocks(r, nb.sources.len(), count(rc, "count")?, rtype)?,
@@ -966,35 +966,6 @@ pub(super) unsafe fn allgatherv(
                 nb.destinations.len()
             ];
             Ok((sends, v_blocks(r, nb.sources.len(), rcs, rds, rtype)?))
-        })
-    }
-}
-
-pub(super) unsafe fn alltoall(
-    call: &'static str,
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rc: c_int,
-    rtype: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        neighbor_call(call, comm, req, |nb| {
-            no_in_place(s)?;
-            if !nb.destinations.is_empty() {
-                arg_data(s, sc, st, SEND)?;
-            }
-            if !nb.sources.is_empty() {
-                arg_data(r, rc, rtype, RECV)?;
-            }
-            Ok((
-                regular_blocks(s, nb.destinations.len(), count(sc, "count")?, st)?,
-                regular_blocks(r, nb.sources.len(), count(rc, "count")?, rtype)?,
-            ))
         })
     }
 }
@@ -1061,263 +1032,42 @@ pub(super) unsafe fn alltoallw(
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Neighbor_allgather(
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rc: c_int,
-    rtype: c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        allgather(
-            "MPI_Neighbor_allgather",
-            s,
-            sc,
-            st,
-            r,
-            rc,
-            rtype,
-            comm,
-            std::ptr::null_mut(),
-        )
-    }
+/// Exports a neighbourhood collective and its non-blocking form, which takes
+/// one more parameter, the request; the blocking form passes a null one.
+/// Arguments in parentheses after the function follow the request.
+macro_rules! neighbor_forms {
+    ($($name:ident / $iname:ident ($($p:ident: $t:ty),* $(,)?) => $f:ident $(($($x:expr),*))?;)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($($p: $t),*) -> c_int {
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe { $f(stringify!($name), $($p,)* std::ptr::null_mut() $($(, $x)*)?) }
+        }
+
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $iname($($p: $t,)* req: *mut c_int) -> c_int {
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe { $f(stringify!($iname), $($p,)* req $($(, $x)*)?) }
+        }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Ineighbor_allgather(
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rc: c_int,
-    rtype: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { allgather("MPI_Ineighbor_allgather", s, sc, st, r, rc, rtype, comm, req) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Neighbor_allgatherv(
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rtype: c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        allgatherv(
-            "MPI_Neighbor_allgatherv",
-            s,
-            sc,
-            st,
-            r,
-            rcs,
-            rds,
-            rtype,
-            comm,
-            std::ptr::null_mut(),
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Ineighbor_allgatherv(
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rtype: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        allgatherv(
-            "MPI_Ineighbor_allgatherv",
-            s,
-            sc,
-            st,
-            r,
-            rcs,
-            rds,
-            rtype,
-            comm,
-            req,
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Neighbor_alltoall(
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rc: c_int,
-    rtype: c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        alltoall(
-            "MPI_Neighbor_alltoall",
-            s,
-            sc,
-            st,
-            r,
-            rc,
-            rtype,
-            comm,
-            std::ptr::null_mut(),
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Ineighbor_alltoall(
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rc: c_int,
-    rtype: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { alltoall("MPI_Ineighbor_alltoall", s, sc, st, r, rc, rtype, comm, req) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Neighbor_alltoallv(
-    s: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    st: c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rtype: c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        alltoallv(
-            "MPI_Neighbor_alltoallv",
-            s,
-            scs,
-            sds,
-            st,
-            r,
-            rcs,
-            rds,
-            rtype,
-            comm,
-            std::ptr::null_mut(),
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Ineighbor_alltoallv(
-    s: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    st: c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rtype: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        alltoallv(
-            "MPI_Ineighbor_alltoallv",
-            s,
-            scs,
-            sds,
-            st,
-            r,
-            rcs,
-            rds,
-            rtype,
-            comm,
-            req,
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Neighbor_alltoallw(
-    s: *const c_void,
-    scs: *const c_int,
-    sds: *const isize,
-    sts: *const c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const isize,
-    rts: *const c_int,
-    comm: c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        alltoallw(
-            "MPI_Neighbor_alltoallw",
-            s,
-            scs,
-            sds,
-            sts,
-            r,
-            rcs,
-            rds,
-            rts,
-            comm,
-            std::ptr::null_mut(),
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Ineighbor_alltoallw(
-    s: *const c_void,
-    scs: *const c_int,
-    sds: *const isize,
-    sts: *const c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const isize,
-    rts: *const c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        alltoallw(
-            "MPI_Ineighbor_alltoallw",
-            s,
-            scs,
-            sds,
-            sts,
-            r,
-            rcs,
-            rds,
-            rts,
-            comm,
-            req,
-        )
-    }
+neighbor_forms! {
+    MPI_Neighbor_allgather / MPI_Ineighbor_allgather(
+        s: *const c_void, sc: c_int, st: c_int, r: *mut c_void, rc: c_int, rtype: c_int, comm: c_int,
+    ) => regular(false);
+    MPI_Neighbor_allgatherv / MPI_Ineighbor_allgatherv(
+        s: *const c_void, sc: c_int, st: c_int,
+        r: *mut c_void, rcs: *const c_int, rds: *const c_int, rtype: c_int, comm: c_int,
+    ) => allgatherv;
+    MPI_Neighbor_alltoall / MPI_Ineighbor_alltoall(
+        s: *const c_void, sc: c_int, st: c_int, r: *mut c_void, rc: c_int, rtype: c_int, comm: c_int,
+    ) => regular(true);
+    MPI_Neighbor_alltoallv / MPI_Ineighbor_alltoallv(
+        s: *const c_void, scs: *const c_int, sds: *const c_int, st: c_int,
+        r: *mut c_void, rcs: *const c_int, rds: *const c_int, rtype: c_int, comm: c_int,
+    ) => alltoallv;
+    MPI_Neighbor_alltoallw / MPI_Ineighbor_alltoallw(
+        s: *const c_void, scs: *const c_int, sds: *const isize, sts: *const c_int,
+        r: *mut c_void, rcs: *const c_int, rds: *const isize, rts: *const c_int, comm: c_int,
+    ) => alltoallw;
 }
