@@ -5,7 +5,7 @@
 # kernel, once with dgemm at K = NB = 128 for HPL). The CSV files (apps/calibration/FORMAT.md)
 # and a manifest.json land in the output directory.
 #
-#   scripts/calibrate.sh [--quick|--full] [--out DIR] [--seed S] [--nb K] [--nice N]
+#   scripts/calibrate.sh [--quick|--full] [--out DIR] [--seed S] [--nb K] [--lda L] [--nice N]
 #                        [--keep-blas-env]
 #
 #   --quick          about a minute (default)          --full   at most ~20 minutes on 2 cores
@@ -13,6 +13,10 @@
 #   --seed S         seed of the designs: network and compute use S, the fixed-K dgemm run
 #                    uses S+1 (distinct file names; its metadata says fixed_k)          [1]
 #   --nb K           K of the fixed-K dgemm run (HPL's NB); 0 skips that run          [128]
+#   --lda L          both compute runs with HPL's operand layout (calib_compute --lda L):
+#                    the operands HPL takes from its local matrix are blocks of a matrix
+#                    with leading dimension max(L, rows), and HPL_dlaswp* gather and swap
+#                    rows from all of it; 0: tight operands (leading dimension = rows)    [0]
 #   --nice N         run the measures under `nice -n N` (a shared machine)               [0]
 #   --keep-blas-env  keep OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (by default both are
 #                    unset for the runs: on some machines they select a kernel ~40% slower
@@ -34,7 +38,7 @@ die() { echo "calibrate.sh: error: $*" >&2; exit 2; }
 log() { echo "calibrate.sh: $*" >&2; }
 now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
-MODE=quick OUT="" SEED=1 NB=128 NICE=0 KEEP_ENV=0
+MODE=quick OUT="" SEED=1 NB=128 LDA=0 NICE=0 KEEP_ENV=0
 ARGV=("$0" "$@")
 while [ $# -gt 0 ]; do
     case $1 in
@@ -42,12 +46,13 @@ while [ $# -gt 0 ]; do
         --quick) MODE=quick; shift ;;
         --full) MODE=full; shift ;;
         --keep-blas-env) KEEP_ENV=1; shift ;;
-        --out|--seed|--nb|--nice)
+        --out|--seed|--nb|--lda|--nice)
             [ $# -ge 2 ] || die "$1 needs a value"
             case $1 in
                 --out) OUT=$2 ;;
                 --seed) [[ $2 =~ ^[0-9]+$ ]] && [ ${#2} -le 18 ] || die "--seed: '$2' is not a non-negative integer"; SEED=$2 ;;
                 --nb) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -le 8192 ] || die "--nb: '$2' is not an integer in 0..8192"; NB=$2 ;;
+                --lda) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -le 100000 ] || die "--lda: '$2' is not an integer in 0..100000"; LDA=$2 ;;
                 --nice) [[ $2 =~ ^-?[0-9]+$ ]] && [ "$2" -ge -20 ] && [ "$2" -le 19 ] || die "--nice: '$2' is not in -20..19"; NICE=$2 ;;
             esac
             shift 2 ;;
@@ -141,15 +146,15 @@ NET_CSV=$OUT/network-$HOST-$SEED.csv
 step network "$OUT/logs/network.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" "${net_np_opts[@]}" -np 2 \
     "$NET" "--$MODE" --seed "$SEED" --out "$NET_CSV"
 step compute "$OUT/logs/compute.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
-    "$COMP" "--$MODE" --seed "$SEED" --out-dir "$OUT"
+    "$COMP" "--$MODE" --seed "$SEED" --lda "$LDA" --out-dir "$OUT"
 if [ "$NB" != 0 ]; then
     step compute-fixed-k "$OUT/logs/compute-fixed-k.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
-        "$COMP" "--$MODE" --seed "$((SEED + 1))" --fixed-k "$NB" --kernels dgemm --out-dir "$OUT"
+        "$COMP" "--$MODE" --seed "$((SEED + 1))" --fixed-k "$NB" --lda "$LDA" --kernels dgemm --out-dir "$OUT"
 fi
 T_END=$(now)
 
 # ---------------------------------------------------------------- manifest
-export CAL_OUT=$OUT CAL_REPO=$REPO CAL_MODE=$MODE CAL_SEED=$SEED CAL_NB=$NB CAL_NICE=$NICE
+export CAL_OUT=$OUT CAL_REPO=$REPO CAL_MODE=$MODE CAL_SEED=$SEED CAL_NB=$NB CAL_LDA=$LDA CAL_NICE=$NICE
 export CAL_START=$T_START CAL_END=$T_END CAL_OLD_CORETYPE=$OLD_CORETYPE CAL_OLD_L2=$OLD_L2
 export CAL_KEEP_ENV=$KEEP_ENV CAL_CORES=$CORES CAL_HOST=$HOST
 CAL_ARGV=$(printf '%q ' "${ARGV[@]}")
@@ -195,7 +200,7 @@ for name in sorted(os.listdir(out)):
         "file": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
         "kind": meta.get("kind"), "seed": meta.get("seed"), "core": meta.get("core"),
         "data_rows": rows - 1, "end": meta.get("end"), "design_hash": meta.get("design_hash"),
-        "blas_kernel": meta.get("blas_kernel"), "fixed_k": meta.get("fixed_k"),
+        "blas_kernel": meta.get("blas_kernel"), "fixed_k": meta.get("fixed_k"), "lda": meta.get("lda"),
     })
     if meta.get("kind") == "compute":
         kernels[name] = meta.get("blas_kernel")
@@ -226,6 +231,7 @@ manifest = {
     "seeds": {"network": int(os.environ["CAL_SEED"]), "compute": int(os.environ["CAL_SEED"]),
               **({"compute_fixed_k": int(os.environ["CAL_SEED"]) + 1} if os.environ["CAL_NB"] != "0" else {})},
     "fixed_k": int(os.environ["CAL_NB"]),
+    "lda": int(os.environ["CAL_LDA"]),
     "start": os.environ["CAL_START"], "end": os.environ["CAL_END"],
     "steps": steps,
     "host": os.environ["CAL_HOST"],

@@ -3,7 +3,7 @@
 # command. Everything lands in one output directory:
 #
 #   OUT/calibration/   CSVs, manifest.json, logs            (scripts/calibrate.sh)
-#   OUT/trace/         every CBLAS call of a small real HPL   (calibrate/trace/blas_trace.c)
+#   OUT/trace/         every CBLAS call of a real HPL          (calibrate/trace/blas_trace.c)
 #   OUT/model.toml, OUT/platform.toml, OUT/model.summary.json, OUT/fit-report/   (smpi-fit)
 #   OUT/validation/    report.md, PNG plots, runs/           (smpi-validate)
 #   OUT/validation.json                                     (per configuration: P, Q, N, NB,
@@ -12,8 +12,8 @@
 #
 #   scripts/validate-here.sh [--full|--quick] [--out DIR] [--runs R] [--replicas K] [--seed S]
 #                            [--grids 1x2,2x1] [--ns 2000,4000,6000,8000] [--nb 128] [--nice N]
-#                            [--no-trace] [--no-phases] [--keep-blas-env] [--skip-calibration DIR]
-#                            [--no-build]
+#                            [--lda L] [--trace-n N] [--no-trace] [--no-phases] [--keep-blas-env]
+#                            [--skip-calibration DIR] [--no-build]
 #
 #   --full        (default) calibrate.sh --full; HPL N = 2000,4000,6000,8000, 10 runs each;
 #                 about 20 minutes on this 2-core machine when it is quiet (calibration ~9 min,
@@ -27,7 +27,17 @@
 #   --ns L        matrix orders                                    [2000,4000,6000,8000 | 400,800]
 #   --nb NB       block size (also the fixed K of the dgemm calibration)                    [128]
 #   --nice N      run measurements under nice -n N (a shared machine)                         [0]
-#   --no-trace    do not trace a small real HPL's BLAS calls (its panel-factorization calls,
+#   --lda L       calibrate.sh --lda L: the compute kernels are timed on HPL's operand layout,
+#                 blocks of a matrix with leading dimension max(L, rows), HPL_dlaswp* gathering
+#                 and swapping rows from all of it (HPL's row swaps with lda = N/P cost 5-10x
+#                 those of a tight 128-row block on this machine; dgemm does not care). L is a
+#                 matrix far larger than the caches, not a power of two and not the local
+#                 leading dimension of a validated configuration; 0: tight operands
+#                                                                           [full 5000 | quick 0]
+#   --trace-n N   order of the traced real HPL (both grids): its dgemm, dtrsm and BLAS-1/2 calls,
+#                 with HPL's own shapes and layout, join the fit; a size between the validated
+#                 ones, not one of them                                       [full 5000 | quick 600]
+#   --no-trace    do not trace a real HPL's BLAS calls (its panel-factorization calls,
 #                 dgemm with K < NB and the BLAS-1/2 kernels at HPL's sizes, then come from the
 #                 calibration designs alone)
 #   --no-phases   validate with the plain HPL builds (apps/hpl/build-real, apps/hpl/build). By
@@ -50,6 +60,7 @@ die() { echo "validate-here.sh: error: $*" >&2; exit 2; }
 log() { echo "validate-here.sh: $*" >&2; }
 
 MODE=full OUT="" RUNS="" REPLICAS="" SEED=1 GRIDS="1x2,2x1" NS="" NB=128 NICE=0 TRACE=1 KEEP_ENV=0 REUSE="" BUILD=1 PHASES=1
+LDA="" TRACE_N=""
 while [ $# -gt 0 ]; do
     case $1 in
         -h|--help) usage 0 ;;
@@ -59,7 +70,7 @@ while [ $# -gt 0 ]; do
         --keep-blas-env) KEEP_ENV=1; shift ;;
         --no-build) BUILD=0; shift ;;
         --no-phases) PHASES=0; shift ;;
-        --out|--runs|--replicas|--seed|--grids|--ns|--nb|--nice|--skip-calibration)
+        --out|--runs|--replicas|--seed|--grids|--ns|--nb|--nice|--lda|--trace-n|--skip-calibration)
             [ $# -ge 2 ] || die "$1 needs a value"
             case $1 in
                 --out) OUT=$2 ;;
@@ -70,6 +81,8 @@ while [ $# -gt 0 ]; do
                 --ns) [[ $2 =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--ns: '$2' is not N[,N...]"; NS=$2 ;;
                 --nb) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] || die "--nb: '$2' is not a positive integer"; NB=$2 ;;
                 --nice) [[ $2 =~ ^-?[0-9]+$ ]] || die "--nice: '$2' is not an integer"; NICE=$2 ;;
+                --lda) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -le 100000 ] || die "--lda: '$2' is not an integer in 0..100000"; LDA=$2 ;;
+                --trace-n) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] || die "--trace-n: '$2' is not a positive integer"; TRACE_N=$2 ;;
                 --skip-calibration) [ -d "$2" ] || die "--skip-calibration: '$2' is not a directory"; REUSE=$(cd "$2" && pwd) ;;
             esac
             shift 2 ;;
@@ -77,12 +90,13 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ "$MODE" = full ]; then
-    : "${RUNS:=10}" "${REPLICAS:=3}" "${NS:=2000,4000,6000,8000}"
-    TRACE_N=2000
+    : "${RUNS:=10}" "${REPLICAS:=3}" "${NS:=2000,4000,6000,8000}" "${LDA:=5000}" "${TRACE_N:=5000}"
 else
-    : "${RUNS:=6}" "${REPLICAS:=1}" "${NS:=400,800}"
-    TRACE_N=400
+    : "${RUNS:=6}" "${REPLICAS:=1}" "${NS:=400,800}" "${LDA:=0}" "${TRACE_N:=600}"
 fi
+case ",$NS," in *",$TRACE_N,"*)
+    log "warning: --trace-n $TRACE_N is one of the validated sizes: the fit then sees the calls it is judged on" ;;
+esac
 HOST=$(hostname)
 [ -n "$OUT" ] || OUT=validation-$HOST-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT" || die "cannot create $OUT"
@@ -103,14 +117,14 @@ done
 # calibrate.sh installs Open MPI and OpenBLAS when missing and builds the real HPL; with
 # --skip-calibration the real HPL is built here.
 if [ -z "$REUSE" ]; then
-    cal_opts=(--"$MODE" --out "$OUT/calibration" --seed "$SEED" --nb "$NB" --nice "$NICE")
+    cal_opts=(--"$MODE" --out "$OUT/calibration" --seed "$SEED" --nb "$NB" --lda "$LDA" --nice "$NICE")
     [ "$KEEP_ENV" = 1 ] && cal_opts+=(--keep-blas-env)
     log "calibrating: scripts/calibrate.sh ${cal_opts[*]}"
     "$REPO/scripts/calibrate.sh" "${cal_opts[@]}" > "$OUT/calibrate.log" 2>&1 || {
         tail -n 30 "$OUT/calibrate.log" >&2; die "calibrate.sh failed (log: $OUT/calibrate.log)"; }
     CAL=$OUT/calibration
 else
-    log "reusing the calibration of $REUSE"
+    log "reusing the calibration of $REUSE (its own --lda; --lda $LDA is not applied)"
     "$REPO/apps/hpl/build-real.sh" > "$OUT/build-real.log" 2>&1 || die "apps/hpl/build-real.sh failed (log: $OUT/build-real.log)"
     CAL=$REUSE
 fi

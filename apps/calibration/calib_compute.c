@@ -85,7 +85,7 @@ typedef struct {
 typedef struct {
     uint64_t seed;
     int full;
-    uint64_t reps, grids, gamma, sigma, anchor, draws, fixed_k, rows_cap, dim2_cap;
+    uint64_t reps, grids, gamma, sigma, anchor, draws, fixed_k, rows_cap, dim2_cap, lda;
     double pi, pi2, pi_trsm, n1_max, ntrsv_max;
     int pin, list_only;
     int want[NKERNELS];
@@ -121,6 +121,13 @@ static void usage(FILE *f)
         "  --max-product2 P  largest M*N of the two-dimensional kernels [quick 2^22, full 2^23]\n"
         "  --max-rows R      largest row count of HPL_dlaswp* (HPL's NB side)          [1024]\n"
         "  --max-n1 N        largest N of daxpy, dscal, dcopy, dswap, idamax [quick 2^20, full 2^22]\n"
+        "operand layout:\n"
+        "  --lda L           HPL's layout: the operands HPL takes from its local matrix (dgemm's\n"
+        "                    A and C, dtrsm's B, dgemv's and dger's A, the destination of\n"
+        "                    HPL_dlacpy/HPL_dlatcpy, the A of HPL_dlaswp*) are blocks of a matrix\n"
+        "                    with leading dimension max(L, rows), and the rows HPL_dlaswp* gather\n"
+        "                    or swap are drawn from all of its max(L, rows) rows; 0: tight\n"
+        "                    (leading dimension = rows, rows drawn among the M rows)      [0]\n"
         "  --no-pin          do not pin (by default a process bound to several CPUs pins\n"
         "                    itself to one, chosen by rank)\n"
         "  --list-design     print the design (kernel,p0,p1,p2 in sequence order) and the memory\n"
@@ -164,6 +171,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--fixed-k")) { if (parse_u64(prog, a, v, 1, 100000, &o->fixed_k)) return -1; i++; }
         else if (!strcmp(a, "--draws")) { if (parse_u64(prog, a, v, 0, 1000000, &o->draws)) return -1; set_draws = 1; i++; }
         else if (!strcmp(a, "--max-product2")) { if (parse_double(prog, a, v, 1, 1e10, &o->pi2)) return -1; set_pi2 = 1; i++; }
+        else if (!strcmp(a, "--lda")) { if (parse_u64(prog, a, v, 0, 100000, &o->lda)) return -1; i++; }
         else if (!strcmp(a, "--max-rows")) { if (parse_u64(prog, a, v, 1, 100000, &o->rows_cap)) return -1; i++; }
         else if (!strcmp(a, "--max-n1")) { if (parse_u64(prog, a, v, 1, 1ULL << 30, &u)) return -1; o->n1_max = (double)u; set_n1 = 1; i++; }
         else if (!strcmp(a, "--out-dir")) {
@@ -395,37 +403,47 @@ static void gen_others(calib_rng *r, const options *o, callvec *cv)
 
 /* ------------------------------------------------------------------ memory */
 typedef struct {
-    size_t x, y, z, w, v, rhs, tri, idx; /* elements */
+    size_t x, y, z, w, v, rhs, tri, idx, pool; /* elements */
 } needs;
 
 static size_t mx(size_t a, size_t b) { return a > b ? a : b; }
 
+/* --lda: the leading dimension of the operands HPL takes from its local matrix (0: tight). */
+static int g_lda;
+static int ldm(int rows) { return g_lda > rows ? g_lda : rows; }
+
 static void need_of(const call *c, needs *n)
 {
     size_t a = (size_t)c->p[0], b = (size_t)c->p[1], d = (size_t)c->p[2];
+    size_t la = (size_t)ldm(c->p[0]); /* leading dimension of an M-row operand of HPL's matrix */
     switch (c->k) {
-    case DGEMM: n->x = mx(n->x, a * d); n->y = mx(n->y, b * d); n->z = mx(n->z, a * b); break;
+    case DGEMM: n->x = mx(n->x, la * d); n->y = mx(n->y, b * d); n->z = mx(n->z, la * b); break;
     case DTRSM: {
         size_t t = d == 0 ? a : b;
-        n->tri = mx(n->tri, t * t); n->z = mx(n->z, a * b); n->rhs = mx(n->rhs, a * b);
+        n->tri = mx(n->tri, t * t); n->z = mx(n->z, la * b); n->rhs = mx(n->rhs, la * b);
         break;
     }
-    case DGEMV: n->x = mx(n->x, a * b); n->y = mx(n->y, b); n->z = mx(n->z, a); break;
-    case DGER: n->x = mx(n->x, a); n->y = mx(n->y, b); n->z = mx(n->z, a * b); break;
+    case DGEMV: n->x = mx(n->x, la * b); n->y = mx(n->y, b); n->z = mx(n->z, a); break;
+    case DGER: n->x = mx(n->x, a); n->y = mx(n->y, b); n->z = mx(n->z, la * b); break;
     case DTRSV: n->tri = mx(n->tri, a * a); n->z = mx(n->z, a); n->rhs = mx(n->rhs, a); break;
     case DAXPY: case DCOPY: case IDAMAX: case DSCAL: n->x = mx(n->x, a); n->z = mx(n->z, a); break;
     case DSWAP: n->z = mx(n->z, a); n->w = mx(n->w, a); break;
-    case LASWP00N: n->z = mx(n->z, a * b); n->idx = mx(n->idx, a); break;
-    case LASWP10N: n->z = mx(n->z, a * b); n->idx = mx(n->idx, b); break;
+    case LASWP00N: n->z = mx(n->z, la * b); n->idx = mx(n->idx, a); break;
+    case LASWP10N: n->z = mx(n->z, la * b); n->idx = mx(n->idx, b); break;
     case LASWP01T: case LASWP05T: case LASWP06T:
-        n->v = mx(n->v, a * b); n->z = mx(n->z, a * b); n->idx = mx(n->idx, a); break;
-    case LASWP02N: n->z = mx(n->z, a * b); n->w = mx(n->w, (b + 1) * a + 1); n->idx = mx(n->idx, a); break;
+        n->v = mx(n->v, la * b); n->z = mx(n->z, a * b); n->idx = mx(n->idx, a); n->pool = mx(n->pool, la);
+        break;
+    case LASWP02N:
+        n->z = mx(n->z, la * b); n->w = mx(n->w, (b + 1) * a + 1); n->idx = mx(n->idx, a);
+        n->pool = mx(n->pool, la);
+        break;
     case LASWP03T: n->z = mx(n->z, a * b); n->w = mx(n->w, (b + 1) * a + 1); n->idx = mx(n->idx, a); break;
     case LASWP04T: /* (M0, M1, N) */
-        n->z = mx(n->z, b * d); n->v = mx(n->v, a * d); n->w = mx(n->w, (d + 1) * b + 1);
-        n->idx = mx(n->idx, b);
+        la = (size_t)ldm(a > 0 ? (int)a : 1);
+        n->z = mx(n->z, b * d); n->v = mx(n->v, la * d); n->w = mx(n->w, (d + 1) * b + 1);
+        n->idx = mx(n->idx, b); n->pool = mx(n->pool, la);
         break;
-    case LACPY: case LATCPY: n->x = mx(n->x, a * b); n->z = mx(n->z, a * b); break;
+    case LACPY: case LATCPY: n->x = mx(n->x, a * b); n->z = mx(n->z, la * b); break;
     }
 }
 
@@ -443,7 +461,7 @@ static double *alloc_fill(size_t n, calib_rng *r, double scale, const char *what
 
 typedef struct {
     double *x, *y, *z, *w, *v, *rhs, *tri;
-    int *i1, *i2;
+    int *i1, *i2, *pool;
     size_t tri_n; /* largest triangle order */
 } buffers;
 
@@ -454,27 +472,51 @@ static void perm(calib_rng *r, int *idx, int n)
     rng_shuffle(r, idx, (size_t)n, sizeof *idx);
 }
 
+/* m distinct rows of a matrix with `ld` rows, in random order, into idx: a random permutation
+ * of [0, m) when the layout is tight (ld = m), else a partial Fisher-Yates shuffle of [0, ld)
+ * (HPL gathers and scatters pivot rows from anywhere in its local matrix). */
+static void rows_of(calib_rng *r, int *idx, int m, int ld, int *pool)
+{
+    if (ld <= m) {
+        perm(r, idx, m);
+        return;
+    }
+    for (int i = 0; i < ld; i++) pool[i] = i;
+    for (int i = 0; i < m; i++) {
+        int j = i + (int)rng_below(r, (uint64_t)(ld - i));
+        int t = pool[i];
+        pool[i] = pool[j];
+        pool[j] = t;
+        idx[i] = pool[i];
+    }
+}
+
 /* Untimed preparation of a call: index arrays, restored right-hand sides, W0 offsets. */
 static void prepare(const call *c, buffers *b, calib_rng *r)
 {
     const int p0 = c->p[0], p1 = c->p[1], p2 = c->p[2];
     switch (c->k) {
-    case DTRSM: memcpy(b->z, b->rhs, (size_t)p0 * (size_t)p1 * sizeof(double)); break;
+    case DTRSM: { /* the M x N block of the ld-row right-hand side, column by column */
+        const size_t ld = (size_t)ldm(p0);
+        for (int j = 0; j < p1; j++)
+            memcpy(b->z + (size_t)j * ld, b->rhs + (size_t)j * ld, (size_t)p0 * sizeof(double));
+        break;
+    }
     case DTRSV: memcpy(b->z, b->rhs, (size_t)p0 * sizeof(double)); break;
-    case LASWP00N: /* row k swapped with a row in [k, M) */
-        for (int k = 0; k < p0; k++) b->i1[k] = k + (int)rng_below(r, (uint64_t)(p0 - k));
+    case LASWP00N: /* row k swapped with a row in [k, max(lda, M)) */
+        for (int k = 0; k < p0; k++) b->i1[k] = k + (int)rng_below(r, (uint64_t)(ldm(p0) - k));
         break;
     case LASWP10N: /* column j swapped with a column in [j, N) */
         for (int j = 0; j < p1; j++) b->i1[j] = j + (int)rng_below(r, (uint64_t)(p1 - j));
         break;
     case LASWP01T: /* half of the rows go to U (column >= 0), half move within A (-row) */
-        perm(r, b->i1, p0);
+        rows_of(r, b->i1, p0, ldm(p0), b->pool);
         perm(r, b->i2, p0);
         for (int i = 0; i < p0; i++)
             if (p0 > 1 && rng_below(r, 2)) b->i2[i] = -(1 + (int)rng_below(r, (uint64_t)(p0 - 1)));
         break;
     case LASWP02N: case LASWP05T: case LASWP06T:
-        perm(r, b->i1, p0);
+        rows_of(r, b->i1, p0, ldm(p0), b->pool);
         perm(r, b->i2, p0);
         break;
     case LASWP03T: /* W0(i*LDW) = destination column in U */
@@ -483,8 +525,7 @@ static void prepare(const call *c, buffers *b, calib_rng *r)
         break;
     case LASWP04T: { /* (M0, M1, N): U has M1 columns, A has M0 rows */
         perm(r, b->i2, p1); /* the U columns the first M0 W columns replace */
-        for (int i = 0; i < p0; i++) b->i1[i] = i;
-        rng_shuffle(r, b->i1, (size_t)p0, sizeof *b->i1);
+        rows_of(r, b->i1, p0, ldm(p0 > 0 ? p0 : 1), b->pool);
         for (int i = p0; i < p1; i++) b->w[(size_t)i * (size_t)(p2 + 1)] = (double)b->i2[i];
         break;
     }
@@ -497,19 +538,21 @@ static void run(const call *c, buffers *b)
     const int p0 = c->p[0], p1 = c->p[1], p2 = c->p[2];
     switch (c->k) {
     case DGEMM: /* as HPL's trailing update: C -= L U^T */
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, p0, p1, p2, -1.0, b->x, p0, b->y, p1, 1.0,
-                    b->z, p0);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, p0, p1, p2, -1.0, b->x, ldm(p0), b->y, p1, 1.0,
+                    b->z, ldm(p0));
         break;
     case DTRSM:
         if (p2 == 0)
-            cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, p0, p1, 1.0, b->tri,
-                        p0, b->z, p0);
+            /* HPL_pdupdateTT's 1 x Q update: U = L1^-T U, L1 unit upper (the fill is random
+             * everywhere, so the upper triangle is as bounded as the lower one) */
+            cblas_dtrsm(CblasColMajor, CblasLeft, CblasUpper, CblasTrans, CblasUnit, p0, p1, 1.0, b->tri,
+                        p0, b->z, ldm(p0));
         else
             cblas_dtrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasUnit, p0, p1, 1.0, b->tri,
-                        p1, b->z, p0);
+                        p1, b->z, ldm(p0));
         break;
-    case DGEMV: cblas_dgemv(CblasColMajor, CblasNoTrans, p0, p1, -1.0, b->x, p0, b->y, 1, 1.0, b->z, 1); break;
-    case DGER: cblas_dger(CblasColMajor, p0, p1, -1.0, b->x, 1, b->y, 1, b->z, p0); break;
+    case DGEMV: cblas_dgemv(CblasColMajor, CblasNoTrans, p0, p1, -1.0, b->x, ldm(p0), b->y, 1, 1.0, b->z, 1); break;
+    case DGER: cblas_dger(CblasColMajor, p0, p1, -1.0, b->x, 1, b->y, 1, b->z, ldm(p0)); break;
     case DTRSV: cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasUnit, p0, b->tri, p0, b->z, 1); break;
     case DAXPY: cblas_daxpy(p0, -0.5, b->x, 1, b->z, 1); break;
     case DSCAL: cblas_dscal(p0, -1.0, b->z, 1); break; /* -1: magnitudes never drift */
@@ -517,18 +560,18 @@ static void run(const call *c, buffers *b)
     case DSWAP: cblas_dswap(p0, b->z, 1, b->w, 1); break;
     case IDAMAX: { volatile size_t i = cblas_idamax(p0, b->x, 1); (void)i; break; }
 #ifdef CALIB_HAVE_HPL
-    case LASWP00N: HPL_dlaswp00N(p0, p1, b->z, p0, b->i1); break;
-    case LASWP10N: HPL_dlaswp10N(p0, p1, b->z, p0, b->i1); break;
-    case LASWP01T: HPL_dlaswp01T(p0, p1, b->v, p0, b->z, p1, b->i1, b->i2); break;
-    case LASWP02N: HPL_dlaswp02N(p0, p1, b->z, p0, b->w, b->w + 1, p1 + 1, b->i1, b->i2); break;
+    case LASWP00N: HPL_dlaswp00N(p0, p1, b->z, ldm(p0), b->i1); break;
+    case LASWP10N: HPL_dlaswp10N(p0, p1, b->z, ldm(p0), b->i1); break;
+    case LASWP01T: HPL_dlaswp01T(p0, p1, b->v, ldm(p0), b->z, p1, b->i1, b->i2); break;
+    case LASWP02N: HPL_dlaswp02N(p0, p1, b->z, ldm(p0), b->w, b->w + 1, p1 + 1, b->i1, b->i2); break;
     case LASWP03T: HPL_dlaswp03T(p0, p1, b->z, p1, b->w, b->w + 1, p1 + 1); break;
     case LASWP04T:
-        HPL_dlaswp04T(p0, p1, p2, b->z, p2, b->v, p0 > 0 ? p0 : 1, b->w, b->w + 1, p2 + 1, b->i1, b->i2);
+        HPL_dlaswp04T(p0, p1, p2, b->z, p2, b->v, ldm(p0 > 0 ? p0 : 1), b->w, b->w + 1, p2 + 1, b->i1, b->i2);
         break;
-    case LASWP05T: HPL_dlaswp05T(p0, p1, b->v, p0, b->z, p1, b->i1, b->i2); break;
-    case LASWP06T: HPL_dlaswp06T(p0, p1, b->v, p0, b->z, p1, b->i1); break;
-    case LACPY: HPL_dlacpy(p0, p1, b->x, p0, b->z, p0); break;
-    case LATCPY: HPL_dlatcpy(p0, p1, b->x, p1, b->z, p0); break;
+    case LASWP05T: HPL_dlaswp05T(p0, p1, b->v, ldm(p0), b->z, p1, b->i1, b->i2); break;
+    case LASWP06T: HPL_dlaswp06T(p0, p1, b->v, ldm(p0), b->z, p1, b->i1); break;
+    case LACPY: HPL_dlacpy(p0, p1, b->x, p0, b->z, ldm(p0)); break;
+    case LATCPY: HPL_dlatcpy(p0, p1, b->x, p1, b->z, ldm(p0)); break;
 #endif
     default: break;
     }
@@ -633,7 +676,13 @@ int main(int argc, char **argv)
         return 2;
     }
     rng_shuffle(&r, cv.v, cv.n, sizeof *cv.v);
+    g_lda = (int)o.lda;
     uint64_t hash = FNV1A64_INIT;
+    if (o.lda) { /* the layout is part of the design (a tight design keeps its old hash) */
+        char line[48];
+        int len = snprintf(line, sizeof line, "lda=%llu\n", (unsigned long long)o.lda);
+        hash = fnv1a64(hash, line, (size_t)len);
+    }
     needs nd = {0};
     for (size_t i = 0; i < cv.n; i++) {
         char line[96];
@@ -657,6 +706,14 @@ int main(int argc, char **argv)
     nd.x = mx(nd.x, 256 * 256); nd.y = mx(nd.y, 256 * 256); nd.z = mx(nd.z, 256 * 256);
     nd.w = mx(nd.w, 65 * 64 + 1); nd.v = mx(nd.v, 64 * 64); nd.tri = mx(nd.tri, 64 * 64);
     nd.rhs = mx(nd.rhs, 64 * 64); nd.idx = mx(nd.idx, 64);
+    for (int k = 0; k < NKERNELS; k++) { /* ... at the layout's leading dimension */
+        call c = {{64, 64, 64}, (uint8_t)k};
+        if (k == DTRSM) c.p[2] = 0;
+        if (k == LASWP04T) c.p[0] = 32;
+        need_of(&c, &nd);
+    }
+    const call filler = {{256, 256, 256}, DGEMM};
+    need_of(&filler, &nd);
 
     /* Data: uniform [0,1], from a stream that depends on the seed and the rank only. */
     calib_rng fill;
@@ -673,8 +730,9 @@ int main(int argc, char **argv)
     b.tri_n = tri_n;
     b.i1 = calloc(nd.idx, sizeof *b.i1);
     b.i2 = calloc(nd.idx, sizeof *b.i2);
+    b.pool = calloc(nd.pool ? nd.pool : 1, sizeof *b.pool);
     double *start = malloc(cv.n * sizeof *start), *dur = malloc(cv.n * sizeof *dur);
-    if (!b.i1 || !b.i2 || !start || !dur) {
+    if (!b.i1 || !b.i2 || !b.pool || !start || !dur) {
         fprintf(stderr, "%s: out of memory\n", prog);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -712,7 +770,6 @@ int main(int argc, char **argv)
     MPI_Request all_done;
     int flag = 0;
     MPI_Ibarrier(MPI_COMM_WORLD, &all_done);
-    call filler = {{256, 256, 256}, DGEMM};
     long fillers = 0;
     for (;;) {
         MPI_Test(&all_done, &flag, MPI_STATUS_IGNORE);
@@ -770,8 +827,16 @@ int main(int argc, char **argv)
                  (unsigned long long)o.gamma, (unsigned long long)o.grids, (unsigned long long)o.sigma, o.pi,
                  (unsigned long long)o.anchor, (unsigned long long)o.anchor, (unsigned long long)o.anchor);
         if (o.fixed_k) meta(f, "fixed_k", "%llu", (unsigned long long)o.fixed_k);
-        meta(f, "calls", "dgemm NoTrans,Trans alpha=-1 beta=1; dtrsm Left/Lower or Right/Upper, NoTrans, Unit; "
-             "dgemv NoTrans; dtrsv Lower NoTrans Unit; leading dimensions = rows (tight); column-major");
+        if (o.lda)
+            meta(f, "calls", "dgemm NoTrans,Trans alpha=-1 beta=1; dtrsm Left/Upper/Trans or Right/Upper/NoTrans, Unit; "
+                 "dgemv NoTrans; dtrsv Lower NoTrans Unit; column-major; HPL layout: dgemm A and C, dtrsm B, "
+                 "dgemv and dger A, HPL_dlacpy/HPL_dlatcpy destination, HPL_dlaswp* A with leading dimension "
+                 "max(%llu, rows), HPL_dlaswp* rows drawn among max(%llu, rows); other operands tight",
+                 (unsigned long long)o.lda, (unsigned long long)o.lda);
+        else
+            meta(f, "calls", "dgemm NoTrans,Trans alpha=-1 beta=1; dtrsm Left/Upper/Trans or Right/Upper/NoTrans, Unit; "
+                 "dgemv NoTrans; dtrsv Lower NoTrans Unit; leading dimensions = rows (tight); column-major");
+        meta(f, "lda", "%llu", (unsigned long long)o.lda);
         meta(f, "data", "uniform [0,1] (triangles: U(0,1)/%zu, unit diagonal); %.0f MiB allocated once", tri_n, mib);
         meta(f, "kernels", "%s", kernels);
         meta(f, "reps", "%llu", (unsigned long long)o.reps);

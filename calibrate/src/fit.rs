@@ -554,6 +554,41 @@ pub fn screening_warnings(kernels: &[KernelFit]) -> Vec<String> {
         .collect()
 }
 
+/// Compute calibrations timed on different operand layouts (`lda` metadata of
+/// `calib_compute --lda`; absent or 0 = tight operands) pooled in one fit:
+/// HPL's row swaps on a block of a large matrix cost several times those on a
+/// tight block, so a pooled fit is a mixture of two machines. BLAS traces
+/// (`mode: trace`) have the traced program's own layout and are not counted.
+pub fn layout_warnings(files: &[CalibrationFile]) -> Vec<String> {
+    let mut by_lda: std::collections::BTreeMap<u64, Vec<String>> = std::collections::BTreeMap::new();
+    for f in files
+        .iter()
+        .filter(|f| matches!(f.table, crate::input::Table::Compute(_)) && f.meta("mode") != "trace")
+    {
+        let lda = f.meta("lda").trim().parse::<u64>().unwrap_or(0);
+        by_lda.entry(lda).or_default().push(f.name());
+    }
+    if by_lda.len() < 2 {
+        return Vec::new();
+    }
+    let parts: Vec<String> = by_lda
+        .iter()
+        .map(|(lda, names)| {
+            let layout = if *lda == 0 {
+                "tight operands".to_string()
+            } else {
+                format!("lda {lda}")
+            };
+            format!("{layout}: {}", names.join(", "))
+        })
+        .collect();
+    vec![format!(
+        "compute calibrations with different operand layouts are pooled ({}): calibrate every \
+         compute run with the same calib_compute --lda",
+        parts.join("; ")
+    )]
+}
+
 /// Sizes at which network kinds are summarised (within the calibrated range).
 pub const SUMMARY_SIZES: [f64; 6] = [1.0, 1e3, 1e4, 1e5, 1e6, 1e7];
 

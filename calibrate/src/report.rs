@@ -64,11 +64,19 @@ pub fn write_report(r: &FitResult, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         "Fitted by {} on {} (on {}), command `{}`; fold/mixture seed {}, {}-fold cross-validation.\n",
         m.tool, m.date, m.fit_host, m.command, m.fit_seed, m.cv_folds
     );
-    md.push_str("## Inputs\n\n| file | kind | host | seed | date | cpu | MPI | BLAS (kernel) | timer resolution / overhead | sha256 |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("## Inputs\n\n| file | kind | host | seed | date | cpu | MPI | BLAS (kernel) | operand layout | timer resolution / overhead | sha256 |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for f in &r.files {
+        // calib_compute --lda: HPL's layout (blocks of a matrix with that leading
+        // dimension); a BLAS trace has the traced program's own layout.
+        let layout = match (f.meta("kind"), f.meta("mode"), f.meta("lda").trim()) {
+            ("compute", "trace", _) => "traced program's".to_string(),
+            ("compute", _, "" | "0") => "tight".to_string(),
+            ("compute", _, l) => format!("lda {l}"),
+            _ => "–".to_string(),
+        };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} ({}) | {} s / {} s | `{}` |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} ({}) | {} | {} s / {} s | `{}` |",
             f.name(),
             f.meta("kind"),
             f.meta("host"),
@@ -78,6 +86,7 @@ pub fn write_report(r: &FitResult, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             f.meta("mpi"),
             f.meta("blas"),
             f.meta("blas_kernel"),
+            layout,
             f.meta("timer_resolution_s"),
             f.meta("timer_overhead_s"),
             &f.sha256[..f.sha256.len().min(16)]
@@ -88,6 +97,7 @@ pub fn write_report(r: &FitResult, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         warnings.extend(n.warnings.iter().cloned());
     }
     warnings.extend(crate::fit::screening_warnings(&r.kernels));
+    warnings.extend(crate::fit::layout_warnings(&r.files));
     warnings.extend(extrapolation_warnings(r));
     md.push_str("\n## Warnings\n\n");
     if warnings.is_empty() {

@@ -242,3 +242,33 @@ fn noise_can_be_left_out() {
     let text = std::fs::read_to_string(dir.join("m.toml")).unwrap();
     assert!(!text.contains("noise = "));
 }
+
+/// Compute calibrations timed on different operand layouts (`calib_compute
+/// --lda`) pooled in one fit are flagged; one layout, or a BLAS trace next to
+/// a calibration, is not.
+#[test]
+fn pooled_operand_layouts_are_flagged() {
+    use calibrate::fit::layout_warnings;
+    use calibrate::input::parse;
+    let models = example_dgemm_models();
+    let csv = compute_csv(&models.compute, &dgemm_calls(5, 3), 0, 3);
+    let with = |extra: &str| csv.replacen("# core: 0\n", &format!("# core: 0\n{extra}"), 1);
+    let tight = parse(&csv, "tight.csv", 0).unwrap();
+    let zero = parse(&with("# lda: 0\n"), "zero.csv", 1).unwrap();
+    let strided = parse(&with("# lda: 5000\n"), "strided.csv", 2).unwrap();
+    let trace = parse(
+        &csv.replacen("# mode: quick\n", "# mode: trace\n", 1),
+        "trace.csv",
+        3,
+    )
+    .unwrap();
+    assert!(layout_warnings(&[tight.clone(), zero.clone(), trace.clone()]).is_empty());
+    assert!(layout_warnings(&[strided.clone(), trace]).is_empty());
+    let w = layout_warnings(&[tight, zero, strided]);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("tight operands: tight.csv, zero.csv") && w[0].contains("lda 5000: strided.csv"),
+        "{}",
+        w[0]
+    );
+}

@@ -253,7 +253,10 @@ fn fit_main(a: &FitArgs) -> anyhow::Result<()> {
             }
         );
     }
-    for w in fit::screening_warnings(&r.kernels) {
+    for w in fit::screening_warnings(&r.kernels)
+        .into_iter()
+        .chain(fit::layout_warnings(&r.files))
+    {
         eprintln!("smpi-fit: warning: {w}");
     }
     if let Some(dir) = &a.report {
