@@ -397,7 +397,11 @@ impl CollArgs {
         if let Some(root) = root {
             let ok = match remote {
                 None => (0..size).contains(&root),
-                Some(rs) => root == MPI_ROOT_ARG || root == rt::MPI_PROC_NULL || (0..rs).contains(&root),
+                Some(rs) => {
+                    root == crate::coll::nbc_inter::MPI_ROOT
+                        || root == rt::MPI_PROC_NULL
+                        || (0..rs).contains(&root)
+                }
             };
             if !ok {
                 let group = if remote.is_some() {
@@ -428,7 +432,7 @@ impl CollArgs {
     fn is_root(&self) -> bool {
         match (self.root, self.remote) {
             (Some(r), None) => r == self.rank,
-            (Some(r), Some(_)) => r == MPI_ROOT_ARG,
+            (Some(r), Some(_)) => r == crate::coll::nbc_inter::MPI_ROOT,
             (None, _) => false,
         }
     }
@@ -439,7 +443,7 @@ impl CollArgs {
             (None, _) | (Some(_), None) => at != At::Root || self.is_root(),
             (Some(_), Some(root)) => match at {
                 At::All => root != rt::MPI_PROC_NULL,
-                At::Root => root == MPI_ROOT_ARG,
+                At::Root => root == crate::coll::nbc_inter::MPI_ROOT,
                 At::Peers => root >= 0,
             },
         }
@@ -507,9 +511,6 @@ impl CollArgs {
         unsafe { arg_data_v(buf, self.peers(), counts, displs, types, names) }
     }
 }
-
-/// `MPI_ROOT`: the root's own argument on an intercommunicator.
-const MPI_ROOT_ARG: i32 = -3;
 
 /// Reports an error of a call that belongs to no communicator (datatype
 /// constructors, request completion) through `MPI_COMM_WORLD`'s error
