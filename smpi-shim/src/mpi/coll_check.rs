@@ -15,7 +15,7 @@ use std::ffi::c_void;
 use crate::coll::IN_PLACE;
 use crate::mpi::datatype::Basic;
 
-use super::{mpi_err, with_world, MpiResult, MPI_ERR_OP, MPI_ERR_OTHER, MPI_ERR_ROOT, MPI_ERR_TYPE};
+use super::{mpi_err, with_world, MpiResult, World, MPI_ERR_OP, MPI_ERR_OTHER, MPI_ERR_ROOT, MPI_ERR_TYPE};
 
 /// What one rank's collective call must agree on with the other members'.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,8 +26,9 @@ pub(crate) struct CollSig {
     /// Elements and datatype, compared as (the one basic type the data is
     /// made of, if any; total bytes).
     data: Option<(Option<Basic>, usize)>,
-    /// The datatype's name, for the message.
-    type_name: String,
+    /// The datatype's handle, named only in a mismatch's message (no
+    /// allocation per collective call).
+    dtype: i32,
 }
 
 impl CollSig {
@@ -38,7 +39,7 @@ impl CollSig {
             root: None,
             op: None,
             data: None,
-            type_name: String::new(),
+            dtype: 0,
         }
     }
 
@@ -57,12 +58,8 @@ impl CollSig {
     /// The data (`count` elements of `dtype`) must agree: same bytes, and
     /// basic types that match (see [`data_agree`]).
     pub(crate) fn data(mut self, count: i32, dtype: i32) -> Self {
-        let (size, basic, name) = with_world(|w| {
-            w.dtype(dtype)
-                .map(|d| (d.size, d.basic, d.name.clone()))
-                .unwrap_or((0, None, format!("datatype {dtype}")))
-        });
-        self.type_name = name;
+        let (size, basic) = with_world(|w| w.dtype(dtype).map(|d| (d.size, d.basic)).unwrap_or((0, None)));
+        self.dtype = dtype;
         self.data = Some((basic, usize::try_from(count).unwrap_or(0) * size));
         self
     }
@@ -101,7 +98,7 @@ impl CollSig {
         }
     }
 
-    fn describe(&self) -> String {
+    fn describe(&self, w: &World) -> String {
         let mut parts = Vec::new();
         if let Some(r) = self.root {
             parts.push(format!("root {r}"));
@@ -113,10 +110,10 @@ impl CollSig {
             }
         }
         if let Some((_, bytes)) = self.data {
-            let name = if self.type_name.is_empty() {
-                "unnamed type"
-            } else {
-                &self.type_name
+            let name = match w.dtype(self.dtype) {
+                Ok(d) if !d.name.is_empty() => d.name.clone(),
+                Ok(_) => "unnamed type".to_string(),
+                Err(_) => format!("datatype {}", self.dtype),
             };
             parts.push(format!("{bytes} B of {name}"));
         }
@@ -214,8 +211,8 @@ pub(crate) fn check(me: u32, comm: i32, sig: CollSig) -> MpiResult<()> {
                         code,
                         format!(
                             "collective mismatch on {name} (collective call #{n}): rank {first_rank} called {}, rank {my_rank} calls {}",
-                            first.describe(),
-                            sig.describe()
+                            first.describe(w),
+                            sig.describe(w)
                         ),
                     )),
                 }
