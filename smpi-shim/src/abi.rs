@@ -50,6 +50,7 @@ mod init;
 mod libc;
 mod p2p;
 mod request;
+mod rma;
 mod simgrid;
 mod smpi;
 mod topo;

@@ -11,7 +11,7 @@
 //! - [`datatype`], [`op`]: datatypes (with darray and external32) and
 //!   reduction operations;
 //! - [`attr`]: keyvals and attributes; [`topo`]: process topologies;
-//!   [`info`]: info objects;
+//!   [`info`]: info objects; [`rma`]: one-sided communication (windows);
 //! - [`entry`]: what every MPI call does on entry and exit (computation
 //!   injection, error handlers).
 
@@ -27,6 +27,7 @@ pub(crate) mod op;
 pub(crate) mod p2p;
 pub(crate) mod progress;
 pub(crate) mod request;
+pub(crate) mod rma;
 pub(crate) mod topo;
 pub(crate) mod trace;
 pub(crate) mod world;

@@ -63,10 +63,12 @@
  *   HAVE_IOSTREAM, HAVE_NAMESPACES, ...    no C++ bindings
  *   HAVE_MPI_IO, MPIO_USES_MPI_REQUEST     no MPI-IO (ROMIO)
  *   HAVE_MPI_SPAWN                         no dynamic processes
- *   HAVE_MPI_WIN_CREATE                    no one-sided communication (RMA windows)
  *   HAVE_CUDA, HAVE_ZE, HAVE_HIP           no GPU memory
  *   HAVE_LIBABT                            no Argobots
  */
+
+/* One-sided communication (RMA windows). */
+#define HAVE_MPI_WIN_CREATE 1
 
 /* mpi.h defines MPI_INTEGER16 (as MPI_DATATYPE_NULL: no 16-byte integer), which configure's
  * check for the name detects. */

@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 BUILD = os.path.join(HERE, "build")
 
-DEFAULT_DIRS = ["pt2pt", "coll", "datatype", "comm", "group", "topo", "init", "attr"]
+DEFAULT_DIRS = ["pt2pt", "coll", "datatype", "comm", "group", "topo", "init", "attr", "rma"]
 UTIL_SOURCES = ["mtest.c", "mtest_common.c", "mtest_single.c", "dtypes.c"]
 # -O0: some tests (coll/allred.c) take 30+ s to compile with optimisation.
 CFLAGS = ["-O0", "-g", "-Werror=implicit-function-declaration"]
@@ -43,7 +43,7 @@ CFLAGS = ["-O0", "-g", "-Werror=implicit-function-declaration"]
 # Features that MPICH's configure would detect, and whether our simulator has them. A test that
 # needs an absent feature is left out (not built, not run). --with FEATURE turns one on.
 FEATURES = {
-    "rma": False,  # one-sided communication (MPI_Win_*, MPI_Put, ...)
+    "rma": True,  # one-sided communication (MPI_Win_*, MPI_Put, ...)
     "io": False,  # MPI-IO (MPI_File_*)
     "spawn": False,  # dynamic processes (MPI_Comm_spawn, ports, name publishing)
     "sessions": False,  # MPI-4 sessions (MPI_Session_*)
@@ -108,6 +108,9 @@ FAST = [
     "topo/cartshift1 4", "topo/dims1 4", "topo/topotest 4",
     "init/version 1", "init/finalized 1", "init/exitst1 2",
     "attr/attrt 2", "attr/attrorder 1", "attr/fkeyval 1",
+    "rma/putfidx 4", "rma/accfence2 4", "rma/test2 2", "rma/lockcontention 3", "rma/wintest 2",
+    "rma/fetchandadd 7", "rma/win_shared 4", "rma/compare_and_swap 4", "rma/win_dynamic_acc 4",
+    "rma/rget_unlock 2",
 ]
 
 CATEGORIES = ["compile error", "link/load error", "crash", "timeout", "deadlock", "MPI error",

@@ -57,7 +57,12 @@ pub(crate) fn free_keyval(k: c_int) -> MpiResult<()> {
 ///
 /// # Safety
 /// The keyval's copy callback must be a C function of the MPI signature.
-unsafe fn copy_value(kv: Keyval, object: c_int, k: c_int, value: usize) -> MpiResult<Option<usize>> {
+pub(crate) unsafe fn copy_value(
+    kv: Keyval,
+    object: c_int,
+    k: c_int,
+    value: usize,
+) -> MpiResult<Option<usize>> {
     if kv.copy == 0 {
         return Ok(None);
     }
@@ -86,7 +91,7 @@ unsafe fn copy_value(kv: Keyval, object: c_int, k: c_int, value: usize) -> MpiRe
 ///
 /// # Safety
 /// The keyval's delete callback must be a C function of the MPI signature.
-unsafe fn delete_value(kv: Keyval, object: c_int, k: c_int, value: usize) -> c_int {
+pub(crate) unsafe fn delete_value(kv: Keyval, object: c_int, k: c_int, value: usize) -> c_int {
     if kv.delete == 0 {
         return MPI_SUCCESS;
     }

@@ -94,7 +94,7 @@ impl Basic {
 
     /// The basic elements of one value, as `(offset, element)`: pair types
     /// are two elements (MPI counts them so), everything else one.
-    fn elements(self) -> Vec<(isize, Basic)> {
+    pub(crate) fn elements(self) -> Vec<(isize, Basic)> {
         match self {
             Basic::PairF32I32 => vec![(0, Basic::F32), (4, Basic::I32)],
             Basic::PairF64I32 => vec![(0, Basic::F64), (8, Basic::I32)],

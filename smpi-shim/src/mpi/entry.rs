@@ -174,7 +174,7 @@ pub(crate) fn handle_error(me: u32, comm: i32, call: &str, e: MpiError) -> i32 {
     abort_run(me, format!("{call}: {} ({})", e.message, short_class(e.code)))
 }
 
-fn short_class(code: i32) -> &'static str {
+pub(crate) fn short_class(code: i32) -> &'static str {
     let s = rt::error_string(code);
     s.split(':').next().unwrap_or(s)
 }

@@ -67,6 +67,18 @@ pub(crate) fn error_string(code: i32) -> &'static str {
         24 => "MPI_ERR_INFO_KEY: invalid info key",
         25 => "MPI_ERR_INFO_VALUE: invalid info value",
         26 => "MPI_ERR_INFO_NOKEY: info key not found",
+        27 => "MPI_ERR_WIN: invalid window",
+        28 => "MPI_ERR_BASE: invalid base address",
+        29 => "MPI_ERR_SIZE: invalid size",
+        30 => "MPI_ERR_DISP: invalid displacement",
+        31 => "MPI_ERR_LOCKTYPE: invalid lock type",
+        32 => "MPI_ERR_ASSERT: invalid assertion",
+        33 => "MPI_ERR_RMA_CONFLICT: conflicting accesses to a window",
+        34 => "MPI_ERR_RMA_SYNC: wrong synchronization of RMA calls",
+        35 => "MPI_ERR_RMA_RANGE: target memory is not part of the window",
+        36 => "MPI_ERR_RMA_ATTACH: memory cannot be attached",
+        37 => "MPI_ERR_RMA_SHARED: memory cannot be shared",
+        38 => "MPI_ERR_RMA_FLAVOR: wrong window flavor",
         _ => "unknown error code",
     }
 }

@@ -16,11 +16,14 @@ use super::{World, MPI_COMM_SELF};
 pub(crate) fn unfreed_handles(w: &World, me: u32, list: usize, never_completed: &[u32]) -> Option<String> {
     let rank = &w.ranks[me as usize];
     let mut kinds: Vec<(&str, Vec<String>)> = Vec::new();
+    let windows = crate::mpi::rma::open_windows(w, me);
     let comms: Vec<String> = rank
         .comms
         .iter()
         .enumerate()
         .skip(MPI_COMM_SELF as usize + 1)
+        // A window's own communicator goes with the window.
+        .filter(|(h, _)| !windows.iter().any(|&(_, c)| c as usize == *h))
         .filter_map(|(h, c)| {
             c.as_ref().map(|c| {
                 if c.name.is_empty() {
@@ -32,6 +35,10 @@ pub(crate) fn unfreed_handles(w: &World, me: u32, list: usize, never_completed: 
         })
         .collect();
     kinds.push(("communicator", comms));
+    kinds.push((
+        "window",
+        windows.iter().map(|(h, _)| format!("window {h}")).collect(),
+    ));
     // Handle 1 is MPI_GROUP_EMPTY.
     let groups: Vec<String> = (rank.groups.iter().enumerate().skip(2))
         .filter(|(_, g)| g.is_some())

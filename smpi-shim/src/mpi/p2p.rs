@@ -180,6 +180,8 @@ pub(crate) fn isend_kept(
             owner_gone: false,
             comm_handle: a.comm,
             coll: None,
+            rma: false,
+            accumulate: None,
         };
         Ok((w.alloc_req(r), overhead))
     })?;
@@ -221,7 +223,8 @@ pub(crate) fn post_send(w: &mut World, id: u32) {
     w.ranks[owner as usize].bytes_sent += size as u64;
     let ctx = w.kernel.clone();
     // Synchronous sends stay on the rendezvous path even when small.
-    let eager = size < w.cfg.async_small_thresh && w.req(id).mode != SendMode::Sync;
+    // One-sided transfers always are (SMPI's RMA flag).
+    let eager = (size < w.cfg.async_small_thresh && w.req(id).mode != SendMode::Sync) || w.req(id).rma;
     // Find a posted receive at the destination.
     let mb = &w.mailboxes[peer_world as usize];
     let found = mb.posted.iter().position(|&r| matches(w.req(id), w.req(r)));
@@ -316,6 +319,8 @@ pub(crate) fn new_recv(w: &mut World, me: u32, a: &P2p, kept: Option<Rc<Datatype
             owner_gone: false,
             comm_handle: a.comm,
             coll: None,
+            rma: false,
+            accumulate: None,
         };
         Ok(w.alloc_req(r))
     }
@@ -489,6 +494,11 @@ pub(crate) fn copy_payload(w: &World, send: u32, recv: u32) {
     let (Some(rdt), Some(sdt)) = (rdt, sdt) else {
         return;
     };
+    if let Some(op) = r.accumulate {
+        // Safety: as for a copy below; the target's buffer was checked against its window.
+        unsafe { accumulate_payload(s, r, &sdt, &rdt, op) };
+        return;
+    }
     // Safety: both buffers were given by the application for these type maps,
     // and a send's layout was computed when it was posted.
     unsafe {
@@ -506,6 +516,73 @@ pub(crate) fn copy_payload(w: &World, send: u32, recv: u32) {
                 }
             }
             Payload::Folded | Payload::Delivered => {}
+        }
+    }
+}
+
+/// Combines an accumulate's payload into its target with `op`, element by
+/// element of the target datatype's basic type (MPI_Accumulate).
+///
+/// # Safety
+/// The send's buffer (unless staged) and the receive's buffer hold what their
+/// counts and datatypes say.
+unsafe fn accumulate_payload(
+    s: &Request,
+    r: &Request,
+    sdt: &Datatype,
+    rdt: &Datatype,
+    op: crate::mpi::op::Op,
+) {
+    let Some(basic) = rdt.basic else { return };
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        let mut packed = Vec::new();
+        let incoming: &[u8] = match &s.payload {
+            Payload::Staged(data) => data,
+            Payload::InBuffer(layout) => {
+                sdt.pack_with(s.buf, s.count, layout.as_deref(), &mut packed);
+                &packed
+            }
+            Payload::Folded | Payload::Delivered => return,
+        };
+        let mut current = Vec::new();
+        rdt.pack(r.buf, r.count, &mut current);
+        // Packed data has no padding; pair types (MPI_SHORT_INT, ...) are
+        // combined in their native layout, padding included.
+        let pieces = basic.elements();
+        let packed_size: usize = pieces.iter().map(|(_, b)| b.size()).sum();
+        let n = incoming.len().min(current.len()) / packed_size.max(1);
+        let native = |packed: &[u8]| -> Vec<u8> {
+            let mut out = vec![0u8; n * basic.size()];
+            for i in 0..n {
+                let mut at = i * packed_size;
+                for &(off, b) in &pieces {
+                    let dst = i * basic.size() + off as usize;
+                    out[dst..dst + b.size()].copy_from_slice(&packed[at..at + b.size()]);
+                    at += b.size();
+                }
+            }
+            out
+        };
+        let (inv, mut acc) = if pieces.len() > 1 {
+            (native(incoming), native(&current))
+        } else {
+            (incoming.to_vec(), current.clone())
+        };
+        if crate::mpi::op::apply(op, basic, inv.as_ptr(), acc.as_mut_ptr(), n).is_ok() {
+            if pieces.len() > 1 {
+                for i in 0..n {
+                    let mut at = i * packed_size;
+                    for &(off, b) in &pieces {
+                        let src = i * basic.size() + off as usize;
+                        current[at..at + b.size()].copy_from_slice(&acc[src..src + b.size()]);
+                        at += b.size();
+                    }
+                }
+            } else {
+                current = acc;
+            }
+            rdt.unpack(&current, r.buf, r.count);
         }
     }
 }

@@ -89,6 +89,11 @@ pub(crate) struct Request {
     pub comm_handle: i32,
     /// Sub-requests and remaining stages (non-blocking collectives only).
     pub coll: Option<Box<CollState>>,
+    /// A one-sided transfer (`rma`): sent eagerly whatever its size; a
+    /// receive with an `accumulate` operation combines the data into its
+    /// buffer instead of overwriting it.
+    pub rma: bool,
+    pub accumulate: Option<crate::mpi::op::Op>,
 }
 
 /// Where the data of a send is until its receive buffer has it.
@@ -217,6 +222,8 @@ pub(crate) fn clone_req(r: &Request) -> Request {
         owner_gone: r.owner_gone,
         comm_handle: r.comm_handle,
         coll: None,
+        rma: r.rma,
+        accumulate: r.accumulate,
     }
 }
 
@@ -250,6 +257,8 @@ pub(crate) fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode
         owner_gone: false,
         comm_handle: a.comm,
         coll: None,
+        rma: false,
+        accumulate: None,
     };
     let id = w.alloc_req(r);
     // Keep the datatype: the application may free its handle before MPI_Start.
@@ -363,6 +372,8 @@ impl Request {
             owner_gone: false,
             comm_handle,
             coll: None,
+            rma: false,
+            accumulate: None,
         }
     }
 }

@@ -221,6 +221,8 @@ pub(crate) struct World {
     pub infos: crate::mpi::info::InfoTable,
     /// Each rank's copy of libc's per-process state (getopt, rand, strtok).
     pub libc: crate::host::libc_state::LibcState,
+    /// The one-sided communication windows.
+    pub wins: crate::mpi::rma::Windows,
 }
 
 thread_local! {
@@ -358,6 +360,7 @@ impl World {
             thread_level: 0,
             infos: Default::default(),
             libc: crate::host::libc_state::LibcState::new(1),
+            wins: Default::default(),
         }
     }
 

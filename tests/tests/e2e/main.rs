@@ -25,6 +25,7 @@ mod parity;
 mod pingpong_model;
 mod privatization;
 mod request_log;
+mod rma;
 mod sampling;
 mod simgrid_api;
 mod smpi_compare;
