@@ -199,11 +199,6 @@ pub(crate) fn run_rank(me: u32, trace: &Trace, bufs: &Buffers) -> i32 {
     let simulate_computation = verbose;
     let threshold = xbt_log::threshold(&["smpi_replay", "smpi"]).0;
     let verbose = threshold <= Priority::Verbose;
-    // Safety: MPI calls as a program makes them, with valid pointers.
-    unsafe {
-        init::MPI_Init(std::ptr::null_mut(), std::ptr::null_mut());
-        errhandler::MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    }
     let mut r = Replayer {
         me,
         trace,
@@ -212,7 +207,14 @@ pub(crate) fn run_rank(me: u32, trace: &Trace, bufs: &Buffers) -> i32 {
         kept: Vec::new(),
         simulate_computation,
     };
+    let mut initialized = false;
     for a in &trace.ranks[me as usize] {
+        // MPI_Init at the init action (a program may compute before it), or
+        // before the first MPI action of a trace without one.
+        if !initialized && !matches!(a.kind, Kind::Compute { .. } | Kind::Sleep { .. }) {
+            init_mpi();
+            initialized = true;
+        }
         let start = now();
         r.run(a);
         if verbose && !matches!(a.kind, Kind::Init { .. } | Kind::Finalize) {
@@ -227,6 +229,9 @@ pub(crate) fn run_rank(me: u32, trace: &Trace, bufs: &Buffers) -> i32 {
                 xbt_log::format_line(Some(origin), end, "smpi_replay", Priority::Verbose, None, &msg)
             );
         }
+    }
+    if !initialized {
+        init_mpi();
     }
     // Requests never waited for: waited for now (as SMPI).
     let mut left: Vec<c_int> = r.kept.drain(..).map(|k| k.handle).filter(|h| *h != 0).collect();
@@ -264,6 +269,15 @@ pub(crate) fn run_rank(me: u32, trace: &Trace, bufs: &Buffers) -> i32 {
     // Safety: as above.
     unsafe { init::MPI_Finalize() };
     0
+}
+
+/// MPI_Init, with errors returned so that the replayer names the action that failed.
+fn init_mpi() {
+    // Safety: MPI calls as a program makes them.
+    unsafe {
+        init::MPI_Init(std::ptr::null_mut(), std::ptr::null_mut());
+        errhandler::MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    }
 }
 
 fn now() -> f64 {

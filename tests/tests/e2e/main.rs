@@ -24,6 +24,7 @@ mod netbench;
 mod parity;
 mod pingpong_model;
 mod privatization;
+mod replay;
 mod request_log;
 mod sampling;
 mod simgrid_api;
