@@ -19,6 +19,7 @@ mod libc_state;
 mod mbi;
 mod misuse;
 mod mprobe;
+mod nas;
 mod nbc;
 mod netbench;
 mod parity;
