@@ -19,6 +19,8 @@ macro_rules! check_count {
 macro_rules! nb {
     ($name:literal, $comm:expr, $req:expr, $body:expr) => {{
         let g = enter_call($name);
+        // Non-blocking collectives have no action in SMPI's TI format.
+        $crate::mpi::ti_trace::ti!($crate::mpi::ti_trace::unrepresented($name));
         let r: MpiResult<u32> = $body(g.me);
         match r {
             Ok(id) => {
@@ -49,10 +51,12 @@ mod info;
 mod init;
 mod libc;
 mod p2p;
+pub(crate) mod replay;
 mod request;
 mod rma;
 mod simgrid;
 mod smpi;
+mod ti_hooks;
 mod topo;
 
 #[cfg(test)]

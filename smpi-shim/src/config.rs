@@ -222,6 +222,12 @@ pub(crate) struct SmpiConfig {
     pub tracing_format: String,
     /// `tracing/smpi/computing`.
     pub tracing_computing: bool,
+    /// `tracing/smpi/format:TI`: a time-independent trace instead of a timeline.
+    pub tracing_ti: bool,
+    /// `tracing/smpi/format/ti-one-file`.
+    pub tracing_ti_one_file: bool,
+    /// `tracing/smpi/sleeping`.
+    pub tracing_sleeping: bool,
     /// `smpi/list-leaks`: handles never freed listed per rank (0: counted only).
     pub list_leaks: usize,
     /// `smpi/pedantic` (SimGrid's switch for costly checks; ours are always on).
@@ -317,6 +323,9 @@ impl SmpiConfig {
             tracing_filename: String::new(),
             tracing_format: String::new(),
             tracing_computing: false,
+            tracing_ti: false,
+            tracing_ti_one_file: false,
+            tracing_sleeping: false,
             pedantic: false,
             errors_fatal: false,
             seed: None,

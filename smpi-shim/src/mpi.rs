@@ -13,7 +13,9 @@
 //! - [`attr`]: keyvals and attributes; [`topo`]: process topologies;
 //!   [`info`]: info objects; [`rma`]: one-sided communication (windows);
 //! - [`entry`]: what every MPI call does on entry and exit (computation
-//!   injection, error handlers).
+//!   injection, error handlers);
+//! - [`trace`]: timelines (`-trace`); [`ti_trace`], [`ti_actions`]:
+//!   time-independent traces, recorded (`-trace-ti`) and read for replay (`-replay`).
 
 pub(crate) mod attr;
 pub(crate) mod coll_check;
@@ -28,6 +30,8 @@ pub(crate) mod p2p;
 pub(crate) mod progress;
 pub(crate) mod request;
 pub(crate) mod rma;
+pub(crate) mod ti_actions;
+pub(crate) mod ti_trace;
 pub(crate) mod topo;
 pub(crate) mod trace;
 pub(crate) mod world;

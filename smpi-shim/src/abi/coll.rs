@@ -14,6 +14,8 @@ use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
 use crate::mpi::coll_check::{self, CollSig};
 
 use super::args::*;
+use super::ti_hooks as tih;
+use crate::mpi::ti_trace::ti;
 
 pub(super) fn view(me: u32, comm: i32) -> MpiResult<CommView> {
     let inter = with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some()))?;
@@ -124,6 +126,7 @@ pub(super) unsafe extern "C" fn MPI_Barrier(comm: c_int) -> c_int {
     blocking("MPI_Barrier", comm, |me| {
         check_barrier(me, comm)?;
         coll_check::check(me, comm, CollSig::new("MPI_Barrier"))?;
+        ti!(tih::barrier(me, comm));
         match On::of(me, comm)? {
             On::Inter(iv) => ic::barrier(iv),
             On::Intra(c) => coll::barrier(c),
@@ -142,6 +145,7 @@ pub(super) unsafe extern "C" fn MPI_Bcast(
     blocking("MPI_Bcast", comm, |me| {
         check_bcast(me, buf, count, dt, root, comm)?;
         coll_check::check(me, comm, CollSig::new("MPI_Bcast").root(root).data(count, dt))?;
+        ti!(tih::bcast(me, count, dt, root, comm));
         match On::of(me, comm)? {
             On::Inter(iv) => ic::bcast(iv, buf as *mut u8, nonneg(count)?, dt, root),
             On::Intra(c) => {
@@ -167,6 +171,7 @@ pub(super) unsafe extern "C" fn MPI_Reduce(
         check_reduce(me, sbuf, rbuf, count, dt, op, root, comm)?;
         let sig = CollSig::new("MPI_Reduce").root(root).op(op).data(count, dt);
         coll_check::check(me, comm, sig)?;
+        ti!(tih::reduction(me, "reduce", count, dt, root, comm));
         let (s, r) = (sbuf as *const u8, rbuf as *mut u8);
         match On::of(me, comm)? {
             On::Inter(iv) => ic::reduce(iv, s, r, nonneg(count)?, dt, op, root),
@@ -187,6 +192,7 @@ pub(super) unsafe extern "C" fn MPI_Allreduce(
     blocking("MPI_Allreduce", comm, |me| {
         check_allreduce(me, sbuf, rbuf, count, dt, op, comm)?;
         coll_check::check(me, comm, CollSig::new("MPI_Allreduce").op(op).data(count, dt))?;
+        ti!(tih::reduction(me, "allreduce", count, dt, -1, comm));
         let (s, r) = (sbuf as *const u8, rbuf as *mut u8);
         match On::of(me, comm)? {
             On::Inter(iv) => ic::allreduce(iv, s, r, nonneg(count)?, dt, op),
@@ -227,6 +233,9 @@ pub(super) unsafe extern "C" fn MPI_Gather(
         check_gather(me, sbuf, scount, stype, rbuf, rcount, rtype, root, comm)?;
         let sig = CollSig::new("MPI_Gather").root(root);
         coll_check::check(me, comm, sig.contributed(sbuf, scount, stype, rcount, rtype))?;
+        ti!(tih::regular(
+            me, "gather", sbuf, scount, stype, rcount, rtype, root, comm
+        ));
         let on = On::of(me, comm)?;
         let (receives, sends) = rooted(on.rank(), root, sbuf);
         // Receive arguments matter only at the root.
@@ -280,6 +289,7 @@ pub(super) unsafe extern "C" fn MPI_Gatherv(
         blocking("MPI_Gatherv", comm, |me| {
             check_gatherv(me, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Gatherv").root(root))?;
+            ti!(tih::gatherv(me, sbuf, scount, stype, rcounts, rtype, root, comm));
             let on = On::of(me, comm)?;
             let (receives, sends) = rooted(on.rank(), root, sbuf);
             let (cs, ds) = counts_displs_if(receives, on.peers(), rcounts, displs)?;
@@ -307,6 +317,9 @@ pub(super) unsafe extern "C" fn MPI_Scatter(
         check_scatter(me, sbuf, scount, stype, rbuf, rcount, rtype, root, comm)?;
         let sig = CollSig::new("MPI_Scatter").root(root);
         coll_check::check(me, comm, sig.received(rbuf, rcount, rtype, scount, stype))?;
+        ti!(tih::regular(
+            me, "scatter", sbuf, scount, stype, rcount, rtype, root, comm
+        ));
         let on = On::of(me, comm)?;
         let (sends, receives) = rooted(on.rank(), root, rbuf);
         // Send arguments matter only at the root.
@@ -339,6 +352,7 @@ pub(super) unsafe extern "C" fn MPI_Scatterv(
         blocking("MPI_Scatterv", comm, |me| {
             check_scatterv(me, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Scatterv").root(root))?;
+            ti!(tih::scatterv(me, scounts, stype, rcount, rtype, root, comm));
             let on = On::of(me, comm)?;
             let (sends, receives) = rooted(on.rank(), root, rbuf);
             let (cs, ds) = counts_displs_if(sends, on.peers(), scounts, displs)?;
@@ -365,6 +379,17 @@ pub(super) unsafe extern "C" fn MPI_Allgather(
         check_allgather(me, sbuf, scount, stype, rbuf, rcount, rtype, comm)?;
         let sig = CollSig::new("MPI_Allgather");
         coll_check::check(me, comm, sig.contributed(sbuf, scount, stype, rcount, rtype))?;
+        ti!(tih::regular(
+            me,
+            "allgather",
+            sbuf,
+            scount,
+            stype,
+            rcount,
+            rtype,
+            -1,
+            comm
+        ));
         let on = On::of(me, comm)?;
         // MPI_IN_PLACE is refused on an intercommunicator (check_allgather).
         let (cs, ds) = regular(on.peers(), nonneg(rcount)?);
@@ -392,6 +417,7 @@ pub(super) unsafe extern "C" fn MPI_Allgatherv(
         blocking("MPI_Allgatherv", comm, |me| {
             check_allgatherv(me, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Allgatherv"))?;
+            ti!(tih::gatherv(me, sbuf, scount, stype, rcounts, rtype, -1, comm));
             let on = On::of(me, comm)?;
             let (cs, ds) = counts_displs(on.peers(), rcounts, displs)?;
             // MPI_IN_PLACE is refused on an intercommunicator (check_allgatherv).
@@ -438,6 +464,9 @@ pub(super) unsafe extern "C" fn MPI_Alltoall(
         check_allgather(me, sbuf, scount, stype, rbuf, rcount, rtype, comm)?;
         let sig = CollSig::new("MPI_Alltoall");
         coll_check::check(me, comm, sig.contributed(sbuf, scount, stype, rcount, rtype))?;
+        ti!(tih::regular(
+            me, "alltoall", sbuf, scount, stype, rcount, rtype, -1, comm
+        ));
         let on = On::of(me, comm)?;
         // The send count and type are ignored with MPI_IN_PLACE (refused on
         // an intercommunicator by check_allgather).
@@ -476,6 +505,7 @@ pub(super) unsafe extern "C" fn MPI_Alltoallv(
             let (st, rt_) = (Err(stype), Err(rtype));
             check_alltoallv(me, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt_, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Alltoallv"))?;
+            ti!(tih::alltoallv(me, sbuf, scounts, stype, rcounts, rtype, comm));
             let (on, s, r) = (On::of(me, comm)?, sbuf as *const u8, rbuf as *mut u8);
             let n = on.peers();
             match on {
@@ -541,6 +571,7 @@ pub(super) unsafe extern "C" fn MPI_Reduce_scatter(
         blocking("MPI_Reduce_scatter", comm, |me| {
             check_reduce_scatter(me, sbuf, rbuf, rcounts, dt, op, comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Reduce_scatter").op(op))?;
+            ti!(tih::reduce_scatter(me, rcounts, None, dt, comm));
             let counts = |n| Ok(counts_displs(n, rcounts, std::ptr::null())?.0);
             reduce_scatter(me, comm, sbuf, rbuf, counts, dt, op)
         })
@@ -559,6 +590,7 @@ pub(super) unsafe extern "C" fn MPI_Reduce_scatter_block(
     blocking("MPI_Reduce_scatter_block", comm, |me| {
         check_reduce_scatter_block(me, sbuf, rbuf, rcount, dt, op, comm)?;
         coll_check::check(me, comm, CollSig::new("MPI_Reduce_scatter_block").op(op))?;
+        ti!(unsafe { tih::reduce_scatter(me, std::ptr::null(), Some(rcount), dt, comm) });
         let counts = |n| Ok(vec![nonneg(rcount)?; n as usize]);
         reduce_scatter(me, comm, sbuf, rbuf, counts, dt, op)
     })
@@ -578,6 +610,14 @@ fn scan(
     blocking(call, comm, |me| {
         check_allreduce(me, sbuf, rbuf, count, dt, op, comm)?;
         coll_check::check(me, comm, CollSig::new(call).op(op).data(count, dt))?;
+        ti!(tih::reduction(
+            me,
+            if exclusive { "exscan" } else { "scan" },
+            count,
+            dt,
+            -1,
+            comm
+        ));
         let (s, r) = (sbuf as *const u8, rbuf as *mut u8);
         coll::scan(view(me, comm)?, s, r, nonneg(count)?, dt, op, exclusive)
     })
@@ -1226,6 +1266,7 @@ pub(super) unsafe extern "C" fn MPI_Alltoallw(
         blocking("MPI_Alltoallw", comm, |me| {
             check_alltoallv(me, s, scs, sds, Ok(sts), r, rcs, rds, Ok(rts), comm)?;
             coll_check::check(me, comm, CollSig::new("MPI_Alltoallw"))?;
+            ti!(crate::mpi::ti_trace::unrepresented("MPI_Alltoallw"));
             let id = alltoallw_req(me, comm, s, scs, sds, sts, r, rcs, rds, rts)?;
             wait_coll(me, id, "MPI_Alltoallw")
         })

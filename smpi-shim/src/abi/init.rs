@@ -29,6 +29,7 @@ pub(super) unsafe extern "C" fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mu
         w.ranks[g.me as usize].initialized = true;
         w.cfg.init
     });
+    crate::mpi::ti_trace::ti!(crate::mpi::ti_trace::plain(g.me, "init"));
     rt::sleep_for(g.me, init);
     MPI_SUCCESS
 }
@@ -64,6 +65,7 @@ pub(super) unsafe extern "C" fn MPI_Finalize() -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Finalize");
+        crate::mpi::ti_trace::ti!(crate::mpi::ti_trace::plain(g.me, "finalize"));
         // MPI_COMM_SELF's attributes are deleted first, while MPI is still up
         // (MPI_Finalized says no), then MPI_COMM_WORLD's.
         for comm in [rt::MPI_COMM_SELF, rt::MPI_COMM_WORLD] {

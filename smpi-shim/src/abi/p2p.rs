@@ -12,6 +12,19 @@ use crate::mpi::{
 };
 
 use super::args::{status_result, write_single_status, write_status, *};
+use crate::mpi::ti_trace::{self, ti};
+
+/// SMPI's TI action of a send (`MPI_Rsend` is traced as `MPI_Send`, as SMPI does).
+fn send_action(mode: SendMode, nonblocking: bool) -> &'static str {
+    match (mode, nonblocking) {
+        (SendMode::Sync, false) => "Ssend",
+        (SendMode::Buffered, false) => "bsend",
+        (_, false) => "send",
+        (SendMode::Sync, true) => "ISsend",
+        (SendMode::Buffered, true) => "ibsend",
+        (_, true) => "isend",
+    }
+}
 
 /// Exports an MPI function and its large-count form (`_c`): the same
 /// parameters but the counts, written `Cnt`, which are `int` in the first and
@@ -68,6 +81,15 @@ pub(super) unsafe fn blocking_send(
 ) -> c_int {
     let g = enter_call(call);
     let n = check_count!(g.me, comm, call, count);
+    ti!(ti_trace::p2p(
+        g.me,
+        send_action(mode, false),
+        comm,
+        dst,
+        tag,
+        n,
+        dt
+    ));
     result(
         g.me,
         comm,
@@ -91,6 +113,15 @@ pub(super) unsafe fn nb_send(
     unsafe {
         let g = enter_call(call);
         let n = check_count!(g.me, comm, call, count);
+        ti!(ti_trace::p2p(
+            g.me,
+            send_action(mode, true),
+            comm,
+            dst,
+            tag,
+            n,
+            dt
+        ));
         let r = rt::isend(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, true);
         started(g.me, comm, call, req, r)
     }
@@ -111,6 +142,7 @@ pub(super) unsafe fn recv(
     unsafe {
         let g = enter_call(call);
         let n = check_count!(g.me, comm, call, count);
+        ti!(ti_trace::p2p(g.me, "recv", comm, src, tag, n, dt));
         let id = match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
             Ok(id) => id,
             Err(e) => return entry::handle_error(g.me, comm, call, e),
@@ -136,6 +168,7 @@ pub(super) unsafe fn irecv(
     unsafe {
         let g = enter_call(call);
         let n = check_count!(g.me, comm, call, count);
+        ti!(ti_trace::p2p(g.me, "irecv", comm, src, tag, n, dt));
         started(
             g.me,
             comm,
@@ -167,6 +200,7 @@ pub(super) unsafe fn sendrecv(
         let g = enter_call(call);
         let sn = check_count!(g.me, comm, call, scount);
         let rn = check_count!(g.me, comm, call, rcount);
+        ti!(ti_trace::sendrecv(g.me, comm, sn, stype, dst, rn, rtype, src));
         match rt::sendrecv(
             g.me,
             &p2p(sbuf, sn, stype, dst, stag, comm),
@@ -205,6 +239,7 @@ pub(super) unsafe extern "C" fn MPI_Sendrecv_replace(
             Ok(d) => d,
             Err(e) => return entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e),
         };
+        ti!(ti_trace::sendrecv(g.me, comm, n, dt, dst, n, dt, src));
         let mut tmp = coll::TempBuf::new(&d, n);
         if let Err(e) = coll::local_copy(buf as *const u8, n, dt, tmp.ptr(), n, dt) {
             return entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e);

@@ -2,6 +2,7 @@
 //! cancellation, generalized requests and status fields.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
+use crate::mpi::ti_trace::{self, ti};
 use std::ffi::{c_int, c_void};
 
 use crate::mpi::entry::{self, enter_call, result};
@@ -93,6 +94,7 @@ pub(super) unsafe extern "C" fn MPI_Wait(req: *mut c_int, st: *mut CStatus) -> c
         };
         let persistent = is_persistent(id);
         let comm = comm_of_request(id);
+        ti!(ti_trace::wait(g.me, "wait", id));
         let s = rt::wait(g.me, id, "MPI_Wait");
         if !persistent {
             *req = 0;
@@ -107,6 +109,7 @@ pub(super) unsafe extern "C" fn MPI_Waitall(n: c_int, reqs: *mut c_int, sts: *mu
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Waitall");
+        ti!(ti_trace::waitall(g.me, n.max(0) as usize));
         let ids = match collect(n, reqs) {
             Ok(v) => v,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitall", e),
@@ -156,6 +159,7 @@ pub(super) unsafe extern "C" fn MPI_Waitany(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Waitany");
+        ti!(ti_trace::unrepresented("MPI_Waitany"));
         let ids = match collect(n, reqs) {
             Ok(v) => v,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitany", e),
@@ -194,6 +198,7 @@ pub(super) unsafe extern "C" fn MPI_Waitsome(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Waitsome");
+        ti!(ti_trace::unrepresented("MPI_Waitsome"));
         let ids = match collect(n, reqs) {
             Ok(v) => v,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Waitsome", e),
@@ -255,6 +260,7 @@ pub(super) unsafe extern "C" fn MPI_Test(req: *mut c_int, flag: *mut c_int, st: 
         };
         let persistent = is_persistent(id);
         let comm = comm_of_request(id);
+        ti!(ti_trace::wait(g.me, "test", id));
         match rt::test(g.me, id) {
             Some(s) => {
                 if !persistent {
@@ -282,6 +288,7 @@ pub(super) unsafe extern "C" fn MPI_Testall(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Testall");
+        ti!(ti_trace::unrepresented("MPI_Testall"));
         let ids = match collect(n, reqs) {
             Ok(v) => v,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testall", e),
@@ -333,6 +340,7 @@ pub(super) unsafe extern "C" fn MPI_Testany(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Testany");
+        ti!(ti_trace::unrepresented("MPI_Testany"));
         let ids = match collect(n, reqs) {
             Ok(v) => v,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testany", e),
@@ -386,6 +394,7 @@ pub(super) unsafe extern "C" fn MPI_Testsome(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Testsome");
+        ti!(ti_trace::unrepresented("MPI_Testsome"));
         let ids = match collect(n, reqs) {
             Ok(v) => v,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Testsome", e),
@@ -578,6 +587,7 @@ pub(super) unsafe extern "C" fn MPI_Start(req: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call("MPI_Start");
+        ti!(ti_trace::unrepresented("MPI_Start"));
         let id = match arg_request_ptr(req).and_then(|_| arg_request(*req)) {
             Ok(id) => id,
             Err(e) => return entry::handle_error(g.me, rt::MPI_COMM_WORLD, "MPI_Start", e),

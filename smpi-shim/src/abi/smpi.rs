@@ -9,6 +9,12 @@ use crate::host::{folding as shared, sampling, shared_calls};
 use crate::mpi::entry::{self, enter};
 use crate::mpi::{self as rt, with_world};
 
+/// A sleep of the program (recorded in a TI trace with `tracing/smpi/sleeping`).
+fn user_sleep(me: u32, seconds: f64) {
+    crate::mpi::ti_trace::ti!(crate::mpi::ti_trace::sleep(me, seconds));
+    rt::sleep_for(me, seconds);
+}
+
 // ------------------------------------------------------------------ SMPI extensions (smpi.h)
 
 #[no_mangle]
@@ -28,7 +34,7 @@ pub(super) unsafe extern "C" fn smpi_execute_flops(flops: f64) {
     let g = enter();
     if flops > 0.0 {
         let ctx = with_world(|w| w.ranks[g.me as usize].ctx());
-        crate::mpi::entry::traced_computation(g.me, "smpi_execute_flops", || ctx.compute(flops));
+        crate::mpi::entry::traced_computation(g.me, "smpi_execute_flops", flops, || ctx.compute(flops));
     }
 }
 
@@ -41,7 +47,7 @@ pub(super) unsafe extern "C" fn smpi_execute_flops_benched(flops: f64) {
 #[no_mangle]
 pub(super) unsafe extern "C" fn smpi_sleep_seconds(seconds: f64) {
     let g = enter();
-    rt::sleep_for(g.me, seconds);
+    user_sleep(g.me, seconds);
 }
 
 pub(super) unsafe fn site(file: *const c_char, line: c_int) -> String {
@@ -184,14 +190,14 @@ pub(super) unsafe extern "C" fn smpi_auto_free(p: *mut c_void) {
 #[no_mangle]
 pub(super) unsafe extern "C" fn smpi_sleep(seconds: c_uint) -> c_uint {
     let g = enter();
-    rt::sleep_for(g.me, seconds as f64);
+    user_sleep(g.me, seconds as f64);
     0
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn smpi_usleep(usec: c_uint) -> c_int {
     let g = enter();
-    rt::sleep_for(g.me, usec as f64 * 1e-6);
+    user_sleep(g.me, usec as f64 * 1e-6);
     0
 }
 
@@ -204,7 +210,7 @@ pub(super) unsafe extern "C" fn smpi_nanosleep(
     unsafe {
         let g = enter();
         if !req.is_null() {
-            rt::sleep_for(g.me, (*req).tv_sec as f64 + (*req).tv_nsec as f64 * 1e-9);
+            user_sleep(g.me, (*req).tv_sec as f64 + (*req).tv_nsec as f64 * 1e-9);
         }
         if !rem.is_null() {
             *rem = libc::timespec {

@@ -363,6 +363,32 @@ pub(crate) static KEYS: &[Key] = &[
         field!(tracing_computing, yes_no),
     ),
     key(
+        "tracing/smpi/format",
+        "Paje",
+        "Paje: a timeline (see tracing/format); TI: a time-independent trace for smpirun -replay, \
+         in SMPI's format (smpirun -trace-ti)",
+        |cfg: &mut SmpiConfig, value: &str| {
+            cfg.tracing_ti = match value.to_ascii_lowercase().as_str() {
+                "paje" => false,
+                "ti" => true,
+                _ => return Err("expected Paje or TI".into()),
+            };
+            Ok(())
+        },
+    ),
+    key(
+        "tracing/smpi/format/ti-one-file",
+        "no",
+        "TI trace: every rank's actions in one file instead of one file per rank",
+        field!(tracing_ti_one_file, yes_no),
+    ),
+    key(
+        "tracing/smpi/sleeping",
+        "no",
+        "TI trace: record the program's sleeps (sleep, usleep, nanosleep, smpi_sleep) as sleep actions",
+        field!(tracing_sleeping, yes_no),
+    ),
+    key(
         "smpi/list-leaks",
         "0",
         "MPI handles a rank never freed are reported when it ends after MPI_Finalize (for the \

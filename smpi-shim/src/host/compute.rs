@@ -18,7 +18,10 @@ pub(crate) fn inject(k: KernelId, params: &[f64]) {
     });
     if flops > 0.0 {
         match name {
-            Some(name) => crate::mpi::entry::traced_computation(me, &name, || ctx.compute(flops)),
+            Some(name) => crate::mpi::entry::traced_computation(me, &name, flops, || ctx.compute(flops)),
+            None if crate::mpi::ti_trace::on() => {
+                crate::mpi::entry::traced_computation(me, "", flops, || ctx.compute(flops))
+            }
             None => ctx.compute(flops),
         }
     }

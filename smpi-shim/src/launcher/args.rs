@@ -10,6 +10,7 @@ pub(super) const USAGE: &str = "\
 smpirun: run an MPI program (built with smpicc) on a simulated platform
 
 Usage: smpirun [options] -platform <file> [-hostfile <file>] [-np <n>] <program> [args...]
+       smpirun [options] -platform <file> [-hostfile <file>] [-np <n>] -replay <trace>
 
 Options:
   -platform <file>     platform description: our TOML format or SimGrid v4 XML
@@ -36,6 +37,15 @@ Options:
                        adds computation): Chrome trace-event JSON when the file name ends in .json
                        (Perfetto, chrome://tracing), else Paje (SimGrid's tools); --cfg=tracing/format
   -trace-file <file>   the timeline's file (default smpi_simgrid.trace, as SMPI)
+  -trace-ti            record a time-independent trace instead (SMPI's TI format, for -replay):
+                       each rank's MPI calls with their arguments and its computation in flops;
+                       <file> (default smpi_simgrid.txt) lists <file>_files/rank-<r>.txt
+                       (--cfg=tracing/smpi/format:TI; tracing/smpi/format/ti-one-file:yes puts
+                       all ranks in one file; tracing/smpi/sleeping:yes records sleeps)
+  -replay <trace>      replay a time-independent trace (ours or SMPI's) instead of running a
+                       program: its index file, or one file with every rank's actions; -np
+                       defaults to the trace's ranks. --log=smpi_replay.thres:verbose prints
+                       each action with its end date and duration, as SMPI
   --link-stats         at the end, the 10 busiest links (bytes carried, time saturated, most
                        flows at once) and each rank's time computing vs in MPI (also in --json)
   -model <file>        model set (TOML; see models/README.md)
@@ -92,6 +102,7 @@ const OPTIONS: &[&str] = &[
     "-trace",
     "-trace-file",
     "-trace-ti",
+    "-replay",
     "--link-stats",
     "--help",
     "--help-cfg",
@@ -142,6 +153,8 @@ pub(super) struct Args {
     pub sim_time_limit: Option<f64>,
     pub program: Option<PathBuf>,
     pub program_args: Vec<String>,
+    /// `-replay <trace>`: the trace replayed instead of a program.
+    pub replay: Option<PathBuf>,
 }
 
 /// What the command line asks for.
@@ -270,8 +283,22 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
                 a.cfg.push(format!("tracing/filename:{}", need(i, s)?));
                 i += 1;
             }
+            // As SMPI's smpirun: TI format with computation; the default file
+            // name comes first so that a -trace-file or --cfg anywhere wins.
             "-trace-ti" => {
-                eprintln!("smpirun: warning: {s} is not supported yet and is ignored");
+                a.cfg.insert(0, "tracing/filename:smpi_simgrid.txt".into());
+                a.cfg.extend(
+                    [
+                        "tracing:yes",
+                        "tracing/smpi/format:TI",
+                        "tracing/smpi/computing:yes",
+                    ]
+                    .map(String::from),
+                );
+            }
+            "-replay" | "--replay" => {
+                a.replay = Some(need(i, s)?.into());
+                i += 1;
             }
             _ if s.starts_with("--cfg=") => a.cfg.push(s["--cfg=".len()..].to_string()),
             _ if s.starts_with("--log=") => a.log.add_flag(&s["--log=".len()..])?,

@@ -52,10 +52,26 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         .platform
         .as_ref()
         .ok_or("no platform given (use -platform <file>)")?;
-    let program = args
-        .program
-        .as_ref()
-        .ok_or("no program given (see smpirun --help)")?;
+    // -replay: the built-in replayer runs the trace instead of a program (a
+    // program named too, as SMPI's own replayer binary in its tests, is not run).
+    let replay = match &args.replay {
+        Some(trace) => {
+            if let Some(p) = &args.program {
+                eprintln!(
+                    "smpirun: note: -replay: {} is not run; the built-in replayer replays {}",
+                    p.display(),
+                    trace.display()
+                );
+            }
+            Some(Rc::new(crate::mpi::ti_actions::load(trace, args.np)?))
+        }
+        None => None,
+    };
+    let program: &Path = match (&replay, &args.program) {
+        (Some(_), _) => args.replay.as_deref().unwrap_or(Path::new("replay")),
+        (None, Some(p)) => p,
+        (None, None) => return Err("no program given (see smpirun --help)".into()),
+    };
     // The platform file is read first and built last: its `<config>` is one source of the
     // configuration, and the platform depends on the result (the network model's loopback).
     let mut platform_file = PlatformFile::read(platform_path).map_err(|e| e.to_string())?;
@@ -73,7 +89,7 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
             .build(cfg.model_loopback())
             .map_err(|e| e.to_string())?,
     );
-    if cfg.simulate_computation && !cfg.host_speed_given {
+    if cfg.simulate_computation && !cfg.host_speed_given && replay.is_none() {
         // As SMPI: the program's own computation is timed and scaled by this speed.
         eprintln!(
             "smpirun: warning: smpi/host-speed is left at its default (20000 flop/s, as in SimGrid): the \
@@ -101,6 +117,7 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     let np = match (args.np, &args.hostfile) {
         (Some(0), _) => return Err("-np must be at least 1".into()),
         (Some(n), _) => n,
+        (None, _) if replay.is_some() => replay.as_ref().map_or(0, |t| t.ranks.len()),
         (None, Some(_)) => slots.len(),
         (None, None) => return Err("give the number of ranks with -np <n>".into()),
     };
@@ -112,12 +129,24 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     }
 
     // Before loading: the program's constructors may already log.
-    for note in args.log.notes() {
+    // The replayer does produce SMPI's smpi_replay messages.
+    for note in args
+        .log
+        .notes()
+        .into_iter()
+        .filter(|n| replay.is_none() || !n.contains("'smpi_replay'"))
+    {
         eprintln!("smpirun: note: {note}");
     }
     crate::host::xbt_log::install(args.log.clone());
-    let prog = Program::load(program, np, cfg.privatize, Path::new(&cfg.tmpdir), cfg.keep_temps)
-        .map_err(|e| e.to_string())?;
+    let prog = match replay {
+        Some(_) => None,
+        None => Some(
+            Program::load(program, np, cfg.privatize, Path::new(&cfg.tmpdir), cfg.keep_temps)
+                .map_err(|e| e.to_string())?,
+        ),
+    };
+    let handles: &[*mut std::ffi::c_void] = prog.as_ref().map_or(&[], |p| &p.handles);
     let seed = cfg
         .seed
         .unwrap_or(if args.model.is_some() { model_set.seed } else { 42 });
@@ -149,8 +178,11 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         }
         None => false,
     };
-    // Safety: the handle of the first copy, loaded just above.
-    let missing = unsafe { interpose::unresolved_functions(prog.handles[0]) }?;
+    let missing = match handles.first() {
+        // Safety: the handle of the first copy, loaded just above.
+        Some(h) => unsafe { interpose::unresolved_functions(*h) }?,
+        None => Vec::new(),
+    };
     if !missing.is_empty() {
         let (mpi, other): (Vec<&String>, Vec<&String>) = missing.iter().partition(|m| {
             ["MPI_", "PMPI_", "MPIX_", "smpi_", "SMPI_"]
@@ -174,14 +206,15 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         }
         return Err(msg);
     }
-    let mut libc_state = crate::host::libc_state::LibcState::new(prog.handles.len());
-    for (copy, h) in prog.handles.iter().enumerate() {
+    let mut libc_state =
+        crate::host::libc_state::LibcState::new(if prog.is_some() { handles.len() } else { np });
+    for (copy, h) in handles.iter().enumerate() {
         // Safety: handles of the copies loaded just above; the cells live in
         // the world until the run ends.
         unsafe { interpose::bind_own_symbols(*h, &mut keep_ours) }?;
         unsafe { interpose::bind_data(*h, &libc_state.getopt_cells(copy)) }?;
         let counts = unsafe { interpose::patch(*h, &targets) }?;
-        if h == &prog.handles[0] {
+        if copy == 0 {
             for ((name, _), n) in targets.iter().zip(&counts) {
                 if *n == 0 {
                     eprintln!(
@@ -229,7 +262,20 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     };
     let mut world = World::new(cfg, sim.handle(), kernels, platform.clone(), &rank_hosts);
     world.request_log = request_log;
-    if world.cfg.tracing {
+    if world.cfg.tracing && world.cfg.tracing_ti {
+        let path = std::path::PathBuf::from(&world.cfg.tracing_filename);
+        world.ti = Some(crate::mpi::ti_trace::TiRecorder::create(
+            &path,
+            np,
+            world.cfg.tracing_ti_one_file,
+        )?);
+        if !world.cfg.tracing_computing && world.cfg.simulate_computation {
+            eprintln!(
+                "smpirun: warning: TI trace without tracing/smpi/computing: the ranks' computation is not \
+                 recorded, so a replay leaves it out (-trace-ti records it)"
+            );
+        }
+    } else if world.cfg.tracing {
         let path = std::path::PathBuf::from(&world.cfg.tracing_filename);
         let format = crate::mpi::trace::TraceFormat::choose(&world.cfg.tracing_format, &path)?;
         let hosts = rank_hosts
@@ -248,6 +294,9 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         world.net_noise = Some(crate::mpi::NetNoise::new(net.noise.clone(), seed, np));
     }
     rt::install_world(world);
+    let buffers = replay
+        .as_ref()
+        .map(|t| Rc::new(crate::abi::replay::Buffers::for_trace(t)));
     let mut prog_args = vec![program.display().to_string()];
     prog_args.extend(args.program_args.iter().cloned());
     crate::mpi::info::set_env(vec![
@@ -263,6 +312,22 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         ("thread_level".into(), "MPI_THREAD_FUNNELED".into()),
     ]);
     for (rank, host) in rank_hosts.iter().enumerate() {
+        if let (Some(trace), Some(bufs)) = (&replay, &buffers) {
+            let (trace, bufs) = (trace.clone(), bufs.clone());
+            let name = format!("rank {rank} (on {})", platform.host(*host).name);
+            sim.spawn(name, *host, move |ctx| {
+                with_world(|w| w.ranks[rank].ctx = ctx as *const _);
+                let code = crate::abi::replay::run_rank(rank as u32, &trace, &bufs);
+                for problem in rt::rank_ended(rank as u32, code, "ended its replay with code") {
+                    eprintln!("smpirun: warning: rank {rank} {problem}");
+                }
+                Ok(())
+            });
+            continue;
+        }
+        let Some(prog) = &prog else {
+            unreachable!("a program or a trace")
+        };
         let main = prog.mains[rank];
         let argv = prog_args.clone();
         let name = format!("rank {rank} (on {})", platform.host(*host).name);
@@ -413,6 +478,18 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         Err(e) => return Err(e.to_string()),
     };
     // The timeline is complete on every ending (a failure's is the useful one).
+    if let Some(ti) = with_world(|w| w.ti.take()) {
+        let path = ti.path().display().to_string();
+        match ti.finish() {
+            Ok(warnings) => {
+                eprintln!("[smpirun] time-independent trace written to {path}");
+                for w in warnings {
+                    eprintln!("smpirun: warning: {w}");
+                }
+            }
+            Err(e) => eprintln!("smpirun: warning: {e}"),
+        }
+    }
     if let Some(timeline) = with_world(|w| w.trace.take()) {
         let path = timeline.path().display().to_string();
         match timeline.finish(summary.time) {

@@ -46,9 +46,13 @@ pub(crate) fn enter_call(call: &'static str) -> Entry {
     entry
 }
 
-/// Runs `compute` (which injects the program's computation on rank `me`)
-/// and records it as `name` on the timeline when computation is traced.
-pub(crate) fn traced_computation(me: u32, name: &str, compute: impl FnOnce()) {
+/// Runs `compute` (which injects `flops` of the program's computation on
+/// rank `me`) and records it as `name` on the timeline when computation is
+/// traced, and in the time-independent trace.
+pub(crate) fn traced_computation(me: u32, name: &str, flops: f64, compute: impl FnOnce()) {
+    crate::mpi::ti_trace::ti!(if with_world(|w| w.cfg.tracing_computing) {
+        crate::mpi::ti_trace::compute(me, flops)
+    });
     let start = with_world(|w| {
         w.trace
             .as_mut()
@@ -85,7 +89,7 @@ pub(crate) fn enter() -> Entry {
         (flops, r.ctx())
     });
     if flops > 0.0 {
-        traced_computation(me, "computation", || ctx.compute(flops));
+        traced_computation(me, "computation", flops, || ctx.compute(flops));
     }
     Entry { me, traced: None }
 }
@@ -119,7 +123,7 @@ pub(crate) fn execute_seconds(me: u32, seconds: f64, benched: bool) {
         (seconds * speed, r.ctx())
     });
     if flops > 0.0 {
-        traced_computation(me, "smpi_execute", || ctx.compute(flops));
+        traced_computation(me, "smpi_execute", flops, || ctx.compute(flops));
     }
 }
 

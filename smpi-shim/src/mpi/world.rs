@@ -206,6 +206,8 @@ pub(crate) struct World {
     pub(crate) op_owner: HashMap<i32, u32>,
     /// The timeline being recorded (`smpirun -trace`).
     pub(crate) trace: Option<crate::mpi::trace::Timeline>,
+    /// The time-independent trace being recorded (`smpirun -trace-ti`).
+    pub(crate) ti: Option<crate::mpi::ti_trace::TiRecorder>,
     /// Polls (MPI_Test, MPI_Iprobe) that failed under the shared growing cost.
     pub(crate) failed_shared_polls: u64,
     /// Ranks whose handles never freed were reported so far.
@@ -356,6 +358,7 @@ impl World {
             leak_reports: 0,
             failed_shared_polls: 0,
             trace: None,
+            ti: None,
             net_noise: None,
             thread_level: 0,
             infos: Default::default(),

@@ -1,0 +1,680 @@
+//! The replayer (`smpirun -replay <trace>`): a built-in MPI program, one per
+//! rank, that reads its rank's actions (see [`crate::mpi::ti_actions`]) and
+//! makes the same MPI calls through this C interface as a program would, so
+//! that timing, collective selection and models are exactly the online ones.
+//!
+//! As SMPI's replayer (`smpi_replay.cpp`):
+//! - counts are in elements of the action's datatype; the data is garbage in
+//!   two scratch buffers (one to send from, one to receive into) shared by all
+//!   ranks, sized for the largest action before the run;
+//! - every action runs on `MPI_COMM_WORLD`; `sendRecv` uses tag 0;
+//!   reductions run with an operation valid for the datatype, whose result
+//!   nobody reads (SMPI: `MPI_OP_NULL`), then execute the action's flops;
+//! - `isend`/`irecv` requests are kept by (source, destination, tag); `wait`
+//!   and `test` take the oldest one of their key (none left: nothing to do,
+//!   since a `test` may have completed it), `waitall` waits for all of them,
+//!   and the rank waits for those left at the end of its actions;
+//! - `compute` executes its flops on the rank's host when
+//!   `smpi/simulate-computation` is on; the replayer's own CPU time is never
+//!   benchmarked.
+//!
+//! `--log=smpi_replay.thres:verbose` prints SMPI's line after each action:
+//! `[host:rank:(pid) end] [smpi_replay/VERBOSE] <action line> <duration>`.
+
+use std::ffi::{c_int, c_void};
+
+use crate::host::xbt_log::{self, Origin, Priority};
+use crate::mpi::entry::abort_run;
+use crate::mpi::ti_actions::{Action, Dt, Kind, Mode, Trace};
+use crate::mpi::{self as rt, with_world, CStatus, MPI_COMM_WORLD, MPI_SUCCESS};
+
+use super::{coll, errhandler, init, p2p, request};
+
+/// `MPI_BYTE` and `MPI_DOUBLE` (`mpi.h`).
+const MPI_BYTE: i32 = 4;
+const MPI_DOUBLE: i32 = 14;
+const MPI_ANY_SOURCE: i32 = -1;
+const MPI_ERRORS_RETURN: i32 = 2;
+
+/// The scratch buffers all replaying ranks send from and receive into.
+pub(crate) struct Buffers {
+    send: Vec<u8>,
+    recv: Vec<u8>,
+    /// Ranks still replaying (the last one says when the replay ended, as SMPI).
+    active: std::cell::Cell<usize>,
+}
+
+impl Buffers {
+    /// Buffers large enough for every action of `trace`.
+    pub(crate) fn for_trace(trace: &Trace) -> Buffers {
+        let mut need = 0usize;
+        let ext = |dt: Dt, dflt: i32| -> usize {
+            let h = dt.unwrap_or(dflt);
+            with_world(|w| {
+                w.dtype(h)
+                    .map(|d| d.extent.max(d.size as isize) as usize)
+                    .unwrap_or(32)
+            })
+        };
+        for actions in &trace.ranks {
+            let mut dflt = MPI_BYTE;
+            for a in actions {
+                let n = match &a.kind {
+                    Kind::Init { double_default } => {
+                        dflt = if *double_default { MPI_DOUBLE } else { MPI_BYTE };
+                        0
+                    }
+                    Kind::Send { count, dt, .. } => count * ext(*dt, dflt),
+                    Kind::Recv { count, dt, .. } => (*count).max(0) as usize * ext(*dt, dflt),
+                    Kind::SendRecv {
+                        scount,
+                        rcount,
+                        sdt,
+                        rdt,
+                        ..
+                    } => (scount * ext(*sdt, dflt)).max(rcount * ext(*rdt, dflt)),
+                    Kind::Bcast { count, dt, .. }
+                    | Kind::Reduce { count, dt, .. }
+                    | Kind::AllReduce { count, dt, .. }
+                    | Kind::Scan { count, dt, .. } => count * ext(*dt, dflt),
+                    Kind::AllToAll {
+                        scount,
+                        rcount,
+                        sdt,
+                        rdt,
+                    } => trace.ranks.len() * (scount * ext(*sdt, dflt)).max(rcount * ext(*rdt, dflt)),
+                    Kind::Gather {
+                        scount,
+                        rcount,
+                        sdt,
+                        rdt,
+                        ..
+                    }
+                    | Kind::AllGather {
+                        scount,
+                        rcount,
+                        sdt,
+                        rdt,
+                    }
+                    | Kind::Scatter {
+                        scount,
+                        rcount,
+                        sdt,
+                        rdt,
+                        ..
+                    } => trace.ranks.len() * (scount * ext(*sdt, dflt)).max(rcount * ext(*rdt, dflt)),
+                    Kind::AllToAllV {
+                        scounts,
+                        rcounts,
+                        sdt,
+                        rdt,
+                    } => (scounts.iter().sum::<usize>() * ext(*sdt, dflt))
+                        .max(rcounts.iter().sum::<usize>() * ext(*rdt, dflt)),
+                    Kind::GatherV {
+                        scount,
+                        rcounts,
+                        sdt,
+                        rdt,
+                        ..
+                    }
+                    | Kind::AllGatherV {
+                        scount,
+                        rcounts,
+                        sdt,
+                        rdt,
+                    } => (scount * ext(*sdt, dflt)).max(rcounts.iter().sum::<usize>() * ext(*rdt, dflt)),
+                    Kind::ScatterV {
+                        scounts,
+                        rcount,
+                        sdt,
+                        rdt,
+                        ..
+                    } => (scounts.iter().sum::<usize>() * ext(*sdt, dflt)).max(rcount * ext(*rdt, dflt)),
+                    Kind::ReduceScatter { rcounts, dt, .. } => rcounts.iter().sum::<usize>() * ext(*dt, dflt),
+                    _ => 0,
+                };
+                need = need.max(n);
+            }
+        }
+        // Never empty: a zero-count call still gets a valid pointer.
+        Buffers {
+            send: vec![0; need.max(16)],
+            recv: vec![0; need.max(16)],
+            active: std::cell::Cell::new(trace.ranks.len()),
+        }
+    }
+
+    fn s(&self) -> *const c_void {
+        self.send.as_ptr() as *const c_void
+    }
+
+    fn r(&self) -> *mut c_void {
+        // The buffer is only written through MPI calls, which take raw pointers anyway.
+        self.recv.as_ptr() as *mut c_void
+    }
+}
+
+/// A kept request: its key (source, destination, tag) and handle (0: completed by a `test`).
+struct Kept {
+    key: (i32, i32, i32),
+    handle: c_int,
+}
+
+/// A reduction operation valid for datatype `dt`: bitwise or for integers and
+/// bytes, logical or for booleans, maxloc for pairs, sum for the others.
+fn op_for(dt: i32) -> c_int {
+    match dt {
+        17 | 44 => 7,                     // MPI_C_BOOL, MPI_CXX_BOOL: MPI_LOR
+        30..=35 | 41..=43 => 12,          // pair types: MPI_MAXLOC
+        13..=15 | 36..=38 | 45..=53 => 3, // floating point and complex: MPI_SUM
+        _ => 8,                           // integers and bytes: MPI_BOR
+    }
+}
+
+/// Prefix sums of `counts` (displacements that make blocks follow each other).
+fn displs(counts: &[usize]) -> Vec<c_int> {
+    let mut at = 0usize;
+    counts
+        .iter()
+        .map(|c| {
+            let d = at as c_int;
+            at += c;
+            d
+        })
+        .collect()
+}
+
+fn ints(v: &[usize]) -> Vec<c_int> {
+    v.iter().map(|c| *c as c_int).collect()
+}
+
+/// Replays rank `me`'s actions of `trace`; returns its exit code.
+pub(crate) fn run_rank(me: u32, trace: &Trace, bufs: &Buffers) -> i32 {
+    let (host, verbose) = with_world(|w| {
+        let r = &mut w.ranks[me as usize];
+        // Inside MPI for good: the replayer's own CPU time is not the program's.
+        r.in_mpi = 1;
+        (w.platform.host(r.host).name.clone(), w.cfg.simulate_computation)
+    });
+    let simulate_computation = verbose;
+    let threshold = xbt_log::threshold(&["smpi_replay", "smpi"]).0;
+    let verbose = threshold <= Priority::Verbose;
+    let mut r = Replayer {
+        me,
+        trace,
+        bufs,
+        dflt: MPI_BYTE,
+        kept: Vec::new(),
+        simulate_computation,
+    };
+    let mut initialized = false;
+    for a in &trace.ranks[me as usize] {
+        // MPI_Init at the init action (a program may compute before it), or
+        // before the first MPI action of a trace without one.
+        if !initialized && !matches!(a.kind, Kind::Compute { .. } | Kind::Sleep { .. }) {
+            init_mpi();
+            initialized = true;
+        }
+        let start = now();
+        r.run(a);
+        if verbose && !matches!(a.kind, Kind::Init { .. } | Kind::Finalize) {
+            let end = now();
+            let origin = Origin {
+                host: &host,
+                rank: me,
+            };
+            let msg = format!("{} {:.6}", a.text, end - start);
+            eprint!(
+                "{}",
+                xbt_log::format_line(Some(origin), end, "smpi_replay", Priority::Verbose, None, &msg)
+            );
+        }
+    }
+    if !initialized {
+        init_mpi();
+    }
+    // Requests never waited for: waited for now (as SMPI).
+    let mut left: Vec<c_int> = r.kept.drain(..).map(|k| k.handle).filter(|h| *h != 0).collect();
+    if !left.is_empty() {
+        // Safety: handles of this rank's requests.
+        let rc =
+            unsafe { request::MPI_Waitall(left.len() as c_int, left.as_mut_ptr(), std::ptr::null_mut()) };
+        if rc != MPI_SUCCESS {
+            abort_run(
+                me,
+                format!(
+                    "replay of rank {me}: waiting for its last requests: {}",
+                    rt::error_string(rc)
+                ),
+            );
+        }
+        // SMPI's final waitall takes a scheduling round even when the requests
+        // are complete: the ranks then end in the same order (which one says
+        // "Simulation time" last).
+        with_world(|w| w.ranks[me as usize].ctx()).yield_now();
+    }
+    bufs.active.set(bufs.active.get() - 1);
+    if bufs.active.get() == 0 && threshold <= Priority::Info {
+        let end = now();
+        let origin = Origin {
+            host: &host,
+            rank: me,
+        };
+        let msg = format!("Simulation time {end:.6}");
+        eprint!(
+            "{}",
+            xbt_log::format_line(Some(origin), end, "smpi_replay", Priority::Info, None, &msg)
+        );
+    }
+    // Safety: as above.
+    unsafe { init::MPI_Finalize() };
+    0
+}
+
+/// MPI_Init, with errors returned so that the replayer names the action that failed.
+fn init_mpi() {
+    // Safety: MPI calls as a program makes them.
+    unsafe {
+        init::MPI_Init(std::ptr::null_mut(), std::ptr::null_mut());
+        errhandler::MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    }
+}
+
+fn now() -> f64 {
+    with_world(|w| w.kernel.now())
+}
+
+struct Replayer<'a> {
+    me: u32,
+    trace: &'a Trace,
+    bufs: &'a Buffers,
+    /// The rank's default datatype (`init` decides).
+    dflt: i32,
+    kept: Vec<Kept>,
+    simulate_computation: bool,
+}
+
+impl Replayer<'_> {
+    fn dt(&self, dt: Dt) -> c_int {
+        dt.unwrap_or(self.dflt)
+    }
+
+    /// Ends the run when a call failed, naming the action.
+    fn check(&self, a: &Action, rc: c_int) {
+        if rc != MPI_SUCCESS {
+            abort_run(
+                self.me,
+                format!(
+                    "{}: replaying '{}' failed: {}",
+                    self.trace.at(a),
+                    a.text,
+                    rt::error_string(rc)
+                ),
+            );
+        }
+    }
+
+    fn compute(&self, flops: f64) {
+        if flops > 0.0 {
+            let ctx = with_world(|w| w.ranks[self.me as usize].ctx());
+            crate::mpi::entry::traced_computation(self.me, "computation", flops, || ctx.compute(flops));
+        }
+    }
+
+    fn take(&mut self, key: (i32, i32, i32)) -> Option<c_int> {
+        let i = self.kept.iter().position(|k| k.key == key)?;
+        Some(self.kept.remove(i).handle)
+    }
+
+    fn run(&mut self, a: &Action) {
+        let me = self.me as i32;
+        let (s, r) = (self.bufs.s(), self.bufs.r());
+        let w = MPI_COMM_WORLD;
+        // Safety (all calls below): MPI calls with valid buffers (sized for
+        // every action by `Buffers::for_trace`) and arrays of `np` entries.
+        let rc = unsafe {
+            match &a.kind {
+                Kind::Init { double_default } => {
+                    self.dflt = if *double_default { MPI_DOUBLE } else { MPI_BYTE };
+                    MPI_SUCCESS
+                }
+                Kind::Finalize | Kind::Nothing => MPI_SUCCESS,
+                Kind::Compute { flops } => {
+                    if self.simulate_computation {
+                        self.compute(*flops);
+                    }
+                    MPI_SUCCESS
+                }
+                Kind::Sleep { seconds } => {
+                    crate::mpi::ti_trace::ti!(crate::mpi::ti_trace::sleep(self.me, *seconds));
+                    rt::sleep_for(self.me, *seconds);
+                    MPI_SUCCESS
+                }
+                Kind::Send {
+                    mode,
+                    nonblocking: false,
+                    partner,
+                    tag,
+                    count,
+                    dt,
+                } => {
+                    let (n, t) = (*count as c_int, self.dt(*dt));
+                    match mode {
+                        Mode::Standard => p2p::MPI_Send(s, n, t, *partner, *tag, w),
+                        Mode::Sync => p2p::MPI_Ssend(s, n, t, *partner, *tag, w),
+                        Mode::Buffered => p2p::MPI_Bsend(s, n, t, *partner, *tag, w),
+                    }
+                }
+                Kind::Send {
+                    mode,
+                    nonblocking: true,
+                    partner,
+                    tag,
+                    count,
+                    dt,
+                } => {
+                    let (n, t) = (*count as c_int, self.dt(*dt));
+                    let mut h: c_int = 0;
+                    let rc = match mode {
+                        Mode::Standard => p2p::MPI_Isend(s, n, t, *partner, *tag, w, &mut h),
+                        Mode::Sync => p2p::MPI_Issend(s, n, t, *partner, *tag, w, &mut h),
+                        Mode::Buffered => p2p::MPI_Ibsend(s, n, t, *partner, *tag, w, &mut h),
+                    };
+                    self.kept.push(Kept {
+                        key: (me, *partner, *tag),
+                        handle: h,
+                    });
+                    rc
+                }
+                Kind::Recv {
+                    nonblocking,
+                    partner,
+                    tag,
+                    count,
+                    dt,
+                } => {
+                    let t = self.dt(*dt);
+                    let src = if *partner == -1 { MPI_ANY_SOURCE } else { *partner };
+                    let mut n = *count as c_int;
+                    if *count < 0 {
+                        // Unknown size: as SMPI, probe for it.
+                        let mut st = CStatus {
+                            source: 0,
+                            tag: 0,
+                            error: 0,
+                            cancelled: 0,
+                            count: 0,
+                        };
+                        self.check(a, p2p::MPI_Probe(src, *tag, w, &mut st));
+                        self.check(a, p2p::MPI_Get_count(&st, t, &mut n));
+                    }
+                    if *nonblocking {
+                        let mut h: c_int = 0;
+                        let rc = p2p::MPI_Irecv(r, n, t, src, *tag, w, &mut h);
+                        self.kept.push(Kept {
+                            key: (*partner, me, *tag),
+                            handle: h,
+                        });
+                        rc
+                    } else {
+                        p2p::MPI_Recv(r, n, t, src, *tag, w, std::ptr::null_mut())
+                    }
+                }
+                Kind::Wait { src, dst, tag } => {
+                    if self.kept.is_empty() {
+                        abort_run(
+                            self.me,
+                            format!(
+                                "{}: '{}': no isend or irecv before this wait (trace of another run?)",
+                                self.trace.at(a),
+                                a.text
+                            ),
+                        );
+                    }
+                    match self.take((*src, *dst, *tag)) {
+                        Some(mut h) if h != 0 => request::MPI_Wait(&mut h, std::ptr::null_mut()),
+                        // Completed by a test, or never posted here: nothing to wait for (as SMPI).
+                        _ => MPI_SUCCESS,
+                    }
+                }
+                Kind::Test { src, dst, tag } => match self.take((*src, *dst, *tag)) {
+                    Some(mut h) if h != 0 => {
+                        let mut flag = 0;
+                        let rc = request::MPI_Test(&mut h, &mut flag, std::ptr::null_mut());
+                        // Kept for the wait that follows in the trace (a null handle if done).
+                        self.kept.push(Kept {
+                            key: (*src, *dst, *tag),
+                            handle: h,
+                        });
+                        rc
+                    }
+                    Some(h) => {
+                        self.kept.push(Kept {
+                            key: (*src, *dst, *tag),
+                            handle: h,
+                        });
+                        MPI_SUCCESS
+                    }
+                    None => MPI_SUCCESS,
+                },
+                Kind::WaitAll => {
+                    let mut hs: Vec<c_int> = self
+                        .kept
+                        .drain(..)
+                        .map(|k| k.handle)
+                        .filter(|h| *h != 0)
+                        .collect();
+                    if hs.is_empty() {
+                        MPI_SUCCESS
+                    } else {
+                        request::MPI_Waitall(hs.len() as c_int, hs.as_mut_ptr(), std::ptr::null_mut())
+                    }
+                }
+                Kind::SendRecv {
+                    scount,
+                    dst,
+                    rcount,
+                    src,
+                    sdt,
+                    rdt,
+                } => {
+                    let src = if *src == -1 { MPI_ANY_SOURCE } else { *src };
+                    p2p::MPI_Sendrecv(
+                        s,
+                        *scount as c_int,
+                        self.dt(*sdt),
+                        *dst,
+                        0,
+                        r,
+                        *rcount as c_int,
+                        self.dt(*rdt),
+                        src,
+                        0,
+                        w,
+                        std::ptr::null_mut(),
+                    )
+                }
+                Kind::Barrier => coll::MPI_Barrier(w),
+                Kind::Bcast { count, root, dt } => {
+                    // The root sends from the send buffer, the others receive (one buffer in MPI).
+                    let buf = if *root == me { s as *mut c_void } else { r };
+                    coll::MPI_Bcast(buf, *count as c_int, self.dt(*dt), *root, w)
+                }
+                Kind::Reduce {
+                    count,
+                    flops,
+                    root,
+                    dt,
+                } => {
+                    let t = self.dt(*dt);
+                    let rc = coll::MPI_Reduce(s, r, *count as c_int, t, op_for(t), *root, w);
+                    self.check(a, rc);
+                    self.compute_always(*flops);
+                    rc
+                }
+                Kind::AllReduce { count, flops, dt } => {
+                    let t = self.dt(*dt);
+                    let rc = coll::MPI_Allreduce(s, r, *count as c_int, t, op_for(t), w);
+                    self.check(a, rc);
+                    self.compute_always(*flops);
+                    rc
+                }
+                Kind::Scan {
+                    count,
+                    flops,
+                    dt,
+                    exclusive,
+                } => {
+                    let t = self.dt(*dt);
+                    let rc = if *exclusive {
+                        coll::MPI_Exscan(s, r, *count as c_int, t, op_for(t), w)
+                    } else {
+                        coll::MPI_Scan(s, r, *count as c_int, t, op_for(t), w)
+                    };
+                    self.check(a, rc);
+                    self.compute_always(*flops);
+                    rc
+                }
+                Kind::ReduceScatter { rcounts, flops, dt } => {
+                    let t = self.dt(*dt);
+                    let rc = coll::MPI_Reduce_scatter(s, r, ints(rcounts).as_ptr(), t, op_for(t), w);
+                    self.check(a, rc);
+                    self.compute_always(*flops);
+                    rc
+                }
+                Kind::AllToAll {
+                    scount,
+                    rcount,
+                    sdt,
+                    rdt,
+                } => coll::MPI_Alltoall(
+                    s,
+                    *scount as c_int,
+                    self.dt(*sdt),
+                    r,
+                    *rcount as c_int,
+                    self.dt(*rdt),
+                    w,
+                ),
+                Kind::AllToAllV {
+                    scounts,
+                    rcounts,
+                    sdt,
+                    rdt,
+                } => coll::MPI_Alltoallv(
+                    s,
+                    ints(scounts).as_ptr(),
+                    displs(scounts).as_ptr(),
+                    self.dt(*sdt),
+                    r,
+                    ints(rcounts).as_ptr(),
+                    displs(rcounts).as_ptr(),
+                    self.dt(*rdt),
+                    w,
+                ),
+                Kind::Gather {
+                    scount,
+                    rcount,
+                    root,
+                    sdt,
+                    rdt,
+                } => coll::MPI_Gather(
+                    s,
+                    *scount as c_int,
+                    self.dt(*sdt),
+                    r,
+                    *rcount as c_int,
+                    self.dt(*rdt),
+                    *root,
+                    w,
+                ),
+                Kind::AllGather {
+                    scount,
+                    rcount,
+                    sdt,
+                    rdt,
+                } => coll::MPI_Allgather(
+                    s,
+                    *scount as c_int,
+                    self.dt(*sdt),
+                    r,
+                    *rcount as c_int,
+                    self.dt(*rdt),
+                    w,
+                ),
+                Kind::GatherV {
+                    scount,
+                    rcounts,
+                    root,
+                    sdt,
+                    rdt,
+                } => coll::MPI_Gatherv(
+                    s,
+                    *scount as c_int,
+                    self.dt(*sdt),
+                    r,
+                    ints(rcounts).as_ptr(),
+                    displs(rcounts).as_ptr(),
+                    self.dt(*rdt),
+                    *root,
+                    w,
+                ),
+                Kind::AllGatherV {
+                    scount,
+                    rcounts,
+                    sdt,
+                    rdt,
+                } => coll::MPI_Allgatherv(
+                    s,
+                    *scount as c_int,
+                    self.dt(*sdt),
+                    r,
+                    ints(rcounts).as_ptr(),
+                    displs(rcounts).as_ptr(),
+                    self.dt(*rdt),
+                    w,
+                ),
+                Kind::Scatter {
+                    scount,
+                    rcount,
+                    root,
+                    sdt,
+                    rdt,
+                } => coll::MPI_Scatter(
+                    s,
+                    *scount as c_int,
+                    self.dt(*sdt),
+                    r,
+                    *rcount as c_int,
+                    self.dt(*rdt),
+                    *root,
+                    w,
+                ),
+                Kind::ScatterV {
+                    scounts,
+                    rcount,
+                    root,
+                    sdt,
+                    rdt,
+                } => coll::MPI_Scatterv(
+                    s,
+                    ints(scounts).as_ptr(),
+                    displs(scounts).as_ptr(),
+                    self.dt(*sdt),
+                    r,
+                    *rcount as c_int,
+                    self.dt(*rdt),
+                    *root,
+                    w,
+                ),
+            }
+        };
+        self.check(a, rc);
+    }
+
+    /// The flops a collective action carries: executed whatever
+    /// `smpi/simulate-computation` says (as SMPI).
+    fn compute_always(&self, flops: f64) {
+        self.compute(flops);
+    }
+}
