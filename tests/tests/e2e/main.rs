@@ -11,6 +11,7 @@ mod coll_algorithms;
 mod coll_smpi_parity;
 mod coll_timing;
 mod config;
+mod cxx;
 mod datatypes;
 mod determinism;
 mod failures;
