@@ -15,6 +15,7 @@ mod cxx;
 mod datatypes;
 mod determinism;
 mod failures;
+mod fortran;
 mod hpl;
 mod libc_state;
 mod mbi;
