@@ -46,6 +46,7 @@ mod coll;
 mod comm;
 mod datatype;
 mod errhandler;
+mod fortran;
 mod group;
 mod info;
 mod init;

@@ -176,6 +176,23 @@ pub fn build_c(source: &Path) -> PathBuf {
     out
 }
 
+/// Compiles `sources` with one of our compiler drivers (`smpicxx`,
+/// `smpif90`, `smpiff`, ...) and `args`, into a fresh scratch program named
+/// `name`. Panics with the compiler output if it fails. Unlike [`build_c`],
+/// nothing is cached: each call compiles.
+pub fn build_with(tool: &str, sources: &[&Path], args: &[&str], name: &str) -> PathBuf {
+    let out = scratch_path(name);
+    let mut cmd = Command::new(bin_dir().join(tool));
+    cmd.args(args).args(sources).arg("-o").arg(&out);
+    let r = run_command(cmd, DEFAULT_TIMEOUT);
+    assert!(
+        r.code == Some(0) && out.exists(),
+        "{tool} failed to build {name}\n{}",
+        r.describe()
+    );
+    out
+}
+
 /// What a finished process produced.
 #[derive(Debug)]
 pub struct RunOutput {

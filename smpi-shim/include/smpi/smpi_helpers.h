@@ -1,4 +1,4 @@
-/* smpi/smpi_helpers.h — force-included by smpicc in every C file.
+/* smpi/smpi_helpers.h — force-included by smpicc and smpicxx in every C and C++ file.
  * Routes a few libc calls to the simulator:
  *  - sleep/usleep/nanosleep become simulated sleeps;
  *  - gettimeofday/clock_gettime read the simulated clock;
@@ -30,6 +30,16 @@ void *smpi_auto_realloc(void *p, size_t size);
 void smpi_auto_free(void *p);
 #ifdef __cplusplus
 }
+/* The macros below also rewrite qualified calls (std::exit(0) becomes
+ * std::smpi_exit(0)): make the replacements visible in std as well. */
+namespace std {
+using ::smpi_auto_calloc;
+using ::smpi_auto_free;
+using ::smpi_auto_malloc;
+using ::smpi_auto_realloc;
+using ::smpi_exit;
+using ::smpi_nanosleep;
+} // namespace std
 #endif
 
 #define sleep(s) smpi_sleep(s)

@@ -349,9 +349,10 @@ pub(crate) unsafe fn bind_own_symbols(
 }
 
 /// Whether `name` belongs to the interface the simulator implements for the
-/// program (MPI and SMPI's helpers): a program never overrides those.
+/// program (MPI, its Fortran names and common blocks, and SMPI's helpers): a
+/// program never overrides those.
 pub(crate) fn is_simulator_api(name: &str) -> bool {
-    ["MPI_", "PMPI_", "MPIX_", "smpi_", "SMPI_"]
+    ["MPI_", "PMPI_", "MPIX_", "smpi_", "SMPI_", "mpi_", "pmpi_"]
         .iter()
         .any(|p| name.starts_with(p))
 }
