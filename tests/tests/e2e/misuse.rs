@@ -169,7 +169,7 @@ fn functions_nothing_defines_are_listed_before_the_run() {
         .run();
     assert_eq!(out.code, Some(2), "{}", out.describe());
     out.assert_stderr_has(&[
-        "not implemented by smpirun: MPI_Win_fence",
+        "not implemented by smpirun: MPI_Comm_spawn",
         "in no library the program was linked with: not_defined_anywhere",
     ]);
     assert!(
