@@ -21,7 +21,9 @@
 //!   target) before returning, which also keeps MPI's ordering of accumulates.
 //! - `Get_accumulate`, `Fetch_and_op`, `Compare_and_swap`: a `Get`, waited,
 //!   then (unless `MPI_NO_OP`, or the comparison fails) an `Accumulate` (a
-//!   `Put` for the swap, not waited), under the target's atomicity lock.
+//!   `Put` for the swap), under the target's atomicity lock. SMPI leaves the
+//!   swap's `Put` in flight when it releases that lock, so two ranks can both
+//!   win a swap; here it completes first.
 //! - Fence: unless `MPI_MODE_NOPRECEDE`, a barrier, then the rank completes
 //!   every request its window holds; then a barrier.
 //! - Post/start and complete/wait exchange 0-byte messages (post → start,
@@ -687,6 +689,7 @@ pub(crate) fn operate(
     })?;
     let (r, taddr, tworld, odt, tdt, context, size, ois) = plan;
     if tworld == me && matches!(access, Access::Put | Access::Get) {
+        simcall_yield(me);
         // SMPI copies a Put or Get to the rank's own window at once.
         // Safety: both buffers hold what their counts and types say (checked
         // against the window for the target).
@@ -870,6 +873,10 @@ fn post_rma_recv(
 /// Completes the requests window member `me` holds (all of them, or those
 /// with `other`, a world rank), as SMPI's `finish_comms`.
 fn complete_requests(me: u32, h: c_int, other: Option<u32>) -> MpiResult<()> {
+    // SMPI takes the window's mutex first (a simcall): the other ranks ready
+    // at this date run before, so a rank polling its own window in a loop
+    // lets the others progress.
+    simcall_yield(me);
     let (ids, held) = with_win(me, h, |w, r| {
         let m = member(w, h, r);
         let wanted = |o: u32| other.is_none_or(|x| x == o);
@@ -1348,6 +1355,9 @@ pub(crate) fn compare_and_swap(
         };
         if equal {
             operate(me, h, Access::Put, one(origin), target, disp, one(origin), false)?;
+            // The swap lands before the next atomic operation on this target
+            // reads (SMPI leaves it in flight: two ranks could both win).
+            flush(me, h, target)?;
         }
         Ok(())
     })();
