@@ -1445,13 +1445,32 @@ impl Simulation {
         }))
     }
 
+    /// Whether the flag of [`Simulation::stop_when`] is set.
+    fn stop_requested(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     /// Runs until every actor has finished. Returns the end date and statistics.
     pub fn run(&mut self) -> Result<RunSummary, SimError> {
         crash::install();
+        let mut resumed: u64 = 0;
         loop {
             loop {
                 let next = self.k.borrow_mut().ready.pop_front();
                 let Some(id) = next else { break };
+                // Ranks that yield to each other forever at one date (polling
+                // that costs no simulated time) never leave this loop: look at
+                // the stop flag here too.
+                resumed += 1;
+                if resumed.is_multiple_of(4096) && self.stop_requested() {
+                    let k = self.k.borrow();
+                    return Err(SimError::Stopped {
+                        time: k.now,
+                        unfinished: k.unfinished_actors(),
+                    });
+                }
                 if self.coroutines[id.0 as usize].is_none() {
                     let co = self.make_coroutine(id)?;
                     self.coroutines[id.0 as usize] = Some(co);
@@ -1497,11 +1516,7 @@ impl Simulation {
                     }
                 }
             }
-            if self
-                .stop
-                .as_ref()
-                .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
-            {
+            if self.stop_requested() {
                 let k = self.k.borrow();
                 return Err(SimError::Stopped {
                     time: k.now,

@@ -130,13 +130,18 @@ pub(crate) struct Member {
     pub disp_unit: i32,
     /// Regions attached to a dynamic window: (address, bytes).
     pub attached: Vec<(usize, usize)>,
-    /// Requests this member's synchronizations complete: (id, the other rank
-    /// of the transfer, world numbering).
+    /// The requests of this member's own operations, completed by its
+    /// synchronizations: (id, the target, world numbering).
     pub requests: Vec<(u32, u32)>,
-    /// The transfers of requests the program holds (`MPI_Rput`, `MPI_Rget`):
-    /// (activity, the other rank), retained so that a flush or unlock can
-    /// wait for them too without touching the program's request.
-    pub held: Vec<(ActivityId, u32)>,
+    /// The requests of other ranks' operations on this member (the receive
+    /// of a put, the send of a get): (id, the origin, world numbering),
+    /// completed by this member's fence, wait, free or flush_all.
+    pub incoming: Vec<(u32, u32)>,
+    /// Every transfer of this member's operations not known to be over:
+    /// (activity, the target, world numbering), retained. A flush waits for
+    /// them whoever holds the requests (the target, or the program for
+    /// `MPI_Rput`/`MPI_Rget`): the data is at the target when they end.
+    pub outstanding: Vec<(ActivityId, u32)>,
     /// SMPI's epoch counter: a fence opens (+1), `MPI_MODE_NOSUCCEED` closes
     /// (0); start and post open (−1), complete and wait close (+1).
     pub opened: i32,
@@ -329,7 +334,8 @@ pub(crate) fn create(
                         disp_unit: 1,
                         attached: Vec::new(),
                         requests: Vec::new(),
-                        held: Vec::new(),
+                        incoming: Vec::new(),
+                        outstanding: Vec::new(),
                         opened: 0,
                         accumulates: 0,
                         lockers: Vec::new(),
@@ -492,6 +498,7 @@ pub(crate) fn free(me: u32, h: c_int) -> MpiResult<Vec<(i32, usize)>> {
     coll::barrier(view)?;
     complete_requests(me, h, None)?;
     coll::barrier(view)?;
+    wait_outstanding(me, h, None)?;
     let busy = with_win(me, h, |w, r| {
         let m = &w.wins.get(h)?.members[r];
         Ok(!m.lockers.is_empty() || m.start_group.is_some() || m.post_group.is_some())
@@ -770,17 +777,39 @@ pub(crate) fn operate(
         (send, recv)
     };
     with_world(|w| {
+        // Requests of earlier operations on this target that are over are
+        // freed here: a target that never synchronizes keeps none.
+        let done: Vec<u32> = w.wins.get(h).expect("checked window").members[target as usize]
+            .incoming
+            .iter()
+            .map(|&(id, _)| id)
+            .filter(|&id| is_complete(w, id))
+            .collect();
+        for &id in &done {
+            release_completed(w, id);
+        }
+        let act = w.req(theirs).act;
+        let kernel = w.kernel.clone();
+        if let Some(a) = act {
+            kernel.retain(a);
+        }
         let win = w.wins.get_mut(h).expect("checked window");
-        win.members[target as usize].requests.push((theirs, me));
-        if keep {
-            if let Some(a) = w.reqs[mine as usize].as_ref().and_then(|q| q.act) {
-                w.kernel.retain(a);
-                w.wins.get_mut(h).expect("checked window").members[r]
-                    .held
-                    .push((a, tworld));
+        let t = &mut win.members[target as usize];
+        t.incoming.retain(|(id, _)| !done.contains(id));
+        t.incoming.push((theirs, me));
+        let m = &mut win.members[r];
+        if !keep {
+            m.requests.push((mine, tworld));
+        }
+        m.outstanding.retain(|&(a, _)| {
+            let over = kernel.test(a);
+            if over {
+                kernel.release(a);
             }
-        } else {
-            win.members[r].requests.push((mine, tworld));
+            !over
+        });
+        if let Some(a) = act {
+            m.outstanding.push((a, tworld));
         }
     });
     if let Access::Accumulate(_) = access {
@@ -870,38 +899,47 @@ fn post_rma_recv(
     id
 }
 
-/// Completes the requests window member `me` holds (all of them, or those
-/// with `other`, a world rank), as SMPI's `finish_comms`.
+/// Completes the requests of window member `me`'s own operations (all of
+/// them, or those on target `other`, a world rank), and with `other` =
+/// `None` the requests of other ranks' operations on it too, as SMPI's
+/// `finish_comms`.
 fn complete_requests(me: u32, h: c_int, other: Option<u32>) -> MpiResult<()> {
     // SMPI takes the window's mutex first (a simcall): the other ranks ready
     // at this date run before, so a rank polling its own window in a loop
     // lets the others progress.
     simcall_yield(me);
-    let (ids, held) = with_win(me, h, |w, r| {
+    let ids = with_win(me, h, |w, r| {
         let m = member(w, h, r);
-        let wanted = |o: u32| other.is_none_or(|x| x == o);
-        let (take, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut m.requests)
+        let (mut take, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut m.requests)
             .into_iter()
-            .partition(|&(_, o)| wanted(o));
+            .partition(|&(_, o)| other.is_none_or(|x| x == o));
         m.requests = keep;
-        let (held, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut m.held)
-            .into_iter()
-            .partition(|&(_, o)| wanted(o));
-        m.held = keep;
-        Ok((
-            take.into_iter().map(|(id, _)| id).collect::<Vec<u32>>(),
-            held.into_iter().map(|(a, _)| a).collect::<Vec<ActivityId>>(),
-        ))
+        if other.is_none() {
+            take.append(&mut m.incoming);
+        }
+        Ok(take.into_iter().map(|(id, _)| id).collect::<Vec<u32>>())
     })?;
     if !ids.is_empty() {
         wait_all_ids(me, &ids);
     }
-    if !held.is_empty() {
-        let ctx = with_world(|w| w.ranks[me as usize].ctx());
-        for a in held {
-            ctx.wait(a);
-            with_world(|w| w.kernel.release(a));
-        }
+    Ok(())
+}
+
+/// Waits until the transfers of `me`'s operations (on target `other`, a world
+/// rank, or on every target) are over: the data is where it goes.
+fn wait_outstanding(me: u32, h: c_int, other: Option<u32>) -> MpiResult<()> {
+    let acts = with_win(me, h, |w, r| {
+        let m = member(w, h, r);
+        let (take, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut m.outstanding)
+            .into_iter()
+            .partition(|&(_, o)| other.is_none_or(|x| x == o));
+        m.outstanding = keep;
+        Ok(take)
+    })?;
+    let ctx = with_world(|w| w.ranks[me as usize].ctx());
+    for (a, _) in acts {
+        ctx.wait(a);
+        with_world(|w| w.kernel.release(a));
     }
     Ok(())
 }
@@ -926,23 +964,6 @@ fn covered(regions: &[(usize, usize)], lo: isize, hi: isize) -> bool {
     reached >= hi
 }
 
-/// Completes the requests of target `target` (window numbering) that involve
-/// rank `me`, from `me` (the remote half of a flush).
-fn complete_remote(me: u32, h: c_int, target: usize) -> MpiResult<()> {
-    let ids: Vec<u32> = with_world(|w| {
-        let m = &mut w.wins.get_mut(h)?.members[target];
-        let (take, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut m.requests)
-            .into_iter()
-            .partition(|&(_, o)| o == me);
-        m.requests = keep;
-        Ok::<_, MpiError>(take.into_iter().map(|(id, _)| id).collect())
-    })?;
-    if !ids.is_empty() {
-        wait_all_ids(me, &ids);
-    }
-    Ok(())
-}
-
 fn target_world(me: u32, h: c_int, target: i32) -> MpiResult<(usize, u32)> {
     with_win(me, h, |w, r| {
         let win = w.wins.get(h)?;
@@ -957,14 +978,12 @@ fn target_world(me: u32, h: c_int, target: i32) -> MpiResult<(usize, u32)> {
     })
 }
 
-/// `MPI_Win_flush`: the operations between `me` and `target` complete, at both ends.
+/// `MPI_Win_flush`: the operations of `me` on `target` are complete at both
+/// ends.
 pub(crate) fn flush(me: u32, h: c_int, target: i32) -> MpiResult<()> {
-    let (r, tworld) = target_world(me, h, target)?;
+    let (_, tworld) = target_world(me, h, target)?;
     complete_requests(me, h, Some(tworld))?;
-    if target as usize != r {
-        complete_remote(me, h, target as usize)?;
-    }
-    Ok(())
+    wait_outstanding(me, h, Some(tworld))
 }
 
 /// `MPI_Win_flush_local`: as SMPI, the origin's side only.
@@ -976,11 +995,7 @@ pub(crate) fn flush_local(me: u32, h: c_int, target: i32) -> MpiResult<()> {
 /// `MPI_Win_flush_all`.
 pub(crate) fn flush_all(me: u32, h: c_int) -> MpiResult<()> {
     complete_requests(me, h, None)?;
-    let (r, n) = with_win(me, h, |w, r| Ok((r, w.wins.get(h)?.members.len())))?;
-    for t in (0..n).filter(|&t| t != r) {
-        complete_remote(me, h, t)?;
-    }
-    Ok(())
+    wait_outstanding(me, h, None)
 }
 
 /// `MPI_Win_flush_local_all`.
@@ -1023,7 +1038,10 @@ pub(crate) fn fence(me: u32, h: c_int, assert: i32) -> MpiResult<()> {
             Ok(())
         })?;
     }
-    coll::barrier(view)
+    coll::barrier(view)?;
+    // Every transfer of the epoch is over (each target completed its own
+    // before the barrier): only the bookkeeping goes.
+    wait_outstanding(me, h, None)
 }
 
 /// The members of group `group` (a handle of rank `me`) in window numbering.
