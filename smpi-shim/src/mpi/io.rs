@@ -231,6 +231,8 @@ struct Member {
     ordered: u64,
     /// `MPI_File_seek_shared` calls this rank made.
     shared_seeks: u64,
+    /// `MPI_File_set_view` calls this rank made.
+    view_calls: u64,
 }
 
 /// A file opened by the members of a communicator.
@@ -248,6 +250,9 @@ struct OpenFile {
     mutex: SimMutex,
     /// `MPI_File_seek_shared` calls applied (see [`seek_shared`]).
     shared_seeks: u64,
+    /// `MPI_File_set_view` calls applied, and the shared pointer's byte offset at the last one.
+    view_calls: u64,
+    view_current: i64,
     members: Vec<Member>,
 }
 
@@ -288,7 +293,12 @@ impl Files {
             .ok()
             .and_then(|i| self.table.get(i))
             .and_then(|f| f.as_deref())
-            .ok_or_else(|| file_err(MPI_ERR_FILE, format!("invalid file handle {h}")))
+            .ok_or_else(|| {
+                file_err(
+                    MPI_ERR_FILE,
+                    format!("invalid file handle {h} (not an open file)"),
+                )
+            })
     }
 
     fn get_mut(&mut self, h: c_int) -> MpiResult<&mut OpenFile> {
@@ -296,7 +306,12 @@ impl Files {
             .ok()
             .and_then(|i| self.table.get_mut(i))
             .and_then(|f| f.as_deref_mut())
-            .ok_or_else(|| file_err(MPI_ERR_FILE, format!("invalid file handle {h}")))
+            .ok_or_else(|| {
+                file_err(
+                    MPI_ERR_FILE,
+                    format!("invalid file handle {h} (not an open file)"),
+                )
+            })
     }
 }
 
@@ -719,6 +734,7 @@ pub(crate) fn open(me: u32, comm: c_int, path: &str, amode: i32, info: c_int) ->
                         split: None,
                         ordered: 0,
                         shared_seeks: 0,
+                        view_calls: 0,
                     })
                     .collect();
                 w.files.table.push(Some(Box::new(OpenFile {
@@ -731,6 +747,8 @@ pub(crate) fn open(me: u32, comm: c_int, path: &str, amode: i32, info: c_int) ->
                     sg_shared: 0,
                     mutex: SimMutex::default(),
                     shared_seeks: 0,
+                    view_calls: 0,
+                    view_current: 0,
                     members,
                 })));
                 let i = w.files.table.len() - 1;
@@ -780,7 +798,12 @@ pub(crate) fn open(me: u32, comm: c_int, path: &str, amode: i32, info: c_int) ->
         if disk.is_none() {
             let host_name = w.platform.host(host).name.clone();
             let has_disks = w.platform.host_disks(host).next().is_some();
-            let key = format!("{host_name}\u{0}{}", if has_disks { path } else { "" });
+            // Once per run for hosts without disks, once per host and path otherwise.
+            let key = if has_disks {
+                format!("{host_name}\u{0}{path}")
+            } else {
+                String::new()
+            };
             let first = w.files.warned.insert((u32::MAX, key));
             if first {
                 if has_disks {
@@ -790,8 +813,9 @@ pub(crate) fn open(me: u32, comm: c_int, path: &str, amode: i32, info: c_int) ->
                     );
                 } else {
                     eprintln!(
-                        "smpirun: warning: host `{host_name}` has no disk: MPI-IO of its ranks takes no \
-                         simulated time (SMPI would stop; add a <disk> to the host in the platform)"
+                        "smpirun: warning: host `{host_name}` has no disk: MPI-IO of the ranks on hosts \
+                         without disks takes no simulated time (SMPI would stop; add a <disk> to the \
+                         host in the platform)"
                     );
                 }
             }
@@ -1506,12 +1530,23 @@ pub(crate) fn set_view(
             format!("invalid displacement {disp} (MPI_DISPLACEMENT_CURRENT needs MPI_MODE_SEQUENTIAL)"),
         ));
     }
-    let disp = if disp == MPI_DISPLACEMENT_CURRENT {
-        with_file(me, h, |f, _| Ok(f.shared as i64))?
-    } else {
-        disp
-    };
     let view = comm_view(me, h)?;
+    let disp = with_file(me, h, |f, r| {
+        // Collective without a barrier before it (as SMPI): the first rank to make its k-th
+        // call takes the shared pointer's place (for MPI_DISPLACEMENT_CURRENT) and resets it.
+        let m = &mut f.members[r];
+        m.view_calls += 1;
+        if m.view_calls > f.view_calls {
+            f.view_calls = m.view_calls;
+            f.view_current = m.view.byte_offset(f.shared) as i64;
+            f.shared = 0;
+        }
+        Ok(if disp == MPI_DISPLACEMENT_CURRENT {
+            f.view_current
+        } else {
+            disp
+        })
+    })?;
     with_file(me, h, |f, r| {
         let m = &mut f.members[r];
         m.view = View {
@@ -1523,7 +1558,6 @@ pub(crate) fn set_view(
             datarep: datarep.to_string(),
         };
         m.pos = 0;
-        f.shared = 0;
         Ok(())
     })?;
     if info > 0 {
