@@ -1523,6 +1523,15 @@ pub(crate) fn set_view(
             format!("data representation `{datarep}` (native, internal and external32 are known)"),
         ));
     }
+    if rep == "external32" {
+        let first = with_world(|w| w.files.warned.insert((u32::MAX, "external32".to_string())));
+        if first {
+            eprintln!(
+                "smpirun: warning: MPI_File_set_view with \"external32\": file data is stored in the \
+                 native representation (no conversion)"
+            );
+        }
+    }
     let sequential = with_file(me, h, |f, _| Ok(f.amode & MPI_MODE_SEQUENTIAL != 0))?;
     if disp < 0 && !(disp == MPI_DISPLACEMENT_CURRENT && sequential) {
         return Err(mpi_err(
