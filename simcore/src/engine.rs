@@ -13,6 +13,16 @@
 //! followed by a *bandwidth phase* (SimGrid's CM02 family of models: see
 //! [`NetworkConfig`]).
 //!
+//! # Disks
+//! A read or write of `S` bytes on a disk is SimGrid 3.32's `disk_s19` model: a variable of
+//! its own max-min system (separate from the network's and CPUs'), on the disk's read (or
+//! write) constraint, bounded by the read (write) bandwidth, and on its read-write constraint,
+//! bounded by the larger of the two. The model updates in SimGrid's *full* mode: whenever the
+//! clock moves by `Δ`, every running I/O loses `rint(rate · Δ)` bytes (whole bytes, as
+//! SimGrid rounds), ends when nothing remains, and is re-dated `remains / rate` later. I/Os
+//! ending at a date wake their waiters after the computations and communications ending then
+//! (SimGrid's model order: CPU, network, disk).
+//!
 //! # Determinism
 //! Runs are bit-for-bit reproducible:
 //! - ready actors run in FIFO order of becoming ready; at start, in spawn order;
@@ -40,7 +50,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use crate::crash;
 use crate::lmm::{self, CnstId, Sharing, VarId};
-use crate::platform::{HostId, LinkId, Platform, SharingPolicy};
+use crate::platform::{DiskId, HostId, LinkId, Platform, SharingPolicy};
 use crate::sgorder::SgOrder;
 
 /// Identifier of an actor (dense, in spawn order).
@@ -188,6 +198,8 @@ enum ActKind {
     Exec,
     Sleep,
     Manual,
+    /// A disk read or write (its heap entries only mark dates: the disk update ends it).
+    Io,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -384,6 +396,12 @@ struct Kernel {
     sg_listed: Vec<CnstId>,
     sg_batch: Vec<(bool, u64, HeapEntry)>,
     sg_finished: Vec<HeapEntry>,
+    /// The disk model's own max-min system.
+    disk_lmm: lmm::System,
+    /// Per disk: read, write and read-write constraints.
+    disk_cnst: Vec<[CnstId; 3]>,
+    /// Running I/Os, in start order (SimGrid's started-action set).
+    ios: Vec<u32>,
 }
 
 impl Kernel {
@@ -605,6 +623,86 @@ impl Kernel {
         }
     }
 
+    fn start_io(&mut self, a: ActivityId, disk: DiskId, size: f64, write: bool) {
+        let now = self.now;
+        let [read_c, write_c, rw_c] = self.disk_cnst[disk.0 as usize];
+        let var = self.disk_lmm.add_variable(1.0, -1.0);
+        self.disk_lmm.expand(rw_c, var, 1.0);
+        self.disk_lmm
+            .expand(if write { write_c } else { read_c }, var, 1.0);
+        let host = self.platform.disk(disk).host;
+        let act = self.act_mut(a);
+        act.src = host;
+        act.size = size;
+        act.remains = size.max(0.0);
+        act.start = now;
+        act.last_update = now;
+        act.var = Some(var);
+        act.state = ActState::Running;
+        act.rate = 0.0;
+        act.finish = -1.0;
+        self.ios.push(a.0);
+        self.record(|| format!("{now:.9} io-start #{} disk {} {} B", a.0, disk.0, size));
+    }
+
+    /// SimGrid's full update of the disk model after the clock moved by `delta`: every running
+    /// I/O loses `rint(rate · delta)` bytes; those with nothing left end (in start order).
+    fn advance_ios(&mut self, delta: f64) {
+        if self.ios.is_empty() {
+            return;
+        }
+        let precision = self.disk_lmm.precision() * self.timing_precision;
+        let mut ios = std::mem::take(&mut self.ios);
+        let mut ended = Vec::new();
+        ios.retain(|&i| {
+            let act = &mut self.acts[i as usize];
+            act.remains -= (act.rate * delta).round_ties_even();
+            if act.remains < precision {
+                act.remains = 0.0;
+            }
+            act.last_update = self.now;
+            if act.remains <= 0.0 {
+                ended.push(i);
+                false
+            } else {
+                true
+            }
+        });
+        self.ios = ios;
+        for i in ended {
+            self.finish_activity(ActivityId(i));
+        }
+    }
+
+    /// Solves the disk system and dates every running I/O `remains / rate` from now.
+    fn update_io_rates(&mut self) {
+        if self.ios.is_empty() {
+            return;
+        }
+        self.disk_lmm.solve_all();
+        let now = self.now;
+        for k in 0..self.ios.len() {
+            let a = ActivityId(self.ios[k]);
+            let var = self.act(a).var.expect("a running I/O has a variable");
+            let rate = self.disk_lmm.value(var);
+            let act = self.act_mut(a);
+            act.rate = rate;
+            if rate > 0.0 {
+                let t = if act.remains > 0.0 {
+                    now + act.remains / rate
+                } else {
+                    now
+                };
+                if act.finish != t {
+                    self.schedule(a, t);
+                }
+            } else {
+                act.version = act.version.wrapping_add(1);
+                act.finish = -1.0;
+            }
+        }
+    }
+
     /// Tells the order tracker that an activity's variable is freed.
     fn sg_free(&mut self, a: ActivityId, var: VarId) {
         let Some(sg) = &mut self.sg else { return };
@@ -612,7 +710,7 @@ impl Kernel {
         match act.kind {
             ActKind::Exec => sg.exec_free(a.0, act.src.0),
             ActKind::Comm => sg.flow_free(a.0, self.lmm.penalty(var) > 0.0),
-            ActKind::Sleep | ActKind::Manual => {}
+            ActKind::Sleep | ActKind::Manual | ActKind::Io => {}
         }
     }
 
@@ -709,6 +807,7 @@ impl Kernel {
     /// Solves the modified part of the max-min system and re-predicts the
     /// completion date of every activity whose rate may have changed.
     fn update_rates(&mut self) {
+        self.update_io_rates();
         if self.sg.is_some() {
             return self.update_rates_sg();
         }
@@ -772,7 +871,11 @@ impl Kernel {
                 }
                 let e = self.heap.pop().expect("peeked");
                 let act = &self.acts[e.act as usize];
-                if !act.live || act.version != e.version || act.state == ActState::Done {
+                if !act.live
+                    || act.version != e.version
+                    || act.state == ActState::Done
+                    || act.kind == ActKind::Io
+                {
                     continue;
                 }
                 batch.push((act.kind == ActKind::Comm, act.stamp, e));
@@ -818,7 +921,8 @@ impl Kernel {
         {
             let a = ActivityId(e.act);
             let act = &self.acts[e.act as usize];
-            if !act.live || act.version != e.version || act.state == ActState::Done {
+            if !act.live || act.version != e.version || act.state == ActState::Done || act.kind == ActKind::Io
+            {
                 return;
             }
             self.events += 1;
@@ -852,8 +956,12 @@ impl Kernel {
         let kind = act.kind;
         let user = act.user;
         if let Some(var) = act.var.take() {
-            self.sg_free(a, var);
-            self.lmm.remove_variable(var);
+            if kind == ActKind::Io {
+                self.disk_lmm.remove_variable(var);
+            } else {
+                self.sg_free(a, var);
+                self.lmm.remove_variable(var);
+            }
         }
         self.record(|| format!("{now:.9} done #{} {:?}", a.0, kind));
         if kind == ActKind::Comm && self.link_stats.is_some() {
@@ -905,6 +1013,7 @@ impl Kernel {
             ActKind::Exec => format!("computation #{}", a.0),
             ActKind::Sleep => format!("sleep #{}", a.0),
             ActKind::Manual => format!("event #{}", a.0),
+            ActKind::Io => format!("disk I/O #{} on {} ({} B)", a.0, p.host(act.src).name, act.size),
         }
     }
 }
@@ -1034,6 +1143,21 @@ impl Ctx {
         self.k.borrow_mut().act_mut(a).user = user;
     }
 
+    /// Starts a read (or, with `write`, a write) of `size` bytes on `disk`.
+    pub fn io_async(&self, disk: DiskId, size: f64, write: bool) -> ActivityId {
+        let mut k = self.k.borrow_mut();
+        let a = k.alloc_act(Activity::new(ActKind::Io, 0));
+        k.start_io(a, disk, size, write);
+        a
+    }
+
+    /// Reads (or, with `write`, writes) `size` bytes on `disk`, blocking.
+    pub fn io(&self, disk: DiskId, size: f64, write: bool) {
+        let a = self.io_async(disk, size, write);
+        self.wait(a);
+        self.release(a);
+    }
+
     /// Creates a manual activity, completed by [`Ctx::complete`].
     pub fn manual_create(&self) -> ActivityId {
         self.k.borrow_mut().alloc_act(Activity::new(ActKind::Manual, 0))
@@ -1155,9 +1279,16 @@ fn release_activity(k: &mut Kernel, a: ActivityId) {
     let act = &mut k.acts[a.0 as usize];
     act.live = false;
     act.waiters.clear();
+    let kind = act.kind;
     if let Some(var) = act.var.take() {
-        k.sg_free(a, var);
-        k.lmm.remove_variable(var);
+        if kind == ActKind::Io {
+            // Cancelled while running.
+            k.disk_lmm.remove_variable(var);
+            k.ios.retain(|&i| i != a.0);
+        } else {
+            k.sg_free(a, var);
+            k.lmm.remove_variable(var);
+        }
     }
     k.free_acts.push(a.0);
 }
@@ -1280,6 +1411,20 @@ impl Simulation {
             .iter()
             .map(|h| lmm.add_constraint(h.speed * h.cores.max(1) as f64, Sharing::Shared))
             .collect();
+        // SimGrid's disk model: its own system; a disk's read-write constraint is bounded by
+        // the larger of its two bandwidths.
+        let mut disk_lmm = lmm::System::new(config.work_precision);
+        let disk_cnst = platform
+            .disks
+            .iter()
+            .map(|d| {
+                [
+                    disk_lmm.add_constraint(d.read_bw, Sharing::Shared),
+                    disk_lmm.add_constraint(d.write_bw, Sharing::Shared),
+                    disk_lmm.add_constraint(d.read_bw.max(d.write_bw), Sharing::Shared),
+                ]
+            })
+            .collect();
         let k = Kernel {
             now: 0.0,
             platform,
@@ -1310,6 +1455,9 @@ impl Simulation {
             sg_listed: Vec::new(),
             sg_batch: Vec::new(),
             sg_finished: Vec::new(),
+            disk_lmm,
+            disk_cnst,
+            ios: Vec::new(),
         };
         Simulation {
             k: Rc::new(RefCell::new(k)),
@@ -1533,6 +1681,7 @@ impl Simulation {
                     let dt = t - k.now;
                     k.account_link_saturation(dt);
                 }
+                let before = k.now;
                 if t > k.now {
                     // SimGrid advances its clock by the delay to the next event, which
                     // can differ from that event's date in the last bit.
@@ -1540,6 +1689,7 @@ impl Simulation {
                 }
                 let t = k.now;
                 k.process_events(t);
+                k.advance_ios(t - before);
                 // Swapped with the previous (emptied) buffer: no allocation per date.
                 let mut completed = std::mem::take(&mut self.completed_buf);
                 std::mem::swap(&mut completed, &mut k.completed);

@@ -50,6 +50,7 @@ mod fortran;
 mod group;
 mod info;
 mod init;
+mod io;
 mod libc;
 mod p2p;
 pub(crate) mod replay;

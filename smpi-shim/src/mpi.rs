@@ -12,6 +12,7 @@
 //!   reduction operations;
 //! - [`attr`]: keyvals and attributes; [`topo`]: process topologies;
 //!   [`info`]: info objects; [`rma`]: one-sided communication (windows);
+//!   [`io`]: MPI-IO (files on the real file system, timed on the platform's disks);
 //! - [`entry`]: what every MPI call does on entry and exit (computation
 //!   injection, error handlers);
 //! - [`trace`]: timelines (`-trace`); [`ti_trace`], [`ti_actions`]:
@@ -24,6 +25,7 @@ pub(crate) mod datatype;
 pub(crate) mod entry;
 pub(crate) mod errors;
 pub(crate) mod info;
+pub(crate) mod io;
 pub(crate) mod leaks;
 pub(crate) mod op;
 pub(crate) mod p2p;

@@ -72,6 +72,7 @@ INDEX_OUT = {
 SAME_ABI_CALLBACKS = {
     "MPI_User_function", "MPI_Comm_errhandler_function", "MPI_Handler_function",
     "MPI_Win_errhandler_function",
+    "MPI_File_errhandler_function",
 }
 
 INT_TYPES = {

@@ -61,11 +61,14 @@
 /* Absent features (left undefined on purpose):
  *   HAVE_FORTRAN_BINDING, F77_NAME_*       no Fortran bindings
  *   HAVE_IOSTREAM, HAVE_NAMESPACES, ...    no C++ bindings
- *   HAVE_MPI_IO, MPIO_USES_MPI_REQUEST     no MPI-IO (ROMIO)
  *   HAVE_MPI_SPAWN                         no dynamic processes
  *   HAVE_CUDA, HAVE_ZE, HAVE_HIP           no GPU memory
  *   HAVE_LIBABT                            no Argobots
  */
+
+/* MPI-IO: files on the real file system (mpi.h also defines MPIO_USES_MPI_REQUEST: the
+ * non-blocking forms return MPI requests). */
+#define HAVE_MPI_IO 1
 
 /* One-sided communication (RMA windows). */
 #define HAVE_MPI_WIN_CREATE 1

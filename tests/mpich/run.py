@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 BUILD = os.path.join(HERE, "build")
 
-DEFAULT_DIRS = ["pt2pt", "coll", "datatype", "comm", "group", "topo", "init", "attr", "rma"]
+DEFAULT_DIRS = ["pt2pt", "coll", "datatype", "comm", "group", "topo", "init", "attr", "rma", "io"]
 UTIL_SOURCES = ["mtest.c", "mtest_common.c", "mtest_single.c", "dtypes.c"]
 # -O0: some tests (coll/allred.c) take 30+ s to compile with optimisation.
 CFLAGS = ["-O0", "-g", "-Werror=implicit-function-declaration"]
@@ -44,7 +44,7 @@ CFLAGS = ["-O0", "-g", "-Werror=implicit-function-declaration"]
 # needs an absent feature is left out (not built, not run). --with FEATURE turns one on.
 FEATURES = {
     "rma": True,  # one-sided communication (MPI_Win_*, MPI_Put, ...)
-    "io": False,  # MPI-IO (MPI_File_*)
+    "io": True,  # MPI-IO (MPI_File_*)
     "spawn": False,  # dynamic processes (MPI_Comm_spawn, ports, name publishing)
     "sessions": False,  # MPI-4 sessions (MPI_Session_*)
     "partitioned": False,  # MPI-4 partitioned communication (MPI_Psend_init, ...)
@@ -111,6 +111,7 @@ FAST = [
     "rma/putfidx 4", "rma/accfence2 4", "rma/test2 2", "rma/lockcontention 3", "rma/wintest 2",
     "rma/fetchandadd 7", "rma/win_shared 4", "rma/compare_and_swap 4", "rma/win_dynamic_acc 4",
     "rma/rget_unlock 2",
+    "io/rdwrord 4", "io/async 4", "io/setviewcur 4", "io/i_noncontig_coll 2", "io/userioerr 1",
 ]
 
 CATEGORIES = ["compile error", "link/load error", "crash", "timeout", "deadlock", "MPI error",

@@ -8,7 +8,7 @@ use super::error::{Loc, PlatformError, PlatformErrorKind as K};
 use super::graph::{NetNode, PlatformGraph};
 use super::routing;
 use super::spec::{Policy, Routing, Spec, MAX_LATENCY};
-use super::{Host, HostId, Link, LinkId, ModelLoopback, Platform, Router, SharingPolicy};
+use super::{Disk, Host, HostId, Link, LinkId, ModelLoopback, Platform, Router, SharingPolicy};
 
 /// Accumulates hosts, links and graph nodes, rejecting duplicate names.
 #[derive(Debug)]
@@ -170,6 +170,7 @@ impl<'f> Builder<'f> {
             config,
             graph: self.graph,
             link_index: self.link_index,
+            disks: Vec::new(),
         }
     }
 }
@@ -230,5 +231,30 @@ pub(crate) fn build(spec: Spec, file: &str, loopback: ModelLoopback) -> Result<P
         }
     };
     let config = spec.config.into_iter().map(|(k, v)| (k, v.text)).collect();
-    Ok(b.finish(router, config))
+    let mut disks = Vec::new();
+    for h in &spec.hosts {
+        let host = *b.host_index.get(&h.name).expect("every declared host was added");
+        for (i, d) in h.disks.iter().enumerate() {
+            if h.disks[..i].iter().any(|o| o.name == d.name) {
+                return Err(PlatformError::new(
+                    file,
+                    d.loc,
+                    K::Duplicate {
+                        what: format!("disk of host `{}`", h.name),
+                        name: d.name.clone(),
+                    },
+                ));
+            }
+            disks.push(Disk {
+                name: d.name.clone(),
+                host,
+                read_bw: d.read_bw,
+                write_bw: d.write_bw,
+                properties: d.properties.clone(),
+            });
+        }
+    }
+    let mut platform = b.finish(router, config);
+    platform.disks = disks;
+    Ok(platform)
 }

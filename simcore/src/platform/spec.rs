@@ -247,7 +247,36 @@ pub(crate) struct HostSpec {
     pub(crate) speed: f64,
     pub(crate) cores: u32,
     pub(crate) properties: Vec<(String, String)>,
+    pub(crate) disks: Vec<DiskSpec>,
     pub(crate) loc: Loc,
+}
+
+/// A `<disk>` in a `<host>` / `[[host.disk]]`.
+#[derive(Clone, Debug)]
+pub(crate) struct DiskSpec {
+    pub(crate) name: String,
+    pub(crate) read_bw: f64,
+    pub(crate) write_bw: f64,
+    pub(crate) properties: Vec<(String, String)>,
+    pub(crate) loc: Loc,
+}
+
+impl DiskSpec {
+    pub(crate) const KEYS: &'static [&'static str] = &["id", "read_bw", "write_bw"];
+
+    pub(crate) fn from_attrs(a: &Attrs, properties: Vec<(String, String)>) -> Result<Self, PlatformError> {
+        a.check_known(Self::KEYS)?;
+        let name = a.required("id")?.text.clone();
+        a.required("read_bw")?;
+        a.required("write_bw")?;
+        Ok(DiskSpec {
+            name,
+            read_bw: a.bandwidth("read_bw")?.unwrap_or_default(),
+            write_bw: a.bandwidth("write_bw")?.unwrap_or_default(),
+            properties,
+            loc: a.loc,
+        })
+    }
 }
 
 impl HostSpec {
@@ -261,6 +290,7 @@ impl HostSpec {
             speed: a.speed("speed", pstate)?,
             cores: a.positive_int("core", 1)?,
             properties,
+            disks: Vec::new(),
             loc: a.loc,
         })
     }

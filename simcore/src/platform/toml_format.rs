@@ -16,7 +16,8 @@
 //! ```
 //!
 //! or, for small hand-made platforms, `routing = "full" | "floyd" | "dijkstra" | "cluster"` with
-//! `[[host]]`, `[[router]]`, `[[link]]`, `[[route]]` (and `[[host_link]]`, `[backbone]` for
+//! `[[host]]` (with `[[host.disk]]`: `id`, `read_bw`, `write_bw`, `prop`), `[[router]]`,
+//! `[[link]]`, `[[route]]` (and `[[host_link]]`, `[backbone]` for
 //! `routing = "cluster"`). Unknown keys are errors. All values go through the same checks as
 //! the XML attributes of the same name (see `spec.rs`).
 
@@ -27,8 +28,8 @@ use toml::Spanned;
 
 use super::error::{Loc, PlatformError, PlatformErrorKind as K};
 use super::spec::{
-    Attrs, ClusterSpec, Direction, HostLinkSpec, HostSpec, LinkRef, LinkSpec, Policy, RouteSpec, Routing,
-    Spec, Val,
+    Attrs, ClusterSpec, Direction, DiskSpec, HostLinkSpec, HostSpec, LinkRef, LinkSpec, Policy, RouteSpec,
+    Routing, Spec, Val,
 };
 
 type S = Spanned<String>;
@@ -85,6 +86,18 @@ struct HostToml {
     speed: S,
     core: Option<Spanned<u32>>,
     pstate: Option<Spanned<u32>>,
+    #[serde(default)]
+    prop: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    disk: Vec<Spanned<DiskToml>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiskToml {
+    id: S,
+    read_bw: S,
+    write_bw: S,
     #[serde(default)]
     prop: BTreeMap<String, Spanned<String>>,
 }
@@ -264,7 +277,16 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Spec, PlatformError> {
         cx.push(&mut a, "speed", &Some(t.speed.clone()));
         cx.push_num(&mut a, "core", &t.core);
         cx.push_num(&mut a, "pstate", &t.pstate);
-        spec.hosts.push(HostSpec::from_attrs(&a, cx.props(&t.prop))?);
+        let mut host = HostSpec::from_attrs(&a, cx.props(&t.prop))?;
+        for d in &t.disk {
+            let dt = d.get_ref();
+            let mut a = cx.attrs("disk", d);
+            cx.push(&mut a, "id", &Some(dt.id.clone()));
+            cx.push(&mut a, "read_bw", &Some(dt.read_bw.clone()));
+            cx.push(&mut a, "write_bw", &Some(dt.write_bw.clone()));
+            host.disks.push(DiskSpec::from_attrs(&a, cx.props(&dt.prop))?);
+        }
+        spec.hosts.push(host);
     }
 
     for r in &parsed.router {

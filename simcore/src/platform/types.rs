@@ -10,6 +10,10 @@ pub struct HostId(pub u32);
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LinkId(pub u32);
 
+/// Index of a disk in [`Platform::disks`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DiskId(pub u32);
+
 /// How concurrent flows share a link (SimGrid semantics).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum SharingPolicy {
@@ -45,6 +49,32 @@ pub struct Link {
     pub sharing: SharingPolicy,
 }
 
+/// A storage device attached to a host (SimGrid's `<disk>`): reads and writes share its
+/// bandwidth as SimGrid's disk model shares it (see [`crate::engine`]).
+#[derive(Clone, Debug)]
+pub struct Disk {
+    /// Its name in the platform file (unique per host, not platform-wide).
+    pub name: String,
+    /// The host it is attached to.
+    pub host: HostId,
+    /// Read bandwidth, bytes per second.
+    pub read_bw: f64,
+    /// Write bandwidth, bytes per second.
+    pub write_bw: f64,
+    /// Free-form properties (`mount`, `size`, `content`, ...), in file order.
+    pub properties: Vec<(String, String)>,
+}
+
+impl Disk {
+    /// The `mount` property (SimGrid's default: `/`).
+    pub fn mount(&self) -> &str {
+        self.properties
+            .iter()
+            .find(|(k, _)| k == "mount")
+            .map_or("/", |(_, v)| v.as_str())
+    }
+}
+
 /// Answers route queries. Implemented by each zone kind (full/explicit routes,
 /// star clusters, fat tree, torus, dragonfly).
 pub trait Router: std::fmt::Debug + Send + Sync {
@@ -69,6 +99,8 @@ pub struct Platform {
     pub graph: super::graph::PlatformGraph,
     /// Link name → id (both halves of a SPLITDUPLEX link are listed, as `<name>_UP`/`_DOWN`).
     pub link_index: HashMap<String, LinkId>,
+    /// Disks, by [`DiskId`], in file order.
+    pub disks: Vec<Disk>,
 }
 
 impl Platform {
@@ -80,6 +112,20 @@ impl Platform {
     /// Link `id`.
     pub fn link(&self, id: LinkId) -> &Link {
         &self.links[id.0 as usize]
+    }
+
+    /// Disk `id`.
+    pub fn disk(&self, id: DiskId) -> &Disk {
+        &self.disks[id.0 as usize]
+    }
+
+    /// The disks attached to `host`, in file order.
+    pub fn host_disks(&self, host: HostId) -> impl Iterator<Item = DiskId> + '_ {
+        self.disks
+            .iter()
+            .enumerate()
+            .filter(move |(_, d)| d.host == host)
+            .map(|(i, _)| DiskId(i as u32))
     }
 
     /// The host called `name`.

@@ -1,18 +1,18 @@
 //! SimGrid v4 XML platform files (`<platform version="4.1">`), read with `roxmltree`.
 //!
 //! Supported elements: `platform`, `config`/`prop`, `zone` (or the older `AS`; nested zones are
-//! flattened), `host` (+ `prop`), `router`, `link` (+ `prop`, ignored), `route` + `link_ctn`,
+//! flattened), `host` (+ `prop`, `disk` (+ `prop`)), `router`, `link` (+ `prop`, ignored), `route` + `link_ctn`,
 //! `cluster` (+ `prop`), and in a `routing="Cluster"` zone `host_link` and `backbone`.
 //! Known SimGrid elements that this simulator does not implement (`zoneRoute`, `bypassRoute`,
-//! `cabinet`, `peer`, `disk`, traces, deployment elements, ...) are reported as unsupported;
+//! `cabinet`, `peer`, `storage`, traces, deployment elements, ...) are reported as unsupported;
 //! anything else is an unknown element. Attribute defaults follow SimGrid's DTD.
 
 use roxmltree::{Document, Node, ParsingOptions};
 
 use super::error::{Loc, PlatformError, PlatformErrorKind as K};
 use super::spec::{
-    Attrs, ClusterSpec, Direction, HostLinkSpec, HostSpec, LinkRef, LinkSpec, Policy, RouteSpec, Routing,
-    Spec,
+    Attrs, ClusterSpec, Direction, DiskSpec, HostLinkSpec, HostSpec, LinkRef, LinkSpec, Policy, RouteSpec,
+    Routing, Spec,
 };
 
 /// Elements of SimGrid's DTD that we do not implement.
@@ -24,7 +24,6 @@ const UNSUPPORTED: &[&str] = &[
     "bypassASroute",
     "cabinet",
     "peer",
-    "disk",
     "storage",
     "storage_type",
     "mount",
@@ -321,8 +320,28 @@ impl<'a> Reader<'a, '_> {
                 "host" => {
                     self.use_zone(zone, loc)?;
                     let a = self.attrs(child, "host");
-                    let props = self.props(child)?;
-                    self.spec.hosts.push(HostSpec::from_attrs(&a, props)?);
+                    let mut props = Vec::new();
+                    let mut disks = Vec::new();
+                    for c in Self::elements(child) {
+                        let a = self.attrs(c, "prop");
+                        match c.tag_name().name() {
+                            "prop" => {
+                                a.check_known(&["id", "value"])?;
+                                props.push((
+                                    a.required("id")?.text.clone(),
+                                    a.required("value")?.text.clone(),
+                                ));
+                            }
+                            "disk" => {
+                                let d = self.attrs(c, "disk");
+                                disks.push(DiskSpec::from_attrs(&d, self.props(c)?)?);
+                            }
+                            _ => return Err(self.unknown(c)),
+                        }
+                    }
+                    let mut host = HostSpec::from_attrs(&a, props)?;
+                    host.disks = disks;
+                    self.spec.hosts.push(host);
                 }
                 "router" => {
                     let a = self.attrs(child, "router");

@@ -79,6 +79,6 @@ pub(crate) fn error_string(code: i32) -> &'static str {
         36 => "MPI_ERR_RMA_ATTACH: memory cannot be attached",
         37 => "MPI_ERR_RMA_SHARED: memory cannot be shared",
         38 => "MPI_ERR_RMA_FLAVOR: wrong window flavor",
-        _ => "unknown error code",
+        _ => crate::mpi::io::error_string(code).unwrap_or("unknown error code"),
     }
 }

@@ -39,6 +39,7 @@ pub(crate) fn unfreed_handles(w: &World, me: u32, list: usize, never_completed: 
         "window",
         windows.iter().map(|(h, _)| format!("window {h}")).collect(),
     ));
+    kinds.push(("file", crate::mpi::io::open_files(w, me)));
     // Handle 1 is MPI_GROUP_EMPTY.
     let groups: Vec<String> = (rank.groups.iter().enumerate().skip(2))
         .filter(|(_, g)| g.is_some())

@@ -484,10 +484,15 @@ pub(crate) fn greq_of(id: u32) -> Option<Greq> {
 /// status, then the free callback runs (MPI 4.0 §13.2). Their error codes
 /// end up in the status.
 pub(crate) fn finish_greq(me: u32, id: u32) -> StatusInfo {
-    let greq = with_world(|w| {
+    let (greq, own) = with_world(|w| {
         w.ranks[me as usize].blocked = None;
-        w.greqs.remove(&id)
+        (w.greqs.remove(&id), w.req(id).status)
     });
+    if greq.is_none() {
+        // A request the library completed itself (MPI-IO's non-blocking forms): its own status.
+        with_world(|w| w.free_req(id));
+        return own;
+    }
     let mut st = crate::mpi::CStatus {
         source: MPI_ANY_SOURCE,
         tag: MPI_ANY_TAG,

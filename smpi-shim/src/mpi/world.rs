@@ -225,6 +225,8 @@ pub(crate) struct World {
     pub libc: crate::host::libc_state::LibcState,
     /// The one-sided communication windows.
     pub wins: crate::mpi::rma::Windows,
+    /// The MPI-IO files.
+    pub files: crate::mpi::io::Files,
 }
 
 thread_local! {
@@ -364,6 +366,7 @@ impl World {
             infos: Default::default(),
             libc: crate::host::libc_state::LibcState::new(1),
             wins: Default::default(),
+            files: Default::default(),
         }
     }
 

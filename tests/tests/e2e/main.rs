@@ -20,6 +20,7 @@ mod hpl;
 mod libc_state;
 mod mbi;
 mod misuse;
+mod mpi_io;
 mod mprobe;
 mod nas;
 mod nbc;

@@ -2,7 +2,7 @@
 //! The generated Fortran bindings: one `mpi_xxx_` / `pmpi_xxx_` pair per C
 //! function of `mpi.h` whose arguments convert one by one (see
 //! `tools/gen_fortran.py` for the conversions, `abi/fortran.rs` for the helpers).
-//! 269 functions; C-only functions left out: MPI_COMM_DUP_FN, MPI_Message_c2f, MPI_Message_f2c, MPI_Send_c, MPI_Ssend_c, MPI_Rsend_c, MPI_Bsend_c, MPI_Recv_c, MPI_Isend_c, MPI_Issend_c, MPI_Irsend_c, MPI_Ibsend_c, MPI_Irecv_c, MPI_Sendrecv_c, MPI_Mrecv_c, MPI_Imrecv_c, MPI_Get_count_c, MPI_Get_elements_c, MPI_Alltoallv_c, MPI_Info_create_env, MPI_Type_contiguous_c, MPI_Type_create_hindexed_c, MPI_Type_create_indexed_block_c, MPI_Type_size_c, MPI_Type_get_extent_c, MPI_Type_get_true_extent_c, MPI_WIN_DUP_FN, MPI_Win_create_keyval, MPI_Win_set_attr, MPI_Win_get_attr, MPI_Win_c2f, MPI_Win_f2c, MPI_Aint_add, MPI_Aint_diff.
+//! 328 functions; C-only functions left out: MPI_COMM_DUP_FN, MPI_Message_c2f, MPI_Message_f2c, MPI_Send_c, MPI_Ssend_c, MPI_Rsend_c, MPI_Bsend_c, MPI_Recv_c, MPI_Isend_c, MPI_Issend_c, MPI_Irsend_c, MPI_Ibsend_c, MPI_Irecv_c, MPI_Sendrecv_c, MPI_Mrecv_c, MPI_Imrecv_c, MPI_Get_count_c, MPI_Get_elements_c, MPI_Alltoallv_c, MPI_Info_create_env, MPI_Type_contiguous_c, MPI_Type_create_hindexed_c, MPI_Type_create_indexed_block_c, MPI_Type_size_c, MPI_Type_get_extent_c, MPI_Type_get_true_extent_c, MPI_WIN_DUP_FN, MPI_Win_create_keyval, MPI_Win_set_attr, MPI_Win_get_attr, MPI_Win_c2f, MPI_Win_f2c, MPI_Aint_add, MPI_Aint_diff, MPI_File_c2f, MPI_File_f2c.
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -281,6 +281,65 @@ extern "C" {
     fn MPI_Win_call_errhandler(win: c_int, errorcode: c_int) -> c_int;
     fn MPI_Win_free_keyval(win_keyval: *mut c_void) -> c_int;
     fn MPI_Win_delete_attr(win: c_int, win_keyval: c_int) -> c_int;
+    fn MPI_File_open(comm: c_int, filename: *mut c_void, amode: c_int, info: c_int, fh: *mut c_void) -> c_int;
+    fn MPI_File_close(fh: *mut c_void) -> c_int;
+    fn MPI_File_delete(filename: *mut c_void, info: c_int) -> c_int;
+    fn MPI_File_set_size(fh: c_int, size: i64) -> c_int;
+    fn MPI_File_preallocate(fh: c_int, size: i64) -> c_int;
+    fn MPI_File_get_size(fh: c_int, size: *mut c_void) -> c_int;
+    fn MPI_File_get_group(fh: c_int, group: *mut c_void) -> c_int;
+    fn MPI_File_get_amode(fh: c_int, amode: *mut c_void) -> c_int;
+    fn MPI_File_set_info(fh: c_int, info: c_int) -> c_int;
+    fn MPI_File_get_info(fh: c_int, info_used: *mut c_void) -> c_int;
+    fn MPI_File_set_view(fh: c_int, disp: i64, etype: c_int, filetype: c_int, datarep: *mut c_void, info: c_int) -> c_int;
+    fn MPI_File_get_view(fh: c_int, disp: *mut c_void, etype: *mut c_void, filetype: *mut c_void, datarep: *mut c_void) -> c_int;
+    fn MPI_File_read_at(fh: c_int, offset: i64, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void) -> c_int;
+    fn MPI_File_read_at_all(fh: c_int, offset: i64, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void) -> c_int;
+    fn MPI_File_write_at(fh: c_int, offset: i64, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void) -> c_int;
+    fn MPI_File_write_at_all(fh: c_int, offset: i64, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void) -> c_int;
+    fn MPI_File_iread_at(fh: c_int, offset: i64, buf: *mut c_void, count: c_int, datatype: c_int, request: *mut c_void) -> c_int;
+    fn MPI_File_iwrite_at(fh: c_int, offset: i64, buf: *mut c_void, count: c_int, datatype: c_int, request: *mut c_void) -> c_int;
+    fn MPI_File_iread_at_all(fh: c_int, offset: i64, buf: *mut c_void, count: c_int, datatype: c_int, request: *mut c_void) -> c_int;
+    fn MPI_File_iwrite_at_all(fh: c_int, offset: i64, buf: *mut c_void, count: c_int, datatype: c_int, request: *mut c_void) -> c_int;
+    fn MPI_File_read(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void) -> c_int;
+    fn MPI_File_read_all(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void) -> c_int;
+    fn MPI_File_write(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void) -> c_int;
+    fn MPI_File_write_all(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void) -> c_int;
+    fn MPI_File_iread(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, request: *mut c_void) -> c_int;
+    fn MPI_File_iwrite(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, request: *mut c_void) -> c_int;
+    fn MPI_File_iread_all(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, request: *mut c_void) -> c_int;
+    fn MPI_File_iwrite_all(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, request: *mut c_void) -> c_int;
+    fn MPI_File_seek(fh: c_int, offset: i64, whence: c_int) -> c_int;
+    fn MPI_File_get_position(fh: c_int, offset: *mut c_void) -> c_int;
+    fn MPI_File_get_byte_offset(fh: c_int, offset: i64, disp: *mut c_void) -> c_int;
+    fn MPI_File_read_shared(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void) -> c_int;
+    fn MPI_File_write_shared(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void) -> c_int;
+    fn MPI_File_iread_shared(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, request: *mut c_void) -> c_int;
+    fn MPI_File_iwrite_shared(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, request: *mut c_void) -> c_int;
+    fn MPI_File_read_ordered(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void) -> c_int;
+    fn MPI_File_write_ordered(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int, status: *mut c_void) -> c_int;
+    fn MPI_File_seek_shared(fh: c_int, offset: i64, whence: c_int) -> c_int;
+    fn MPI_File_get_position_shared(fh: c_int, offset: *mut c_void) -> c_int;
+    fn MPI_File_read_at_all_begin(fh: c_int, offset: i64, buf: *mut c_void, count: c_int, datatype: c_int) -> c_int;
+    fn MPI_File_read_at_all_end(fh: c_int, buf: *mut c_void, status: *mut c_void) -> c_int;
+    fn MPI_File_write_at_all_begin(fh: c_int, offset: i64, buf: *mut c_void, count: c_int, datatype: c_int) -> c_int;
+    fn MPI_File_write_at_all_end(fh: c_int, buf: *mut c_void, status: *mut c_void) -> c_int;
+    fn MPI_File_read_all_begin(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int) -> c_int;
+    fn MPI_File_read_all_end(fh: c_int, buf: *mut c_void, status: *mut c_void) -> c_int;
+    fn MPI_File_write_all_begin(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int) -> c_int;
+    fn MPI_File_write_all_end(fh: c_int, buf: *mut c_void, status: *mut c_void) -> c_int;
+    fn MPI_File_read_ordered_begin(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int) -> c_int;
+    fn MPI_File_read_ordered_end(fh: c_int, buf: *mut c_void, status: *mut c_void) -> c_int;
+    fn MPI_File_write_ordered_begin(fh: c_int, buf: *mut c_void, count: c_int, datatype: c_int) -> c_int;
+    fn MPI_File_write_ordered_end(fh: c_int, buf: *mut c_void, status: *mut c_void) -> c_int;
+    fn MPI_File_get_type_extent(fh: c_int, datatype: c_int, extent: *mut c_void) -> c_int;
+    fn MPI_File_set_atomicity(fh: c_int, flag: c_int) -> c_int;
+    fn MPI_File_get_atomicity(fh: c_int, flag: *mut c_void) -> c_int;
+    fn MPI_File_sync(fh: c_int) -> c_int;
+    fn MPI_File_create_errhandler(file_errhandler_fn: *mut c_void, errhandler: *mut c_void) -> c_int;
+    fn MPI_File_set_errhandler(file: c_int, errhandler: c_int) -> c_int;
+    fn MPI_File_get_errhandler(file: c_int, errhandler: *mut c_void) -> c_int;
+    fn MPI_File_call_errhandler(fh: c_int, errorcode: c_int) -> c_int;
 }
 
 fortran_bindings! {
@@ -1715,6 +1774,342 @@ fortran_bindings! {
 
     mpi_win_delete_attr_ / pmpi_win_delete_attr_ (win: *const c_int, win_keyval: *const c_int, ierror: *mut c_int) {
         let rc = MPI_Win_delete_attr(*win, *win_keyval);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_open_ / pmpi_file_open_ (comm: *const c_int, filename: *const c_char, amode: *const c_int, info: *const c_int, fh: *mut c_void, ierror: *mut c_int, filename_len: usize) {
+        let filename_c = trim_trailing(filename, filename_len);
+        let rc = MPI_File_open(*comm, filename_c.as_ptr() as *mut c_void, *amode, *info, fh);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_close_ / pmpi_file_close_ (fh: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_close(fh);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_delete_ / pmpi_file_delete_ (filename: *const c_char, info: *const c_int, ierror: *mut c_int, filename_len: usize) {
+        let filename_c = trim_trailing(filename, filename_len);
+        let rc = MPI_File_delete(filename_c.as_ptr() as *mut c_void, *info);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_set_size_ / pmpi_file_set_size_ (fh: *const c_int, size: *const i64, ierror: *mut c_int) {
+        let rc = MPI_File_set_size(*fh, *size);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_preallocate_ / pmpi_file_preallocate_ (fh: *const c_int, size: *const i64, ierror: *mut c_int) {
+        let rc = MPI_File_preallocate(*fh, *size);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_get_size_ / pmpi_file_get_size_ (fh: *const c_int, size: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_get_size(*fh, size);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_get_group_ / pmpi_file_get_group_ (fh: *const c_int, group: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_get_group(*fh, group);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_get_amode_ / pmpi_file_get_amode_ (fh: *const c_int, amode: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_get_amode(*fh, amode);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_set_info_ / pmpi_file_set_info_ (fh: *const c_int, info: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_set_info(*fh, *info);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_get_info_ / pmpi_file_get_info_ (fh: *const c_int, info_used: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_get_info(*fh, info_used);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_set_view_ / pmpi_file_set_view_ (fh: *const c_int, disp: *const i64, etype: *const c_int, filetype: *const c_int, datarep: *const c_char, info: *const c_int, ierror: *mut c_int, datarep_len: usize) {
+        let datarep_c = trim_trailing(datarep, datarep_len);
+        let rc = MPI_File_set_view(*fh, *disp, *etype, *filetype, datarep_c.as_ptr() as *mut c_void, *info);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_get_view_ / pmpi_file_get_view_ (fh: *const c_int, disp: *mut c_void, etype: *mut c_void, filetype: *mut c_void, datarep: *mut c_char, ierror: *mut c_int, datarep_len: usize) {
+        let mut datarep_c = out_string_buffer(datarep_len);
+        let rc = MPI_File_get_view(*fh, disp, etype, filetype, datarep_c.as_mut_ptr().cast());
+        blank_pad(&datarep_c, datarep, datarep_len);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_read_at_ / pmpi_file_read_at_ (fh: *const c_int, offset: *const i64, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_read_at(*fh, *offset, choice_buf(buf), *count, *datatype, status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_read_at_all_ / pmpi_file_read_at_all_ (fh: *const c_int, offset: *const i64, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_read_at_all(*fh, *offset, choice_buf(buf), *count, *datatype, status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_write_at_ / pmpi_file_write_at_ (fh: *const c_int, offset: *const i64, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_write_at(*fh, *offset, choice_buf(buf), *count, *datatype, status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_write_at_all_ / pmpi_file_write_at_all_ (fh: *const c_int, offset: *const i64, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_write_at_all(*fh, *offset, choice_buf(buf), *count, *datatype, status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_iread_at_ / pmpi_file_iread_at_ (fh: *const c_int, offset: *const i64, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_iread_at(*fh, *offset, choice_buf(buf), *count, *datatype, request);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_iwrite_at_ / pmpi_file_iwrite_at_ (fh: *const c_int, offset: *const i64, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_iwrite_at(*fh, *offset, choice_buf(buf), *count, *datatype, request);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_iread_at_all_ / pmpi_file_iread_at_all_ (fh: *const c_int, offset: *const i64, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_iread_at_all(*fh, *offset, choice_buf(buf), *count, *datatype, request);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_iwrite_at_all_ / pmpi_file_iwrite_at_all_ (fh: *const c_int, offset: *const i64, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_iwrite_at_all(*fh, *offset, choice_buf(buf), *count, *datatype, request);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_read_ / pmpi_file_read_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_read(*fh, choice_buf(buf), *count, *datatype, status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_read_all_ / pmpi_file_read_all_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_read_all(*fh, choice_buf(buf), *count, *datatype, status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_write_ / pmpi_file_write_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_write(*fh, choice_buf(buf), *count, *datatype, status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_write_all_ / pmpi_file_write_all_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_write_all(*fh, choice_buf(buf), *count, *datatype, status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_iread_ / pmpi_file_iread_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_iread(*fh, choice_buf(buf), *count, *datatype, request);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_iwrite_ / pmpi_file_iwrite_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_iwrite(*fh, choice_buf(buf), *count, *datatype, request);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_iread_all_ / pmpi_file_iread_all_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_iread_all(*fh, choice_buf(buf), *count, *datatype, request);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_iwrite_all_ / pmpi_file_iwrite_all_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_iwrite_all(*fh, choice_buf(buf), *count, *datatype, request);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_seek_ / pmpi_file_seek_ (fh: *const c_int, offset: *const i64, whence: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_seek(*fh, *offset, *whence);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_get_position_ / pmpi_file_get_position_ (fh: *const c_int, offset: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_get_position(*fh, offset);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_get_byte_offset_ / pmpi_file_get_byte_offset_ (fh: *const c_int, offset: *const i64, disp: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_get_byte_offset(*fh, *offset, disp);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_read_shared_ / pmpi_file_read_shared_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_read_shared(*fh, choice_buf(buf), *count, *datatype, status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_write_shared_ / pmpi_file_write_shared_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_write_shared(*fh, choice_buf(buf), *count, *datatype, status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_iread_shared_ / pmpi_file_iread_shared_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_iread_shared(*fh, choice_buf(buf), *count, *datatype, request);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_iwrite_shared_ / pmpi_file_iwrite_shared_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, request: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_iwrite_shared(*fh, choice_buf(buf), *count, *datatype, request);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_read_ordered_ / pmpi_file_read_ordered_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_read_ordered(*fh, choice_buf(buf), *count, *datatype, status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_write_ordered_ / pmpi_file_write_ordered_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_write_ordered(*fh, choice_buf(buf), *count, *datatype, status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_seek_shared_ / pmpi_file_seek_shared_ (fh: *const c_int, offset: *const i64, whence: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_seek_shared(*fh, *offset, *whence);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_get_position_shared_ / pmpi_file_get_position_shared_ (fh: *const c_int, offset: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_get_position_shared(*fh, offset);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_read_at_all_begin_ / pmpi_file_read_at_all_begin_ (fh: *const c_int, offset: *const i64, buf: *mut c_void, count: *const c_int, datatype: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_read_at_all_begin(*fh, *offset, choice_buf(buf), *count, *datatype);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_read_at_all_end_ / pmpi_file_read_at_all_end_ (fh: *const c_int, buf: *mut c_void, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_read_at_all_end(*fh, choice_buf(buf), status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_write_at_all_begin_ / pmpi_file_write_at_all_begin_ (fh: *const c_int, offset: *const i64, buf: *mut c_void, count: *const c_int, datatype: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_write_at_all_begin(*fh, *offset, choice_buf(buf), *count, *datatype);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_write_at_all_end_ / pmpi_file_write_at_all_end_ (fh: *const c_int, buf: *mut c_void, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_write_at_all_end(*fh, choice_buf(buf), status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_read_all_begin_ / pmpi_file_read_all_begin_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_read_all_begin(*fh, choice_buf(buf), *count, *datatype);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_read_all_end_ / pmpi_file_read_all_end_ (fh: *const c_int, buf: *mut c_void, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_read_all_end(*fh, choice_buf(buf), status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_write_all_begin_ / pmpi_file_write_all_begin_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_write_all_begin(*fh, choice_buf(buf), *count, *datatype);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_write_all_end_ / pmpi_file_write_all_end_ (fh: *const c_int, buf: *mut c_void, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_write_all_end(*fh, choice_buf(buf), status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_read_ordered_begin_ / pmpi_file_read_ordered_begin_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_read_ordered_begin(*fh, choice_buf(buf), *count, *datatype);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_read_ordered_end_ / pmpi_file_read_ordered_end_ (fh: *const c_int, buf: *mut c_void, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_read_ordered_end(*fh, choice_buf(buf), status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_write_ordered_begin_ / pmpi_file_write_ordered_begin_ (fh: *const c_int, buf: *mut c_void, count: *const c_int, datatype: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_write_ordered_begin(*fh, choice_buf(buf), *count, *datatype);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_write_ordered_end_ / pmpi_file_write_ordered_end_ (fh: *const c_int, buf: *mut c_void, status: *mut c_void, ierror: *mut c_int) {
+        let mut status_c = status_out(status);
+        let rc = MPI_File_write_ordered_end(*fh, choice_buf(buf), status_ptr(&mut status_c, status));
+        status_back(&status_c, status);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_get_type_extent_ / pmpi_file_get_type_extent_ (fh: *const c_int, datatype: *const c_int, extent: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_get_type_extent(*fh, *datatype, extent);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_set_atomicity_ / pmpi_file_set_atomicity_ (fh: *const c_int, flag: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_set_atomicity(*fh, *flag);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_get_atomicity_ / pmpi_file_get_atomicity_ (fh: *const c_int, flag: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_get_atomicity(*fh, flag);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_sync_ / pmpi_file_sync_ (fh: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_sync(*fh);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_create_errhandler_ / pmpi_file_create_errhandler_ (file_errhandler_fn: *mut c_void, errhandler: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_create_errhandler(file_errhandler_fn, errhandler);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_set_errhandler_ / pmpi_file_set_errhandler_ (file: *const c_int, errhandler: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_set_errhandler(*file, *errhandler);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_get_errhandler_ / pmpi_file_get_errhandler_ (file: *const c_int, errhandler: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_File_get_errhandler(*file, errhandler);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_file_call_errhandler_ / pmpi_file_call_errhandler_ (fh: *const c_int, errorcode: *const c_int, ierror: *mut c_int) {
+        let rc = MPI_File_call_errhandler(*fh, *errorcode);
         set_ierror(ierror, rc);
     }
 }
