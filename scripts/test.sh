@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --workspace --bins
 python3 tests/mpich/run.py --fast
-# The same for the Fortran directories (f77, f90): a dozen tests, a few seconds.
+# The same for the Fortran and C++ directories (f77, f90, cxx): 15 tests, a few seconds.
 python3 tests/mpich/run_fortran.py --fast
 # SimGrid's replay and NAS examples (the replay oracle and the NAS tests skip without them).
 tests/simgrid_examples/fetch.sh || echo "warning: SimGrid's examples could not be fetched: their tests are skipped" >&2

@@ -807,4 +807,10 @@ MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 
 #include <smpi/smpi.h>
 
+/* MPI's (deprecated) C++ bindings, MPI::Init etc., as MPICH and Open MPI
+ * provide them; a C++ program that uses only the C API can leave them out. */
+#if defined(__cplusplus) && !defined(MPICH_SKIP_MPICXX) && !defined(OMPI_SKIP_MPICXX)
+#include "mpicxx.h"
+#endif
+
 #endif /* SMPI_RS_MPI_H */
