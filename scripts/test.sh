@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: a fast subset of the MPICH test suite (fetched from Debian's
-# mpich source package and built with smpicc; every selected test must pass),
+# mpich source package and built with smpicc, smpiff and smpif90; every
+# selected test must pass),
 # then the unit, property, platform, kernel and end-to-end tests (the
 # end-to-end tests build C, C++ and Fortran programs with smpicc, smpicxx and
 # smpif90, including the real HPL and SimGrid's NAS kernels, and run them with
@@ -9,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --workspace --bins
 python3 tests/mpich/run.py --fast
+# The same for the Fortran and C++ directories (f77, f90, cxx): 15 tests, a few seconds.
+python3 tests/mpich/run_fortran.py --fast
 # SimGrid's replay and NAS examples (the replay oracle and the NAS tests skip without them).
 tests/simgrid_examples/fetch.sh || echo "warning: SimGrid's examples could not be fetched: their tests are skipped" >&2
 log=$(mktemp)

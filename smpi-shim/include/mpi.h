@@ -146,14 +146,19 @@ typedef struct MPI_Status {
 #define MPI_2FLOAT 41
 #define MPI_2DOUBLE 42
 #define MPI_2LONG 43
-/* Fortran and C++ types, as C-side aliases of the same layouts */
-#define MPI_INTEGER MPI_INT
-#define MPI_REAL MPI_FLOAT
-#define MPI_DOUBLE_PRECISION MPI_DOUBLE
-#define MPI_LOGICAL MPI_INT
-#define MPI_CHARACTER MPI_CHAR
-#define MPI_COMPLEX MPI_C_FLOAT_COMPLEX
-#define MPI_DOUBLE_COMPLEX MPI_C_DOUBLE_COMPLEX
+/* Fortran types: the layouts of gfortran's default kinds (INTEGER and LOGICAL
+   are 4 bytes, REAL 4, DOUBLE PRECISION 8), with handles of their own so that
+   their names are the Fortran ones (MPI_Type_get_name) */
+#define MPI_INTEGER 58
+#define MPI_REAL 59
+#define MPI_DOUBLE_PRECISION 60
+#define MPI_LOGICAL 61
+#define MPI_CHARACTER 62
+#define MPI_COMPLEX 63
+#define MPI_DOUBLE_COMPLEX 64
+#define MPI_2INTEGER 65
+#define MPI_2REAL 66
+#define MPI_2DOUBLE_PRECISION 67
 #define MPI_INTEGER1 54
 #define MPI_INTEGER2 55
 #define MPI_INTEGER4 56
@@ -640,6 +645,8 @@ int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *fl
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
 int MPI_Add_error_string(int errorcode, const char *string);
+int MPI_Add_error_class(int *errorclass);
+int MPI_Add_error_code(int errorclass, int *errorcode);
 
 /* Datatypes: contents, darray, external32, type matching, MPI_Count ("_c") forms */
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
@@ -653,6 +660,9 @@ int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize
                         int outcount, MPI_Datatype datatype);
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size);
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype);
@@ -769,6 +779,22 @@ int MPI_Win_free_keyval(int *win_keyval);
 int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
 int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
+MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
+MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
+MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
+MPI_Fint MPI_Group_c2f(MPI_Group group);
+MPI_Group MPI_Group_f2c(MPI_Fint group);
+MPI_Fint MPI_Request_c2f(MPI_Request request);
+MPI_Request MPI_Request_f2c(MPI_Fint request);
+MPI_Fint MPI_Op_c2f(MPI_Op op);
+MPI_Op MPI_Op_f2c(MPI_Fint op);
+MPI_Fint MPI_Info_c2f(MPI_Info info);
+MPI_Info MPI_Info_f2c(MPI_Fint info);
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
 MPI_Fint MPI_Win_c2f(MPI_Win win);
 MPI_Win MPI_Win_f2c(MPI_Fint win);
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
@@ -890,5 +916,11 @@ MPI_File MPI_File_f2c(MPI_Fint file);
 #endif
 
 #include <smpi/smpi.h>
+
+/* MPI's (deprecated) C++ bindings, MPI::Init etc., as MPICH and Open MPI
+ * provide them; a C++ program that uses only the C API can leave them out. */
+#if defined(__cplusplus) && !defined(MPICH_SKIP_MPICXX) && !defined(OMPI_SKIP_MPICXX)
+#include "mpicxx.h"
+#endif
 
 #endif /* SMPI_RS_MPI_H */

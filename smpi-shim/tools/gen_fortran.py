@@ -38,16 +38,13 @@ HAND_WRITTEN = {
     "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Keyval_create",
     "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Attr_put", "MPI_Attr_get",
     "MPI_Type_set_attr", "MPI_Type_get_attr",
+    "MPI_Win_create_keyval", "MPI_Win_set_attr", "MPI_Win_get_attr",
+    "MPI_Info_get_string", "MPI_Info_create_env", "MPI_Aint_add", "MPI_Aint_diff",
 }
 
-# C functions with no Fortran binding: C<->Fortran handle conversion (the
-# Fortran side has nothing to convert), argc/argv, the address-arithmetic
-# functions (Fortran functions of kind MPI_ADDRESS_KIND), and window
-# attributes (not written by hand yet: their values pass by value in Fortran).
-NO_FORTRAN = {
-    "MPI_Info_create_env", "MPI_Aint_add", "MPI_Aint_diff",
-    "MPI_Win_create_keyval", "MPI_Win_set_attr", "MPI_Win_get_attr",
-}
+# C functions with no Fortran binding besides those skipped by rule (C<->Fortran
+# handle conversion: the Fortran side has nothing to convert; the `_c` forms).
+NO_FORTRAN = set()
 
 # Deprecated MPI-1 functions whose address-sized C arguments are default
 # INTEGERs in Fortran (MPI_TYPE_HVECTOR's stride, MPI_ADDRESS's result...).
@@ -91,9 +88,6 @@ FORTRAN_ONLY = [
     ("MPI_OFFSET_KIND", "8"),
     ("MPI_COUNT_KIND", "8"),
     ("MPI_INTEGER_KIND", "4"),
-    ("MPI_2INTEGER", "MPI_2INT"),
-    ("MPI_2REAL", "MPI_2FLOAT"),
-    ("MPI_2DOUBLE_PRECISION", "MPI_2DOUBLE"),
 ]
 
 # The special addresses: (Fortran name, declaration, common block). The
@@ -116,8 +110,11 @@ EXTERNALS = [
     "MPI_NULL_COPY_FN", "MPI_NULL_DELETE_FN", "MPI_DUP_FN",
     "MPI_COMM_NULL_COPY_FN", "MPI_COMM_NULL_DELETE_FN", "MPI_COMM_DUP_FN",
     "MPI_TYPE_NULL_COPY_FN", "MPI_TYPE_NULL_DELETE_FN", "MPI_TYPE_DUP_FN",
+    "MPI_WIN_NULL_COPY_FN", "MPI_WIN_NULL_DELETE_FN", "MPI_WIN_DUP_FN",
 ]
 DOUBLE_FUNCTIONS = ["MPI_WTIME", "MPI_WTICK", "PMPI_WTIME", "PMPI_WTICK"]
+# Functions of kind MPI_ADDRESS_KIND (INTEGER*8: valid in fixed and free form).
+ADDRESS_FUNCTIONS = ["MPI_AINT_ADD", "MPI_AINT_DIFF", "PMPI_AINT_ADD", "PMPI_AINT_DIFF"]
 
 
 def strip_comments(text):
@@ -256,7 +253,11 @@ def rust_fn(ret, name, plist):
             hidden.append(f"{n}_len: usize")
             pre.append(f"let mut {n}_c = out_string_buffer({n}_len);")
             call.append(f"{n}_c.as_mut_ptr().cast()")
-            post.append(f"blank_pad(&{n}_c, {n}, {n}_len);")
+            if "flag" in by_name:
+                # Written only when found (MPI_INFO_GET: an absent key leaves it as it was).
+                post.append(f"if *flag.cast::<c_int>() != 0 {{ blank_pad(&{n}_c, {n}, {n}_len); }}")
+            else:
+                post.append(f"blank_pad(&{n}_c, {n}, {n}_len);")
         elif k == "status_in":
             args.append(f"{n}: *mut c_void")
             pre.append(f"let mut {n}_c = status_in({n});")
@@ -408,6 +409,9 @@ def gen_mpif(text):
         lines.append(fortran_lines(f"EXTERNAL {n}"))
     for n in DOUBLE_FUNCTIONS:
         lines.append(fortran_lines(f"DOUBLE PRECISION {n}"))
+        lines.append(fortran_lines(f"EXTERNAL {n}"))
+    for n in ADDRESS_FUNCTIONS:
+        lines.append(fortran_lines(f"INTEGER*8 {n}"))
         lines.append(fortran_lines(f"EXTERNAL {n}"))
     return "\n".join(lines) + "\n"
 

@@ -4,7 +4,6 @@
 
 use std::ffi::{c_int, c_void};
 
-use crate::abi::errhandler::LAST_USED_CODE;
 use crate::mpi::entry::{self, result};
 use crate::mpi::{self as rt, attr, with_world, MPI_SUCCESS};
 
@@ -40,7 +39,8 @@ pub(super) unsafe extern "C" fn MPI_Comm_get_attr(
                 Some(UNIVERSE_SIZE.as_ptr())
             }
             6 => Some(&raw mut APPNUM),
-            7 => Some(LAST_USED_CODE.as_ptr()),
+            // This rank's MPI_LASTUSEDCODE (boxed: its address is stable).
+            7 => Some(with_world(|w| &raw mut *w.ranks[me as usize].errors.last_used)),
             _ => None,
         };
         if let Some(p) = p {

@@ -586,6 +586,9 @@ pub(super) unsafe extern "C" fn MPI_Type_dup(old: c_int, new: *mut c_int) -> c_i
             let mut d = (*w.dtype(old)?).clone();
             d.predefined = false;
             d.combiner = 1;
+            // A duplicate has no name until it is given one, like any
+            // derived type (as in MPICH, whose tests check it: typesnamef).
+            d.name = "derived".into();
             Ok(w.add_type(d))
         });
         match r {
@@ -758,6 +761,15 @@ pub(super) unsafe extern "C" fn MPI_Type_size_x(dt: c_int, size: *mut i64) -> c_
 }
 
 pub(super) const COMBINER_DARRAY: i32 = 12;
+const COMBINER_F90_REAL: i32 = 13;
+const COMBINER_F90_COMPLEX: i32 = 14;
+const COMBINER_F90_INTEGER: i32 = 15;
+
+/// A type returned by `MPI_Type_create_f90_*`: predefined (it cannot be
+/// freed) but with an envelope giving its parameters.
+fn is_f90(d: &Datatype) -> bool {
+    d.predefined && (COMBINER_F90_REAL..=COMBINER_F90_INTEGER).contains(&d.combiner)
+}
 pub(super) const TYPECLASS_REAL: c_int = 1;
 pub(super) const TYPECLASS_INTEGER: c_int = 2;
 pub(super) const TYPECLASS_COMPLEX: c_int = 3;
@@ -838,7 +850,16 @@ pub(super) unsafe extern "C" fn MPI_Type_get_envelope(
                 set(ni, c.map_or(0, |c| c.ints.len()) as c_int);
                 set(na, c.map_or(0, |c| c.aints.len()) as c_int);
                 set(nd, c.map_or(0, |c| c.types.len()) as c_int);
-                set(combiner, if d.predefined { 0 } else { d.combiner });
+                // Predefined types are MPI_COMBINER_NAMED, except the
+                // parameterized Fortran ones (MPI_Type_create_f90_*).
+                set(
+                    combiner,
+                    if d.predefined && !is_f90(&d) {
+                        0
+                    } else {
+                        d.combiner
+                    },
+                );
                 MPI_SUCCESS
             }
             Err(code) => code,
@@ -862,7 +883,7 @@ pub(super) unsafe extern "C" fn MPI_Type_get_contents(
             Ok(d) => d,
             Err(code) => return code,
         };
-        let Some(c) = d.contents.as_deref().filter(|_| !d.predefined) else {
+        let Some(c) = d.contents.as_deref().filter(|_| !d.predefined || is_f90(&d)) else {
             // Not allowed on named types (MPI_COMBINER_NAMED).
             return rt::MPI_ERR_TYPE;
         };
@@ -957,6 +978,123 @@ pub(super) unsafe extern "C" fn MPI_Type_match_size(typeclass: c_int, size: c_in
         set(dt, h);
         MPI_SUCCESS
     }
+}
+
+// ------------------------------------------------------------------ Fortran 90 parameterized types
+
+/// The gfortran kind (its size in bytes) that `SELECTED_INT_KIND(r)` picks.
+fn f90_integer_kind(r: c_int) -> Option<usize> {
+    [(2, 1), (4, 2), (9, 4), (18, 8)]
+        .into_iter()
+        .find(|&(range, _)| r <= range)
+        .map(|(_, k)| k)
+}
+
+/// The size of the gfortran REAL that `SELECTED_REAL_KIND(p, r)` picks
+/// (`MPI_UNDEFINED`: no constraint): 4, 8, or 16 for the x87 extended
+/// `REAL(10)`, stored in 16 bytes like C's `long double`. gfortran's
+/// `REAL(16)` (software quad precision, p = 33) has no MPI type here.
+fn f90_real_size(p: c_int, r: c_int) -> Option<usize> {
+    let (p, r) = (
+        if p == rt::MPI_UNDEFINED { 0 } else { p },
+        if r == rt::MPI_UNDEFINED { 0 } else { r },
+    );
+    [(6, 37, 4), (15, 307, 8), (18, 4931, 16)]
+        .into_iter()
+        .find(|&(pp, rr, _)| p <= pp && r <= rr)
+        .map(|(_, _, size)| size)
+}
+
+/// `MPI_Type_create_f90_{integer,real,complex}`: a predefined type per
+/// distinct `(p, r)` (MPI requires the same handle for the same arguments),
+/// laid out as the matching sized type (`MPI_INTEGER4`, `MPI_REAL8`, ...).
+unsafe fn create_f90(call: &'static str, combiner: i32, p: c_int, r: c_int, new: *mut c_int) -> c_int {
+    let g = crate::mpi::entry::enter_call(call);
+    let base = match combiner {
+        COMBINER_F90_INTEGER => f90_integer_kind(r).map(|k| match k {
+            1 => 54,
+            2 => 55,
+            4 => 56,
+            _ => 57,
+        }),
+        _ if p == rt::MPI_UNDEFINED && r == rt::MPI_UNDEFINED => None,
+        _ => f90_real_size(p, r).map(|size| {
+            let real = match size {
+                4 => 48,
+                8 => 49,
+                _ => 50,
+            };
+            // MPI_COMPLEX8/16/32 follow MPI_REAL4/8/16 in mpi.h.
+            if combiner == COMBINER_F90_COMPLEX {
+                real + 3
+            } else {
+                real
+            }
+        }),
+    };
+    let Some(base) = base else {
+        let what = if combiner == COMBINER_F90_INTEGER {
+            format!("no Fortran INTEGER kind has range {r} (the largest supported is INTEGER*8, r = 18)")
+        } else {
+            format!("no Fortran REAL kind has precision {p} and range {r} (supported: up to REAL(10), p = 18, r = 4931; MPI_UNDEFINED for either but not both)")
+        };
+        return crate::mpi::entry::handle_error(
+            g.me,
+            rt::MPI_COMM_WORLD,
+            call,
+            mpi_err(rt::MPI_ERR_ARG, what),
+        );
+    };
+    let ints: Vec<i64> = if combiner == COMBINER_F90_INTEGER {
+        vec![r as i64]
+    } else {
+        vec![p as i64, r as i64]
+    };
+    let h = with_world(|w| {
+        let key = (combiner, p, r);
+        if let Some(&h) = w.f90_types.get(&key) {
+            return h;
+        }
+        let mut d = (*w.dtype(base).expect("sized Fortran types are predefined")).clone();
+        d.combiner = combiner;
+        d.contents = Some(Rc::new(Contents {
+            ints,
+            aints: Vec::new(),
+            types: Vec::new(),
+        }));
+        let h = w.add_type(d);
+        w.f90_types.insert(key, h);
+        h
+    });
+    // Safety: `new` is the program's MPI_Datatype.
+    unsafe { set(new, h) };
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Type_create_f90_integer(r: c_int, new: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI specifies.
+    unsafe {
+        create_f90(
+            "MPI_Type_create_f90_integer",
+            COMBINER_F90_INTEGER,
+            rt::MPI_UNDEFINED,
+            r,
+            new,
+        )
+    }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Type_create_f90_real(p: c_int, r: c_int, new: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI specifies.
+    unsafe { create_f90("MPI_Type_create_f90_real", COMBINER_F90_REAL, p, r, new) }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Type_create_f90_complex(p: c_int, r: c_int, new: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI specifies.
+    unsafe { create_f90("MPI_Type_create_f90_complex", COMBINER_F90_COMPLEX, p, r, new) }
 }
 
 // ------------------------------------------------------------------ distributed arrays

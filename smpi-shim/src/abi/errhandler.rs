@@ -12,7 +12,18 @@ use super::args::*;
 pub(super) unsafe extern "C" fn MPI_Error_string(code: c_int, s: *mut c_char, len: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        write_cstr(s, rt::error_string(code), len, 256);
+        let me = rt::current_rank();
+        let user = with_world(|w| {
+            let e = &w.ranks[me as usize].errors;
+            // An added class or code without a string has the empty one (MPI 4.0 §9.5).
+            e.class(code)
+                .filter(|_| code > rt::MPI_ERR_LASTCODE)
+                .map(|_| e.strings.get(&code).cloned().unwrap_or_default())
+        });
+        match user {
+            Some(text) => write_cstr(s, &text, len, 256),
+            None => write_cstr(s, rt::error_string(code), len, 256),
+        }
         MPI_SUCCESS
     }
 }
@@ -21,9 +32,44 @@ pub(super) unsafe extern "C" fn MPI_Error_string(code: c_int, s: *mut c_char, le
 pub(super) unsafe extern "C" fn MPI_Error_class(code: c_int, class: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        set(class, code);
-        MPI_SUCCESS
+        let me = rt::current_rank();
+        match with_world(|w| w.ranks[me as usize].errors.class(code)) {
+            Some(c) => {
+                set(class, c);
+                MPI_SUCCESS
+            }
+            None => entry::handle_error(
+                me,
+                rt::MPI_COMM_WORLD,
+                "MPI_Error_class",
+                mpi_err(rt::MPI_ERR_ARG, format!("{code} is not an error code")),
+            ),
+        }
     }
+}
+
+/// `MPI_Add_error_class` and `MPI_Add_error_code`: the new value, which is
+/// also `MPI_LASTUSEDCODE` from now on.
+unsafe fn add_error(call: &'static str, class: Option<c_int>, out: *mut c_int) -> c_int {
+    let g = enter_call(call);
+    let r = with_world(|w| w.ranks[g.me as usize].errors.add(class));
+    if let Ok(code) = r {
+        // Safety: `out` is the program's int.
+        unsafe { set(out, code) };
+    }
+    result(g.me, rt::MPI_COMM_WORLD, call, r)
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Add_error_class(class: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI specifies.
+    unsafe { add_error("MPI_Add_error_class", None, class) }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Add_error_code(class: c_int, code: *mut c_int) -> c_int {
+    // Safety: the program calls this as MPI specifies.
+    unsafe { add_error("MPI_Add_error_code", Some(class), code) }
 }
 
 #[no_mangle]
@@ -112,10 +158,24 @@ pub(super) unsafe extern "C" fn MPI_Errhandler_free(eh: *mut c_int) -> c_int {
         MPI_SUCCESS
     }
 }
-/// MPI_LASTUSEDCODE: MPI_ERR_LASTCODE until MPI_Add_error_code adds codes.
-pub(crate) static LAST_USED_CODE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(64);
-
 #[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Add_error_string(_code: c_int, _s: *const c_char) -> c_int {
-    MPI_SUCCESS
+pub(super) unsafe extern "C" fn MPI_Add_error_string(code: c_int, text: *const c_char) -> c_int {
+    let g = enter_call("MPI_Add_error_string");
+    // Safety: `text` is the program's NUL-terminated string.
+    let text = unsafe { super::info::text(text, "error string") };
+    let r = text.and_then(|text| {
+        with_world(|w| -> MpiResult<()> {
+            let e = &mut w.ranks[g.me as usize].errors;
+            // Only added classes and codes take strings (MPI 4.0 §9.5).
+            if code <= rt::MPI_ERR_LASTCODE || e.class(code).is_none() {
+                return Err(mpi_err(
+                    rt::MPI_ERR_ARG,
+                    format!("{code} is not an error class or code added by MPI_Add_error_class/code"),
+                ));
+            }
+            e.strings.insert(code, text);
+            Ok(())
+        })
+    });
+    result(g.me, rt::MPI_COMM_WORLD, "MPI_Add_error_string", r)
 }

@@ -27,9 +27,11 @@
 //! are written below: `MPI_INIT`, `MPI_WTIME`, attribute caching (Fortran
 //! passes attribute values, C pointers), keyval callbacks (a trampoline calls
 //! the Fortran procedure with its arguments by reference), `MPI_PCONTROL`,
-//! `MPI_BUFFER_DETACH`. User reduction functions and error handlers take
-//! pointers in both languages and are passed as they are. Not supported:
-//! Fortran generalized requests (`MPI_GREQUEST_START` fails with an error).
+//! `MPI_BUFFER_DETACH`, `MPI_INFO_GET_STRING` (its length has no NUL),
+//! generalized requests (trampolines as for keyvals), window attributes,
+//! `MPI_AINT_ADD`/`DIFF` (functions of kind `MPI_ADDRESS_KIND`) and the
+//! specific procedures of `MPI_SIZEOF`. User reduction functions and error
+//! handlers take pointers in both languages and are passed as they are.
 //!
 //! `STOP` and `ERROR STOP` end the calling rank / the run the way `exit` does
 //! in C (libgfortran's `_gfortran_stop_*` are replaced here), instead of
@@ -68,6 +70,12 @@ mod generated;
 
 #[cfg(test)]
 mod tests;
+
+// The predefined window attributes (mpi.h).
+const WIN_SIZE: c_int = 9;
+const WIN_DISP_UNIT: c_int = 10;
+const WIN_CREATE_FLAVOR: c_int = 11;
+const WIN_MODEL: c_int = 12;
 
 /// `MPI_STATUS_SIZE`: an `MPI_Status` in Fortran INTEGERs.
 pub(crate) const STATUS_SIZE: usize = 6;
@@ -181,16 +189,19 @@ pub(super) unsafe fn blank_pad(c: &[u8], dst: *mut c_char, len: usize) {
     }
 }
 
-/// The C status for an output-only status argument.
-pub(super) fn status_out(_p: *mut c_void) -> CStatus {
-    // Safety: CStatus is plain integers.
-    unsafe { std::mem::zeroed() }
+/// The C status for an output status argument: a copy of the program's, as
+/// the C call may leave fields alone (single completions never write
+/// `MPI_ERROR`, and MPI says it keeps its value).
+pub(super) unsafe fn status_out(p: *mut c_void) -> CStatus {
+    // Safety: as in status_in.
+    unsafe { status_in(p) }
 }
 
 /// The C status for a status the call reads: a copy of the Fortran array.
 pub(super) unsafe fn status_in(p: *mut c_void) -> CStatus {
     if is_status_ignore(p) {
-        return status_out(p);
+        // Safety: CStatus is plain integers.
+        return unsafe { std::mem::zeroed() };
     }
     // Safety: `p` is an INTEGER(MPI_STATUS_SIZE) array (4-byte aligned only).
     unsafe { std::ptr::read_unaligned(p.cast::<CStatus>()) }
@@ -313,6 +324,29 @@ extern "C" {
     fn MPI_Comm_get_attr(comm: c_int, keyval: c_int, val: *mut c_void, flag: *mut c_void) -> c_int;
     fn MPI_Type_set_attr(dt: c_int, keyval: c_int, val: *mut c_void) -> c_int;
     fn MPI_Type_get_attr(dt: c_int, keyval: c_int, val: *mut c_void, flag: *mut c_void) -> c_int;
+    fn MPI_Win_create_keyval(
+        copy: *mut c_void,
+        delete: *mut c_void,
+        keyval: *mut c_void,
+        extra: *mut c_void,
+    ) -> c_int;
+    fn MPI_Win_set_attr(win: c_int, keyval: c_int, val: *mut c_void) -> c_int;
+    fn MPI_Win_get_attr(win: c_int, keyval: c_int, val: *mut c_void, flag: *mut c_void) -> c_int;
+    fn MPI_Info_get_string(
+        info: c_int,
+        key: *const c_char,
+        buflen: *mut c_int,
+        value: *mut c_char,
+        flag: *mut c_int,
+    ) -> c_int;
+    fn MPI_Info_create_env(argc: c_int, argv: *mut c_void, info: *mut c_void) -> c_int;
+    fn MPI_Grequest_start(
+        query: Option<rt::GreqQueryFn>,
+        free: Option<rt::GreqFreeFn>,
+        cancel: Option<rt::GreqCancelFn>,
+        extra: *mut c_void,
+        request: *mut c_void,
+    ) -> c_int;
 }
 
 fortran_bindings! {
@@ -335,14 +369,75 @@ fortran_bindings! {
         set_ierror(ierror, MPI_Buffer_detach((&raw mut addr).cast(), size));
     }
 
-    mpi_grequest_start_ / pmpi_grequest_start_ (_query: *mut c_void, _free: *mut c_void, _cancel: *mut c_void,
-                                                _extra: *mut c_void, _request: *mut c_void, ierror: *mut c_int) {
-        let rc = entry::handle_error(
-            rt::current_rank(),
-            1,
-            "MPI_GREQUEST_START",
-            mpi_err(rt::MPI_ERR_OTHER, "generalized requests with Fortran callbacks are not supported by smpirun"),
+    mpi_grequest_start_ / pmpi_grequest_start_ (query: *mut c_void, free: *mut c_void, cancel: *mut c_void,
+                                                extra_state: *const isize, request: *mut c_void, ierror: *mut c_int) {
+        // The C request calls trampolines, which call the Fortran procedures
+        // with their arguments by reference; their state is freed by the
+        // free trampoline, which MPI calls exactly once. The callbacks get
+        // the program's EXTRA_STATE variable itself, as with MPICH and Open
+        // MPI (programs count on updates made by the callbacks, MPICH's
+        // greqf among them), so it must outlive the request there too.
+        let state = Box::into_raw(Box::new(FortranGreq { query, free, cancel, extra: extra_state }));
+        let rc = MPI_Grequest_start(
+            Some(greq_query_trampoline),
+            Some(greq_free_trampoline),
+            Some(greq_cancel_trampoline),
+            state.cast(),
+            request,
         );
+        if rc != MPI_SUCCESS {
+            drop(Box::from_raw(state));
+        }
+        set_ierror(ierror, rc);
+    }
+
+    mpi_info_get_string_ / pmpi_info_get_string_ (info: *const c_int, key: *const c_char, buflen: *mut c_int,
+                                                  value: *mut c_char, flag: *mut c_int, ierror: *mut c_int,
+                                                  key_len: usize, value_len: usize) {
+        // Fortran's BUFLEN counts characters, no NUL: in, how many to
+        // store (0: none, VALUE untouched); out, the value's length.
+        let key_c = trim_both(key, key_len);
+        let want = (*buflen).max(0) as usize;
+        let mut value_c = out_string_buffer(want);
+        let mut c_len: c_int = if want == 0 { 0 } else { want as c_int + 1 };
+        let rc = MPI_Info_get_string(*info, key_c.as_ptr(), &mut c_len, value_c.as_mut_ptr().cast(), flag);
+        if rc == MPI_SUCCESS && *flag != 0 {
+            *buflen = c_len - 1;
+            if want > 0 {
+                blank_pad(&value_c, value, value_len);
+            }
+        }
+        set_ierror(ierror, rc);
+    }
+
+    mpi_info_create_env_ / pmpi_info_create_env_ (info: *mut c_void, ierror: *mut c_int) {
+        set_ierror(ierror, MPI_Info_create_env(0, std::ptr::null_mut(), info));
+    }
+
+    mpi_win_create_keyval_ / pmpi_win_create_keyval_ (copy: *mut c_void, delete: *mut c_void, keyval: *mut c_void,
+                                                      extra_state: *const isize, ierror: *mut c_int) {
+        let (c, d, e) = keyval_callbacks(copy, delete, *extra_state, true);
+        set_ierror(ierror, MPI_Win_create_keyval(c, d, keyval, e));
+    }
+
+    mpi_win_set_attr_ / pmpi_win_set_attr_ (win: *const c_int, keyval: *const c_int, value: *const isize,
+                                            ierror: *mut c_int) {
+        set_ierror(ierror, MPI_Win_set_attr(*win, *keyval, *value as *mut c_void));
+    }
+
+    mpi_win_get_attr_ / pmpi_win_get_attr_ (win: *const c_int, keyval: *const c_int, value: *mut isize,
+                                            flag: *mut c_int, ierror: *mut c_int) {
+        let mut p: *mut c_void = std::ptr::null_mut();
+        let rc = MPI_Win_get_attr(*win, *keyval, (&raw mut p).cast(), flag.cast());
+        if rc == MPI_SUCCESS && *flag != 0 {
+            // C gives the predefined attributes by pointer (MPI_WIN_BASE is
+            // the base itself), Fortran by value.
+            *value = match *keyval {
+                WIN_SIZE => *(p as *const isize),
+                WIN_DISP_UNIT | WIN_CREATE_FLAVOR | WIN_MODEL => *(p as *const c_int) as isize,
+                _ => p as isize,
+            };
+        }
         set_ierror(ierror, rc);
     }
 
@@ -465,11 +560,58 @@ fortran_bindings! {
         set_ierror(ierror, MPI_SUCCESS);
     }
 
+    mpi_win_null_copy_fn_ / pmpi_win_null_copy_fn_ (_old: *const c_int, _keyval: *const c_int,
+                                                    _extra: *const isize, _vin: *const isize, _vout: *mut isize,
+                                                    flag: *mut c_int, ierror: *mut c_int) {
+        *flag = 0;
+        set_ierror(ierror, MPI_SUCCESS);
+    }
+
+    mpi_win_dup_fn_ / pmpi_win_dup_fn_ (_old: *const c_int, _keyval: *const c_int, _extra: *const isize,
+                                        vin: *const isize, vout: *mut isize, flag: *mut c_int,
+                                        ierror: *mut c_int) {
+        *vout = *vin;
+        *flag = 1;
+        set_ierror(ierror, MPI_SUCCESS);
+    }
+
+    mpi_win_null_delete_fn_ / pmpi_win_null_delete_fn_ (_win: *const c_int, _keyval: *const c_int,
+                                                        _value: *const isize, _extra: *const isize,
+                                                        ierror: *mut c_int) {
+        set_ierror(ierror, MPI_SUCCESS);
+    }
+
     mpi_type_null_delete_fn_ / pmpi_type_null_delete_fn_ (_dt: *const c_int, _keyval: *const c_int,
                                                           _value: *const isize, _extra: *const isize,
                                                           ierror: *mut c_int) {
         set_ierror(ierror, MPI_SUCCESS);
     }
+}
+
+/// `MPI_AINT_ADD` and `MPI_AINT_DIFF`: functions of kind MPI_ADDRESS_KIND
+/// (declared in mpif.h), with C's wrap-around arithmetic.
+#[no_mangle]
+pub(super) unsafe extern "C" fn mpi_aint_add_(base: *const isize, disp: *const isize) -> isize {
+    // Safety: the program passes two INTEGER(KIND=MPI_ADDRESS_KIND)s.
+    unsafe { (*base).wrapping_add(*disp) }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn pmpi_aint_add_(base: *const isize, disp: *const isize) -> isize {
+    // Safety: as for mpi_aint_add_.
+    unsafe { mpi_aint_add_(base, disp) }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn mpi_aint_diff_(a: *const isize, b: *const isize) -> isize {
+    // Safety: the program passes two INTEGER(KIND=MPI_ADDRESS_KIND)s.
+    unsafe { (*a).wrapping_sub(*b) }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn pmpi_aint_diff_(a: *const isize, b: *const isize) -> isize {
+    // Safety: as for mpi_aint_diff_.
+    unsafe { mpi_aint_diff_(a, b) }
 }
 
 #[no_mangle]
@@ -560,11 +702,13 @@ unsafe fn keyval_callbacks(
         mpi_null_copy_fn_ as *const () as usize,
         mpi_comm_null_copy_fn_ as *const () as usize,
         mpi_type_null_copy_fn_ as *const () as usize,
+        mpi_win_null_copy_fn_ as *const () as usize,
     ];
     let null_delete = [
         mpi_null_delete_fn_ as *const () as usize,
         mpi_comm_null_delete_fn_ as *const () as usize,
         mpi_type_null_delete_fn_ as *const () as usize,
+        mpi_win_null_delete_fn_ as *const () as usize,
     ];
     let c = if copy.is_null() || null_copy.contains(&(copy as usize)) {
         std::ptr::null_mut()
@@ -648,6 +792,145 @@ unsafe extern "C" fn delete_trampoline(
         }
         ierr
     }
+}
+
+// ------------------------------------------------------------------ C <-> Fortran handles
+
+/// `MPI_Comm_c2f`, `MPI_Comm_f2c`, ... for C code called from Fortran (or
+/// the reverse): our handles are the same ints in both languages.
+macro_rules! identity_conversions {
+    ($($name:ident),* $(,)?) => {$(
+        #[no_mangle]
+        pub(super) extern "C" fn $name(h: c_int) -> c_int {
+            h
+        }
+    )*};
+}
+
+identity_conversions! {
+    MPI_Comm_c2f, MPI_Comm_f2c, PMPI_Comm_c2f, PMPI_Comm_f2c,
+    MPI_Type_c2f, MPI_Type_f2c, PMPI_Type_c2f, PMPI_Type_f2c,
+    MPI_Group_c2f, MPI_Group_f2c, PMPI_Group_c2f, PMPI_Group_f2c,
+    MPI_Request_c2f, MPI_Request_f2c, PMPI_Request_c2f, PMPI_Request_f2c,
+    MPI_Op_c2f, MPI_Op_f2c, PMPI_Op_c2f, PMPI_Op_f2c,
+    MPI_Info_c2f, MPI_Info_f2c, PMPI_Info_c2f, PMPI_Info_f2c,
+    MPI_Errhandler_c2f, MPI_Errhandler_f2c, PMPI_Errhandler_c2f, PMPI_Errhandler_f2c,
+}
+
+/// `MPI_Status_c2f` and `MPI_Status_f2c`: the layouts are the same
+/// (`MPI_STATUS_SIZE` INTEGERs), so a copy.
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Status_c2f(c: *const CStatus, f: *mut c_int) -> c_int {
+    if c.is_null() || f.is_null() {
+        return rt::MPI_ERR_ARG;
+    }
+    // Safety: `c` is a status, `f` an INTEGER(MPI_STATUS_SIZE) array.
+    unsafe { std::ptr::write_unaligned(f.cast::<CStatus>(), *c) };
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Status_f2c(f: *const c_int, c: *mut CStatus) -> c_int {
+    if c.is_null() || f.is_null() {
+        return rt::MPI_ERR_ARG;
+    }
+    // Safety: as in MPI_Status_c2f.
+    unsafe { *c = std::ptr::read_unaligned(f.cast::<CStatus>()) };
+    MPI_SUCCESS
+}
+
+// ------------------------------------------------------------------ generalized requests
+
+/// The Fortran procedures and extra state of a generalized request started
+/// from Fortran (the C extra state points at it).
+struct FortranGreq {
+    query: *mut c_void,
+    free: *mut c_void,
+    cancel: *mut c_void,
+    /// The program's EXTRA_STATE variable.
+    extra: *const isize,
+}
+
+type GreqQueryF = unsafe extern "C" fn(*const isize, *mut c_int, *mut c_int);
+type GreqFreeF = unsafe extern "C" fn(*const isize, *mut c_int);
+type GreqCancelF = unsafe extern "C" fn(*const isize, *const c_int, *mut c_int);
+
+unsafe extern "C" fn greq_query_trampoline(state: *mut c_void, status: *mut CStatus) -> c_int {
+    // Safety: `state` is the FortranGreq of this request (mpi_grequest_start_);
+    // `status` is a C status, laid out as INTEGER(MPI_STATUS_SIZE).
+    unsafe {
+        let g = &*(state as *const FortranGreq);
+        let f = std::mem::transmute::<*mut c_void, GreqQueryF>(g.query);
+        let mut ierr = MPI_SUCCESS;
+        f(g.extra, status.cast(), &mut ierr);
+        ierr
+    }
+}
+
+unsafe extern "C" fn greq_free_trampoline(state: *mut c_void) -> c_int {
+    // Safety: as in greq_query_trampoline; MPI calls free once, last.
+    unsafe {
+        let g = Box::from_raw(state as *mut FortranGreq);
+        let f = std::mem::transmute::<*mut c_void, GreqFreeF>(g.free);
+        let mut ierr = MPI_SUCCESS;
+        f(g.extra, &mut ierr);
+        ierr
+    }
+}
+
+unsafe extern "C" fn greq_cancel_trampoline(state: *mut c_void, complete: c_int) -> c_int {
+    // Safety: as in greq_query_trampoline.
+    unsafe {
+        let g = &*(state as *const FortranGreq);
+        let f = std::mem::transmute::<*mut c_void, GreqCancelF>(g.cancel);
+        let mut ierr = MPI_SUCCESS;
+        let complete = (complete != 0) as c_int;
+        f(g.extra, &complete, &mut ierr);
+        ierr
+    }
+}
+
+// ------------------------------------------------------------------ MPI_SIZEOF
+
+/// The specific procedures of the `mpi` module's generic `MPI_SIZEOF`
+/// (include/mpi.f90): the module picks one by the argument's type and kind;
+/// each only stores that size (the argument itself is not read).
+macro_rules! sizeof_specifics {
+    ($($name:ident = $size:expr),* $(,)?) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name(_x: *const c_void, size: *mut c_int, ierror: *mut c_int) {
+            // Safety: SIZE and IERROR are the program's INTEGERs.
+            unsafe {
+                *size = $size;
+                set_ierror(ierror, MPI_SUCCESS);
+            }
+        }
+    )*};
+}
+
+sizeof_specifics! {
+    smpi_sizeof_int1_ = 1, smpi_sizeof_int2_ = 2, smpi_sizeof_int4_ = 4, smpi_sizeof_int8_ = 8,
+    smpi_sizeof_real4_ = 4, smpi_sizeof_real8_ = 8, smpi_sizeof_real10_ = 16, smpi_sizeof_real16_ = 16,
+    smpi_sizeof_complex4_ = 8, smpi_sizeof_complex8_ = 16, smpi_sizeof_complex10_ = 32, smpi_sizeof_complex16_ = 32,
+    smpi_sizeof_logical1_ = 1, smpi_sizeof_logical2_ = 2, smpi_sizeof_logical4_ = 4, smpi_sizeof_logical8_ = 8,
+    smpi_sizeof_character_ = 1,
+}
+
+/// `MPI_SIZEOF` called without the `mpi` module (from `mpif.h`): the type of
+/// the argument is unknown, so this is an error rather than a guess.
+#[no_mangle]
+pub(super) unsafe extern "C" fn mpi_sizeof_(_x: *const c_void, _size: *mut c_int, ierror: *mut c_int) {
+    let rc = entry::handle_error(
+        rt::current_rank(),
+        1,
+        "MPI_SIZEOF",
+        mpi_err(
+            rt::MPI_ERR_OTHER,
+            "MPI_SIZEOF needs the argument's type: call it from a unit that has `use mpi` (not `include 'mpif.h'`)",
+        ),
+    );
+    // Safety: IERROR is the program's INTEGER.
+    unsafe { set_ierror(ierror, rc) };
 }
 
 // ------------------------------------------------------------------ STOP

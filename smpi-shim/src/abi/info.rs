@@ -34,8 +34,17 @@ pub(super) unsafe fn copy_out(dst: *mut c_char, s: &str, room: usize) {
 }
 
 pub(super) fn report<T>(call: &'static str, r: MpiResult<T>) -> c_int {
-    let g = enter_call(call);
-    result(g.me, MPI_COMM_SELF, call, r)
+    // The info functions may also be called before MPI_Init and after
+    // MPI_Finalize (MPI 4.0 §11.2.1); then they are not MPI calls the
+    // simulation times (the entry would count the time since the start as
+    // computation).
+    let me = crate::mpi::current_rank();
+    if with_world(|w| w.ranks[me as usize].initialized && !w.ranks[me as usize].finalized) {
+        let g = enter_call(call);
+        result(g.me, MPI_COMM_SELF, call, r)
+    } else {
+        result(me, MPI_COMM_SELF, call, r)
+    }
 }
 
 #[no_mangle]

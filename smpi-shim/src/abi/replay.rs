@@ -164,10 +164,10 @@ struct Kept {
 /// bytes, logical or for booleans, maxloc for pairs, sum for the others.
 fn op_for(dt: i32) -> c_int {
     match dt {
-        17 | 44 => 7,                     // MPI_C_BOOL, MPI_CXX_BOOL: MPI_LOR
-        30..=35 | 41..=43 => 12,          // pair types: MPI_MAXLOC
-        13..=15 | 36..=38 | 45..=53 => 3, // floating point and complex: MPI_SUM
-        _ => 8,                           // integers and bytes: MPI_BOR
+        17 | 44 => 7,                                         // MPI_C_BOOL, MPI_CXX_BOOL: MPI_LOR
+        30..=35 | 41..=43 | 65..=67 => 12,                    // pair types: MPI_MAXLOC
+        13..=15 | 36..=38 | 45..=53 | 59 | 60 | 63 | 64 => 3, // floating point and complex: MPI_SUM
+        _ => 8,                                               // integers, bytes, MPI_LOGICAL: MPI_BOR
     }
 }
 

@@ -722,7 +722,7 @@ fn push_block(blocks: &mut Vec<(isize, usize)>, off: isize, len: usize) {
 pub(crate) const MPI_INT: i32 = 7;
 
 /// Number of predefined datatype handles (`mpi.h` values below this).
-pub(crate) const PREDEFINED_COUNT: usize = 58;
+pub(crate) const PREDEFINED_COUNT: usize = 68;
 
 /// The predefined types, indexed by their handle value in `mpi.h`.
 pub(crate) fn predefined() -> Vec<Option<Datatype>> {
@@ -781,6 +781,15 @@ pub(crate) fn predefined() -> Vec<Option<Datatype>> {
         (55, "MPI_INTEGER2", I16),
         (56, "MPI_INTEGER4", I32),
         (57, "MPI_INTEGER8", I64),
+        // Fortran's default kinds (gfortran: LOGICAL is a 4-byte integer, 1 for .TRUE.).
+        (58, "MPI_INTEGER", I32),
+        (59, "MPI_REAL", F32),
+        (60, "MPI_DOUBLE_PRECISION", F64),
+        (61, "MPI_LOGICAL", I32),
+        (62, "MPI_CHARACTER", I8),
+        (63, "MPI_COMPLEX", C32),
+        (64, "MPI_DOUBLE_COMPLEX", C64),
+        (65, "MPI_2INTEGER", PairI32I32),
     ];
     let mut v: Vec<Option<Datatype>> = vec![None; PREDEFINED_COUNT];
     for &(h, name, b) in table {
@@ -805,6 +814,8 @@ pub(crate) fn predefined() -> Vec<Option<Datatype>> {
     v[41] = Some(two("MPI_2FLOAT", F32));
     v[42] = Some(two("MPI_2DOUBLE", F64));
     v[43] = Some(two("MPI_2LONG", I64));
+    v[66] = Some(two("MPI_2REAL", F32));
+    v[67] = Some(two("MPI_2DOUBLE_PRECISION", F64));
     v
 }
 

@@ -21,6 +21,55 @@ pub(crate) const MPI_ERR_KEYVAL: i32 = 20;
 pub(crate) const MPI_ERRORS_ARE_FATAL: i32 = 1;
 pub(crate) const MPI_ERRORS_RETURN: i32 = 2;
 
+/// `MPI_ERR_LASTCODE`: the last predefined error code.
+pub(crate) const MPI_ERR_LASTCODE: i32 = 64;
+
+/// One rank's error classes and codes added by the program
+/// (`MPI_Add_error_class`, `MPI_Add_error_code`, `MPI_Add_error_string`).
+/// Per rank because each MPI process numbers its own.
+#[derive(Debug)]
+pub(crate) struct UserErrors {
+    /// `MPI_LASTUSEDCODE`, boxed: the attribute's value is a pointer to it.
+    pub last_used: Box<i32>,
+    /// The class of each added class (itself) and code.
+    pub class_of: std::collections::BTreeMap<i32, i32>,
+    pub strings: std::collections::BTreeMap<i32, String>,
+}
+
+impl Default for UserErrors {
+    fn default() -> Self {
+        UserErrors {
+            last_used: Box::new(MPI_ERR_LASTCODE),
+            class_of: Default::default(),
+            strings: Default::default(),
+        }
+    }
+}
+
+impl UserErrors {
+    /// A new error class (`class` = `None`) or a new code of `class`.
+    pub(crate) fn add(&mut self, class: Option<i32>) -> MpiResult<i32> {
+        if let Some(c) = class {
+            if !(0..=MPI_ERR_LASTCODE).contains(&c) && self.class_of.get(&c) != Some(&c) {
+                return Err(mpi_err(MPI_ERR_ARG, format!("{c} is not an error class")));
+            }
+        }
+        *self.last_used += 1;
+        let code = *self.last_used;
+        self.class_of.insert(code, class.unwrap_or(code));
+        Ok(code)
+    }
+
+    /// The class of `code`; `None` for a code that does not exist.
+    pub(crate) fn class(&self, code: i32) -> Option<i32> {
+        if (0..=MPI_ERR_LASTCODE).contains(&code) {
+            Some(code)
+        } else {
+            self.class_of.get(&code).copied()
+        }
+    }
+}
+
 /// An MPI error: class and a readable explanation.
 #[derive(Debug, Clone)]
 pub(crate) struct MpiError {

@@ -78,7 +78,7 @@ pub(crate) use ti;
 const SMPI_ID: [Option<u8>; PREDEFINED_COUNT] = {
     let mut t = [None; PREDEFINED_COUNT];
     // (our handle, SMPI id)
-    let pairs: [(usize, u8); 57] = [
+    let pairs: [(usize, u8); 67] = [
         (1, 2),   // MPI_CHAR
         (2, 8),   // MPI_SIGNED_CHAR
         (3, 9),   // MPI_UNSIGNED_CHAR
@@ -136,6 +136,17 @@ const SMPI_ID: [Option<u8>; PREDEFINED_COUNT] = {
         (55, 46), // MPI_INTEGER2
         (56, 47), // MPI_INTEGER4
         (57, 48), // MPI_INTEGER8
+        // SMPI's Fortran bindings turn the Fortran types into C ones, except MPI_REAL.
+        (58, 1),  // MPI_INTEGER: MPI_INT
+        (59, 38), // MPI_REAL
+        (60, 0),  // MPI_DOUBLE_PRECISION: MPI_DOUBLE
+        (61, 1),  // MPI_LOGICAL: MPI_INT
+        (62, 2),  // MPI_CHARACTER: MPI_CHAR
+        (63, 25), // MPI_COMPLEX: MPI_C_FLOAT_COMPLEX
+        (64, 26), // MPI_DOUBLE_COMPLEX: MPI_C_DOUBLE_COMPLEX
+        (65, 34), // MPI_2INTEGER: MPI_2INT
+        (66, 35), // MPI_2REAL: MPI_2FLOAT
+        (67, 36), // MPI_2DOUBLE_PRECISION: MPI_2DOUBLE
     ];
     let mut i = 0;
     while i < pairs.len() {
@@ -148,11 +159,9 @@ const SMPI_ID: [Option<u8>; PREDEFINED_COUNT] = {
 /// SMPI's id of `MPI_BYTE`.
 pub(crate) const SMPI_BYTE: u8 = 6;
 
-/// Our handle of the datatype SMPI calls `id` (`MPI_REAL`, 38, is our `MPI_FLOAT`).
+/// Our handle of the datatype SMPI calls `id` (the first one: the C type
+/// where a Fortran type shares SMPI's id).
 pub(crate) fn handle_of_smpi_id(id: u8) -> Option<i32> {
-    if id == 38 {
-        return Some(13);
-    }
     SMPI_ID.iter().position(|s| *s == Some(id)).map(|h| h as i32)
 }
 
@@ -542,7 +551,10 @@ mod tests {
     fn smpi_ids_round_trip() {
         for h in 1..PREDEFINED_COUNT as i32 {
             if let Some(id) = SMPI_ID[h as usize] {
-                assert_eq!(handle_of_smpi_id(id), Some(h), "handle {h}");
+                let back = handle_of_smpi_id(id).expect("an id we write is one we read");
+                assert_eq!(SMPI_ID[back as usize], Some(id), "handle {h}");
+                // Fortran types (58..) share the ids of C types, which win.
+                assert!(back == h || h >= 58, "handle {h} read back as {back}");
             }
         }
         assert_eq!(handle_of_smpi_id(0), Some(14));

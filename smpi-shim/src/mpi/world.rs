@@ -112,6 +112,8 @@ pub(crate) struct Rank {
     pub exit_code: Option<i32>,
     /// The program's last MPI call (the one it is in, when it is blocked).
     pub user_call: Option<&'static str>,
+    /// Error classes, codes and strings the program added.
+    pub errors: crate::mpi::errors::UserErrors,
 }
 
 impl Rank {
@@ -184,6 +186,9 @@ pub(crate) struct World {
     pub matched_messages: Vec<Option<(u32, i32)>>,
     /// Callbacks of generalized requests, by request id.
     pub greqs: HashMap<u32, Greq>,
+    /// Types made by `MPI_Type_create_f90_*`, by (combiner, p, r): the same
+    /// arguments give the same handle.
+    pub f90_types: std::collections::BTreeMap<(i32, i32, i32), i32>,
     /// `smpirun -request-log`: one line per send, receive and probe posted.
     pub request_log: Option<std::io::BufWriter<std::fs::File>>,
     /// Per world rank: its non-blocking collectives not known to be complete
@@ -253,6 +258,11 @@ pub(crate) fn install_world(w: World) {
 }
 
 /// The world rank running now.
+/// The first handle of a datatype the program builds: the predefined ones are
+/// below, with room to spare so that adding one changes no user handle.
+const FIRST_USER_TYPE: usize = 96;
+const _: () = assert!(datatype::PREDEFINED_COUNT <= FIRST_USER_TYPE);
+
 pub(crate) fn current_rank() -> u32 {
     simcore::crash::current_actor().expect("MPI call outside of a rank")
 }
@@ -316,13 +326,14 @@ impl World {
                 probing: false,
                 exit_code: None,
                 user_call: None,
+                errors: Default::default(),
             });
         }
         let mut types: Vec<Option<Rc<Datatype>>> = datatype::predefined()
             .into_iter()
             .map(|t| t.map(Rc::new))
             .collect();
-        types.resize(64, None);
+        types.resize(FIRST_USER_TYPE, None);
         let mut ops: Vec<Option<Op>> = vec![None];
         for h in 1..=14 {
             ops.push(Op::predefined(h));
@@ -348,6 +359,7 @@ impl World {
             messages: 0,
             matched_messages: Vec::new(),
             greqs: HashMap::new(),
+            f90_types: std::collections::BTreeMap::new(),
             request_log: None,
             open_colls: vec![Vec::new(); n as usize],
             nbc_started: HashMap::new(),
@@ -411,9 +423,9 @@ impl World {
     /// Registers a datatype, returns its handle.
     pub(crate) fn add_type(&mut self, dt: Datatype) -> i32 {
         let rc = Rc::new(dt);
-        let h = if let Some(i) = self.types.iter().skip(64).position(|t| t.is_none()) {
-            self.types[i + 64] = Some(rc);
-            (i + 64) as i32
+        let h = if let Some(i) = self.types.iter().skip(FIRST_USER_TYPE).position(|t| t.is_none()) {
+            self.types[i + FIRST_USER_TYPE] = Some(rc);
+            (i + FIRST_USER_TYPE) as i32
         } else {
             self.types.push(Some(rc));
             (self.types.len() - 1) as i32

@@ -2,7 +2,7 @@
 //! The generated Fortran bindings: one `mpi_xxx_` / `pmpi_xxx_` pair per C
 //! function of `mpi.h` whose arguments convert one by one (see
 //! `tools/gen_fortran.py` for the conversions, `abi/fortran.rs` for the helpers).
-//! 328 functions; C-only functions left out: MPI_COMM_DUP_FN, MPI_Message_c2f, MPI_Message_f2c, MPI_Send_c, MPI_Ssend_c, MPI_Rsend_c, MPI_Bsend_c, MPI_Recv_c, MPI_Isend_c, MPI_Issend_c, MPI_Irsend_c, MPI_Ibsend_c, MPI_Irecv_c, MPI_Sendrecv_c, MPI_Mrecv_c, MPI_Imrecv_c, MPI_Get_count_c, MPI_Get_elements_c, MPI_Alltoallv_c, MPI_Info_create_env, MPI_Type_contiguous_c, MPI_Type_create_hindexed_c, MPI_Type_create_indexed_block_c, MPI_Type_size_c, MPI_Type_get_extent_c, MPI_Type_get_true_extent_c, MPI_WIN_DUP_FN, MPI_Win_create_keyval, MPI_Win_set_attr, MPI_Win_get_attr, MPI_Win_c2f, MPI_Win_f2c, MPI_Aint_add, MPI_Aint_diff, MPI_File_c2f, MPI_File_f2c.
+//! 332 functions; C-only functions left out: MPI_COMM_DUP_FN, MPI_Message_c2f, MPI_Message_f2c, MPI_Send_c, MPI_Ssend_c, MPI_Rsend_c, MPI_Bsend_c, MPI_Recv_c, MPI_Isend_c, MPI_Issend_c, MPI_Irsend_c, MPI_Ibsend_c, MPI_Irecv_c, MPI_Sendrecv_c, MPI_Mrecv_c, MPI_Imrecv_c, MPI_Get_count_c, MPI_Get_elements_c, MPI_Alltoallv_c, MPI_Type_contiguous_c, MPI_Type_create_hindexed_c, MPI_Type_create_indexed_block_c, MPI_Type_size_c, MPI_Type_get_extent_c, MPI_Type_get_true_extent_c, MPI_WIN_DUP_FN, MPI_Comm_c2f, MPI_Comm_f2c, MPI_Type_c2f, MPI_Type_f2c, MPI_Group_c2f, MPI_Group_f2c, MPI_Request_c2f, MPI_Request_f2c, MPI_Op_c2f, MPI_Op_f2c, MPI_Info_c2f, MPI_Info_f2c, MPI_Errhandler_c2f, MPI_Errhandler_f2c, MPI_Status_c2f, MPI_Status_f2c, MPI_Win_c2f, MPI_Win_f2c, MPI_File_c2f, MPI_File_f2c.
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -227,14 +227,18 @@ extern "C" {
     fn MPI_Info_set(info: c_int, key: *mut c_void, value: *mut c_void) -> c_int;
     fn MPI_Info_get_nthkey(info: c_int, n: c_int, key: *mut c_void) -> c_int;
     fn MPI_Info_get_valuelen(info: c_int, key: *mut c_void, valuelen: *mut c_void, flag: *mut c_void) -> c_int;
-    fn MPI_Info_get_string(info: c_int, key: *mut c_void, buflen: *mut c_void, value: *mut c_void, flag: *mut c_void) -> c_int;
     fn MPI_Add_error_string(errorcode: c_int, string: *mut c_void) -> c_int;
+    fn MPI_Add_error_class(errorclass: *mut c_void) -> c_int;
+    fn MPI_Add_error_code(errorclass: c_int, errorcode: *mut c_void) -> c_int;
     fn MPI_Type_get_contents(datatype: c_int, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_void, array_of_addresses: *mut c_void, array_of_datatypes: *mut c_void) -> c_int;
     fn MPI_Type_create_darray(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *mut c_void, array_of_distribs: *mut c_void, array_of_dargs: *mut c_void, array_of_psizes: *mut c_void, order: c_int, oldtype: c_int, newtype: *mut c_void) -> c_int;
     fn MPI_Pack_external(datarep: *mut c_void, inbuf: *mut c_void, incount: c_int, datatype: c_int, outbuf: *mut c_void, outsize: isize, position: *mut c_void) -> c_int;
     fn MPI_Unpack_external(datarep: *mut c_void, inbuf: *mut c_void, insize: isize, position: *mut c_void, outbuf: *mut c_void, outcount: c_int, datatype: c_int) -> c_int;
     fn MPI_Pack_external_size(datarep: *mut c_void, incount: c_int, datatype: c_int, size: *mut c_void) -> c_int;
     fn MPI_Type_match_size(typeclass: c_int, size: c_int, datatype: *mut c_void) -> c_int;
+    fn MPI_Type_create_f90_integer(r: c_int, newtype: *mut c_void) -> c_int;
+    fn MPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut c_void) -> c_int;
+    fn MPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut c_void) -> c_int;
     fn MPI_Type_get_extent_x(datatype: c_int, lb: *mut c_void, extent: *mut c_void) -> c_int;
     fn MPI_Type_get_true_extent_x(datatype: c_int, true_lb: *mut c_void, true_extent: *mut c_void) -> c_int;
     fn MPI_Win_create(base: *mut c_void, size: isize, disp_unit: c_int, info: c_int, comm: c_int, win: *mut c_void) -> c_int;
@@ -1197,7 +1201,7 @@ fortran_bindings! {
         let key_c = trim_both(key, key_len);
         let mut value_c = out_string_buffer(value_len);
         let rc = MPI_Info_get(*info, key_c.as_ptr() as *mut c_void, *valuelen, value_c.as_mut_ptr().cast(), flag);
-        blank_pad(&value_c, value, value_len);
+        if *flag.cast::<c_int>() != 0 { blank_pad(&value_c, value, value_len); }
         set_ierror(ierror, rc);
     }
 
@@ -1497,17 +1501,19 @@ fortran_bindings! {
         set_ierror(ierror, rc);
     }
 
-    mpi_info_get_string_ / pmpi_info_get_string_ (info: *const c_int, key: *const c_char, buflen: *mut c_void, value: *mut c_char, flag: *mut c_void, ierror: *mut c_int, key_len: usize, value_len: usize) {
-        let key_c = trim_both(key, key_len);
-        let mut value_c = out_string_buffer(value_len);
-        let rc = MPI_Info_get_string(*info, key_c.as_ptr() as *mut c_void, buflen, value_c.as_mut_ptr().cast(), flag);
-        blank_pad(&value_c, value, value_len);
-        set_ierror(ierror, rc);
-    }
-
     mpi_add_error_string_ / pmpi_add_error_string_ (errorcode: *const c_int, string: *const c_char, ierror: *mut c_int, string_len: usize) {
         let string_c = trim_trailing(string, string_len);
         let rc = MPI_Add_error_string(*errorcode, string_c.as_ptr() as *mut c_void);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_add_error_class_ / pmpi_add_error_class_ (errorclass: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_Add_error_class(errorclass);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_add_error_code_ / pmpi_add_error_code_ (errorclass: *const c_int, errorcode: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_Add_error_code(*errorclass, errorcode);
         set_ierror(ierror, rc);
     }
 
@@ -1541,6 +1547,21 @@ fortran_bindings! {
 
     mpi_type_match_size_ / pmpi_type_match_size_ (typeclass: *const c_int, size: *const c_int, datatype: *mut c_void, ierror: *mut c_int) {
         let rc = MPI_Type_match_size(*typeclass, *size, datatype);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_type_create_f90_integer_ / pmpi_type_create_f90_integer_ (r: *const c_int, newtype: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_Type_create_f90_integer(*r, newtype);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_type_create_f90_real_ / pmpi_type_create_f90_real_ (p: *const c_int, r: *const c_int, newtype: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_Type_create_f90_real(*p, *r, newtype);
+        set_ierror(ierror, rc);
+    }
+
+    mpi_type_create_f90_complex_ / pmpi_type_create_f90_complex_ (p: *const c_int, r: *const c_int, newtype: *mut c_void, ierror: *mut c_int) {
+        let rc = MPI_Type_create_f90_complex(*p, *r, newtype);
         set_ierror(ierror, rc);
     }
 
