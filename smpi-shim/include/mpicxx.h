@@ -47,6 +47,7 @@ class Intracomm;
 class Intercomm;
 class Datatype;
 class Win;
+class File;
 
 /* ---------------------------------------------------------------- Exception */
 
@@ -980,6 +981,26 @@ class Win {
     MPI_Win h;
 };
 
+/* ---------------------------------------------------------------- File (partial) */
+
+/* Only the error handler: MPICH's C++ test helper sets one on MPI::FILE_NULL
+ * when the MPI has MPI-IO. File access goes through the C API. */
+class File {
+  public:
+    SMPI_CXX_CONSTEXPR File() : h(MPI_FILE_NULL) {}
+    SMPI_CXX_CONSTEXPR File(MPI_File f) : h(f) {}
+    operator MPI_File() const { return h; }
+    void Set_errhandler(const Errhandler &e) const { detail::check(MPI_File_set_errhandler(h, e)); }
+    Errhandler Get_errhandler() const {
+        MPI_Errhandler e;
+        detail::check(MPI_File_get_errhandler(h, &e));
+        return e == detail::throw_handler() ? Errhandler(detail::THROW_SENTINEL) : Errhandler(e);
+    }
+
+  protected:
+    MPI_File h;
+};
+
 /* ---------------------------------------------------------------- constants */
 
 SMPI_CXX_CONST Datatype CHAR(MPI_CHAR);
@@ -1178,6 +1199,7 @@ SMPI_CXX_CONST Group GROUP_EMPTY(MPI_GROUP_EMPTY);
 SMPI_CXX_CONST Info INFO_NULL(MPI_INFO_NULL);
 SMPI_CXX_CONST Request REQUEST_NULL(MPI_REQUEST_NULL);
 SMPI_CXX_CONST Win WIN_NULL(MPI_WIN_NULL);
+SMPI_CXX_CONST File FILE_NULL(MPI_FILE_NULL);
 SMPI_CXX_CONST Errhandler ERRHANDLER_NULL(MPI_ERRHANDLER_NULL);
 SMPI_CXX_CONST Errhandler ERRORS_ARE_FATAL(MPI_ERRORS_ARE_FATAL);
 SMPI_CXX_CONST Errhandler ERRORS_RETURN(MPI_ERRORS_RETURN);
