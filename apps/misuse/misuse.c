@@ -110,6 +110,20 @@ int main(int argc, char **argv)
     MPI_Op_free(&mine);
     if (rank == 1) MPI_Op_free(&extra);
   }
+  if (strcmp(mode, "split-color") == 0) {
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? -10 : 1, 0, &half); /* -10: neither a color nor MPI_UNDEFINED */
+  }
+  if (strcmp(mode, "free-active-persistent") == 0) {
+    MPI_Request p;
+    if (rank == 0) {
+      MPI_Send_init(big, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &p);
+      MPI_Start(&p);
+      MPI_Request_free(&p); /* never waited */
+    } else {
+      MPI_Recv(big, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  }
   MPI_Finalize();
   if (strcmp(mode, "after-finalize") == 0 && rank == 0) MPI_Send(big, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
   return 0;

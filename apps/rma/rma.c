@@ -1,8 +1,9 @@
 /* One-sided communication checks: every synchronization mode, the RMA
  * operations, shared and dynamic windows, and the errors of misuse.
  * Usage: rma <mode> [bytes]; modes: fence, lock, pscw, atomics, shared,
- * dynamic, range, epoch, freed. Each rank prints what it checked and the
- * simulated times of the steps, so runs can be compared with SMPI's. */
+ * dynamic, and the misuses range, epoch, freed, null-base, unclosed. Each
+ * rank prints what it checked and the simulated times of the steps, so runs
+ * can be compared with SMPI's. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,7 +220,17 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "atomics")) atomics();
   else if (!strcmp(mode, "shared")) shared();
   else if (!strcmp(mode, "dynamic")) dynamic();
-  else if (!strcmp(mode, "range") || !strcmp(mode, "epoch") || !strcmp(mode, "freed")) {
+  else if (!strcmp(mode, "null-base")) {
+    MPI_Win win;
+    MPI_Win_create(NULL, 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win); /* 64 bytes at NULL */
+  } else if (!strcmp(mode, "unclosed")) {
+    int buf[4] = {0}, v = 1;
+    MPI_Win win;
+    MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_fence(0, win);
+    if (rank == 0) MPI_Put(&v, 1, MPI_INT, size - 1, 0, 1, MPI_INT, win);
+    MPI_Win_free(&win); /* no closing fence */
+  } else if (!strcmp(mode, "range") || !strcmp(mode, "epoch") || !strcmp(mode, "freed")) {
     /* Misuse: rank 0 errs (the run must end with a message naming it). */
     int buf[4] = {0}, v = 1;
     MPI_Win win;

@@ -444,6 +444,17 @@ pub(super) unsafe extern "C" fn MPI_Request_free(req: *mut c_int) -> c_int {
             }
             Ok(Some(id)) => {
                 with_world(|w| {
+                    let r = w.req(id);
+                    if r.persistent && r.active {
+                        // Legal, but nothing can tell the program when the
+                        // operation it started is over (MBI: a missing wait).
+                        eprintln!(
+                            "smpirun: warning: rank {} frees an active persistent request (started by \
+                             MPI_Start, never completed by MPI_Wait or MPI_Test): its operation was never \
+                             waited, so the program cannot know when its buffer is free again",
+                            g.me
+                        );
+                    }
                     if rt::is_complete(w, id) && w.req(id).transferred {
                         w.free_req(id);
                     } else {

@@ -18,6 +18,12 @@ use crate::mpi::{
 
 /// `MPI_Comm_split` on an intra- or intercommunicator.
 pub(crate) fn split(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiResult<c_int> {
+    if color < 0 && color != MPI_UNDEFINED {
+        return Err(mpi_err(
+            crate::mpi::MPI_ERR_ARG,
+            format!("invalid color {color} (a color is non-negative, or MPI_UNDEFINED)"),
+        ));
+    }
     let inter = with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some()))?;
     if inter {
         return split_intercomm(me, comm, color, key);

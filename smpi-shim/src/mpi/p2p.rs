@@ -564,23 +564,21 @@ unsafe fn accumulate_payload(
             }
             out
         };
-        let (inv, mut acc) = if pieces.len() > 1 {
-            (native(incoming), native(&current))
-        } else {
-            (incoming.to_vec(), current.clone())
-        };
+        if pieces.len() == 1 {
+            if crate::mpi::op::apply(op, basic, incoming.as_ptr(), current.as_mut_ptr(), n).is_ok() {
+                rdt.unpack(&current, r.buf, r.count);
+            }
+            return;
+        }
+        let (inv, mut acc) = (native(incoming), native(&current));
         if crate::mpi::op::apply(op, basic, inv.as_ptr(), acc.as_mut_ptr(), n).is_ok() {
-            if pieces.len() > 1 {
-                for i in 0..n {
-                    let mut at = i * packed_size;
-                    for &(off, b) in &pieces {
-                        let src = i * basic.size() + off as usize;
-                        current[at..at + b.size()].copy_from_slice(&acc[src..src + b.size()]);
-                        at += b.size();
-                    }
+            for i in 0..n {
+                let mut at = i * packed_size;
+                for &(off, b) in &pieces {
+                    let src = i * basic.size() + off as usize;
+                    current[at..at + b.size()].copy_from_slice(&acc[src..src + b.size()]);
+                    at += b.size();
                 }
-            } else {
-                current = acc;
             }
             rdt.unpack(&current, r.buf, r.count);
         }

@@ -51,6 +51,7 @@ use crate::mpi::op::Op;
 use super::*;
 
 pub(crate) const MPI_ERR_WIN: i32 = 27;
+pub(crate) const MPI_ERR_BASE: i32 = 28;
 pub(crate) const MPI_ERR_SIZE: i32 = 29;
 pub(crate) const MPI_ERR_DISP: i32 = 30;
 pub(crate) const MPI_ERR_LOCKTYPE: i32 = 31;
@@ -147,6 +148,10 @@ pub(crate) struct Member {
     pub opened: i32,
     /// Accumulates issued so far (each gets its own tag, as in SMPI).
     pub accumulates: i32,
+    /// Operations issued since the last synchronization that completes
+    /// them (fence, complete, flush, unlock): freeing the window with some
+    /// is an epoch never closed.
+    pub unsynced: u32,
     /// Ranks (window numbering) holding a lock on this member, and how.
     pub lockers: Vec<(i32, bool)>,
     pub lock: SimLock,
@@ -304,6 +309,14 @@ pub(crate) fn create(
     if inter {
         return Err(win_err(MPI_ERR_COMM, "a window needs an intra-communicator"));
     }
+    if let Memory::Given(p) = memory {
+        if p.is_null() && size > 0 {
+            return Err(win_err(
+                MPI_ERR_BASE,
+                format!("null base for a window of {size} bytes"),
+            ));
+        }
+    }
     let private = crate::mpi::comm::new_comm_entry(me, comm, i32::MIN + 1, None)?;
     let (flavor, base, allocated) = match memory {
         Memory::Given(p) => (MPI_WIN_FLAVOR_CREATE, p, None),
@@ -338,6 +351,7 @@ pub(crate) fn create(
                         outstanding: Vec::new(),
                         opened: 0,
                         accumulates: 0,
+                        unsynced: 0,
                         lockers: Vec::new(),
                         lock: SimLock::default(),
                         atomic: SimLock::default(),
@@ -494,6 +508,16 @@ fn place_shared_segment(w: &mut World, h: c_int) -> MpiResult<()> {
 
 /// `MPI_Win_free`: a barrier, the rank's pending requests completed, a barrier.
 pub(crate) fn free(me: u32, h: c_int) -> MpiResult<Vec<(i32, usize)>> {
+    let unsynced = with_win(me, h, |w, r| Ok(member(w, h, r).unsynced))?;
+    if unsynced > 0 {
+        return Err(win_err(
+            MPI_ERR_RMA_SYNC,
+            format!(
+                "{unsynced} RMA operation(s) issued since the last synchronization: the epoch they are in \
+                 was never closed (a closing MPI_Win_fence, MPI_Win_complete, MPI_Win_unlock or flush)"
+            ),
+        ));
+    }
     let view = comm_view(me, h)?;
     coll::barrier(view)?;
     complete_requests(me, h, None)?;
@@ -695,6 +719,7 @@ pub(crate) fn operate(
         ))
     })?;
     let (r, taddr, tworld, odt, tdt, context, size, ois) = plan;
+    with_world(|w| member(w, h, r).unsynced += 1);
     if tworld == me && matches!(access, Access::Put | Access::Get) {
         simcall_yield(me);
         // SMPI copies a Put or Get to the rank's own window at once.
@@ -910,6 +935,7 @@ fn complete_requests(me: u32, h: c_int, other: Option<u32>) -> MpiResult<()> {
     simcall_yield(me);
     let ids = with_win(me, h, |w, r| {
         let m = member(w, h, r);
+        m.unsynced = 0;
         let (mut take, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut m.requests)
             .into_iter()
             .partition(|&(_, o)| other.is_none_or(|x| x == o));

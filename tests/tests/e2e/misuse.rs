@@ -178,3 +178,22 @@ fn functions_nothing_defines_are_listed_before_the_run() {
         out.describe()
     );
 }
+
+#[test]
+fn a_negative_split_color_is_an_argument_error() {
+    fails_with(
+        "split-color",
+        1,
+        &["rank 0", "MPI_Comm_split", "invalid color -10", "MPI_ERR_ARG"],
+    );
+}
+
+#[test]
+fn freeing_an_active_persistent_request_is_a_warning() {
+    let out = run("free-active-persistent");
+    out.assert_success();
+    out.assert_stderr_has(&[
+        "warning: rank 0 frees an active persistent request",
+        "never waited",
+    ]);
+}

@@ -94,6 +94,27 @@ fn a_freed_window_is_an_error_not_a_crash() {
 }
 
 #[test]
+fn a_window_at_a_null_base_is_an_error() {
+    let out = run("null-base", 2, None);
+    out.assert_failure().assert_stderr_has(&[
+        "MPI_Win_create",
+        "null base for a window of 64 bytes",
+        "MPI_ERR_BASE",
+    ]);
+}
+
+#[test]
+fn freeing_a_window_with_an_unclosed_epoch_is_an_error() {
+    let out = run("unclosed", 2, None);
+    out.assert_failure().assert_stderr_has(&[
+        "rank 0",
+        "MPI_Win_free",
+        "1 RMA operation(s) issued since the last synchronization",
+        "MPI_ERR_RMA_SYNC",
+    ]);
+}
+
+#[test]
 fn same_inputs_give_identical_output() {
     let a = run("atomics", 5, None);
     let b = run("atomics", 5, None);
