@@ -103,11 +103,37 @@ fn is_and_dt_take_smpi_3_32s_simulated_time_without_computation() {
         return;
     }
     let nas = examples.join("smpi/NAS");
-    let cases: [(&str, &[&str], usize, &[&str], i32); 2] = [
-        ("is", &["is.c", "nas_common.c"], 4, &["S"], 0),
-        ("dt", &["dt.c", "nas_common.c", "DGraph.c"], 12, &["S", "BH"], 1),
+    struct Case {
+        name: &'static str,
+        sources: &'static [&'static str],
+        np: usize,
+        args: &'static [&'static str],
+        code: i32,
+    }
+    let cases = [
+        Case {
+            name: "is",
+            sources: &["is.c", "nas_common.c"],
+            np: 4,
+            args: &["S"],
+            code: 0,
+        },
+        Case {
+            name: "dt",
+            sources: &["dt.c", "nas_common.c", "DGraph.c"],
+            np: 12,
+            args: &["S", "BH"],
+            code: 1,
+        },
     ];
-    for (name, sources, np, args, code) in cases {
+    for Case {
+        name,
+        sources,
+        np,
+        args,
+        code,
+    } in cases
+    {
         let ours = build(&nas, name, sources);
         let theirs = scratch_path(&format!("{name}_smpi"));
         let mut cc = Command::new(sg_cc);
