@@ -20,7 +20,7 @@
 //! | allgatherv | (non-blocking linear), `GB`, `ring`, `pair`, `mpich_ring`, `mpich_rdb`, `ompi_bruck`, `ompi_neighborexchange` |
 //! | alltoall | (ompi decision), `basic_linear`, `pair`, `ring`, `bruck`, `mvapich2_scatter_dest` |
 //! | alltoallv | (non-blocking linear), `ompi_basic_linear`, `pair`, `ring` |
-//! | reduce_scatter | (reduce + scatterv), `ompi_basic_recursivehalving`, `ompi_ring`, `mpich_pair`, `mpich_noncomm` |
+//! | reduce_scatter | (reduce + scatterv; MPICH's choice for unequal counts), `ompi_basic_recursivehalving`, `ompi_ring`, `mpich_pair`, `mpich_noncomm`, `mpich_rdb` |
 //!
 //! Every algorithm works for any communicator size, any root, `MPI_IN_PLACE`
 //! where MPI allows it, non-contiguous datatypes and non-commutative operations

@@ -11,12 +11,14 @@ const KNOWN: &[&str] = &[
     "ompi_ring",
     "mpich_pair",
     "mpich_noncomm",
+    "mpich_rdb",
 ];
 
-/// SMPI default: the default reduce of the whole vector to rank 0, then a
-/// linear scatterv. The other algorithms need a commutative op (else they run
-/// the default), except `mpich_noncomm`, which needs a power-of-two size and
-/// equal counts (else the default).
+/// SMPI default: with equal counts, the default reduce of the whole vector to
+/// rank 0, then a linear scatterv; with unequal counts, MPICH's choice. The
+/// other algorithms need a commutative op (else they run the default), except
+/// `mpich_noncomm`, which needs a power-of-two size and equal counts (else the
+/// default), and `mpich_rdb`, which takes any op.
 pub(crate) fn run(
     c: CommView,
     sbuf: *const u8,
@@ -30,16 +32,17 @@ pub(crate) fn run(
     let bytes = red.bytes(total);
     let n = c.size;
     let regular = rcounts.iter().all(|&k| k == rcounts[0]);
+    let mpich = || select::mpich_reduce_scatter(n, total, red.commutative, regular);
     let algo = pick(
         "reduce_scatter",
         KNOWN,
-        || "default",
+        || if regular { "default" } else { mpich() },
         || select::ompi_reduce_scatter(n, bytes, red.commutative),
-        || select::mpich_reduce_scatter(n, bytes, red.commutative, regular),
+        mpich,
     )?;
     let algo = match algo {
         "mpich_noncomm" if !(is_pof2(n) && regular) => "default",
-        "mpich_noncomm" => algo,
+        "mpich_noncomm" | "mpich_rdb" => algo,
         _ if !red.commutative => "default",
         _ => algo,
     };
@@ -71,6 +74,7 @@ pub(crate) fn run(
         "ompi_basic_recursivehalving" => recursive_halving(c, input, rbuf, rcounts, &disp, &red),
         "ompi_ring" => ring(c, input, rbuf, rcounts, &disp, &red),
         "mpich_pair" => pair(c, input, rbuf, rcounts, &disp, &red),
+        "mpich_rdb" => recursive_doubling(c, input, rbuf, rcounts, &disp, &red),
         _ => noncomm(c, input, rbuf, rcounts[0], &red),
     };
     drop(copy);
@@ -285,6 +289,138 @@ fn pair(
         red.left(tmp.ptr(), acc.ptr(), k)?;
     }
     local_copy(acc.ptr(), k, dtype, rbuf, k, dtype)
+}
+
+/// The two blocks of the whole vector a rank of tree `root` (of `mask` ranks)
+/// exchanges in MPICH's recursive doubling: everything before the tree's
+/// blocks and everything after, as (offset, count) in elements.
+fn outside_tree(disp: &[usize], n: usize, root: usize, mask: usize) -> [(usize, usize); 2] {
+    let total = disp[n];
+    let end = disp[(root + mask).min(n)];
+    [(0, disp[root.min(n)]), (end, total - end)]
+}
+
+/// Packs the two blocks of `buf` into `packed` (contiguous), or unpacks.
+fn move_blocks(
+    red: &Reducer,
+    buf: *mut u8,
+    packed: *mut u8,
+    blocks: &[(usize, usize); 2],
+    pack: bool,
+) -> MpiResult<()> {
+    let dtype = red.dtype;
+    let mut at = 0;
+    for &(off, k) in blocks {
+        let (from, to) = if pack {
+            (red.at(buf, off), red.at(packed, at))
+        } else {
+            (red.at(packed, at), red.at(buf, off))
+        };
+        local_copy(from, k, dtype, to, k, dtype)?;
+        at += k;
+    }
+    Ok(())
+}
+
+/// MPICH's recursive-doubling reduce-scatter (`mpich_rdb`, any op, any
+/// counts; SMPI 3.32's choice for unequal counts below 524288 elements): at
+/// distance 1, 2, 4, ... each rank exchanges with `rank ^ mask` everything
+/// outside its own and its partner's subtree (one message each way: SMPI
+/// sends an indexed type of the two blocks), then, for a non-power-of-two
+/// size, ranks without a partner get the data from their subtree by
+/// recursive halving; each rank reduces what it received into its vector
+/// (in rank order for a non-commutative op) and keeps its own block.
+fn recursive_doubling(
+    c: CommView,
+    input: *const u8,
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    disp: &[usize],
+    red: &Reducer,
+) -> MpiResult<()> {
+    let (n, rank) = (c.size as usize, c.rank as usize);
+    let dtype = red.dtype;
+    let total = disp[n];
+    let mut results = red.temp(total);
+    let mut received_data = red.temp(total);
+    let mut packed_send = red.temp(total);
+    let mut packed_recv = red.temp(total);
+    local_copy(input, total, dtype, results.ptr(), total, dtype)?;
+    let count = |b: &[(usize, usize); 2]| b[0].1 + b[1].1;
+    let (mut mask, mut i) = (1usize, 0u32);
+    while mask < n {
+        let dst = rank ^ mask;
+        let dst_tree_root = (dst >> i) << i;
+        let my_tree_root = (rank >> i) << i;
+        let send_blocks = outside_tree(disp, n, my_tree_root, mask);
+        let recv_blocks = outside_tree(disp, n, dst_tree_root, mask);
+        let mut received = false;
+        if dst < n {
+            move_blocks(red, results.ptr(), packed_send.ptr(), &send_blocks, true)?;
+            c.sendrecv(
+                packed_send.ptr(),
+                count(&send_blocks),
+                dtype,
+                dst as i32,
+                packed_recv.ptr(),
+                count(&recv_blocks),
+                dtype,
+                dst as i32,
+                TAG_REDUCE_SCATTER,
+            )?;
+            move_blocks(red, received_data.ptr(), packed_recv.ptr(), &recv_blocks, false)?;
+            received = true;
+        }
+        if dst_tree_root + mask > n {
+            // Ranks of this subtree whose partner does not exist get what was
+            // received from the ones that have it, by recursive halving.
+            let done = n.saturating_sub(my_tree_root + mask);
+            let mut k = mask.trailing_zeros() as i64;
+            let mut tmp_mask = mask >> 1;
+            while tmp_mask > 0 {
+                let peer = rank ^ tmp_mask;
+                let tree_root = (rank >> k) << k;
+                if peer > rank && rank < tree_root + done && peer >= tree_root + done {
+                    move_blocks(red, received_data.ptr(), packed_send.ptr(), &recv_blocks, true)?;
+                    c.send(
+                        packed_send.ptr(),
+                        count(&recv_blocks),
+                        dtype,
+                        peer as i32,
+                        TAG_REDUCE_SCATTER,
+                    )?;
+                } else if peer < rank && peer < tree_root + done && rank >= tree_root + done {
+                    c.recv(
+                        packed_recv.ptr(),
+                        count(&recv_blocks),
+                        dtype,
+                        peer as i32,
+                        TAG_REDUCE_SCATTER,
+                    )?;
+                    move_blocks(red, received_data.ptr(), packed_recv.ptr(), &recv_blocks, false)?;
+                    received = true;
+                }
+                tmp_mask >>= 1;
+                k -= 1;
+            }
+        }
+        if received {
+            for &(off, len) in &recv_blocks {
+                let (x, acc) = (red.at(received_data.ptr(), off), red.at(results.ptr(), off));
+                if red.commutative || dst_tree_root < my_tree_root {
+                    red.left(x, acc, len)?;
+                } else {
+                    // results op received, kept in results.
+                    red.left(acc, x, len)?;
+                    local_copy(x, len, dtype, acc, len, dtype)?;
+                }
+            }
+        }
+        mask <<= 1;
+        i += 1;
+    }
+    let k = rcounts[rank];
+    local_copy(red.at(results.ptr(), disp[rank]), k, dtype, rbuf, k, dtype)
 }
 
 /// MPICH's non-commutative reduce-scatter (power-of-two size, equal blocks):

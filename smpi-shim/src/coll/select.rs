@@ -541,17 +541,21 @@ pub(crate) fn mpich_allgather(n: i32, total: usize, v: bool) -> &'static str {
 /// exchange above; non-commutative ops use the non-commutative recursive
 /// halving on power-of-two sizes with equal blocks, else (MPICH's recursive
 /// doubling, not implemented) reduce + scatterv.
-pub(crate) fn mpich_reduce_scatter(n: i32, bytes: usize, commutative: bool, regular: bool) -> &'static str {
-    if commutative {
-        if bytes < 524288 {
-            "ompi_basic_recursivehalving"
-        } else {
-            "mpich_pair"
-        }
-    } else if super::is_pof2(n) && regular {
+/// SMPI 3.32's `reduce_scatter__mpich`: on the total count of elements (not
+/// bytes), pair above 524288 for a commutative op, else recursive doubling,
+/// except the non-commutative pof2 equal-count case (`mpich_noncomm`).
+pub(crate) fn mpich_reduce_scatter(
+    n: i32,
+    total_count: usize,
+    commutative: bool,
+    regular: bool,
+) -> &'static str {
+    if commutative && total_count > 524288 {
+        "mpich_pair"
+    } else if !commutative && super::is_pof2(n) && regular {
         "mpich_noncomm"
     } else {
-        "default"
+        "mpich_rdb"
     }
 }
 

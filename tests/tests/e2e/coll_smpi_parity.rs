@@ -28,7 +28,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use e2e_tests::{apps_dir, build_c, field_f64, run_command, scratch_path, write_scratch, RunOutput, Smpirun};
+use e2e_tests::{
+    apps_dir, build_c, field_f64, platform, run_command, scratch_path, write_scratch, RunOutput, Smpirun,
+};
 
 const PLATFORM: &str = r#"<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -301,8 +303,67 @@ fn reduce_scatter_parity() {
             "ompi_ring",
             "mpich_pair",
             "mpich_noncomm",
+            "mpich_rdb",
         ],
     );
+}
+
+/// Unequal counts (`apps/coll/reduce_scatter_uneven.c`): SMPI's default then
+/// runs MPICH's choice (recursive doubling below 524288 elements, pair above),
+/// with a commutative and a non-commutative operation, under the default and
+/// mpich selectors; every rank's time and result equal SMPI's.
+#[test]
+fn reduce_scatter_with_unequal_counts_parity() {
+    if smpi().is_none() {
+        return;
+    }
+    let src = apps_dir().join("coll/reduce_scatter_uneven.c");
+    let theirs_exe = scratch_path("reduce_scatter_uneven_smpi");
+    let mut cc = Command::new("smpicc");
+    cc.arg("-O2").arg(&src).arg("-o").arg(&theirs_exe);
+    let r = run_command(cc, Duration::from_secs(120));
+    assert_eq!(r.code, Some(0), "SMPI's smpicc failed\n{}", r.describe());
+    let platform = platform("fat_tree_64.xml");
+    let sorted = |out: &RunOutput| {
+        let mut v: Vec<String> = out
+            .stdout
+            .lines()
+            .filter(|l| l.contains("reduce_scatter"))
+            .map(String::from)
+            .collect();
+        v.sort();
+        v
+    };
+    let mut bad = Vec::new();
+    for np in [3usize, 4, 7] {
+        for args in [vec!["10"], vec!["100000"], vec!["10", "noncomm"]] {
+            for sel in ["default", "mpich"] {
+                let mut cmd = Command::new("smpirun");
+                cmd.current_dir(theirs_exe.parent().unwrap_or(Path::new(".")))
+                    .arg("-np")
+                    .arg(np.to_string())
+                    .arg("-platform")
+                    .arg(&platform)
+                    .arg("--cfg=smpi/simulate-computation:no")
+                    .arg(format!("--cfg=smpi/coll-selector:{sel}"))
+                    .arg(&theirs_exe)
+                    .args(&args);
+                let theirs = run_command(cmd, Duration::from_secs(120));
+                let ours = Smpirun::new(build_c(&src))
+                    .platform(&platform)
+                    .np(np)
+                    .cfg("smpi/simulate-computation:no")
+                    .cfg(&format!("smpi/coll-selector:{sel}"))
+                    .args(args.iter().map(|a| a.to_string()))
+                    .run();
+                let (a, b) = (sorted(&theirs), sorted(&ours));
+                if a.len() != np || a != b || b.iter().any(|l| !l.ends_with(" ok")) {
+                    bad.push(format!("np={np} {args:?} {sel}:\nSMPI {a:?}\nours {b:?}"));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
 const ALL: &[&str] = &[

@@ -867,7 +867,9 @@ fn reduce_scatter_times() {
             t(2.0 * s) + t(s),
             "t(2S) + t(S)",
         ),
-        // selectors, 4 ranks, 1 MiB in total: ompi -> ring; mpich -> pair
+        // selectors, 4 ranks, 1 MiB in total: ompi -> ring; mpich -> recursive
+        // doubling (SMPI's mpich selector counts elements: 262144 ints < 524288),
+        // which sends everything outside the own block (3S), then outside the pair (2S)
         case(
             4,
             "reduce_scatter",
@@ -881,8 +883,16 @@ fn reduce_scatter_times() {
             "reduce_scatter",
             s,
             &["coll-selector:mpich"],
-            3.0 * t(s),
-            "mpich: pair",
+            t(3.0 * s) + t(2.0 * s),
+            "mpich: rdb, t(3S) + t(2S)",
+        ),
+        case(
+            4,
+            "reduce_scatter",
+            s,
+            &["reduce_scatter:mpich_rdb"],
+            t(3.0 * s) + t(2.0 * s),
+            "t(3S) + t(2S)",
         ),
     ]);
 }
