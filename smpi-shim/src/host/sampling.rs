@@ -56,6 +56,8 @@ struct Sampler {
     /// The site names of tagged loops, by (file, tag): the C strings stay
     /// alive for the run (the program passes them back at every call).
     tagged: HashMap<(String, String), std::ffi::CString>,
+    /// Ranks inside a benchmarked iteration.
+    benchmarking: std::collections::HashSet<u32>,
 }
 
 thread_local! {
@@ -124,8 +126,18 @@ pub(crate) fn before(global: bool, rank: u32, file: &str, line: i32) -> Option<f
             return Some(mean * rest as f64);
         }
         run.started = thread_cpu_time();
+        s.benchmarking.insert(rank);
         None
     })
+}
+
+/// Whether `rank` is inside a benchmarked iteration of a sampled loop. As in
+/// SMPI 3.32, `MPI_Wtime` there only reads the clock: it neither injects the
+/// computation so far nor costs `smpi/wtime`, so the rank never leaves the
+/// CPU mid-iteration (the iteration's CPU time is this thread's, which would
+/// then count the other ranks' work too).
+pub(crate) fn benchmarking(rank: u32) -> bool {
+    SAMPLER.with(|s| s.borrow().benchmarking.contains(&rank))
 }
 
 /// After an iteration: records its time.
@@ -134,6 +146,7 @@ pub(crate) fn after(global: bool, rank: u32, file: &str, line: i32) {
     let now = thread_cpu_time();
     SAMPLER.with(|s| {
         let mut s = s.borrow_mut();
+        s.benchmarking.remove(&rank);
         let run = s.runs.entry((rank, k.clone())).or_default();
         let dt = now - run.started;
         run.done += 1;
