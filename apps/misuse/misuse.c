@@ -110,6 +110,7 @@ int main(int argc, char **argv)
     MPI_Op_free(&mine);
     if (rank == 1) MPI_Op_free(&extra);
   }
+  if (strcmp(mode, "unreceived") == 0 && rank == 0) MPI_Send(big, 3, MPI_INT, 1, 42, MPI_COMM_WORLD); /* detached: returns */
   if (strcmp(mode, "split-color") == 0) {
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? -10 : 1, 0, &half); /* -10: neither a color nor MPI_UNDEFINED */

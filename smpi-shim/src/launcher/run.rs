@@ -500,6 +500,9 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     if let Some(warning) = with_world(|w| rt::chaos_warning(w)) {
         eprintln!("smpirun: warning: {warning}");
     }
+    if let Some(warning) = with_world(|w| crate::mpi::leaks::unreceived_messages(w)) {
+        eprintln!("smpirun: warning: {warning}");
+    }
     let peak_pss_kb = pss_sampler.finish();
     let report = with_world(|w| Report {
         simulated_time: summary.time,

@@ -115,3 +115,43 @@ pub(crate) fn unfreed_handles(w: &World, me: u32, list: usize, never_completed: 
     }
     Some(text)
 }
+
+/// The program's messages still waiting for a receive when the run ended
+/// (MPI requires every send to be matched; a detached or buffered send lets
+/// the sender finish anyway, so nothing else would say so). `None` when
+/// there are none; the first few are named.
+pub(crate) fn unreceived_messages(w: &World) -> Option<String> {
+    const NAMED: usize = 4;
+    let mut found: Vec<String> = Vec::new();
+    let mut count = 0usize;
+    for mb in &w.mailboxes {
+        for &id in &mb.unexpected {
+            let Some(r) = w.reqs.get(id as usize).and_then(|r| r.as_ref()) else {
+                continue;
+            };
+            // The program's own messages (collectives and one-sided transfers
+            // use their own contexts and tags).
+            if r.kind != ReqKind::Send || !r.context.is_multiple_of(2) || r.rma || r.tag < 0 {
+                continue;
+            }
+            count += 1;
+            if found.len() < NAMED {
+                found.push(format!(
+                    "rank {} to rank {} (tag {}, {} B)",
+                    r.owner, r.peer_world, r.tag, r.size
+                ));
+            }
+        }
+    }
+    (count > 0).then(|| {
+        let more = if count > found.len() {
+            format!(", and {} more", count - found.len())
+        } else {
+            String::new()
+        };
+        format!(
+            "{count} message(s) sent and never received, still pending at the end of the run: {}{more}",
+            found.join(", ")
+        )
+    })
+}

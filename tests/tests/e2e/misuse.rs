@@ -197,3 +197,16 @@ fn freeing_an_active_persistent_request_is_a_warning() {
         "never waited",
     ]);
 }
+
+#[test]
+fn a_message_never_received_is_reported_at_the_end() {
+    let out = run("unreceived");
+    out.assert_success();
+    out.assert_stderr_has(&[
+        "warning: 1 message(s) sent and never received",
+        "rank 0 to rank 1 (tag 42, 12 B)",
+    ]);
+    // A run whose messages are all received says nothing of the kind.
+    let clean = run("coll-fine");
+    assert!(!clean.stderr.contains("never received"), "{}", clean.describe());
+}
