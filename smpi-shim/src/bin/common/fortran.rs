@@ -1,5 +1,5 @@
-//! The Fortran part of `smpif90` and `smpiff`: compiler flags and the `mpi`
-//! module.
+//! The Fortran part of `smpif90` and `smpiff` (the two differ only by name):
+//! their entry point, compiler flags and the `mpi` module.
 //!
 //! `use mpi` needs `mpi.mod`, which only the compiler that reads it can
 //! write (its format changes between gfortran versions). So the driver
@@ -12,6 +12,45 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::driver;
+
+/// The `--help` text of `tool`.
+fn usage(tool: &str) -> String {
+    format!(
+        "\
+{tool}: compile a Fortran MPI program for smpirun
+
+Usage: {tool} [gfortran options] <files...> [-o <output>]
+
+Runs the Fortran compiler ($SMPI_FC or gfortran) with -I<smpi include dir>
+(for include 'mpif.h'), -I<mpi module dir> (for use mpi; the module is compiled
+once per compiler version into $SMPI_FORTRAN_CACHE, $XDG_CACHE_HOME/smpi-rs or
+~/.cache/smpi-rs), -fPIC, -fallow-argument-mismatch (gfortran >= 10), and when
+linking -shared so that smpirun can load the program. All other options are
+passed to the compiler unchanged. In the program, STOP ends the calling rank
+and ERROR STOP the whole run (as exit does in C).
+Environment: SMPI_FC (compiler), SMPI_PRETEND_CC=1 (plain compiler),
+             SMPI_INCLUDE (include directory override), SMPI_FORTRAN_CACHE
+             (module cache), SMPI_VERBOSE=1 (print the compiler command).
+"
+    )
+}
+
+/// The `main` of the Fortran driver named `tool`.
+pub(crate) fn run(tool: &'static str) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // The driver keeps its help text for the whole (short) process.
+    let usage: &'static str = Box::leak(usage(tool).into_boxed_str());
+    let driver = driver::Driver {
+        tool,
+        lang: driver::Lang::Fortran,
+        compiler_var: "SMPI_FC",
+        default_compiler: "gfortran",
+        usage,
+    };
+    driver.run(&args, add_flags)
+}
 
 /// 64-bit FNV-1a: a stable hash for the cache key (std's hasher is not
 /// stable across Rust releases).
