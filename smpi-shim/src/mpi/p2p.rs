@@ -132,18 +132,8 @@ pub(crate) fn isend_kept(
         let (context, me_local, peer_world, size, dt) = check_p2p(w, me, a, true, kept)?;
         let detached = mode == SendMode::Buffered
             || (mode != SendMode::Sync && size < w.cfg.detached_thresh && a.peer != MPI_PROC_NULL);
-        // Safety: the user promises `buf` holds `count` elements of `dtype`.
-        let layout = if size > 0 {
-            dt.folded_layout(a.buf, a.count)
-        } else {
-            None
-        };
-        let payload = if layout.as_ref().is_some_and(|(_, l)| l.all_garbage()) {
-            Payload::Folded
-        } else {
-            // Detached sends are copied when posted (see `post_send`).
-            Payload::InBuffer(layout.map(Rc::new))
-        };
+        // Detached sends are copied when posted (see `post_send`).
+        let payload = send_payload(&dt, a.buf, a.count, size);
         // As SMPI: software overheads are evaluated on the payload (no envelope).
         let overhead = if immediate {
             w.cfg.ois.cost(size as f64)
@@ -153,35 +143,14 @@ pub(crate) fn isend_kept(
             0.0
         };
         let r = Request {
-            kind: ReqKind::Send,
-            owner: me,
             context,
-            peer: a.peer,
             me_local,
             peer_world,
-            tag: a.tag,
-            buf: a.buf,
-            count: a.count,
-            dtype: a.dtype,
             dt: Some(dt.clone()),
             size,
-            mode,
             detached,
             payload,
-            act: None,
-            partner: None,
-            done: false,
-            transferred: false,
-            status: StatusInfo::default(),
-            matched_detached: false,
-            persistent: false,
-            active: true,
-            orphan: false,
-            owner_gone: false,
-            comm_handle: a.comm,
-            coll: None,
-            rma: false,
-            accumulate: None,
+            ..Request::message(ReqKind::Send, me, a, mode)
         };
         Ok((w.alloc_req(r), overhead))
     })?;
@@ -191,6 +160,35 @@ pub(crate) fn isend_kept(
     Ok(req)
 }
 
+/// Where a send's data is when posted: left in the sender's buffer (with its
+/// layout when the buffer touches folded memory), or nowhere when the buffer
+/// is entirely folded (garbage by definition).
+pub(crate) fn send_payload(dt: &Datatype, buf: *mut u8, count: usize, size: usize) -> Payload {
+    // The user promises `buf` holds `count` elements of `dt`.
+    let layout = if size > 0 {
+        dt.folded_layout(buf, count)
+    } else {
+        None
+    };
+    if layout.as_ref().is_some_and(|(_, l)| l.all_garbage()) {
+        Payload::Folded
+    } else {
+        Payload::InBuffer(layout.map(Rc::new))
+    }
+}
+
+/// Completes a send or receive addressed to MPI_PROC_NULL: at once, with the
+/// status MPI prescribes.
+fn complete_with_proc_null(r: &mut Request) {
+    r.done = true;
+    r.transferred = true;
+    r.status = StatusInfo {
+        source: MPI_PROC_NULL,
+        tag: MPI_ANY_TAG,
+        ..Default::default()
+    };
+}
+
 /// Makes a prepared send request visible to its receiver.
 pub(crate) fn post_send(w: &mut World, id: u32) {
     let (peer, peer_world, size, detached, owner) = {
@@ -198,14 +196,7 @@ pub(crate) fn post_send(w: &mut World, id: u32) {
         (r.peer, r.peer_world, r.size, r.detached, r.owner)
     };
     if peer == MPI_PROC_NULL {
-        let r = w.req_mut(id);
-        r.done = true;
-        r.transferred = true;
-        r.status = StatusInfo {
-            source: MPI_PROC_NULL,
-            tag: MPI_ANY_TAG,
-            ..Default::default()
-        };
+        complete_with_proc_null(w.req_mut(id));
         return;
     }
     w.messages += 1;
@@ -292,35 +283,11 @@ pub(crate) fn new_recv(w: &mut World, me: u32, a: &P2p, kept: Option<Rc<Datatype
     {
         let (context, _me_local, peer_world, size, dt) = check_p2p(w, me, a, false, kept)?;
         let r = Request {
-            kind: ReqKind::Recv,
-            owner: me,
             context,
-            peer: a.peer,
-            me_local: -1,
             peer_world,
-            tag: a.tag,
-            buf: a.buf,
-            count: a.count,
-            dtype: a.dtype,
             dt: Some(dt),
             size,
-            mode: SendMode::Standard,
-            detached: false,
-            payload: Payload::default(),
-            act: None,
-            partner: None,
-            done: false,
-            transferred: false,
-            status: StatusInfo::default(),
-            matched_detached: false,
-            persistent: false,
-            active: true,
-            orphan: false,
-            owner_gone: false,
-            comm_handle: a.comm,
-            coll: None,
-            rma: false,
-            accumulate: None,
+            ..Request::message(ReqKind::Recv, me, a, SendMode::Standard)
         };
         Ok(w.alloc_req(r))
     }
@@ -330,14 +297,7 @@ pub(crate) fn new_recv(w: &mut World, me: u32, a: &P2p, kept: Option<Rc<Datatype
 pub(crate) fn post_recv(w: &mut World, id: u32) {
     let (peer, owner) = (w.req(id).peer, w.req(id).owner);
     if peer == MPI_PROC_NULL {
-        let r = w.req_mut(id);
-        r.done = true;
-        r.transferred = true;
-        r.status = StatusInfo {
-            source: MPI_PROC_NULL,
-            tag: MPI_ANY_TAG,
-            ..Default::default()
-        };
+        complete_with_proc_null(w.req_mut(id));
         return;
     }
     if w.trace.is_some() && w.req(id).context.is_multiple_of(2) {

@@ -266,8 +266,6 @@ pub(crate) fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u3
                 ..Default::default()
             },
             coll: Some(Box::new(CollState { subs: first, stages })),
-            rma: false,
-            accumulate: None,
             ..Request::local(ReqKind::Coll, me, comm, None)
         };
         let id = w.alloc_req(r);

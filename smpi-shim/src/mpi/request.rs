@@ -230,35 +230,9 @@ pub(crate) fn clone_req(r: &Request) -> Request {
 /// Creates an inactive persistent request (MPI_Send_init / MPI_Recv_init).
 pub(crate) fn new_persistent(w: &mut World, me: u32, kind: ReqKind, a: P2p, mode: SendMode) -> u32 {
     let r = Request {
-        kind,
-        owner: me,
-        context: 0,
-        peer: a.peer,
-        me_local: -1,
-        peer_world: u32::MAX,
-        tag: a.tag,
-        buf: a.buf,
-        count: a.count,
-        dtype: a.dtype,
-        dt: None,
-        size: 0,
-        mode,
-        detached: false,
-        payload: Payload::default(),
-        act: None,
-        partner: None,
-        done: false,
-        transferred: false,
-        status: StatusInfo::default(),
-        matched_detached: false,
         persistent: true,
         active: false,
-        orphan: false,
-        owner_gone: false,
-        comm_handle: a.comm,
-        coll: None,
-        rma: false,
-        accumulate: None,
+        ..Request::message(kind, me, &a, mode)
     };
     let id = w.alloc_req(r);
     // Keep the datatype: the application may free its handle before MPI_Start.
@@ -374,6 +348,21 @@ impl Request {
             coll: None,
             rma: false,
             accumulate: None,
+        }
+    }
+
+    /// A point-to-point request on `a`'s buffer, neither checked nor posted:
+    /// the fields sends, receives and persistent requests share.
+    pub(crate) fn message(kind: ReqKind, owner: u32, a: &P2p, mode: SendMode) -> Request {
+        Request {
+            peer: a.peer,
+            tag: a.tag,
+            buf: a.buf,
+            count: a.count,
+            dtype: a.dtype,
+            mode,
+            transferred: false,
+            ..Request::local(kind, owner, a.comm, None)
         }
     }
 }
