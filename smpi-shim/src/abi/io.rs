@@ -8,7 +8,7 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use crate::mpi::entry::{self, enter_call};
-use crate::mpi::io::{self, Data, Place};
+use crate::mpi::io::{self, Access, Data};
 use crate::mpi::ti_trace::{self, ti};
 use crate::mpi::{self as rt, mpi_err, with_world, CStatus, MpiError, MpiResult, StatusInfo, MPI_SUCCESS};
 
@@ -73,22 +73,6 @@ unsafe fn finish(me: u32, fh: c_int, call: &str, status: *mut CStatus, r: MpiRes
         Ok(s) => {
             // Safety: `status` is MPI_STATUS_IGNORE (null) or valid (the caller's contract).
             unsafe { write_status(status, &s) };
-            MPI_SUCCESS
-        }
-        Err(e) => file_error(me, fh, call, e),
-    }
-}
-
-/// Ends a non-blocking access: a request complete at once.
-unsafe fn finish_nb(me: u32, fh: c_int, call: &str, req: *mut c_int, r: MpiResult<StatusInfo>) -> c_int {
-    if req.is_null() {
-        return file_error(me, fh, call, mpi_err(rt::MPI_ERR_REQUEST, "null request pointer"));
-    }
-    match r {
-        Ok(s) => {
-            let id = io::done_request(me, s);
-            // Safety: checked non-null; the caller's contract.
-            unsafe { set(req, id as c_int + 1) };
             MPI_SUCCESS
         }
         Err(e) => file_error(me, fh, call, e),
@@ -173,516 +157,138 @@ pub(super) unsafe extern "C" fn MPI_File_delete(filename: *const c_char, _info: 
 
 // ------------------------------------------------------------------ accesses
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_at(
+/// The access functions (MPI 14.4), one row per access form and direction: the blocking
+/// function, then the non-blocking one (`, MPI_File_i...`) and the split collective pair
+/// (`| _begin / _end`) where MPI has them; independent forms first, then collective ones. Each
+/// function forwards to [`blocking`], [`nonblocking`], [`split_begin`] or [`split_end`] with
+/// its form (an [`Access`], carrying the offset argument of the `_at` forms) and direction,
+/// which also sets the buffer's type (`const` for writes); every form's logic is in
+/// [`io::access`], once.
+macro_rules! access_forms {
+    ($($how:ident $(($off:ident))? $dir:ident: $blocking:ident $(, $nb:ident)? $(| $begin:ident / $end:ident)?;)*) => {$(
+        access_forms!(@form $dir $how ($($off)?) $blocking [$($nb)?] [$($begin $end)?]);
+    )*};
+    (@form $dir:ident $how:ident $offset:tt $blocking:ident [$($nb:ident)?] [$($begin:ident $end:ident)?]) => {
+        access_forms!(@start $dir $how $offset $blocking (status: *mut CStatus) blocking);
+        $(access_forms!(@start $dir $how $offset $nb (request: *mut c_int) nonblocking);)?
+        $(
+            access_forms!(@start $dir $how $offset $begin () split_begin);
+            #[no_mangle]
+            pub(super) unsafe extern "C" fn $end(fh: c_int, _buf: access_forms!(@buf $dir), status: *mut CStatus) -> c_int {
+                // Safety: as the caller's contract.
+                unsafe { split_end(fh, status, stringify!($begin), stringify!($end)) }
+            }
+        )?
+    };
+    // A function that starts an access: `fh`, the offset if any, the data, then `$last`.
+    (@start $dir:ident $how:ident ($($off:ident)?) $name:ident ($($last:ident: $last_ty:ty)?) $f:ident) => {
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name(
+            fh: c_int,
+            $($off: Offset,)?
+            buf: access_forms!(@buf $dir),
+            count: c_int,
+            datatype: c_int,
+            $($last: $last_ty)?
+        ) -> c_int {
+            let (how, write) = (Access::$how$(($off))?, access_forms!(@write $dir));
+            // Safety: as the caller's contract.
+            unsafe { $f(fh, how, write, (buf as *const c_void, count, datatype), $($last,)? stringify!($name)) }
+        }
+    };
+    (@buf read) => { *mut c_void };
+    (@buf write) => { *const c_void };
+    (@write read) => { false };
+    (@write write) => { true };
+}
+
+access_forms! {
+    At(offset) read:     MPI_File_read_at, MPI_File_iread_at;
+    At(offset) write:    MPI_File_write_at, MPI_File_iwrite_at;
+    Individual read:     MPI_File_read, MPI_File_iread;
+    Individual write:    MPI_File_write, MPI_File_iwrite;
+    Shared read:         MPI_File_read_shared, MPI_File_iread_shared;
+    Shared write:        MPI_File_write_shared, MPI_File_iwrite_shared;
+    AtAll(offset) read:  MPI_File_read_at_all, MPI_File_iread_at_all | MPI_File_read_at_all_begin / MPI_File_read_at_all_end;
+    AtAll(offset) write: MPI_File_write_at_all, MPI_File_iwrite_at_all | MPI_File_write_at_all_begin / MPI_File_write_at_all_end;
+    All read:            MPI_File_read_all, MPI_File_iread_all | MPI_File_read_all_begin / MPI_File_read_all_end;
+    All write:           MPI_File_write_all, MPI_File_iwrite_all | MPI_File_write_all_begin / MPI_File_write_all_end;
+    Ordered read:        MPI_File_read_ordered | MPI_File_read_ordered_begin / MPI_File_read_ordered_end;
+    Ordered write:       MPI_File_write_ordered | MPI_File_write_ordered_begin / MPI_File_write_ordered_end;
+}
+
+/// An access's buffer, count and datatype, as the program passes them.
+type DataArgs = (*const c_void, c_int, c_int);
+
+/// Enters access function `call` and makes the access (a write if `write`): its data checked,
+/// then the operation. The entry (whose drop ends the call) goes back to the caller.
+fn start(
+    call: &'static str,
     fh: c_int,
-    offset: Offset,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_at";
+    how: Access,
+    write: bool,
+    (buf, count, dtype): DataArgs,
+) -> (entry::Entry, MpiResult<StatusInfo>) {
     let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::At(offset), false, call));
+    let r = data(buf as usize, count, dtype).and_then(|d| io::access(g.me, fh, &d, how, write, call));
+    (g, r)
+}
+
+/// A blocking access (`MPI_File_read`, `..._at`, `..._all`, ...): the status.
+unsafe fn blocking(
+    fh: c_int,
+    how: Access,
+    write: bool,
+    data: DataArgs,
+    status: *mut CStatus,
+    call: &'static str,
+) -> c_int {
+    let (g, r) = start(call, fh, how, write, data);
     // Safety: as the caller's contract.
     unsafe { finish(g.me, fh, call, status, r) }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_at_all(
+/// A non-blocking access (`MPI_File_iread`, ...): the operation now, and a request complete at
+/// once.
+unsafe fn nonblocking(
     fh: c_int,
-    offset: Offset,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
+    how: Access,
+    write: bool,
+    data: DataArgs,
+    req: *mut c_int,
+    call: &'static str,
 ) -> c_int {
-    let call = "MPI_File_read_at_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access_all(g.me, fh, &d, Some(offset), false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
+    let (g, r) = start(call, fh, how, write, data);
+    if req.is_null() {
+        return file_error(
+            g.me,
+            fh,
+            call,
+            mpi_err(rt::MPI_ERR_REQUEST, "null request pointer"),
+        );
+    }
+    match r {
+        Ok(s) => {
+            let id = io::done_request(g.me, s);
+            // Safety: checked non-null; the caller's contract.
+            unsafe { set(req, id as c_int + 1) };
+            MPI_SUCCESS
+        }
+        Err(e) => file_error(g.me, fh, call, e),
+    }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::Individual, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_all(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_all(g.me, fh, &d, None, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_shared(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_shared";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::Shared, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_ordered(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_ordered";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_ordered(g.me, fh, &d, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iread_at(
-    fh: c_int,
-    offset: Offset,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iread_at";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::At(offset), false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iread_at_all(
-    fh: c_int,
-    offset: Offset,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iread_at_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access_all(g.me, fh, &d, Some(offset), false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iread(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iread";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::Individual, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iread_all(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iread_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_all(g.me, fh, &d, None, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iread_shared(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iread_shared";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::Shared, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_at_all_begin(
-    fh: c_int,
-    offset: Offset,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-) -> c_int {
-    let call = "MPI_File_read_at_all_begin";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access_all(g.me, fh, &d, Some(offset), false, call));
+/// The `_begin` of a split collective: the whole operation now; its `_end` returns the status.
+/// Unsafe as the other access functions: the buffer must hold `count` elements of the datatype.
+unsafe fn split_begin(fh: c_int, how: Access, write: bool, data: DataArgs, call: &'static str) -> c_int {
+    let (g, r) = start(call, fh, how, write, data);
     file_result(g.me, fh, call, io::split_begin(g.me, fh, call, r))
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_at_all_end(
-    fh: c_int,
-    _buf: *mut c_void,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_at_all_end";
+/// The `_end` of the split collective begun by `begin`: its status.
+unsafe fn split_end(fh: c_int, status: *mut CStatus, begin: &str, call: &'static str) -> c_int {
     let g = enter_io(call);
-    let r = io::split_end(g.me, fh, "MPI_File_read_at_all_begin", call);
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_all_begin(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-) -> c_int {
-    let call = "MPI_File_read_all_begin";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_all(g.me, fh, &d, None, false, call));
-    file_result(g.me, fh, call, io::split_begin(g.me, fh, call, r))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_all_end(
-    fh: c_int,
-    _buf: *mut c_void,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_all_end";
-    let g = enter_io(call);
-    let r = io::split_end(g.me, fh, "MPI_File_read_all_begin", call);
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_ordered_begin(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-) -> c_int {
-    let call = "MPI_File_read_ordered_begin";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_ordered(g.me, fh, &d, false, call));
-    file_result(g.me, fh, call, io::split_begin(g.me, fh, call, r))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_ordered_end(
-    fh: c_int,
-    _buf: *mut c_void,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_ordered_end";
-    let g = enter_io(call);
-    let r = io::split_end(g.me, fh, "MPI_File_read_ordered_begin", call);
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_at(
-    fh: c_int,
-    offset: Offset,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_at";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::At(offset), true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_at_all(
-    fh: c_int,
-    offset: Offset,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_at_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access_all(g.me, fh, &d, Some(offset), true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::Individual, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_all(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_all(g.me, fh, &d, None, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_shared(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_shared";
-    let g = enter_io(call);
-    let r =
-        data(buf as usize, count, datatype).and_then(|d| io::access(g.me, fh, &d, Place::Shared, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_ordered(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_ordered";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_ordered(g.me, fh, &d, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iwrite_at(
-    fh: c_int,
-    offset: Offset,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iwrite_at";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::At(offset), true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iwrite_at_all(
-    fh: c_int,
-    offset: Offset,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iwrite_at_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access_all(g.me, fh, &d, Some(offset), true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iwrite(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iwrite";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::Individual, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iwrite_all(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iwrite_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_all(g.me, fh, &d, None, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iwrite_shared(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iwrite_shared";
-    let g = enter_io(call);
-    let r =
-        data(buf as usize, count, datatype).and_then(|d| io::access(g.me, fh, &d, Place::Shared, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_at_all_begin(
-    fh: c_int,
-    offset: Offset,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-) -> c_int {
-    let call = "MPI_File_write_at_all_begin";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access_all(g.me, fh, &d, Some(offset), true, call));
-    file_result(g.me, fh, call, io::split_begin(g.me, fh, call, r))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_at_all_end(
-    fh: c_int,
-    _buf: *const c_void,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_at_all_end";
-    let g = enter_io(call);
-    let r = io::split_end(g.me, fh, "MPI_File_write_at_all_begin", call);
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_all_begin(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-) -> c_int {
-    let call = "MPI_File_write_all_begin";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_all(g.me, fh, &d, None, true, call));
-    file_result(g.me, fh, call, io::split_begin(g.me, fh, call, r))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_all_end(
-    fh: c_int,
-    _buf: *const c_void,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_all_end";
-    let g = enter_io(call);
-    let r = io::split_end(g.me, fh, "MPI_File_write_all_begin", call);
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_ordered_begin(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-) -> c_int {
-    let call = "MPI_File_write_ordered_begin";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_ordered(g.me, fh, &d, true, call));
-    file_result(g.me, fh, call, io::split_begin(g.me, fh, call, r))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_ordered_end(
-    fh: c_int,
-    _buf: *const c_void,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_ordered_end";
-    let g = enter_io(call);
-    let r = io::split_end(g.me, fh, "MPI_File_write_ordered_begin", call);
+    let r = io::split_end(g.me, fh, begin, call);
     // Safety: as the caller's contract.
     unsafe { finish(g.me, fh, call, status, r) }
 }
