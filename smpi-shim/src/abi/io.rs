@@ -293,21 +293,7 @@ unsafe fn split_end(fh: c_int, status: *mut CStatus, begin: &str, call: &'static
     unsafe { finish(g.me, fh, call, status, r) }
 }
 
-// ------------------------------------------------------------------ pointers and views
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_seek(fh: c_int, offset: Offset, whence: c_int) -> c_int {
-    let call = "MPI_File_seek";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::seek(g.me, fh, offset, whence))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_seek_shared(fh: c_int, offset: Offset, whence: c_int) -> c_int {
-    let call = "MPI_File_seek_shared";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::seek_shared(g.me, fh, offset, whence))
-}
+// ------------------------------------------------------------------ pointers, views, sizes, hints
 
 /// Writes `v` to `out`, or reports a NULL `out` as `MPI_ERR_ARG` naming it.
 unsafe fn out<T>(me: u32, fh: c_int, call: &str, out: *mut T, name: &str, v: MpiResult<T>) -> c_int {
@@ -324,32 +310,58 @@ unsafe fn out<T>(me: u32, fh: c_int, call: &str, out: *mut T, name: &str, v: Mpi
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_position(fh: c_int, offset: *mut Offset) -> c_int {
-    let call = "MPI_File_get_position";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, offset, "offset", io::position(g.me, fh)) }
+/// Exports the file functions that make one operation of [`io`] on file `fh`, one line each.
+/// `=> |me| op`: the operation's error, if any, goes through the file's error handler;
+/// `-> out = |me| value`: the value goes to the program's pointer `out` (a NULL one is
+/// `MPI_ERR_ARG` naming it, see [`out`]). `me` is the calling rank; `|me, call|` also names the
+/// call (the function's name).
+macro_rules! file_calls {
+    () => {};
+    ($name:ident($fh:ident $(, $p:ident: $t:ty)*) => |$me:ident $(, $call:ident)?| $op:expr; $($rest:tt)*) => {
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($fh: c_int $(, $p: $t)*) -> c_int {
+            let call = stringify!($name);
+            let g = enter_io(call);
+            let $me = g.me;
+            $(let $call = call;)?
+            file_result(g.me, $fh, call, $op)
+        }
+        file_calls!($($rest)*);
+    };
+    ($name:ident($fh:ident $(, $p:ident: $t:ty)*) -> $out:ident = |$me:ident| $value:expr; $($rest:tt)*) => {
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($fh: c_int $(, $p: $t)*) -> c_int {
+            let call = stringify!($name);
+            let g = enter_io(call);
+            let $me = g.me;
+            // Safety: as the caller's contract.
+            unsafe { out(g.me, $fh, call, $out, stringify!($out), $value) }
+        }
+        file_calls!($($rest)*);
+    };
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_position_shared(fh: c_int, offset: *mut Offset) -> c_int {
-    let call = "MPI_File_get_position_shared";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, offset, "offset", io::position_shared(g.me, fh)) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_byte_offset(
-    fh: c_int,
-    offset: Offset,
-    disp: *mut Offset,
-) -> c_int {
-    let call = "MPI_File_get_byte_offset";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, disp, "disp", io::byte_offset(g.me, fh, offset)) }
+file_calls! {
+    MPI_File_seek(fh, offset: Offset, whence: c_int) => |me| io::seek(me, fh, offset, whence);
+    MPI_File_seek_shared(fh, offset: Offset, whence: c_int) => |me| io::seek_shared(me, fh, offset, whence);
+    MPI_File_get_position(fh, offset: *mut Offset) -> offset = |me| io::position(me, fh);
+    MPI_File_get_position_shared(fh, offset: *mut Offset) -> offset = |me| io::position_shared(me, fh);
+    MPI_File_get_byte_offset(fh, offset: Offset, disp: *mut Offset) -> disp = |me| io::byte_offset(me, fh, offset);
+    MPI_File_get_type_extent(fh, datatype: c_int, extent: *mut Aint) -> extent = |me| io::amode(me, fh)
+        .and_then(|_| arg_dtype(datatype, "datatype").map(|d| if d.size == 0 { 0 } else { d.extent }));
+    MPI_File_get_size(fh, size: *mut Offset) -> size = |me| io::get_size(me, fh);
+    MPI_File_set_size(fh, size: Offset) => |me, call| io::set_size(me, fh, size, false, call);
+    MPI_File_preallocate(fh, size: Offset) => |me, call| io::set_size(me, fh, size, true, call);
+    MPI_File_sync(fh) => |me| io::sync(me, fh);
+    MPI_File_set_atomicity(fh, flag: c_int) => |me| io::set_atomicity(me, fh, flag != 0);
+    MPI_File_get_atomicity(fh, flag: *mut c_int) -> flag = |me| io::atomicity(me, fh).map(c_int::from);
+    MPI_File_get_amode(fh, amode: *mut c_int) -> amode = |me| io::amode(me, fh);
+    MPI_File_get_group(fh, group: *mut c_int) -> group = |me| {
+        let members = |c| with_world(|w| w.ranks[me as usize].comm(c).map(|c| c.shared.group.to_vec()));
+        io::comm_of(me, fh).and_then(members).map(|m| super::group::add_group(me, m))
+    };
+    MPI_File_set_info(fh, info: c_int) => |me| io::set_info(me, fh, info);
+    MPI_File_get_info(fh, info_used: *mut c_int) -> info_used = |me| io::get_info(me, fh);
 }
 
 #[no_mangle]
@@ -412,109 +424,6 @@ pub(super) unsafe extern "C" fn MPI_File_get_view(
         },
         Err(e) => file_error(g.me, fh, call, e),
     }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_type_extent(
-    fh: c_int,
-    datatype: c_int,
-    extent_out: *mut Aint,
-) -> c_int {
-    let call = "MPI_File_get_type_extent";
-    let g = enter_io(call);
-    let r = io::amode(g.me, fh)
-        .and_then(|_| arg_dtype(datatype, "datatype").map(|d| if d.size == 0 { 0 } else { d.extent }));
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, extent_out, "extent", r) }
-}
-
-// ------------------------------------------------------------------ sizes, consistency, hints
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_size(fh: c_int, size: *mut Offset) -> c_int {
-    let call = "MPI_File_get_size";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, size, "size", io::get_size(g.me, fh)) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_set_size(fh: c_int, size: Offset) -> c_int {
-    let call = "MPI_File_set_size";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::set_size(g.me, fh, size, false, call))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_preallocate(fh: c_int, size: Offset) -> c_int {
-    let call = "MPI_File_preallocate";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::set_size(g.me, fh, size, true, call))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_sync(fh: c_int) -> c_int {
-    let call = "MPI_File_sync";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::sync(g.me, fh))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_set_atomicity(fh: c_int, flag: c_int) -> c_int {
-    let call = "MPI_File_set_atomicity";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::set_atomicity(g.me, fh, flag != 0))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_atomicity(fh: c_int, flag: *mut c_int) -> c_int {
-    let call = "MPI_File_get_atomicity";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe {
-        out(
-            g.me,
-            fh,
-            call,
-            flag,
-            "flag",
-            io::atomicity(g.me, fh).map(c_int::from),
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_amode(fh: c_int, amode: *mut c_int) -> c_int {
-    let call = "MPI_File_get_amode";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, amode, "amode", io::amode(g.me, fh)) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_group(fh: c_int, group: *mut c_int) -> c_int {
-    let call = "MPI_File_get_group";
-    let g = enter_io(call);
-    let r = io::comm_of(g.me, fh)
-        .and_then(|c| with_world(|w| w.ranks[g.me as usize].comm(c).map(|c| c.shared.group.to_vec())));
-    let r = r.map(|members| super::group::add_group(g.me, members));
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, group, "group", r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_set_info(fh: c_int, info: c_int) -> c_int {
-    let call = "MPI_File_set_info";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::set_info(g.me, fh, info))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_info(fh: c_int, info_used: *mut c_int) -> c_int {
-    let call = "MPI_File_get_info";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, info_used, "info_used", io::get_info(g.me, fh)) }
 }
 
 // ------------------------------------------------------------------ error handlers, handles
