@@ -289,29 +289,28 @@ impl Default for Files {
 
 impl Files {
     fn get(&self, h: c_int) -> MpiResult<&OpenFile> {
-        usize::try_from(h - 1)
-            .ok()
-            .and_then(|i| self.table.get(i))
-            .and_then(|f| f.as_deref())
-            .ok_or_else(|| {
-                file_err(
-                    MPI_ERR_FILE,
-                    format!("invalid file handle {h} (not an open file)"),
-                )
-            })
+        let i = self.index(h)?;
+        self.table[i].as_deref().ok_or_else(|| Self::not_open(h))
     }
 
     fn get_mut(&mut self, h: c_int) -> MpiResult<&mut OpenFile> {
+        let i = self.index(h)?;
+        self.table[i].as_deref_mut().ok_or_else(|| Self::not_open(h))
+    }
+
+    /// The table index of handle `h`, if it is in the table.
+    fn index(&self, h: c_int) -> MpiResult<usize> {
         usize::try_from(h - 1)
             .ok()
-            .and_then(|i| self.table.get_mut(i))
-            .and_then(|f| f.as_deref_mut())
-            .ok_or_else(|| {
-                file_err(
-                    MPI_ERR_FILE,
-                    format!("invalid file handle {h} (not an open file)"),
-                )
-            })
+            .filter(|&i| i < self.table.len())
+            .ok_or_else(|| Self::not_open(h))
+    }
+
+    fn not_open(h: c_int) -> MpiError {
+        file_err(
+            MPI_ERR_FILE,
+            format!("invalid file handle {h} (not an open file)"),
+        )
     }
 }
 
@@ -1375,24 +1374,39 @@ pub(crate) fn seek(me: u32, h: c_int, offset: i64, whence: i32) -> MpiResult<()>
         }
         Ok((m.pos, m.view.etype_dt.extent, m.view.clone()))
     })?;
-    let end = end_in_etypes(me, h, &view)?;
+    let new = seek_target(me, h, &view, pos, offset, whence, "pointer")?;
+    sg_seek(me, h, offset * etype_extent.max(1) as i64, whence);
+    with_file(me, h, |f, r| {
+        f.members[r].pos = new;
+        Ok(())
+    })
+}
+
+/// Where a seek of `offset` etypes from `whence` places a pointer of the view now at etype
+/// `cur`; `pointer` names it in the error.
+fn seek_target(
+    me: u32,
+    h: c_int,
+    view: &View,
+    cur: u64,
+    offset: i64,
+    whence: i32,
+    pointer: &str,
+) -> MpiResult<u64> {
+    let end = end_in_etypes(me, h, view)?;
     let new = match whence {
         MPI_SEEK_SET => offset,
-        MPI_SEEK_CUR => pos as i64 + offset,
+        MPI_SEEK_CUR => cur as i64 + offset,
         MPI_SEEK_END => end as i64 + offset,
         _ => return Err(mpi_err(MPI_ERR_ARG, format!("invalid whence {whence}"))),
     };
     if new < 0 {
         return Err(mpi_err(
             MPI_ERR_ARG,
-            format!("the seek would place the pointer before the start of the view ({new})"),
+            format!("the seek would place the {pointer} before the start of the view ({new})"),
         ));
     }
-    sg_seek(me, h, offset * etype_extent.max(1) as i64, whence);
-    with_file(me, h, |f, r| {
-        f.members[r].pos = new as u64;
-        Ok(())
-    })
+    Ok(new as u64)
 }
 
 /// The etype offset just past the end of the file in the view (MPI's `MPI_SEEK_END`).
@@ -1423,34 +1437,20 @@ fn end_in_etypes(me: u32, h: c_int, view: &View) -> MpiResult<u64> {
 }
 
 pub(crate) fn seek_shared(me: u32, h: c_int, offset: i64, whence: i32) -> MpiResult<()> {
-    let view = with_file(me, h, |f, r| Ok(f.members[r].view.clone()))?;
-    let end = end_in_etypes(me, h, &view)?;
-    let cur = with_file(me, h, |f, _| Ok(f.shared))?;
-    let new = match whence {
-        MPI_SEEK_SET => offset,
-        MPI_SEEK_CUR => cur as i64 + offset,
-        MPI_SEEK_END => end as i64 + offset,
-        _ => return Err(mpi_err(MPI_ERR_ARG, format!("invalid whence {whence}"))),
-    };
-    if new < 0 {
-        return Err(mpi_err(
-            MPI_ERR_ARG,
-            format!("the seek would place the shared pointer before the start of the view ({new})"),
-        ));
-    }
+    let (view, cur) = with_file(me, h, |f, r| Ok((f.members[r].view.clone(), f.shared)))?;
+    let new = seek_target(me, h, &view, cur, offset, whence, "shared pointer")?;
     // SMPI: under the mutex, seek this rank's position and make it the shared pointer.
     lock(me, h)?;
     sg_seek(me, h, offset * view.etype_dt.extent.max(1) as i64, whence);
-    let pos = sg_get(me, h)?.pos;
+    sg_store_shared(me, h)?;
     with_file(me, h, |f, r| {
-        f.sg_shared = pos;
         // Collective without a barrier (as SMPI): the first rank to make its k-th call sets the
         // pointer, so that a rank arriving late does not undo accesses made since.
         let m = &mut f.members[r];
         m.shared_seeks += 1;
         if m.shared_seeks > f.shared_seeks {
             f.shared_seeks = m.shared_seeks;
-            f.shared = new as u64;
+            f.shared = new;
         }
         Ok(())
     })?;
@@ -1568,11 +1568,7 @@ pub(crate) fn set_view(
     if view.rank == 0 {
         lock(me, h)?;
         sg_seek(me, h, disp, MPI_SEEK_SET);
-        let pos = sg_get(me, h)?.pos;
-        with_file(me, h, |f, _| {
-            f.sg_shared = pos;
-            Ok(())
-        })?;
+        sg_store_shared(me, h)?;
         unlock(me, h);
     }
     coll::barrier(view)
