@@ -8,7 +8,7 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use crate::mpi::entry::{self, enter_call};
-use crate::mpi::io::{self, Data, Place};
+use crate::mpi::io::{self, Access, Data};
 use crate::mpi::ti_trace::{self, ti};
 use crate::mpi::{self as rt, mpi_err, with_world, CStatus, MpiError, MpiResult, StatusInfo, MPI_SUCCESS};
 
@@ -73,22 +73,6 @@ unsafe fn finish(me: u32, fh: c_int, call: &str, status: *mut CStatus, r: MpiRes
         Ok(s) => {
             // Safety: `status` is MPI_STATUS_IGNORE (null) or valid (the caller's contract).
             unsafe { write_status(status, &s) };
-            MPI_SUCCESS
-        }
-        Err(e) => file_error(me, fh, call, e),
-    }
-}
-
-/// Ends a non-blocking access: a request complete at once.
-unsafe fn finish_nb(me: u32, fh: c_int, call: &str, req: *mut c_int, r: MpiResult<StatusInfo>) -> c_int {
-    if req.is_null() {
-        return file_error(me, fh, call, mpi_err(rt::MPI_ERR_REQUEST, "null request pointer"));
-    }
-    match r {
-        Ok(s) => {
-            let id = io::done_request(me, s);
-            // Safety: checked non-null; the caller's contract.
-            unsafe { set(req, id as c_int + 1) };
             MPI_SUCCESS
         }
         Err(e) => file_error(me, fh, call, e),
@@ -173,535 +157,143 @@ pub(super) unsafe extern "C" fn MPI_File_delete(filename: *const c_char, _info: 
 
 // ------------------------------------------------------------------ accesses
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_at(
+/// The access functions (MPI 14.4), one row per access form and direction: the blocking
+/// function, then the non-blocking one (`, MPI_File_i...`) and the split collective pair
+/// (`| _begin / _end`) where MPI has them; independent forms first, then collective ones. Each
+/// function forwards to [`blocking`], [`nonblocking`], [`split_begin`] or [`split_end`] with
+/// its form (an [`Access`], carrying the offset argument of the `_at` forms) and direction,
+/// which also sets the buffer's type (`const` for writes); every form's logic is in
+/// [`io::access`], once.
+macro_rules! access_forms {
+    ($($how:ident $(($off:ident))? $dir:ident: $blocking:ident $(, $nb:ident)? $(| $begin:ident / $end:ident)?;)*) => {$(
+        access_forms!(@form $dir $how ($($off)?) $blocking [$($nb)?] [$($begin $end)?]);
+    )*};
+    (@form $dir:ident $how:ident $offset:tt $blocking:ident [$($nb:ident)?] [$($begin:ident $end:ident)?]) => {
+        access_forms!(@start $dir $how $offset $blocking (status: *mut CStatus) blocking);
+        $(access_forms!(@start $dir $how $offset $nb (request: *mut c_int) nonblocking);)?
+        $(
+            access_forms!(@start $dir $how $offset $begin () split_begin);
+            #[no_mangle]
+            pub(super) unsafe extern "C" fn $end(fh: c_int, _buf: access_forms!(@buf $dir), status: *mut CStatus) -> c_int {
+                // Safety: as the caller's contract.
+                unsafe { split_end(fh, status, stringify!($begin), stringify!($end)) }
+            }
+        )?
+    };
+    // A function that starts an access: `fh`, the offset if any, the data, then `$last`.
+    (@start $dir:ident $how:ident ($($off:ident)?) $name:ident ($($last:ident: $last_ty:ty)?) $f:ident) => {
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name(
+            fh: c_int,
+            $($off: Offset,)?
+            buf: access_forms!(@buf $dir),
+            count: c_int,
+            datatype: c_int,
+            $($last: $last_ty)?
+        ) -> c_int {
+            let (how, write) = (Access::$how$(($off))?, access_forms!(@write $dir));
+            // Safety: as the caller's contract.
+            unsafe { $f(fh, how, write, (buf as *const c_void, count, datatype), $($last,)? stringify!($name)) }
+        }
+    };
+    (@buf read) => { *mut c_void };
+    (@buf write) => { *const c_void };
+    (@write read) => { false };
+    (@write write) => { true };
+}
+
+access_forms! {
+    At(offset) read:     MPI_File_read_at, MPI_File_iread_at;
+    At(offset) write:    MPI_File_write_at, MPI_File_iwrite_at;
+    Individual read:     MPI_File_read, MPI_File_iread;
+    Individual write:    MPI_File_write, MPI_File_iwrite;
+    Shared read:         MPI_File_read_shared, MPI_File_iread_shared;
+    Shared write:        MPI_File_write_shared, MPI_File_iwrite_shared;
+    AtAll(offset) read:  MPI_File_read_at_all, MPI_File_iread_at_all | MPI_File_read_at_all_begin / MPI_File_read_at_all_end;
+    AtAll(offset) write: MPI_File_write_at_all, MPI_File_iwrite_at_all | MPI_File_write_at_all_begin / MPI_File_write_at_all_end;
+    All read:            MPI_File_read_all, MPI_File_iread_all | MPI_File_read_all_begin / MPI_File_read_all_end;
+    All write:           MPI_File_write_all, MPI_File_iwrite_all | MPI_File_write_all_begin / MPI_File_write_all_end;
+    Ordered read:        MPI_File_read_ordered | MPI_File_read_ordered_begin / MPI_File_read_ordered_end;
+    Ordered write:       MPI_File_write_ordered | MPI_File_write_ordered_begin / MPI_File_write_ordered_end;
+}
+
+/// An access's buffer, count and datatype, as the program passes them.
+type DataArgs = (*const c_void, c_int, c_int);
+
+/// Enters access function `call` and makes the access (a write if `write`): its data checked,
+/// then the operation. The entry (whose drop ends the call) goes back to the caller.
+fn start(
+    call: &'static str,
     fh: c_int,
-    offset: Offset,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_at";
+    how: Access,
+    write: bool,
+    (buf, count, dtype): DataArgs,
+) -> (entry::Entry, MpiResult<StatusInfo>) {
     let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::At(offset), false, call));
+    let r = data(buf as usize, count, dtype).and_then(|d| io::access(g.me, fh, &d, how, write, call));
+    (g, r)
+}
+
+/// A blocking access (`MPI_File_read`, `..._at`, `..._all`, ...): the status.
+unsafe fn blocking(
+    fh: c_int,
+    how: Access,
+    write: bool,
+    data: DataArgs,
+    status: *mut CStatus,
+    call: &'static str,
+) -> c_int {
+    let (g, r) = start(call, fh, how, write, data);
     // Safety: as the caller's contract.
     unsafe { finish(g.me, fh, call, status, r) }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_at_all(
+/// A non-blocking access (`MPI_File_iread`, ...): the operation now, and a request complete at
+/// once.
+unsafe fn nonblocking(
     fh: c_int,
-    offset: Offset,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
+    how: Access,
+    write: bool,
+    data: DataArgs,
+    req: *mut c_int,
+    call: &'static str,
 ) -> c_int {
-    let call = "MPI_File_read_at_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access_all(g.me, fh, &d, Some(offset), false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
+    let (g, r) = start(call, fh, how, write, data);
+    if req.is_null() {
+        return file_error(
+            g.me,
+            fh,
+            call,
+            mpi_err(rt::MPI_ERR_REQUEST, "null request pointer"),
+        );
+    }
+    match r {
+        Ok(s) => {
+            let id = io::done_request(g.me, s);
+            // Safety: checked non-null; the caller's contract.
+            unsafe { set(req, id as c_int + 1) };
+            MPI_SUCCESS
+        }
+        Err(e) => file_error(g.me, fh, call, e),
+    }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::Individual, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_all(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_all(g.me, fh, &d, None, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_shared(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_shared";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::Shared, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_ordered(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_ordered";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_ordered(g.me, fh, &d, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iread_at(
-    fh: c_int,
-    offset: Offset,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iread_at";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::At(offset), false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iread_at_all(
-    fh: c_int,
-    offset: Offset,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iread_at_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access_all(g.me, fh, &d, Some(offset), false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iread(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iread";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::Individual, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iread_all(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iread_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_all(g.me, fh, &d, None, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iread_shared(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iread_shared";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::Shared, false, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_at_all_begin(
-    fh: c_int,
-    offset: Offset,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-) -> c_int {
-    let call = "MPI_File_read_at_all_begin";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access_all(g.me, fh, &d, Some(offset), false, call));
+/// The `_begin` of a split collective: the whole operation now; its `_end` returns the status.
+/// Unsafe as the other access functions: the buffer must hold `count` elements of the datatype.
+unsafe fn split_begin(fh: c_int, how: Access, write: bool, data: DataArgs, call: &'static str) -> c_int {
+    let (g, r) = start(call, fh, how, write, data);
     file_result(g.me, fh, call, io::split_begin(g.me, fh, call, r))
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_at_all_end(
-    fh: c_int,
-    _buf: *mut c_void,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_at_all_end";
+/// The `_end` of the split collective begun by `begin`: its status.
+unsafe fn split_end(fh: c_int, status: *mut CStatus, begin: &str, call: &'static str) -> c_int {
     let g = enter_io(call);
-    let r = io::split_end(g.me, fh, "MPI_File_read_at_all_begin", call);
+    let r = io::split_end(g.me, fh, begin, call);
     // Safety: as the caller's contract.
     unsafe { finish(g.me, fh, call, status, r) }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_all_begin(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-) -> c_int {
-    let call = "MPI_File_read_all_begin";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_all(g.me, fh, &d, None, false, call));
-    file_result(g.me, fh, call, io::split_begin(g.me, fh, call, r))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_all_end(
-    fh: c_int,
-    _buf: *mut c_void,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_all_end";
-    let g = enter_io(call);
-    let r = io::split_end(g.me, fh, "MPI_File_read_all_begin", call);
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_ordered_begin(
-    fh: c_int,
-    buf: *mut c_void,
-    count: c_int,
-    datatype: c_int,
-) -> c_int {
-    let call = "MPI_File_read_ordered_begin";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_ordered(g.me, fh, &d, false, call));
-    file_result(g.me, fh, call, io::split_begin(g.me, fh, call, r))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_read_ordered_end(
-    fh: c_int,
-    _buf: *mut c_void,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_read_ordered_end";
-    let g = enter_io(call);
-    let r = io::split_end(g.me, fh, "MPI_File_read_ordered_begin", call);
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_at(
-    fh: c_int,
-    offset: Offset,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_at";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::At(offset), true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_at_all(
-    fh: c_int,
-    offset: Offset,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_at_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access_all(g.me, fh, &d, Some(offset), true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::Individual, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_all(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_all(g.me, fh, &d, None, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_shared(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_shared";
-    let g = enter_io(call);
-    let r =
-        data(buf as usize, count, datatype).and_then(|d| io::access(g.me, fh, &d, Place::Shared, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_ordered(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_ordered";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_ordered(g.me, fh, &d, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iwrite_at(
-    fh: c_int,
-    offset: Offset,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iwrite_at";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::At(offset), true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iwrite_at_all(
-    fh: c_int,
-    offset: Offset,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iwrite_at_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access_all(g.me, fh, &d, Some(offset), true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iwrite(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iwrite";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access(g.me, fh, &d, Place::Individual, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iwrite_all(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iwrite_all";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_all(g.me, fh, &d, None, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_iwrite_shared(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-    request: *mut c_int,
-) -> c_int {
-    let call = "MPI_File_iwrite_shared";
-    let g = enter_io(call);
-    let r =
-        data(buf as usize, count, datatype).and_then(|d| io::access(g.me, fh, &d, Place::Shared, true, call));
-    // Safety: as the caller's contract.
-    unsafe { finish_nb(g.me, fh, call, request, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_at_all_begin(
-    fh: c_int,
-    offset: Offset,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-) -> c_int {
-    let call = "MPI_File_write_at_all_begin";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype)
-        .and_then(|d| io::access_all(g.me, fh, &d, Some(offset), true, call));
-    file_result(g.me, fh, call, io::split_begin(g.me, fh, call, r))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_at_all_end(
-    fh: c_int,
-    _buf: *const c_void,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_at_all_end";
-    let g = enter_io(call);
-    let r = io::split_end(g.me, fh, "MPI_File_write_at_all_begin", call);
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_all_begin(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-) -> c_int {
-    let call = "MPI_File_write_all_begin";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_all(g.me, fh, &d, None, true, call));
-    file_result(g.me, fh, call, io::split_begin(g.me, fh, call, r))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_all_end(
-    fh: c_int,
-    _buf: *const c_void,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_all_end";
-    let g = enter_io(call);
-    let r = io::split_end(g.me, fh, "MPI_File_write_all_begin", call);
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_ordered_begin(
-    fh: c_int,
-    buf: *const c_void,
-    count: c_int,
-    datatype: c_int,
-) -> c_int {
-    let call = "MPI_File_write_ordered_begin";
-    let g = enter_io(call);
-    let r = data(buf as usize, count, datatype).and_then(|d| io::access_ordered(g.me, fh, &d, true, call));
-    file_result(g.me, fh, call, io::split_begin(g.me, fh, call, r))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_write_ordered_end(
-    fh: c_int,
-    _buf: *const c_void,
-    status: *mut CStatus,
-) -> c_int {
-    let call = "MPI_File_write_ordered_end";
-    let g = enter_io(call);
-    let r = io::split_end(g.me, fh, "MPI_File_write_ordered_begin", call);
-    // Safety: as the caller's contract.
-    unsafe { finish(g.me, fh, call, status, r) }
-}
-
-// ------------------------------------------------------------------ pointers and views
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_seek(fh: c_int, offset: Offset, whence: c_int) -> c_int {
-    let call = "MPI_File_seek";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::seek(g.me, fh, offset, whence))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_seek_shared(fh: c_int, offset: Offset, whence: c_int) -> c_int {
-    let call = "MPI_File_seek_shared";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::seek_shared(g.me, fh, offset, whence))
-}
+// ------------------------------------------------------------------ pointers, views, sizes, hints
 
 /// Writes `v` to `out`, or reports a NULL `out` as `MPI_ERR_ARG` naming it.
 unsafe fn out<T>(me: u32, fh: c_int, call: &str, out: *mut T, name: &str, v: MpiResult<T>) -> c_int {
@@ -718,32 +310,58 @@ unsafe fn out<T>(me: u32, fh: c_int, call: &str, out: *mut T, name: &str, v: Mpi
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_position(fh: c_int, offset: *mut Offset) -> c_int {
-    let call = "MPI_File_get_position";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, offset, "offset", io::position(g.me, fh)) }
+/// Exports the file functions that make one operation of [`io`] on file `fh`, one line each.
+/// `=> |me| op`: the operation's error, if any, goes through the file's error handler;
+/// `-> out = |me| value`: the value goes to the program's pointer `out` (a NULL one is
+/// `MPI_ERR_ARG` naming it, see [`out`]). `me` is the calling rank; `|me, call|` also names the
+/// call (the function's name).
+macro_rules! file_calls {
+    () => {};
+    ($name:ident($fh:ident $(, $p:ident: $t:ty)*) => |$me:ident $(, $call:ident)?| $op:expr; $($rest:tt)*) => {
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($fh: c_int $(, $p: $t)*) -> c_int {
+            let call = stringify!($name);
+            let g = enter_io(call);
+            let $me = g.me;
+            $(let $call = call;)?
+            file_result(g.me, $fh, call, $op)
+        }
+        file_calls!($($rest)*);
+    };
+    ($name:ident($fh:ident $(, $p:ident: $t:ty)*) -> $out:ident = |$me:ident| $value:expr; $($rest:tt)*) => {
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($fh: c_int $(, $p: $t)*) -> c_int {
+            let call = stringify!($name);
+            let g = enter_io(call);
+            let $me = g.me;
+            // Safety: as the caller's contract.
+            unsafe { out(g.me, $fh, call, $out, stringify!($out), $value) }
+        }
+        file_calls!($($rest)*);
+    };
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_position_shared(fh: c_int, offset: *mut Offset) -> c_int {
-    let call = "MPI_File_get_position_shared";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, offset, "offset", io::position_shared(g.me, fh)) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_byte_offset(
-    fh: c_int,
-    offset: Offset,
-    disp: *mut Offset,
-) -> c_int {
-    let call = "MPI_File_get_byte_offset";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, disp, "disp", io::byte_offset(g.me, fh, offset)) }
+file_calls! {
+    MPI_File_seek(fh, offset: Offset, whence: c_int) => |me| io::seek(me, fh, offset, whence);
+    MPI_File_seek_shared(fh, offset: Offset, whence: c_int) => |me| io::seek_shared(me, fh, offset, whence);
+    MPI_File_get_position(fh, offset: *mut Offset) -> offset = |me| io::position(me, fh);
+    MPI_File_get_position_shared(fh, offset: *mut Offset) -> offset = |me| io::position_shared(me, fh);
+    MPI_File_get_byte_offset(fh, offset: Offset, disp: *mut Offset) -> disp = |me| io::byte_offset(me, fh, offset);
+    MPI_File_get_type_extent(fh, datatype: c_int, extent: *mut Aint) -> extent = |me| io::amode(me, fh)
+        .and_then(|_| arg_dtype(datatype, "datatype").map(|d| if d.size == 0 { 0 } else { d.extent }));
+    MPI_File_get_size(fh, size: *mut Offset) -> size = |me| io::get_size(me, fh);
+    MPI_File_set_size(fh, size: Offset) => |me, call| io::set_size(me, fh, size, false, call);
+    MPI_File_preallocate(fh, size: Offset) => |me, call| io::set_size(me, fh, size, true, call);
+    MPI_File_sync(fh) => |me| io::sync(me, fh);
+    MPI_File_set_atomicity(fh, flag: c_int) => |me| io::set_atomicity(me, fh, flag != 0);
+    MPI_File_get_atomicity(fh, flag: *mut c_int) -> flag = |me| io::atomicity(me, fh).map(c_int::from);
+    MPI_File_get_amode(fh, amode: *mut c_int) -> amode = |me| io::amode(me, fh);
+    MPI_File_get_group(fh, group: *mut c_int) -> group = |me| {
+        let members = |c| with_world(|w| w.ranks[me as usize].comm(c).map(|c| c.shared.group.to_vec()));
+        io::comm_of(me, fh).and_then(members).map(|m| super::group::add_group(me, m))
+    };
+    MPI_File_set_info(fh, info: c_int) => |me| io::set_info(me, fh, info);
+    MPI_File_get_info(fh, info_used: *mut c_int) -> info_used = |me| io::get_info(me, fh);
 }
 
 #[no_mangle]
@@ -806,109 +424,6 @@ pub(super) unsafe extern "C" fn MPI_File_get_view(
         },
         Err(e) => file_error(g.me, fh, call, e),
     }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_type_extent(
-    fh: c_int,
-    datatype: c_int,
-    extent_out: *mut Aint,
-) -> c_int {
-    let call = "MPI_File_get_type_extent";
-    let g = enter_io(call);
-    let r = io::amode(g.me, fh)
-        .and_then(|_| arg_dtype(datatype, "datatype").map(|d| if d.size == 0 { 0 } else { d.extent }));
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, extent_out, "extent", r) }
-}
-
-// ------------------------------------------------------------------ sizes, consistency, hints
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_size(fh: c_int, size: *mut Offset) -> c_int {
-    let call = "MPI_File_get_size";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, size, "size", io::get_size(g.me, fh)) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_set_size(fh: c_int, size: Offset) -> c_int {
-    let call = "MPI_File_set_size";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::set_size(g.me, fh, size, false, call))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_preallocate(fh: c_int, size: Offset) -> c_int {
-    let call = "MPI_File_preallocate";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::set_size(g.me, fh, size, true, call))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_sync(fh: c_int) -> c_int {
-    let call = "MPI_File_sync";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::sync(g.me, fh))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_set_atomicity(fh: c_int, flag: c_int) -> c_int {
-    let call = "MPI_File_set_atomicity";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::set_atomicity(g.me, fh, flag != 0))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_atomicity(fh: c_int, flag: *mut c_int) -> c_int {
-    let call = "MPI_File_get_atomicity";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe {
-        out(
-            g.me,
-            fh,
-            call,
-            flag,
-            "flag",
-            io::atomicity(g.me, fh).map(c_int::from),
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_amode(fh: c_int, amode: *mut c_int) -> c_int {
-    let call = "MPI_File_get_amode";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, amode, "amode", io::amode(g.me, fh)) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_group(fh: c_int, group: *mut c_int) -> c_int {
-    let call = "MPI_File_get_group";
-    let g = enter_io(call);
-    let r = io::comm_of(g.me, fh)
-        .and_then(|c| with_world(|w| w.ranks[g.me as usize].comm(c).map(|c| c.shared.group.to_vec())));
-    let r = r.map(|members| super::group::add_group(g.me, members));
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, group, "group", r) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_set_info(fh: c_int, info: c_int) -> c_int {
-    let call = "MPI_File_set_info";
-    let g = enter_io(call);
-    file_result(g.me, fh, call, io::set_info(g.me, fh, info))
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_File_get_info(fh: c_int, info_used: *mut c_int) -> c_int {
-    let call = "MPI_File_get_info";
-    let g = enter_io(call);
-    // Safety: as the caller's contract.
-    unsafe { out(g.me, fh, call, info_used, "info_used", io::get_info(g.me, fh)) }
 }
 
 // ------------------------------------------------------------------ error handlers, handles

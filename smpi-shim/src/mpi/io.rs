@@ -289,29 +289,28 @@ impl Default for Files {
 
 impl Files {
     fn get(&self, h: c_int) -> MpiResult<&OpenFile> {
-        usize::try_from(h - 1)
-            .ok()
-            .and_then(|i| self.table.get(i))
-            .and_then(|f| f.as_deref())
-            .ok_or_else(|| {
-                file_err(
-                    MPI_ERR_FILE,
-                    format!("invalid file handle {h} (not an open file)"),
-                )
-            })
+        let i = self.index(h)?;
+        self.table[i].as_deref().ok_or_else(|| Self::not_open(h))
     }
 
     fn get_mut(&mut self, h: c_int) -> MpiResult<&mut OpenFile> {
+        let i = self.index(h)?;
+        self.table[i].as_deref_mut().ok_or_else(|| Self::not_open(h))
+    }
+
+    /// The table index of handle `h`, if it is in the table.
+    fn index(&self, h: c_int) -> MpiResult<usize> {
         usize::try_from(h - 1)
             .ok()
-            .and_then(|i| self.table.get_mut(i))
-            .and_then(|f| f.as_deref_mut())
-            .ok_or_else(|| {
-                file_err(
-                    MPI_ERR_FILE,
-                    format!("invalid file handle {h} (not an open file)"),
-                )
-            })
+            .filter(|&i| i < self.table.len())
+            .ok_or_else(|| Self::not_open(h))
+    }
+
+    fn not_open(h: c_int) -> MpiError {
+        file_err(
+            MPI_ERR_FILE,
+            format!("invalid file handle {h} (not an open file)"),
+        )
     }
 }
 
@@ -943,17 +942,6 @@ pub(crate) fn delete(me: u32, path: &str) -> MpiResult<()> {
 
 // ------------------------------------------------------------------ accesses
 
-/// How an access finds its place in the file.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Place {
-    /// The individual pointer.
-    Individual,
-    /// An explicit offset (etypes).
-    At(i64),
-    /// The shared pointer.
-    Shared,
-}
-
 fn check_access(me: u32, h: c_int, write: bool, call: &str) -> MpiResult<()> {
     let amode = with_file(me, h, |f, _| Ok(f.amode))?;
     if write && amode & MPI_MODE_RDONLY != 0 {
@@ -985,97 +973,218 @@ fn status(bytes: u64) -> StatusInfo {
     }
 }
 
-/// An independent access (`read`, `write`, `_at`, `_shared`).
+/// An access function's form: where in the file it reads or writes, and whether the ranks make
+/// it together (MPI 14.4.1; the suffixes of the functions' names).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Access {
+    /// `_at`: at an explicit offset (etypes).
+    At(i64),
+    /// `_at_all`: collective, each rank at its explicit offset (etypes).
+    AtAll(i64),
+    /// No suffix: at the individual pointer.
+    Individual,
+    /// `_all`: collective, each rank at its individual pointer.
+    All,
+    /// `_shared`: at the shared pointer, one rank at a time.
+    Shared,
+    /// `_ordered`: collective, in rank order from the shared pointer.
+    Ordered,
+}
+
+/// An access of `d` in form `how`, a write if `write`: the operation of every access function
+/// (the non-blocking and split collective ones make it at once too).
 pub(crate) fn access(
     me: u32,
     h: c_int,
     d: &Data,
-    place: Place,
+    how: Access,
     write: bool,
     call: &str,
 ) -> MpiResult<StatusInfo> {
     check_access(me, h, write, call)?;
-    if let Place::At(o) = place {
+    if let Access::At(o) | Access::AtAll(o) = how {
         if o < 0 {
             return Err(file_err(MPI_ERR_ARG, format!("{call}: negative offset {o}")));
         }
     }
     let dt = data_type(d)?;
+    let (count, size, extent) = (d.count as u64, dt.size as u64, dt.extent as i64);
+    let contiguous = dt.is_contiguous();
+    // SMPI's timing, from its byte position: one rank's access, or the ranks' together.
+    let independent = || sg_access(me, h, count, size, extent, write);
+    let collective = || sg_op_all(me, h, count, size, extent, contiguous, write);
+    let op = Op { me, h, d, write };
+    let n = match how {
+        Access::At(_) | Access::Individual | Access::Shared if count == 0 => 0,
+        Access::At(o) => at_or_pointer(op, Some(o), independent)?,
+        Access::Individual => at_or_pointer(op, None, independent)?,
+        Access::AtAll(o) => at_or_pointer(op, Some(o), collective)?,
+        Access::All => at_or_pointer(op, None, collective)?,
+        Access::Shared => shared(op, independent)?,
+        Access::Ordered => ordered(op, size * count, collective)?,
+    };
+    Ok(status(n))
+}
+
+/// An access in progress: the calling rank, the file, the data, and whether it is a write.
+#[derive(Clone, Copy)]
+struct Op<'a> {
+    me: u32,
+    h: c_int,
+    d: &'a Data,
+    write: bool,
+}
+
+/// Moves the data of an access at etype `at` of the view around `time`, the access's timing: a
+/// write's data goes to the file when the call starts, a read's is taken when it ends (see the
+/// module docs). Returns the bytes moved.
+fn transfer(op: Op, at: u64, time: impl FnOnce() -> MpiResult<()>) -> MpiResult<u64> {
+    let Op { me, h, d, write } = op;
     if d.count == 0 {
-        return Ok(status(0));
+        time()?;
+        return Ok(0);
     }
-    let (size, extent) = (dt.size as u64, dt.extent as i64);
-    let count = d.count as u64;
-    match place {
-        Place::Individual => {
-            let at = with_file(me, h, |f, r| Ok(f.members[r].pos))?;
-            let n = if write { write_data(me, h, d, at)? } else { 0 };
-            sg_access(me, h, count, size, extent, write)?;
-            let n = if write { n } else { read_data(me, h, d, at)? };
-            let moved = bytes_to_etypes(me, h, n)?;
-            with_file(me, h, |f, r| {
-                f.members[r].pos = at + moved;
-                Ok(())
-            })?;
-            Ok(status(n))
-        }
-        Place::At(offset) => {
-            // SMPI: remember the position (in etypes), seek to the offset (as bytes), access,
-            // seek back to the remembered number (as bytes).
-            let (sg, etype_extent) = with_file(me, h, |f, r| {
-                Ok((f.members[r].sg, f.members[r].view.etype_dt.extent.max(1) as u64))
-            })?;
-            let prev = sg.pos / etype_extent;
-            let n = if write {
-                write_data(me, h, d, offset as u64)?
-            } else {
-                0
-            };
-            sg_seek(me, h, offset, MPI_SEEK_SET);
-            sg_access(me, h, count, size, extent, write)?;
-            sg_seek(me, h, prev as i64, MPI_SEEK_SET);
-            let n = if write {
-                n
-            } else {
-                read_data(me, h, d, offset as u64)?
-            };
-            Ok(status(n))
-        }
-        Place::Shared => {
-            lock(me, h)?;
-            let r = (|| -> MpiResult<u64> {
-                let (at, sg_shared) = with_file(me, h, |f, _| Ok((f.shared, f.sg_shared)))?;
-                let n = if write {
-                    write_data(me, h, d, at)?
-                } else {
-                    read_data(me, h, d, at)?
-                };
-                let moved = bytes_to_etypes(me, h, n)?;
-                with_file(me, h, |f, _| {
-                    f.shared = at + moved;
-                    Ok(())
-                })?;
-                sg_seek(me, h, sg_shared as i64, MPI_SEEK_SET);
-                sg_access(me, h, count, size, extent, write)?;
-                let pos = sg_get(me, h)?.pos;
-                with_file(me, h, |f, _| {
-                    f.sg_shared = pos;
-                    Ok(())
-                })?;
-                Ok(n)
-            })();
-            if write {
-                let pos = with_file(me, h, |f, _| Ok(f.sg_shared))?;
-                sg_seek(me, h, pos as i64, MPI_SEEK_SET);
-                unlock(me, h);
-            } else {
-                unlock(me, h);
-                let pos = with_file(me, h, |f, _| Ok(f.sg_shared))?;
-                sg_seek(me, h, pos as i64, MPI_SEEK_SET);
-            }
-            Ok(status(r?))
-        }
+    if write {
+        let n = write_data(me, h, d, at)?;
+        time()?;
+        Ok(n)
+    } else {
+        time()?;
+        read_data(me, h, d, at)
     }
+}
+
+/// SMPI's position in etypes of the view (its byte position over the etype's extent), which it
+/// restores after an access elsewhere, as a number of bytes (its mix-up, reproduced).
+fn sg_etype_position(me: u32, h: c_int) -> MpiResult<u64> {
+    with_file(me, h, |f, r| {
+        let m = &f.members[r];
+        Ok(m.sg.pos / m.view.etype_dt.extent.max(1) as u64)
+    })
+}
+
+/// An access at explicit offset `offset` (etypes) or, without one, at the individual pointer,
+/// which then moves past the data. SMPI times an access at an offset by remembering its
+/// position, seeking to the offset (as bytes), accessing (`time`), and seeking back.
+fn at_or_pointer(op: Op, offset: Option<i64>, time: impl FnOnce() -> MpiResult<()>) -> MpiResult<u64> {
+    let (me, h) = (op.me, op.h);
+    let Some(offset) = offset else {
+        let at = with_file(me, h, |f, r| Ok(f.members[r].pos))?;
+        let n = transfer(op, at, time)?;
+        let moved = bytes_to_etypes(me, h, n)?;
+        with_file(me, h, |f, r| {
+            f.members[r].pos = at + moved;
+            Ok(())
+        })?;
+        return Ok(n);
+    };
+    transfer(op, offset as u64, || {
+        let prev = sg_etype_position(me, h)?;
+        sg_seek(me, h, offset, MPI_SEEK_SET);
+        time()?;
+        sg_seek(me, h, prev as i64, MPI_SEEK_SET);
+        Ok(())
+    })
+}
+
+/// SMPI's shared pointer takes the rank's byte position (under the file's mutex).
+fn sg_store_shared(me: u32, h: c_int) -> MpiResult<()> {
+    let pos = sg_get(me, h)?.pos;
+    with_file(me, h, |f, _| {
+        f.sg_shared = pos;
+        Ok(())
+    })
+}
+
+/// The rank's byte position goes to SMPI's shared pointer.
+fn sg_load_shared(me: u32, h: c_int) -> MpiResult<()> {
+    let pos = with_file(me, h, |f, _| Ok(f.sg_shared))?;
+    sg_seek(me, h, pos as i64, MPI_SEEK_SET);
+    Ok(())
+}
+
+/// A `_shared` access: under the file's mutex, the data at the shared pointer, which moves past
+/// it; timed (`time`) from SMPI's shared pointer, which moves as the rank's position does.
+fn shared(op: Op, time: impl FnOnce() -> MpiResult<()>) -> MpiResult<u64> {
+    let Op { me, h, d, write } = op;
+    lock(me, h)?;
+    let r = (|| -> MpiResult<u64> {
+        let at = with_file(me, h, |f, _| Ok(f.shared))?;
+        let n = if write {
+            write_data(me, h, d, at)?
+        } else {
+            read_data(me, h, d, at)?
+        };
+        let moved = bytes_to_etypes(me, h, n)?;
+        with_file(me, h, |f, _| {
+            f.shared = at + moved;
+            Ok(())
+        })?;
+        sg_load_shared(me, h)?;
+        time()?;
+        sg_store_shared(me, h)?;
+        Ok(n)
+    })();
+    // SMPI: a write takes the shared pointer's position before unlocking, a read after.
+    if write {
+        sg_load_shared(me, h)?;
+        unlock(me, h);
+    } else {
+        unlock(me, h);
+        sg_load_shared(me, h)?;
+    }
+    r
+}
+
+/// An `_ordered` access of `bytes` bytes: collective, in rank order from the shared pointer;
+/// `time` is the collective timing, made from the place SMPI's scan gives.
+fn ordered(op: Op, bytes: u64, time: impl FnOnce() -> MpiResult<()>) -> MpiResult<u64> {
+    let (me, h) = (op.me, op.h);
+    let view = comm_view(me, h)?;
+    let etypes = with_file(me, h, |f, r| {
+        let m = &mut f.members[r];
+        m.ordered = bytes / m.view.etype_size();
+        Ok(m.ordered)
+    })?;
+    // SMPI's scan: rank 0 gives its shared pointer (bytes), the others their data size.
+    let val: i64 = if view.rank == 0 {
+        with_file(me, h, |f, _| Ok(f.sg_shared as i64))?
+    } else {
+        bytes as i64
+    };
+    let mut result = 0i64;
+    coll::scan(
+        view,
+        (&val as *const i64).cast(),
+        (&mut result as *mut i64).cast(),
+        1,
+        MPI_OFFSET,
+        MPI_SUM,
+        false,
+    )?;
+    // MPI's place: the shared pointer plus the earlier ranks' etypes (all of them have entered
+    // the call once the scan, a chain, has reached this rank).
+    let start = with_file(me, h, |f, r| {
+        Ok(f.shared + f.members[..r].iter().map(|m| m.ordered).sum::<u64>())
+    })?;
+    let prev = sg_etype_position(me, h)?;
+    let n = transfer(op, start, || {
+        sg_seek(me, h, result, MPI_SEEK_SET);
+        time()
+    })?;
+    if view.rank == view.size - 1 {
+        lock(me, h)?;
+        sg_store_shared(me, h)?;
+        with_file(me, h, |f, _| {
+            f.shared = start + etypes;
+            Ok(())
+        })?;
+        unlock(me, h);
+    }
+    let mut c = [0u8; 1];
+    coll::bcast(view, c.as_mut_ptr(), 1, MPI_BYTE, view.size - 1)?;
+    sg_seek(me, h, prev as i64, MPI_SEEK_SET);
+    Ok(n)
 }
 
 /// SMPI's `File::op_all`: each rank's byte range gathered; either every rank accesses its own
@@ -1208,124 +1317,6 @@ fn sg_op_all(
     Ok(())
 }
 
-/// A collective access (`_all`, `_at_all`).
-pub(crate) fn access_all(
-    me: u32,
-    h: c_int,
-    d: &Data,
-    at: Option<i64>,
-    write: bool,
-    call: &str,
-) -> MpiResult<StatusInfo> {
-    check_access(me, h, write, call)?;
-    if let Some(o) = at {
-        if o < 0 {
-            return Err(file_err(MPI_ERR_ARG, format!("{call}: negative offset {o}")));
-        }
-    }
-    let dt = data_type(d)?;
-    let (size, extent, contiguous) = (dt.size as u64, dt.extent as i64, dt.is_contiguous());
-    let start = match at {
-        Some(o) => o as u64,
-        None => with_file(me, h, |f, r| Ok(f.members[r].pos))?,
-    };
-    let n = if write && d.count > 0 {
-        write_data(me, h, d, start)?
-    } else {
-        0
-    };
-    match at {
-        Some(offset) => {
-            let (sg, etype_extent) = with_file(me, h, |f, r| {
-                Ok((f.members[r].sg, f.members[r].view.etype_dt.extent.max(1) as u64))
-            })?;
-            let prev = sg.pos / etype_extent;
-            sg_seek(me, h, offset, MPI_SEEK_SET);
-            sg_op_all(me, h, d.count as u64, size, extent, contiguous, write)?;
-            sg_seek(me, h, prev as i64, MPI_SEEK_SET);
-        }
-        None => sg_op_all(me, h, d.count as u64, size, extent, contiguous, write)?,
-    }
-    let n = if write || d.count == 0 {
-        n
-    } else {
-        read_data(me, h, d, start)?
-    };
-    if at.is_none() {
-        let moved = bytes_to_etypes(me, h, n)?;
-        with_file(me, h, |f, r| {
-            f.members[r].pos = start + moved;
-            Ok(())
-        })?;
-    }
-    Ok(status(n))
-}
-
-/// `_ordered`: collective, in rank order from the shared pointer.
-pub(crate) fn access_ordered(me: u32, h: c_int, d: &Data, write: bool, call: &str) -> MpiResult<StatusInfo> {
-    check_access(me, h, write, call)?;
-    let view = comm_view(me, h)?;
-    let dt = data_type(d)?;
-    let (size, extent, contiguous) = (dt.size as u64, dt.extent as i64, dt.is_contiguous());
-    let etypes = with_file(me, h, |f, r| {
-        let m = &mut f.members[r];
-        let etypes = (dt.size * d.count) as u64 / m.view.etype_size();
-        m.ordered = etypes;
-        Ok(etypes)
-    })?;
-    // SMPI's scan: rank 0 gives its shared pointer (bytes), the others their data size.
-    let val: i64 = if view.rank == 0 {
-        with_file(me, h, |f, _| Ok(f.sg_shared as i64))?
-    } else {
-        (d.count as u64 * size) as i64
-    };
-    let mut result = 0i64;
-    coll::scan(
-        view,
-        (&val as *const i64).cast(),
-        (&mut result as *mut i64).cast(),
-        1,
-        MPI_OFFSET,
-        MPI_SUM,
-        false,
-    )?;
-    // MPI's place: the shared pointer plus the earlier ranks' etypes (all of them have entered
-    // the call once the scan, a chain, has reached this rank).
-    let start = with_file(me, h, |f, r| {
-        Ok(f.shared + f.members[..r].iter().map(|m| m.ordered).sum::<u64>())
-    })?;
-    let (sg, etype_extent) = with_file(me, h, |f, r| {
-        Ok((f.members[r].sg, f.members[r].view.etype_dt.extent.max(1) as u64))
-    })?;
-    let prev = sg.pos / etype_extent;
-    let n = if write && d.count > 0 {
-        write_data(me, h, d, start)?
-    } else {
-        0
-    };
-    sg_seek(me, h, result, MPI_SEEK_SET);
-    sg_op_all(me, h, d.count as u64, size, extent, contiguous, write)?;
-    let n = if write || d.count == 0 {
-        n
-    } else {
-        read_data(me, h, d, start)?
-    };
-    if view.rank == view.size - 1 {
-        lock(me, h)?;
-        let pos = sg_get(me, h)?.pos;
-        with_file(me, h, |f, _| {
-            f.sg_shared = pos;
-            f.shared = start + etypes;
-            Ok(())
-        })?;
-        unlock(me, h);
-    }
-    let mut c = [0u8; 1];
-    coll::bcast(view, c.as_mut_ptr(), 1, MPI_BYTE, view.size - 1)?;
-    sg_seek(me, h, prev as i64, MPI_SEEK_SET);
-    Ok(status(n))
-}
-
 /// `_begin` of a split collective: the whole operation now; `_end` returns its status.
 pub(crate) fn split_begin(me: u32, h: c_int, call: &'static str, st: MpiResult<StatusInfo>) -> MpiResult<()> {
     let st = st?;
@@ -1383,24 +1374,39 @@ pub(crate) fn seek(me: u32, h: c_int, offset: i64, whence: i32) -> MpiResult<()>
         }
         Ok((m.pos, m.view.etype_dt.extent, m.view.clone()))
     })?;
-    let end = end_in_etypes(me, h, &view)?;
+    let new = seek_target(me, h, &view, pos, offset, whence, "pointer")?;
+    sg_seek(me, h, offset * etype_extent.max(1) as i64, whence);
+    with_file(me, h, |f, r| {
+        f.members[r].pos = new;
+        Ok(())
+    })
+}
+
+/// Where a seek of `offset` etypes from `whence` places a pointer of the view now at etype
+/// `cur`; `pointer` names it in the error.
+fn seek_target(
+    me: u32,
+    h: c_int,
+    view: &View,
+    cur: u64,
+    offset: i64,
+    whence: i32,
+    pointer: &str,
+) -> MpiResult<u64> {
+    let end = end_in_etypes(me, h, view)?;
     let new = match whence {
         MPI_SEEK_SET => offset,
-        MPI_SEEK_CUR => pos as i64 + offset,
+        MPI_SEEK_CUR => cur as i64 + offset,
         MPI_SEEK_END => end as i64 + offset,
         _ => return Err(mpi_err(MPI_ERR_ARG, format!("invalid whence {whence}"))),
     };
     if new < 0 {
         return Err(mpi_err(
             MPI_ERR_ARG,
-            format!("the seek would place the pointer before the start of the view ({new})"),
+            format!("the seek would place the {pointer} before the start of the view ({new})"),
         ));
     }
-    sg_seek(me, h, offset * etype_extent.max(1) as i64, whence);
-    with_file(me, h, |f, r| {
-        f.members[r].pos = new as u64;
-        Ok(())
-    })
+    Ok(new as u64)
 }
 
 /// The etype offset just past the end of the file in the view (MPI's `MPI_SEEK_END`).
@@ -1431,34 +1437,20 @@ fn end_in_etypes(me: u32, h: c_int, view: &View) -> MpiResult<u64> {
 }
 
 pub(crate) fn seek_shared(me: u32, h: c_int, offset: i64, whence: i32) -> MpiResult<()> {
-    let view = with_file(me, h, |f, r| Ok(f.members[r].view.clone()))?;
-    let end = end_in_etypes(me, h, &view)?;
-    let cur = with_file(me, h, |f, _| Ok(f.shared))?;
-    let new = match whence {
-        MPI_SEEK_SET => offset,
-        MPI_SEEK_CUR => cur as i64 + offset,
-        MPI_SEEK_END => end as i64 + offset,
-        _ => return Err(mpi_err(MPI_ERR_ARG, format!("invalid whence {whence}"))),
-    };
-    if new < 0 {
-        return Err(mpi_err(
-            MPI_ERR_ARG,
-            format!("the seek would place the shared pointer before the start of the view ({new})"),
-        ));
-    }
+    let (view, cur) = with_file(me, h, |f, r| Ok((f.members[r].view.clone(), f.shared)))?;
+    let new = seek_target(me, h, &view, cur, offset, whence, "shared pointer")?;
     // SMPI: under the mutex, seek this rank's position and make it the shared pointer.
     lock(me, h)?;
     sg_seek(me, h, offset * view.etype_dt.extent.max(1) as i64, whence);
-    let pos = sg_get(me, h)?.pos;
+    sg_store_shared(me, h)?;
     with_file(me, h, |f, r| {
-        f.sg_shared = pos;
         // Collective without a barrier (as SMPI): the first rank to make its k-th call sets the
         // pointer, so that a rank arriving late does not undo accesses made since.
         let m = &mut f.members[r];
         m.shared_seeks += 1;
         if m.shared_seeks > f.shared_seeks {
             f.shared_seeks = m.shared_seeks;
-            f.shared = new as u64;
+            f.shared = new;
         }
         Ok(())
     })?;
@@ -1576,11 +1568,7 @@ pub(crate) fn set_view(
     if view.rank == 0 {
         lock(me, h)?;
         sg_seek(me, h, disp, MPI_SEEK_SET);
-        let pos = sg_get(me, h)?.pos;
-        with_file(me, h, |f, _| {
-            f.sg_shared = pos;
-            Ok(())
-        })?;
+        sg_store_shared(me, h)?;
         unlock(me, h);
     }
     coll::barrier(view)
