@@ -12,7 +12,7 @@ bench run (its `smpirun` in /usr/bin, HPL built by
 library and the same main as ours, so both make the same MPI calls): same platform (converted to SimGrid
 XML), same HPL.dat, same settings; the speedup is then measured in one run.
 
-Usage: apps/hpl/bench.py [--scenarios 8x8-20k,8x8-40k,...] [--json out.json]
+Usage: apps/hpl/bench.py [--scenarios 8x8-20k,8x8-40k,...|all|stampede-grid|stampede] [--json out.json]
                          [--model apps/hpl/models/smpi_reference.toml] [--smpi]
 Build first: scripts/build-dist.sh && apps/hpl/build.sh (the bench runs target/dist/smpirun,
 the shipped build, when it exists, else target/release/smpirun; --smpirun picks another)
@@ -32,7 +32,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 
-# name, P, Q, N, platform, SMPI 3.32 reference (wall s, PSS GB, simulated s, Gflops) or None
+# name, P, Q, N, platform, SMPI 3.32 reference (wall s, PSS GB, simulated s, Gflops) or None;
+# HPL's parameters are the reference runs' (NB 128, 1ringM broadcast, depth 1, binary exchange).
 SCENARIOS = [
     ("8x8-20k", 8, 8, 20000, "platforms/fat_tree.toml", (13.4, 0.82, 1.565, 3409)),
     ("8x8-40k", 8, 8, 40000, "platforms/fat_tree.toml", (38.5, 1.6, 6.147, 6942)),
@@ -41,17 +42,49 @@ SCENARIOS = [
     ("32x32-100k", 32, 32, 100000, "platforms/fat_tree_1024.toml", None),
     ("64x64-200k", 64, 64, 200000, "platforms/fat_tree_4096.toml", None),
 ]
+REFERENCE_HPL = {"nb": 128, "bcast": 1, "depth": 1, "swap": 0, "pfact": 1, "rfact": 2}
 
-# The settings of the SMPI reference runs, plus our copy-on-write folding of the
-# 256 KiB-32 MiB buffers (HPL's panels and row-swap buffers): they behave as
-# real memory that costs only the pages written, so the simulated time does not
-# change (checked: 8x8 N=20000/40000, and 4x4 N=8000 for every BCAST, SWAP and
-# DEPTH), but memory and copies shrink.
+# Stampede's June 2013 HPL (Cornebize's thesis, table 2.1): NB 1024, Crout factorization,
+# "long modified" broadcast, depth 0, binary-exchange swap, on platforms/stampede.toml with the
+# plausible kernel models of apps/hpl/models/stampede.toml. `stampede` is the real run's size
+# (6,006 ranks as 77x78, N = 3,875,000); `stampede-grid` the thesis' scalability grid (512 to
+# 4,096 ranks x N = 0.5 to 4 million); `stampede-16x16-100k` a small Stampede-shaped case.
+STAMPEDE_HPL = {"nb": 1024, "bcast": 5, "depth": 0, "swap": 0, "pfact": 1, "rfact": 1}
+STAMPEDE_GRIDS = {512: (16, 32), 1024: (32, 32), 2048: (32, 64), 4096: (64, 64)}
+STAMPEDE_SCENARIOS = [("stampede-16x16-100k", 16, 16, 100000), ("stampede", 77, 78, 3875000)] + [
+    (f"stampede-{ranks}-{n / 1e6:g}M", p, q, n)
+    for ranks, (p, q) in STAMPEDE_GRIDS.items() for n in (500000, 1000000, 2000000, 4000000)]
+GROUPS = {"stampede-grid": [s[0] for s in STAMPEDE_SCENARIOS if s[0].startswith("stampede-") and
+                            s[0].endswith("M")]}
+
+
+def scenario_table():
+    """Every scenario as (name, P, Q, N, platform, reference, HPL parameters, model or None)."""
+    return ([(*s, REFERENCE_HPL, None) for s in SCENARIOS]
+            + [(name, p, q, n, "platforms/stampede.toml", None, STAMPEDE_HPL,
+                os.path.join(HERE, "models", "stampede.toml")) for name, p, q, n in STAMPEDE_SCENARIOS])
+
+
+def folding_cfg(p, q, n, nb):
+    """The folding thresholds of a scenario. Allocations from 256 KiB up are folded copy-on-write
+    (pages a rank writes become its own); from the shared threshold up they are folded shared (all
+    ranks write the same pages). HPL keeps its pivot indices at the end of its panel allocation,
+    so the panel must stay below the shared threshold (shared, the indices are garbage and the
+    ranks disagree on message sizes: MPI_ERR_TRUNCATE) and the matrix above it: the threshold is
+    32 MiB (the reference runs') or twice the panel rounded up to a power of two if larger."""
+    panel = 8 * -(-n // p) * nb
+    shared = max(32 << 20, 1 << (2 * panel - 1).bit_length())
+    return [f"--cfg=smpi/auto-shared-malloc-thresh:{shared}", "--cfg=smpi/auto-shared-malloc-cow-thresh:262144"]
+
+
+# The settings of the SMPI reference runs (which fold from 32 MiB up, shared), plus our
+# copy-on-write folding of the buffers from 256 KiB up (HPL's panels and row-swap buffers): they
+# behave as real memory that costs only the pages written, so the simulated time does not change
+# (checked: 8x8 N=20000/40000, and 4x4 N=8000 for every BCAST, SWAP and DEPTH), but memory and
+# copies shrink.
 COMMON_CFG = [
     "--cfg=smpi/simulate-computation:no",
     "--cfg=smpi/host-speed:1Gf",
-    "--cfg=smpi/auto-shared-malloc-thresh:33554432",
-    "--cfg=smpi/auto-shared-malloc-cow-thresh:262144",
 ]
 
 
@@ -134,6 +167,14 @@ def measure(cmd, d, timeout):
     return {"hpl_line": line, "wall_s": wall, "cpu_s": cpu, "peak_kb": peak}
 
 
+def write_hpl_dat(d, p, q, n, hpl):
+    """HPL.dat in `d` for one scenario (residual checks skipped: the matrix is folded)."""
+    params = [x for k, v in hpl.items() for x in (f"--{k}", str(v))]
+    subprocess.run([os.path.join(HERE, "gen_dat.sh"), "--n", str(n), "--p", str(p), "--q", str(q), *params,
+                    "--threshold", "-1", "-o", os.path.join(d, "HPL.dat")], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
 def run_smpi(name, p, q, n, platform, timeout):
     """The scenario under SimGrid 3.32 (None if it is not installed)."""
     # Without the per-rank pdgesv timer of the default SimGrid build: its two MPI_Wtime
@@ -144,14 +185,11 @@ def run_smpi(name, p, q, n, platform, timeout):
         return {"name": name, "error": "SimGrid or apps/hpl/simgrid/build-plain/xhpl missing "
                 "(VARIANT=plain HPL_TIME_WRAP=0 apps/hpl/simgrid/build.sh)"}
     with tempfile.TemporaryDirectory(prefix=f"hpl-smpi-{name}-") as d:
-        subprocess.run(
-            [os.path.join(HERE, "gen_dat.sh"), "--n", str(n), "--nb", "128", "--p", str(p), "--q", str(q),
-             "--bcast", "1", "--depth", "1", "--swap", "0", "--threshold", "-1", "-o", os.path.join(d, "HPL.dat")],
-            check=True, stdout=subprocess.DEVNULL)
+        write_hpl_dat(d, p, q, n, REFERENCE_HPL)
         xml = os.path.join(d, "platform.xml")
         toml_cluster_to_xml(os.path.join(REPO, platform), xml)
         cmd = ["/usr/bin/smpirun", "-platform", xml, "-np", str(p * q), "--cfg=smpi/shared-malloc:global",
-               *[c for c in COMMON_CFG if "cow-thresh" not in c], xhpl]
+               *COMMON_CFG, "--cfg=smpi/auto-shared-malloc-thresh:33554432", xhpl]
         m = measure(cmd, d, timeout)
         if "error" in m:
             return {"name": name, **m}
@@ -173,18 +211,13 @@ def default_smpirun():
     sys.exit("no smpirun built: run scripts/build-dist.sh (or cargo build --release -p smpi-shim)")
 
 
-def run(name, p, q, n, platform, model, extra, timeout, smpirun):
+def run(name, p, q, n, platform, hpl, model, extra, timeout, smpirun):
     xhpl = os.path.join(HERE, "build", "xhpl")
     with tempfile.TemporaryDirectory(prefix=f"hpl-{name}-") as d:
-        subprocess.run(
-            [os.path.join(HERE, "gen_dat.sh"), "--n", str(n), "--nb", "128", "--p", str(p), "--q", str(q),
-             "--bcast", "1", "--depth", "1", "--swap", "0", "--threshold", "-1", "-o", os.path.join(d, "HPL.dat")],
-            check=True, stdout=subprocess.DEVNULL)
+        write_hpl_dat(d, p, q, n, hpl)
         js = os.path.join(d, "run.json")
-        # Folding blocks of SMPI's default size (1 MiB): ranks share one region for
-        # their matrices, so the mappings stay few even at 4096 ranks.
-        cmd = [smpirun, "-platform", os.path.join(REPO, platform), "-np", str(p * q), *COMMON_CFG, *extra,
-               "-model", model, "--json", js, "-quiet", xhpl]
+        cmd = [smpirun, "-platform", os.path.join(REPO, platform), "-np", str(p * q), *COMMON_CFG,
+               *folding_cfg(p, q, n, hpl["nb"]), *extra, "-model", model, "--json", js, "-quiet", xhpl]
         m = measure(cmd, d, timeout)
         if "error" in m:
             return {"name": name, **m}
@@ -201,8 +234,11 @@ def run(name, p, q, n, platform, model, extra, timeout, smpirun):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenarios", default="8x8-20k,8x8-40k,16x16-80k",
-                    help="comma-separated names or 'all' (%s)" % ", ".join(s[0] for s in SCENARIOS))
-    ap.add_argument("--model", default=os.path.join(HERE, "models", "smpi_reference.toml"))
+                    help="comma-separated names; 'all' is every SMPI reference scenario (%s); "
+                    "'stampede-grid' the thesis' grid; Stampede ones: %s"
+                    % (", ".join(s[0] for s in SCENARIOS), ", ".join(s[0] for s in STAMPEDE_SCENARIOS)))
+    ap.add_argument("--model", default=os.path.join(HERE, "models", "smpi_reference.toml"),
+                    help="kernel models of the reference scenarios (Stampede ones use models/stampede.toml)")
     ap.add_argument("--cfg", action="append", default=[], help="extra --cfg=key:value for smpirun")
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--json", help="write the results here")
@@ -211,7 +247,12 @@ def main():
     ap.add_argument("--smpi", action="store_true",
                     help="also run each scenario under the installed SimGrid 3.32 and compare with that")
     a = ap.parse_args()
-    wanted = [s[0] for s in SCENARIOS] if a.scenarios == "all" else a.scenarios.split(",")
+    wanted = []
+    for w in a.scenarios.split(","):
+        wanted += [s[0] for s in SCENARIOS] if w == "all" else GROUPS.get(w, [w])
+    unknown = set(wanted) - {s[0] for s in scenario_table()}
+    if unknown:
+        ap.error(f"unknown scenario(s): {', '.join(sorted(unknown))}")
     extra = [f"--cfg={c}" for c in a.cfg]
     smpirun = os.path.abspath(a.smpirun) if a.smpirun else default_smpirun()
     print(f"ours: {smpirun}")
@@ -219,16 +260,16 @@ def main():
     hdr = f"{'scenario':12} {'wall s':>8} {'PSS MB':>8} {'maxRSS MB':>9} {'sim s':>9} {'Gflops':>10} | {'SMPI wall':>9} {'SMPI PSS':>8} {'SMPI Gflops':>11} | {'speedup':>7} {'mem ratio':>9} {'Gflops diff':>11}"
     print(hdr)
     print("-" * len(hdr))
-    for name, p, q, n, platform, ref in SCENARIOS:
+    for name, p, q, n, platform, ref, hpl, model in scenario_table():
         if name not in wanted:
             continue
-        r = run(name, p, q, n, platform, a.model, extra, a.timeout, smpirun)
+        r = run(name, p, q, n, platform, hpl, model or a.model, extra, a.timeout, smpirun)
         results.append(r)
         if "error" in r:
             print(f"{name:12} error: {r['error']}")
             continue
         source = "reference table"
-        if a.smpi:
+        if a.smpi and hpl is REFERENCE_HPL:
             sr = run_smpi(name, p, q, n, platform, a.timeout)
             r["smpi"] = sr
             if "error" in sr:

@@ -225,6 +225,35 @@ fn fat_tree_256_and_1024_route_lengths() {
     }
 }
 
+/// platforms/stampede.toml: 6,400 hosts, 20 per leaf, 320 leaves each wired to the 8 core
+/// switches by 2 cables (16 uplinks for 20 hosts), 56 Gbps, 5.2 us, as its header says.
+#[test]
+fn stampede_two_level_oversubscribed_fat_tree() {
+    let p = load("stampede.toml");
+    assert_eq!(p.hosts.len(), 6400);
+    // 6400 host cables + 320 leaves x 8 core switches x 2 cables, SPLITDUPLEX.
+    assert_eq!(p.links.len(), 2 * (6400 + 320 * 8 * 2));
+    assert!(p.links.iter().all(|l| l.bandwidth == 7e9 && l.latency == 5.2e-6));
+    let config: Vec<_> = p.config.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(
+        config,
+        [
+            ("network/crosstraffic", "no"),
+            ("network/bandwidth-factor", "0.795")
+        ]
+    );
+    let mut route = Vec::new();
+    for s in (0..6400u32).step_by(97) {
+        for d in (0..6400u32).step_by(89) {
+            route.clear();
+            p.router.route(HostId(s), HostId(d), &mut route);
+            // A host's route to itself goes up and back down its own cable.
+            let expected = if s / 20 == d / 20 { 2 } else { 4 };
+            assert_eq!(route.len(), expected, "node-{s} -> node-{d}");
+        }
+    }
+}
+
 #[test]
 fn fat_tree_4096_three_levels() {
     let start = Instant::now();
