@@ -18,8 +18,9 @@ pub(crate) fn thread_cpu_time() -> f64 {
 /// Guard created at the start of each MPI call; its drop restarts the benchmark.
 pub(crate) struct Entry {
     pub me: u32,
-    /// The program's MPI call and its start date, when a timeline is recorded.
-    traced: Option<(&'static str, f64)>,
+    /// The program's MPI call, its start date and its beginning's number
+    /// ([`crate::mpi::trace::Timeline::begin`]), when a timeline is recorded.
+    traced: Option<(&'static str, f64, u64)>,
 }
 
 /// Starts MPI call `call` of the program on the current rank: ends the run
@@ -41,7 +42,10 @@ pub(crate) fn enter_call(call: &'static str) -> Entry {
     }
     let mut entry = enter();
     if traced {
-        entry.traced = Some((call, with_world(|w| w.kernel.now())));
+        entry.traced = with_world(|w| {
+            let now = w.kernel.now();
+            w.trace.as_mut().map(|t| (call, now, t.begin()))
+        });
     }
     entry
 }
@@ -57,14 +61,14 @@ pub(crate) fn traced_computation(me: u32, name: &str, flops: f64, compute: impl 
         w.trace
             .as_mut()
             .filter(|t| t.computing)
-            .map(|t| (t.intern(name), w.kernel.now()))
+            .map(|t| (t.intern(name), w.kernel.now(), t.begin()))
     });
     compute();
-    if let Some((name, start)) = start {
+    if let Some((name, start, begun)) = start {
         with_world(|w| {
             let now = w.kernel.now();
             if let Some(t) = &mut w.trace {
-                t.span(me, name, start, now);
+                t.span(me, name, start, now, begun);
             }
         });
     }
@@ -97,8 +101,8 @@ pub(crate) fn enter() -> Entry {
 impl Drop for Entry {
     fn drop(&mut self) {
         with_world(|w| {
-            if let (Some((call, start)), Some(t)) = (self.traced, w.trace.as_mut()) {
-                t.span(self.me, call, start, w.kernel.now());
+            if let (Some((call, start, begun)), Some(t)) = (self.traced, w.trace.as_mut()) {
+                t.span(self.me, call, start, w.kernel.now(), begun);
             }
             let r = &mut w.ranks[self.me as usize];
             r.in_mpi = r.in_mpi.saturating_sub(1);

@@ -37,6 +37,10 @@ struct Span {
     name: &'static str,
     start: f64,
     end: f64,
+    /// When the span began and ended in the order things happened
+    /// ([`Timeline::begin`]): at one date, the program's order.
+    begun: u64,
+    ended: u64,
 }
 
 /// The timeline being recorded.
@@ -48,6 +52,8 @@ pub(crate) struct Timeline {
     written: bool,
     /// Paje: every span, written sorted at the end.
     spans: Vec<Span>,
+    /// The last number [`Timeline::begin`] handed out.
+    happenings: u64,
     /// Whether computation is recorded too.
     pub(crate) computing: bool,
     /// Each rank's host name, for the track names.
@@ -77,6 +83,7 @@ impl Timeline {
             out: BufWriter::new(file),
             written: false,
             spans: Vec::new(),
+            happenings: 0,
             computing,
             algorithms: vec![String::new(); hosts.len()],
             messages: vec![String::new(); hosts.len()],
@@ -156,9 +163,18 @@ impl Timeline {
         self.written = true;
     }
 
+    /// Numbers a span's beginning (pass it to [`Timeline::span`] when the span
+    /// ends): dates alone cannot order a call that takes no time and the next
+    /// call, which begins at the same date.
+    pub(crate) fn begin(&mut self) -> u64 {
+        self.happenings += 1;
+        self.happenings
+    }
+
     /// Records that `rank` spent `[start, end]` (simulated seconds) in
-    /// `name` (an MPI call, `computation`, or a modelled kernel).
-    pub(crate) fn span(&mut self, rank: u32, name: &'static str, start: f64, end: f64) {
+    /// `name` (an MPI call, `computation`, or a modelled kernel), begun when
+    /// [`Timeline::begin`] returned `begun`.
+    pub(crate) fn span(&mut self, rank: u32, name: &'static str, start: f64, end: f64, begun: u64) {
         match self.format {
             TraceFormat::ChromeJson => {
                 let mpi = name.starts_with("MPI_");
@@ -196,11 +212,14 @@ impl Timeline {
                         }
                     }
                 }
+                let ended = self.begin();
                 self.spans.push(Span {
                     rank,
                     name,
                     start,
                     end,
+                    begun,
+                    ended,
                 })
             }
         }
@@ -226,24 +245,18 @@ impl Timeline {
             text += &format!("7 0.000000000 rank-{rank} CT_Rank 0 \"rank-{rank} ({host})\"\n");
         }
         // Paje wants dates in order: a push at a span's start, a pop at its
-        // end. At one date: the pops of spans that end there, then the
-        // pushes (an enclosing span before the ones it contains), then the
-        // pops of spans that last no time (after their own push).
-        let mut events: Vec<(f64, u8, f64, usize, &Span)> = Vec::with_capacity(2 * self.spans.len());
-        for (i, s) in self.spans.iter().enumerate() {
-            let end = s.end.max(s.start);
-            events.push((s.start, 1, -end, i, s));
-            events.push((end, if end > s.start { 0 } else { 2 }, -s.start, i, s));
+        // end; at one date, in the order they happened (a call that took no
+        // time is popped before the next call is pushed; an enclosing call is
+        // pushed before the calls it makes).
+        let mut events: Vec<(f64, u64, bool, &Span)> = Vec::with_capacity(2 * self.spans.len());
+        for s in &self.spans {
+            events.push((s.start, s.begun, true, s));
+            events.push((s.end.max(s.start), s.ended, false, s));
         }
-        events.sort_by(|a, b| {
-            a.0.total_cmp(&b.0)
-                .then(a.1.cmp(&b.1))
-                .then(a.2.total_cmp(&b.2))
-                .then(a.3.cmp(&b.3))
-        });
+        events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let _ = self.out.write_all(text.as_bytes());
-        for (date, kind, _, _, s) in events {
-            let line = if kind == 1 {
+        for (date, _, push, s) in events {
+            let line = if push {
                 format!("11 {date:.9} ST_Mpi rank-{} \"{}\"\n", s.rank, s.name)
             } else {
                 format!("12 {date:.9} ST_Mpi rank-{}\n", s.rank)
@@ -349,53 +362,82 @@ mod tests {
         Ok(pushes)
     }
 
-    fn record(format: TraceFormat, spans: &[(u32, &'static str, f64, f64)]) -> String {
+    /// A span beginning (`true`) or ending on a rank, at a date, in the order things happen.
+    type Happening = (bool, u32, &'static str, f64);
+
+    fn record(format: TraceFormat, happenings: &[Happening]) -> String {
         let path = std::env::temp_dir().join(format!("smpi-trace-test-{}-{format:?}", std::process::id()));
         let mut t = Timeline::create(&path, format, true, vec!["a".into(), "b".into()]).unwrap();
-        for &(rank, name, start, end) in spans {
-            t.span(rank, name, start, end);
+        let mut open = Vec::new();
+        for &(begins, rank, name, date) in happenings {
+            if begins {
+                open.push((rank, name, date, t.begin()));
+            } else {
+                let at = open
+                    .iter()
+                    .rposition(|&(r, n, _, _)| (r, n) == (rank, name))
+                    .unwrap();
+                let (_, _, start, begun) = open.remove(at);
+                t.span(rank, name, start, date, begun);
+            }
         }
+        assert!(open.is_empty());
         t.finish(3.0).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let _ = std::fs::remove_file(&path);
         text
     }
 
-    // Spans arrive as calls end: inner before outer, ranks interleaved,
-    // zero-length calls.
-    const SPANS: &[(u32, &str, f64, f64)] = &[
-        (0, "MPI_Init", 0.0, 0.0),
-        (1, "MPI_Init", 0.0, 0.0),
-        (1, "computation", 0.0, 1.0),
-        (0, "MPI_Recv", 0.5, 2.0),
-        (0, "MPI_Sendrecv", 0.0, 2.0),
-        (1, "MPI_Send", 1.0, 2.5),
-        (0, "MPI_Finalize", 2.0, 2.0),
+    // Ranks interleaved, a call inside another, calls that take no time, and a
+    // call that takes no time followed by one that begins at the same date.
+    const HAPPENINGS: &[Happening] = &[
+        (true, 0, "MPI_Init", 0.0),
+        (true, 1, "MPI_Init", 0.0),
+        (false, 0, "MPI_Init", 0.0),
+        (true, 0, "MPI_Sendrecv", 0.0),
+        (false, 1, "MPI_Init", 0.0),
+        (true, 1, "computation", 0.0),
+        (true, 0, "MPI_Recv", 0.5),
+        (false, 1, "computation", 1.0),
+        (true, 1, "MPI_Isend", 1.0),
+        (false, 1, "MPI_Isend", 1.0),
+        (true, 1, "MPI_Wait", 1.0),
+        (false, 0, "MPI_Recv", 2.0),
+        (false, 0, "MPI_Sendrecv", 2.0),
+        (true, 0, "MPI_Finalize", 2.0),
+        (false, 0, "MPI_Finalize", 2.0),
+        (false, 1, "MPI_Wait", 2.5),
     ];
+    const SPANS: usize = HAPPENINGS.len() / 2;
 
     #[test]
     fn paje_is_in_date_order_with_balanced_states() {
-        let text = record(TraceFormat::Paje, SPANS);
-        assert_eq!(check_paje(&text), Ok(SPANS.len()), "{text}");
+        let text = record(TraceFormat::Paje, HAPPENINGS);
+        assert_eq!(check_paje(&text), Ok(SPANS), "{text}");
         // The enclosing call is pushed before the call it contains.
         let sendrecv = text.find("\"MPI_Sendrecv\"").unwrap();
         let recv = text.find("\"MPI_Recv\"").unwrap();
         assert!(sendrecv < recv, "{text}");
+        // A call that took no time ends before the next one, begun at the same date, begins.
+        assert!(
+            text.contains("11 1.000000000 ST_Mpi rank-1 \"MPI_Isend\"\n12 1.000000000 ST_Mpi rank-1\n11 1.000000000 ST_Mpi rank-1 \"MPI_Wait\""),
+            "{text}"
+        );
     }
 
     #[test]
     fn chrome_json_has_a_track_per_rank_and_every_span() {
-        let text = record(TraceFormat::ChromeJson, SPANS);
+        let text = record(TraceFormat::ChromeJson, HAPPENINGS);
         let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
         let events = v["traceEvents"].as_array().unwrap();
         let tracks = events.iter().filter(|e| e["name"] == "thread_name").count();
         assert_eq!(tracks, 2);
         let spans: Vec<_> = events.iter().filter(|e| e["ph"] == "X").collect();
-        assert_eq!(spans.len(), SPANS.len());
-        let send = spans.iter().find(|e| e["name"] == "MPI_Send").unwrap();
-        assert_eq!(send["tid"], 1);
-        assert_eq!(send["ts"].as_f64(), Some(1e6));
-        assert_eq!(send["dur"].as_f64(), Some(1.5e6));
+        assert_eq!(spans.len(), SPANS);
+        let wait = spans.iter().find(|e| e["name"] == "MPI_Wait").unwrap();
+        assert_eq!(wait["tid"], 1);
+        assert_eq!(wait["ts"].as_f64(), Some(1e6));
+        assert_eq!(wait["dur"].as_f64(), Some(1.5e6));
     }
 
     #[test]

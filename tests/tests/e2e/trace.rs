@@ -107,6 +107,56 @@ fn paje_timeline_is_in_date_order() {
     assert!(text.contains("\"MPI_Sendrecv\"") || text.contains("\"MPI_Send\""));
 }
 
+/// PajeNG's `pj_dump` (the Paje tools SimGrid's users read SMPI traces with; Debian's
+/// `pajeng`, installed by `.ci/run`) reads the Paje timeline strictly, and finds every call of
+/// the ring at nesting level 0: its calls are sequential, including a send that takes no time
+/// followed by a receive begun at the same date.
+#[test]
+fn paje_timeline_is_read_by_pajeng_with_calls_in_sequence() {
+    if std::process::Command::new("pj_dump")
+        .arg("--help")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: pj_dump (Debian's pajeng) is not installed; .ci/run installs it");
+        return;
+    }
+    let file = scratch_path("ring-pajeng.trace");
+    ring(&file, &["tracing/smpi/computing:yes"]).assert_success();
+    let dump = std::process::Command::new("pj_dump")
+        .arg(&file)
+        .output()
+        .expect("pj_dump runs");
+    let text = String::from_utf8_lossy(&dump.stdout);
+    assert!(
+        dump.status.success(),
+        "pj_dump rejected the trace: {}",
+        String::from_utf8_lossy(&dump.stderr)
+    );
+    let states: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| l.starts_with("State,"))
+        .map(|l| l.split(", ").collect())
+        .collect();
+    assert!(states.len() > 4 * 20, "{text}");
+    for s in &states {
+        // State, container, type, start, end, duration, imbrication, value
+        assert_eq!(
+            s[6].parse::<f64>(),
+            Ok(0.0),
+            "a call nested in another: {}",
+            s.join(", ")
+        );
+    }
+    for rank in 0..4 {
+        let calls = states
+            .iter()
+            .filter(|s| s[1].starts_with(&format!("rank-{rank} ")))
+            .count();
+        assert!(calls > 20, "rank {rank}: {calls} states\n{text}");
+    }
+}
+
 #[test]
 fn no_timeline_without_trace_and_bad_format_is_an_error() {
     let file = scratch_path("never.json");
