@@ -33,17 +33,38 @@ pub(super) unsafe fn set<T>(p: *mut T, v: T) {
     }
 }
 
-/// The end of a call that starts a request: its handle goes to `*req` (when
-/// not null), an error to the handler of `comm`.
-pub(super) unsafe fn started(me: u32, comm: i32, call: &str, req: *mut c_int, r: MpiResult<u32>) -> c_int {
+/// The end of a query whose answer is one value: writes `r`'s value to `out`
+/// (when not NULL) and returns `MPI_SUCCESS`, or returns `r`'s error class.
+pub(super) unsafe fn put<T>(out: *mut T, r: Result<T, c_int>) -> c_int {
     match r {
-        Ok(id) => {
-            // Safety: `req` is null or valid for a write (the caller's contract).
-            unsafe { set(req, id as c_int + 1) };
+        Ok(v) => {
+            // Safety: `out` is null or valid for a write (the caller's contract).
+            unsafe { set(out, v) };
+            MPI_SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+/// The end of a call on communicator `comm` whose answer is one value:
+/// writes it to `out` (when not NULL) and returns `MPI_SUCCESS`, or hands the
+/// error to the handler of `comm`.
+pub(super) unsafe fn answer<T>(me: u32, comm: i32, call: &str, out: *mut T, r: MpiResult<T>) -> c_int {
+    match r {
+        Ok(v) => {
+            // Safety: `out` is null or valid for a write (the caller's contract).
+            unsafe { set(out, v) };
             MPI_SUCCESS
         }
         Err(e) => entry::handle_error(me, comm, call, e),
     }
+}
+
+/// The end of a call that starts a request: its handle goes to `*req` (when
+/// not null), an error to the handler of `comm`.
+pub(super) unsafe fn started(me: u32, comm: i32, call: &str, req: *mut c_int, r: MpiResult<u32>) -> c_int {
+    // Safety: the caller's contract.
+    unsafe { answer(me, comm, call, req, r.map(|id| id as c_int + 1)) }
 }
 
 pub(super) unsafe fn write_cstr(dst: *mut c_char, s: &str, len: *mut c_int, max: usize) {
