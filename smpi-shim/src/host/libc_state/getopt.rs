@@ -585,49 +585,28 @@ mod tests {
         let mut argv: Vec<*mut c_char> = owned.iter().map(|c| c.as_ptr() as *mut c_char).collect();
         argv.push(std::ptr::null_mut());
         let opts = CString::new(optstring).unwrap();
-        let names: Vec<CString> = ["alpha", "alps", "beta", "gamma", "flagged", "opt"]
-            .iter()
-            .map(|n| CString::new(*n).unwrap())
-            .collect();
-        let mut flag: c_int = 0;
-        let mut longs: Vec<LongOption> = vec![
-            LongOption {
-                name: names[0].as_ptr(),
-                has_arg: 0,
-                flag: std::ptr::null_mut(),
-                val: b'a' as c_int,
-            },
-            LongOption {
-                name: names[1].as_ptr(),
-                has_arg: 1,
-                flag: std::ptr::null_mut(),
-                val: b'p' as c_int,
-            },
-            LongOption {
-                name: names[2].as_ptr(),
-                has_arg: 1,
-                flag: std::ptr::null_mut(),
-                val: b'b' as c_int,
-            },
-            LongOption {
-                name: names[3].as_ptr(),
-                has_arg: 2,
-                flag: std::ptr::null_mut(),
-                val: b'g' as c_int,
-            },
-            LongOption {
-                name: names[4].as_ptr(),
-                has_arg: 0,
-                flag: &mut flag,
-                val: 7,
-            },
-            LongOption {
-                name: names[5].as_ptr(),
-                has_arg: 2,
-                flag: std::ptr::null_mut(),
-                val: b'o' as c_int,
-            },
+        // (name, has_arg, val); "flagged" sets `flag` instead of returning.
+        let table = [
+            ("alpha", 0, b'a' as c_int),
+            ("alps", 1, b'p' as c_int),
+            ("beta", 1, b'b' as c_int),
+            ("gamma", 2, b'g' as c_int),
+            ("flagged", 0, 7),
+            ("opt", 2, b'o' as c_int),
         ];
+        let names: Vec<CString> = table.iter().map(|t| CString::new(t.0).unwrap()).collect();
+        let mut flag: c_int = 0;
+        let mut longs: Vec<LongOption> = table
+            .iter()
+            .zip(&names)
+            .map(|(&(_, has_arg, val), name)| LongOption {
+                name: name.as_ptr(),
+                has_arg,
+                flag: std::ptr::null_mut(),
+                val,
+            })
+            .collect();
+        longs[4].flag = &mut flag;
         longs.push(LongOption {
             name: std::ptr::null(),
             has_arg: 0,
