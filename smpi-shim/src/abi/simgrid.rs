@@ -260,15 +260,20 @@ pub(super) extern "C" fn xbt_abort() -> ! {
 
 // ------------------------------------------------------------------ actors (simgrid/actor.h)
 
+/// The index behind a handle (handles are index + 1, so that NULL is none),
+/// when below `n`.
+fn index_of(handle: *const c_void, n: usize) -> Option<usize> {
+    (handle as usize).checked_sub(1).filter(|&i| i < n)
+}
+
 fn actor_handle(rank: u32) -> *const c_void {
     (rank as usize + 1) as *const c_void
 }
 
 fn rank_of(call: &str, actor: *const c_void) -> u32 {
-    let n = with_world(|w| w.ranks.len());
-    match (actor as usize).checked_sub(1) {
-        Some(r) if r < n => r as u32,
-        _ => bad_argument(
+    match index_of(actor, with_world(|w| w.ranks.len())) {
+        Some(r) => r as u32,
+        None => bad_argument(
             call,
             format!("{actor:?} is not an actor (sg_actor_t) of this run"),
         ),
@@ -342,10 +347,9 @@ fn host_handle(h: HostId) -> *const c_void {
 }
 
 fn host_of(call: &str, host: *const c_void) -> HostId {
-    let n = with_world(|w| w.platform.hosts.len());
-    match (host as usize).checked_sub(1) {
-        Some(h) if h < n => HostId(h as u32),
-        _ => bad_argument(
+    match index_of(host, with_world(|w| w.platform.hosts.len())) {
+        Some(h) => HostId(h as u32),
+        None => bad_argument(
             call,
             format!("{host:?} is not a host (sg_host_t) of the platform"),
         ),
