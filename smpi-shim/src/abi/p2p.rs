@@ -144,6 +144,27 @@ fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
     rt::irecv(me, a)
 }
 
+/// The end of a blocking receive (`MPI_Recv`, `MPI_Sendrecv`) of at most
+/// `count` elements: its status, and `MPI_ERR_TRUNCATE` (through the handler
+/// of `comm`) for a longer message.
+unsafe fn received(
+    me: u32,
+    comm: c_int,
+    call: &str,
+    st: *mut CStatus,
+    r: MpiResult<rt::StatusInfo>,
+    count: usize,
+) -> c_int {
+    match r {
+        Ok(s) => {
+            // Safety: `st` is null or the program's status (the caller's contract).
+            unsafe { write_status(st, &s) };
+            status_result(me, comm, call, &s, count)
+        }
+        Err(e) => entry::handle_error(me, comm, call, e),
+    }
+}
+
 /// `MPI_Recv` and `MPI_Recv_c` (the count as `int` or `MPI_Count`).
 pub(super) unsafe fn recv(
     buf: *mut c_void,
@@ -160,13 +181,8 @@ pub(super) unsafe fn recv(
         let g = enter_call(call);
         let n = check_count!(g.me, comm, call, count);
         ti!(ti_trace::p2p(g.me, "recv", comm, src, tag, n, dt));
-        let id = match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
-            Ok(id) => id,
-            Err(e) => return entry::handle_error(g.me, comm, call, e),
-        };
-        let s = rt::wait(g.me, id, call);
-        write_status(st, &s);
-        status_result(g.me, comm, call, &s, n)
+        let r = rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)).map(|id| rt::wait(g.me, id, call));
+        received(g.me, comm, call, st, r, n)
     }
 }
 
@@ -192,17 +208,12 @@ pub(super) unsafe fn sendrecv(
         let sn = check_count!(g.me, comm, call, scount);
         let rn = check_count!(g.me, comm, call, rcount);
         ti!(ti_trace::sendrecv(g.me, comm, sn, stype, dst, rn, rtype, src));
-        match rt::sendrecv(
+        let r = rt::sendrecv(
             g.me,
             &p2p(sbuf, sn, stype, dst, stag, comm),
             &p2p(rbuf, rn, rtype, src, rtag, comm),
-        ) {
-            Ok(s) => {
-                write_status(st, &s);
-                status_result(g.me, comm, call, &s, rn)
-            }
-            Err(e) => entry::handle_error(g.me, comm, call, e),
-        }
+        );
+        received(g.me, comm, call, st, r, rn)
     }
 }
 
@@ -249,6 +260,77 @@ pub(super) unsafe extern "C" fn MPI_Sendrecv_replace(
     }
 }
 
+/// The end of `MPI_Iprobe` and `MPI_Improbe`: `flag` says whether a message
+/// matched (`write` then hands out what was found); an error goes to the
+/// handler of `comm`.
+unsafe fn polled<T>(
+    me: u32,
+    comm: c_int,
+    call: &str,
+    flag: *mut c_int,
+    r: MpiResult<Option<T>>,
+    write: impl FnOnce(T),
+) -> c_int {
+    match r {
+        Ok(found) => {
+            // Safety: `flag` is null or valid for a write (the caller's contract).
+            unsafe { set(flag, found.is_some() as c_int) };
+            if let Some(x) = found {
+                write(x);
+            }
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(me, comm, call, e),
+    }
+}
+
+/// `MPI_Probe` and `MPI_Mprobe`: loops of their non-blocking forms (`poll`),
+/// as SMPI's `MPI_Probe` is a loop of `MPI_Iprobe`, until a message matches.
+/// Simulated time moves between polls even when polling costs nothing.
+/// `watch` (`MPI_Probe`): the rank counts as probing meanwhile, and the run
+/// ends when no other rank can send any more.
+fn probe_loop<T>(
+    me: u32,
+    call: &'static str,
+    (src, tag, comm): (c_int, c_int, c_int),
+    watch: bool,
+    mut poll: impl FnMut() -> MpiResult<Option<T>>,
+) -> MpiResult<T> {
+    loop {
+        if let Some(found) = poll()? {
+            if watch {
+                with_world(|w| w.ranks[me as usize].probing = false);
+            }
+            return Ok(found);
+        }
+        let hopeless = watch
+            && with_world(|w| {
+                w.ranks[me as usize].probing = true;
+                !rt::someone_can_send(w, me)
+            });
+        if hopeless {
+            entry::abort_run(
+                me,
+                format!(
+                    "deadlock: {call}(source {src}, tag {tag}) can never match: every other rank has ended or is probing too"
+                ),
+            );
+        }
+        // Nothing yet: make sure simulated time moves even if polling costs are 0.
+        if with_world(|w| w.cfg.iprobe <= 0.0) {
+            rt::sleep_for(me, 1e-6);
+        }
+        with_world(|w| {
+            w.ranks[me as usize].blocked = Some(BlockInfo {
+                call,
+                peer: src,
+                tag,
+                comm,
+            })
+        });
+    }
+}
+
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Iprobe(
     src: c_int,
@@ -257,69 +339,62 @@ pub(super) unsafe extern "C" fn MPI_Iprobe(
     flag: *mut c_int,
     st: *mut CStatus,
 ) -> c_int {
+    let g = enter_call("MPI_Iprobe");
+    let r = rt::iprobe(g.me, src, tag, comm);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { polled(g.me, comm, "MPI_Iprobe", flag, r, |s| write_status(st, &s)) }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Improbe(
+    src: c_int,
+    tag: c_int,
+    comm: c_int,
+    flag: *mut c_int,
+    msg: *mut c_int,
+    st: *mut CStatus,
+) -> c_int {
+    let g = enter_call("MPI_Improbe");
+    let r = rt::improbe(g.me, src, tag, comm);
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Iprobe");
-        match rt::iprobe(g.me, src, tag, comm) {
-            Ok(Some(s)) => {
-                set(flag, 1);
-                write_status(st, &s);
-                MPI_SUCCESS
-            }
-            Ok(None) => {
-                set(flag, 0);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Iprobe", e),
-        }
+        polled(g.me, comm, "MPI_Improbe", flag, r, |(s, m)| {
+            set(msg, m);
+            write_single_status(st, &s);
+        })
     }
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Probe(src: c_int, tag: c_int, comm: c_int, st: *mut CStatus) -> c_int {
+    let g = enter_call("MPI_Probe");
+    let r = probe_loop(g.me, "MPI_Probe", (src, tag, comm), true, || {
+        rt::iprobe(g.me, src, tag, comm)
+    });
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Probe");
-        loop {
-            match rt::iprobe(g.me, src, tag, comm) {
-                Ok(Some(s)) => {
-                    with_world(|w| w.ranks[g.me as usize].probing = false);
-                    write_status(st, &s);
-                    return MPI_SUCCESS;
-                }
-                Ok(None) => {
-                    let hopeless = with_world(|w| {
-                        w.ranks[g.me as usize].probing = true;
-                        !rt::someone_can_send(w, g.me)
-                    });
-                    if hopeless {
-                        entry::abort_run(
-                            g.me,
-                            format!(
-                                "deadlock: MPI_Probe(source {src}, tag {tag}) can never match: every other rank has ended or is probing too"
-                            ),
-                        );
-                    }
-                    // Nothing yet: make sure simulated time moves even if polling costs are 0.
-                    let zero_cost = with_world(|w| w.cfg.iprobe <= 0.0);
-                    if zero_cost {
-                        rt::sleep_for(g.me, 1e-6);
-                    }
-                    with_world(|w| {
-                        w.ranks[g.me as usize].blocked = Some(rt::BlockInfo {
-                            call: "MPI_Probe",
-                            peer: src,
-                            tag,
-                            comm,
-                        })
-                    });
-                }
-                Err(e) => return entry::handle_error(g.me, comm, "MPI_Probe", e),
-            }
-        }
-    }
+    let r = r.map(|s| unsafe { write_status(st, &s) });
+    result(g.me, comm, "MPI_Probe", r)
 }
 
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Mprobe(
+    src: c_int,
+    tag: c_int,
+    comm: c_int,
+    msg: *mut c_int,
+    st: *mut CStatus,
+) -> c_int {
+    let g = enter_call("MPI_Mprobe");
+    let r = probe_loop(g.me, "MPI_Mprobe", (src, tag, comm), false, || {
+        rt::improbe(g.me, src, tag, comm)
+    });
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    let r = r.map(|(s, m)| unsafe {
+        set(msg, m);
+        write_single_status(st, &s);
+    });
+    result(g.me, comm, "MPI_Mprobe", r)
+}
 /// Whole elements of `dt` a status holds (`MPI_Get_count[_c]`), 64-bit:
 /// `MPI_UNDEFINED` when its bytes are not a whole number of them.
 unsafe fn count_of(st: *const CStatus, dt: c_int) -> Result<Count, c_int> {
@@ -490,73 +565,6 @@ pub(super) unsafe extern "C" fn MPI_Isendrecv_replace(
 }
 
 // ------------------------------------------------------------------ matched probes
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Improbe(
-    src: c_int,
-    tag: c_int,
-    comm: c_int,
-    flag: *mut c_int,
-    msg: *mut c_int,
-    st: *mut CStatus,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Improbe");
-        match rt::improbe(g.me, src, tag, comm) {
-            Ok(Some((s, m))) => {
-                set(flag, 1);
-                set(msg, m);
-                write_single_status(st, &s);
-                MPI_SUCCESS
-            }
-            Ok(None) => {
-                set(flag, 0);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Improbe", e),
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Mprobe(
-    src: c_int,
-    tag: c_int,
-    comm: c_int,
-    msg: *mut c_int,
-    st: *mut CStatus,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Mprobe");
-        // A loop of Improbe, as SMPI's MPI_Probe is a loop of Iprobe.
-        loop {
-            match rt::improbe(g.me, src, tag, comm) {
-                Ok(Some((s, m))) => {
-                    set(msg, m);
-                    write_single_status(st, &s);
-                    return MPI_SUCCESS;
-                }
-                Ok(None) => {
-                    // Nothing yet: make sure simulated time moves even if polling costs are 0.
-                    if with_world(|w| w.cfg.iprobe <= 0.0) {
-                        rt::sleep_for(g.me, 1e-6);
-                    }
-                    with_world(|w| {
-                        w.ranks[g.me as usize].blocked = Some(BlockInfo {
-                            call: "MPI_Mprobe",
-                            peer: src,
-                            tag,
-                            comm,
-                        })
-                    });
-                }
-                Err(e) => return entry::handle_error(g.me, comm, "MPI_Mprobe", e),
-            }
-        }
-    }
-}
 
 /// Starts the receive of a probed message; on success `*msg` becomes
 /// `MPI_MESSAGE_NULL`.
