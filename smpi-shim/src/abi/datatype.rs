@@ -13,6 +13,17 @@ use super::args::*;
 
 // ------------------------------------------------------------------ datatypes
 
+/// The value of a `Result<T, c_int>`, or a return of its error class (the
+/// datatype calls return their errors without an error handler).
+macro_rules! or_code {
+    ($r:expr) => {
+        match $r {
+            Ok(v) => v,
+            Err(code) => return code,
+        }
+    };
+}
+
 pub(super) fn type_info<T>(dt: c_int, f: impl FnOnce(&Datatype) -> T) -> Result<T, c_int> {
     with_world(|w| w.dtype(dt).map(|d| f(&d)).map_err(|e| e.code))
 }
@@ -159,9 +170,7 @@ unsafe fn ctor_of_one(
 unsafe fn contiguous(count: impl Into<i64>, old: c_int, new: *mut c_int, call: &str) -> c_int {
     let count: i64 = count.into();
     // Safety: the caller's `new` is the program's MPI_Datatype pointer.
-    if let Err(code) = unsafe { ctor_of_one(call, count, Blocks::None, old, new) } {
-        return code;
-    }
+    or_code!(unsafe { ctor_of_one(call, count, Blocks::None, old, new) });
     build(&[(0, old, count as usize)], 2, vec![count], vec![], &[old], new)
 }
 
@@ -185,19 +194,17 @@ unsafe fn strided(
     call: &str,
 ) -> c_int {
     // Safety: the caller's `new` is the program's MPI_Datatype pointer.
-    if let Err(code) = unsafe { ctor_of_one(call, count.into(), Blocks::One(blen.into()), old, new) } {
-        return code;
-    }
+    or_code!(unsafe { ctor_of_one(call, count.into(), Blocks::One(blen.into()), old, new) });
     let (bytes, combiner, ints, aints) = match stride {
-        Stride::Elements(s) => match extent_of(old) {
-            Ok(ext) => (
+        Stride::Elements(s) => {
+            let ext = or_code!(extent_of(old));
+            (
                 s as isize * ext,
                 3,
                 vec![count as i64, blen as i64, s as i64],
                 vec![],
-            ),
-            Err(c) => return c,
-        },
+            )
+        }
         Stride::Bytes(s) => (s, 4, vec![count as i64, blen as i64], vec![s]),
     };
     let pieces: Vec<(isize, i32, usize)> = (0..count as isize)
@@ -206,14 +213,18 @@ unsafe fn strided(
     build(&pieces, combiner, ints, aints, &[old], new)
 }
 
-/// A displacement argument: `int`, `MPI_Aint` or `MPI_Count`.
+/// A displacement or position argument: `int`, `MPI_Aint` or `MPI_Count`.
 trait Offset: Copy {
     fn offset(self) -> isize;
+    fn from_offset(v: isize) -> Self;
 }
 
 impl Offset for c_int {
     fn offset(self) -> isize {
         self as isize
+    }
+    fn from_offset(v: isize) -> Self {
+        v as c_int
     }
 }
 
@@ -221,11 +232,33 @@ impl Offset for Aint {
     fn offset(self) -> isize {
         self
     }
+    fn from_offset(v: isize) -> Self {
+        v
+    }
 }
 
 impl Offset for Count {
     fn offset(self) -> isize {
         self as isize
+    }
+    fn from_offset(v: isize) -> Self {
+        v as Count
+    }
+}
+
+/// Copies packed bytes `v` into the buffer `out` of `outsize` bytes at
+/// position `*pos`, and moves `*pos` past them (`MPI_Pack`,
+/// `MPI_Pack_external`); `MPI_ERR_TRUNCATE` when they do not fit.
+unsafe fn put_packed<P: Offset>(v: &[u8], out: *mut c_void, outsize: usize, pos: *mut P) -> c_int {
+    // Safety: `pos` is the program's position and `out` its buffer of `outsize` bytes (the caller's contract).
+    unsafe {
+        let at = (*pos).offset();
+        if at < 0 || at as usize + v.len() > outsize {
+            return rt::MPI_ERR_TRUNCATE;
+        }
+        std::ptr::copy_nonoverlapping(v.as_ptr(), (out as *mut u8).add(at as usize), v.len());
+        *pos = P::from_offset(at + v.len() as isize);
+        MPI_SUCCESS
     }
 }
 
@@ -257,16 +290,11 @@ unsafe fn indexed<C: Copy + Into<i64>, E: Offset, B: Offset>(
             Displs::Elements(d) => type_ctor(call, count, blens, Some(d), Err(old), new),
             Displs::Bytes(d) => type_ctor(call, count, blens, Some(d), Err(old), new),
         };
-        if let Err(code) = checked {
-            return code;
-        }
+        or_code!(checked);
         let n = count.max(0) as usize;
         let at: Vec<isize> = match displs {
             Displs::Elements(d) => {
-                let ext = match extent_of(old) {
-                    Ok(e) => e,
-                    Err(c) => return c,
-                };
+                let ext = or_code!(extent_of(old));
                 (0..n).map(|i| (*d.add(i)).offset() * ext).collect()
             }
             Displs::Bytes(d) => (0..n).map(|i| (*d.add(i)).offset()).collect(),
@@ -306,16 +334,14 @@ pub(super) unsafe extern "C" fn MPI_Type_create_struct(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = type_ctor(
+        or_code!(type_ctor(
             "MPI_Type_create_struct",
             count.into(),
             Blocks::Each(blens),
             Some(displs),
             Ok(types),
             new,
-        ) {
-            return code;
-        }
+        ));
         let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
             .map(|i| (*displs.add(i), *types.add(i), (*blens.add(i)).max(0) as usize))
             .collect();
@@ -352,9 +378,7 @@ pub(super) unsafe extern "C" fn MPI_Type_create_resized(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = ctor_of_one("MPI_Type_create_resized", 0, Blocks::None, old, new) {
-            return code;
-        }
+        or_code!(ctor_of_one("MPI_Type_create_resized", 0, Blocks::None, old, new));
         let r = with_world(|w| -> MpiResult<c_int> {
             let d = w.dtype(old)?;
             Ok(w.add_type(d.resized(lb, extent)))
@@ -382,10 +406,7 @@ pub(super) unsafe extern "C" fn MPI_Type_create_subarray(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let ext = match extent_of(old) {
-            Ok(e) => e,
-            Err(c) => return c,
-        };
+        let ext = or_code!(extent_of(old));
         let nd = ndims.max(0) as usize;
         let get = |p: *const c_int, i: usize| *p.add(if order == 0 { i } else { nd - 1 - i }) as isize;
         // Enumerate the rows of the last (fastest) dimension in C order.
@@ -448,9 +469,7 @@ pub(super) unsafe extern "C" fn MPI_Type_create_subarray(
 pub(super) unsafe extern "C" fn MPI_Type_dup(old: c_int, new: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = ctor_of_one("MPI_Type_dup", 0, Blocks::None, old, new) {
-            return code;
-        }
+        or_code!(ctor_of_one("MPI_Type_dup", 0, Blocks::None, old, new));
         let r = with_world(|w| -> MpiResult<c_int> {
             let mut d = (*w.dtype(old)?).clone();
             d.predefined = false;
@@ -537,18 +556,10 @@ pub(super) unsafe extern "C" fn MPI_Pack(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let d = match with_world(|w| w.dtype(dt)) {
-            Ok(d) => d,
-            Err(e) => return e.code,
-        };
+        let d = or_code!(type_of(dt));
         let mut v = Vec::new();
         d.pack(inbuf as *const u8, count.max(0) as usize, &mut v);
-        if *pos as usize + v.len() > outsize.max(0) as usize {
-            return rt::MPI_ERR_TRUNCATE;
-        }
-        std::ptr::copy_nonoverlapping(v.as_ptr(), (out as *mut u8).add(*pos as usize), v.len());
-        *pos += v.len() as c_int;
-        MPI_SUCCESS
+        put_packed(&v, out, outsize.max(0) as usize, pos)
     }
 }
 
@@ -564,10 +575,7 @@ pub(super) unsafe extern "C" fn MPI_Unpack(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let d = match with_world(|w| w.dtype(dt)) {
-            Ok(d) => d,
-            Err(e) => return e.code,
-        };
+        let d = or_code!(type_of(dt));
         let need = d.size * count.max(0) as usize;
         if *pos as usize + need > insize.max(0) as usize {
             return rt::MPI_ERR_TRUNCATE;
@@ -707,10 +715,7 @@ pub(super) unsafe extern "C" fn MPI_Type_get_contents(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let d = match type_of(dt) {
-            Ok(d) => d,
-            Err(code) => return code,
-        };
+        let d = or_code!(type_of(dt));
         let Some(c) = d.contents.as_deref().filter(|_| !d.predefined || is_f90(&d)) else {
             // Not allowed on named types (MPI_COMBINER_NAMED).
             return rt::MPI_ERR_TYPE;
@@ -1013,9 +1018,7 @@ pub(super) unsafe extern "C" fn MPI_Pack_external_size(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = check_datarep(datarep) {
-            return code;
-        }
+        or_code!(check_datarep(datarep));
         put(
             size,
             type_of(dt).map(|d| ext::external32_size(&d, count.max(0) as usize) as Aint),
@@ -1043,18 +1046,10 @@ pub(super) unsafe extern "C" fn MPI_Pack_external(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let (d, count) = match external32_args(datarep, count, dt) {
-            Ok(a) => a,
-            Err(code) => return code,
-        };
+        let (d, count) = or_code!(external32_args(datarep, count, dt));
         let mut v = Vec::new();
         ext::pack_external32(&d, inbuf as *const u8, count, &mut v);
-        if *pos < 0 || *pos as usize + v.len() > outsize.max(0) as usize {
-            return rt::MPI_ERR_TRUNCATE;
-        }
-        std::ptr::copy_nonoverlapping(v.as_ptr(), (out as *mut u8).add(*pos as usize), v.len());
-        *pos += v.len() as Aint;
-        MPI_SUCCESS
+        put_packed(&v, out, outsize.max(0) as usize, pos)
     }
 }
 
@@ -1070,10 +1065,7 @@ pub(super) unsafe extern "C" fn MPI_Unpack_external(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let (d, count) = match external32_args(datarep, count, dt) {
-            Ok(a) => a,
-            Err(code) => return code,
-        };
+        let (d, count) = or_code!(external32_args(datarep, count, dt));
         if *pos < 0 || *pos > insize {
             return rt::MPI_ERR_TRUNCATE;
         }
