@@ -172,55 +172,43 @@ pub(super) struct Names {
     pub dtype: &'static str,
 }
 
-pub(super) const SEND: Names = Names {
-    buf: "sendbuf",
-    count: "sendcount",
-    displs: "sdispls",
-    dtype: "sendtype",
-};
-pub(super) const RECV: Names = Names {
-    buf: "recvbuf",
-    count: "recvcount",
-    displs: "rdispls",
-    dtype: "recvtype",
-};
+impl Names {
+    const fn new(buf: &'static str, count: &'static str, displs: &'static str, dtype: &'static str) -> Self {
+        Names {
+            buf,
+            count,
+            displs,
+            dtype,
+        }
+    }
+
+    /// The same names but the displacement array's.
+    const fn displs(self, displs: &'static str) -> Self {
+        Names { displs, ..self }
+    }
+
+    /// The same names but the buffer's.
+    const fn buf(self, buf: &'static str) -> Self {
+        Names { buf, ..self }
+    }
+}
+
+pub(super) const SEND: Names = Names::new("sendbuf", "sendcount", "sdispls", "sendtype");
+pub(super) const RECV: Names = Names::new("recvbuf", "recvcount", "rdispls", "recvtype");
 /// The receive side of MPI_Gatherv / MPI_Allgatherv, whose array is `displs`.
-pub(super) const RECV_V: Names = Names {
-    displs: "displs",
-    ..RECV
-};
+pub(super) const RECV_V: Names = RECV.displs("displs");
 /// The send side of MPI_Scatterv, whose array is `displs`.
-pub(super) const SEND_V: Names = Names {
-    displs: "displs",
-    ..SEND
-};
+pub(super) const SEND_V: Names = SEND.displs("displs");
 /// Reductions: `sendbuf`/`recvbuf` share `count` and `datatype`.
-pub(super) const RSEND: Names = Names {
-    buf: "sendbuf",
-    count: "count",
-    displs: "displs",
-    dtype: "datatype",
-};
-pub(super) const RRECV: Names = Names {
-    buf: "recvbuf",
-    ..RSEND
-};
+pub(super) const RSEND: Names = Names::new("sendbuf", "count", "displs", "datatype");
+pub(super) const RRECV: Names = RSEND.buf("recvbuf");
 /// MPI_Bcast's single buffer.
-pub(super) const BUFFER: Names = Names {
-    buf: "buffer",
-    ..RSEND
-};
+pub(super) const BUFFER: Names = RSEND.buf("buffer");
 /// Point-to-point calls' buffer (`buf`, `count`, `datatype`).
-pub(super) const P2P_BUF: Names = Names { buf: "buf", ..RSEND };
+pub(super) const P2P_BUF: Names = RSEND.buf("buf");
 /// MPI_Reduce_local.
-pub(super) const INBUF: Names = Names {
-    buf: "inbuf",
-    ..RSEND
-};
-pub(super) const INOUTBUF: Names = Names {
-    buf: "inoutbuf",
-    ..RSEND
-};
+pub(super) const INBUF: Names = RSEND.buf("inbuf");
+pub(super) const INOUTBUF: Names = RSEND.buf("inoutbuf");
 
 /// A count argument: negative is `MPI_ERR_COUNT`.
 pub(super) fn arg_count(v: impl Into<i64>, name: &str) -> MpiResult<usize> {
