@@ -54,48 +54,31 @@ comm_queries! {
     MPI_Comm_remote_group(group: c_int) = |me, c, _| Ok(add_group(me, remote_of(c)?.to_vec()));
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_dup(comm: c_int, new: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Comm_dup");
-        let r = comm::dup_comm(g.me, comm, true);
-        answer(g.me, comm, "MPI_Comm_dup", new, r)
-    }
-}
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_split(
-    comm: c_int,
-    color: c_int,
-    key: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Comm_split");
-        answer(
-            g.me,
-            comm,
-            "MPI_Comm_split",
-            new,
-            comm::split(g.me, comm, color, key),
-        )
-    }
+/// Exports the communicator constructors: each makes the new communicator
+/// with the calling rank `$me` and hands its handle back through `new`; an
+/// error goes to the handler of the communicator it was made from (`$from`).
+macro_rules! comm_constructors {
+    ($($name:ident($($p:ident: $t:ty),*) from $from:ident = |$me:ident| $make:expr;)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($($p: $t,)* new: *mut c_int) -> c_int {
+            let g = enter_call(stringify!($name));
+            let $me = g.me;
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe { answer(g.me, $from, stringify!($name), new, $make) }
+        }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, new: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Comm_create");
-        answer(
-            g.me,
-            comm,
-            "MPI_Comm_create",
-            new,
-            group_of(g.me, group).and_then(|grp| comm::create(g.me, comm, grp)),
-        )
-    }
+comm_constructors! {
+    MPI_Comm_dup(comm: c_int) from comm = |me| comm::dup_comm(me, comm, true);
+    MPI_Comm_split(comm: c_int, color: c_int, key: c_int) from comm = |me| comm::split(me, comm, color, key);
+    MPI_Comm_create(comm: c_int, group: c_int) from comm
+        = |me| group_of(me, group).and_then(|grp| comm::create(me, comm, grp));
+    MPI_Comm_create_group(comm: c_int, group: c_int, tag: c_int) from comm
+        = |me| group_of(me, group).and_then(|grp| comm::create_group(me, comm, grp, tag));
+    MPI_Intercomm_create(local: c_int, local_leader: c_int, peer: c_int, remote_leader: c_int, tag: c_int) from local
+        = |me| comm::intercomm_create(me, local, local_leader, peer, remote_leader, tag);
+    MPI_Intercomm_merge(inter: c_int, high: c_int) from inter = |me| comm::intercomm_merge(me, inter, high);
 }
 
 #[no_mangle]
@@ -181,43 +164,6 @@ pub(super) unsafe extern "C" fn MPI_Comm_split_type(
     }
 }
 #[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Intercomm_create(
-    local: c_int,
-    local_leader: c_int,
-    peer: c_int,
-    remote_leader: c_int,
-    tag: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Intercomm_create");
-        answer(
-            g.me,
-            local,
-            "MPI_Intercomm_create",
-            new,
-            comm::intercomm_create(g.me, local, local_leader, peer, remote_leader, tag),
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Intercomm_merge(inter: c_int, high: c_int, new: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Intercomm_merge");
-        answer(
-            g.me,
-            inter,
-            "MPI_Intercomm_merge",
-            new,
-            comm::intercomm_merge(g.me, inter, high),
-        )
-    }
-}
-
-#[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Comm_idup(comm: c_int, new: *mut c_int, req: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
@@ -243,26 +189,6 @@ pub(super) unsafe extern "C" fn MPI_Comm_dup_with_info(comm: c_int, _info: c_int
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe { MPI_Comm_dup(comm, new) }
 }
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_create_group(
-    comm: c_int,
-    group: c_int,
-    tag: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Comm_create_group");
-        answer(
-            g.me,
-            comm,
-            "MPI_Comm_create_group",
-            new,
-            group_of(g.me, group).and_then(|grp| comm::create_group(g.me, comm, grp, tag)),
-        )
-    }
-}
-
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Comm_idup_with_info(
     comm: c_int,

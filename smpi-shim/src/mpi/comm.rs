@@ -39,15 +39,7 @@ pub(crate) fn split(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiResult
         }
     };
     let parent_group = with_world(|w| w.ranks[me as usize].comm(comm).map(|p| p.shared.group.clone()))?;
-    let mut members: Vec<(i32, usize)> = pairs
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p[0] == color)
-        .map(|(i, p)| (p[1], i))
-        .collect();
-    members.sort();
-    let group: Vec<u32> = members.iter().map(|&(_, i)| parent_group[i]).collect();
-    derive_comm(me, comm, color, Some(group))
+    derive_comm(me, comm, color, Some(split_group(&pairs, &parent_group, color)))
 }
 
 /// `MPI_Comm_create`: on an intercommunicator, each side names a subgroup of
@@ -352,18 +344,8 @@ pub(crate) fn split_intercomm(me: u32, comm: c_int, color: c_int, key: c_int) ->
     if color == MPI_UNDEFINED {
         return Ok(MPI_COMM_NULL);
     }
-    let pick = |table: &[[i32; 2]], group: &[u32]| -> Vec<u32> {
-        let mut m: Vec<(i32, usize)> = table
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p[0] == color)
-            .map(|(i, p)| (p[1], i))
-            .collect();
-        m.sort();
-        m.iter().map(|&(_, i)| group[i]).collect()
-    };
-    let lgroup = pick(&mine, &x.shared.group);
-    let rgroup = pick(&theirs, &x.remote);
+    let lgroup = split_group(&mine, &x.shared.group, color);
+    let rgroup = split_group(&theirs, &x.remote, color);
     let pos = lgroup.iter().position(|&x| x == me).expect("member of its color") as i32;
     if rgroup.is_empty() {
         return Ok(MPI_COMM_NULL);
@@ -459,4 +441,17 @@ impl InterCreation {
         };
         add_entry(me, shared, pos, self.errh)
     }
+}
+
+/// The members of `group` whose entry in the (color, key) table of a split
+/// has color `color`, ordered by key (then by rank).
+fn split_group(table: &[[i32; 2]], group: &[u32], color: i32) -> Vec<u32> {
+    let mut members: Vec<(i32, usize)> = table
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p[0] == color)
+        .map(|(i, p)| (p[1], i))
+        .collect();
+    members.sort();
+    members.iter().map(|&(_, i)| group[i]).collect()
 }
