@@ -179,6 +179,19 @@ impl Parser {
                 print_errors = false;
             }
             let arg = |i: c_int| *argv.add(i as usize);
+            // A long option at `nextchar`, introduced by `prefix`.
+            let long = |this: &mut Self, long_only: bool, prefix: &str| {
+                this.long_option(
+                    argc,
+                    argv,
+                    optstring,
+                    longopts,
+                    longind,
+                    long_only,
+                    print_errors,
+                    prefix,
+                )
+            };
             let nonoption = |i: c_int| {
                 let a = arg(i);
                 *a as u8 != b'-' || *a.add(1) == 0
@@ -229,31 +242,13 @@ impl Parser {
                     let a = arg(self.vars.optind);
                     if *a.add(1) as u8 == b'-' {
                         self.nextchar = a.add(2);
-                        return self.long_option(
-                            argc,
-                            argv,
-                            optstring,
-                            longopts,
-                            longind,
-                            long_only,
-                            print_errors,
-                            "--",
-                        );
+                        return long(self, long_only, "--");
                     }
                     // With getopt_long_only, "-f" for a valid short option f is
                     // that option, "-fu" is first tried as a long option.
                     if long_only && (*a.add(2) != 0 || strchr(optstring, *a.add(1)).is_null()) {
                         self.nextchar = a.add(1);
-                        let code = self.long_option(
-                            argc,
-                            argv,
-                            optstring,
-                            longopts,
-                            longind,
-                            long_only,
-                            print_errors,
-                            "-",
-                        );
+                        let code = long(self, long_only, "-");
                         if code != -1 {
                             return code;
                         }
@@ -300,16 +295,7 @@ impl Parser {
                 };
                 self.nextchar = name;
                 self.vars.optarg = std::ptr::null_mut();
-                return self.long_option(
-                    argc,
-                    argv,
-                    optstring,
-                    longopts,
-                    longind,
-                    false,
-                    print_errors,
-                    "-W ",
-                );
+                return long(self, false, "-W ");
             }
             if *spec.add(1) as u8 == b':' {
                 if *spec.add(2) as u8 == b':' {
