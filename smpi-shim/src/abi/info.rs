@@ -149,11 +149,17 @@ pub(super) unsafe extern "C" fn MPI_Info_get(
             }
             lookup(h, key, flag)
         })();
-        if let Ok(Some(v)) = &r {
-            copy_out(value, v, valuelen as usize);
-        }
-        report("MPI_Info_get", r)
+        with_value("MPI_Info_get", r, |v| copy_out(value, v, valuelen as usize))
     }
+}
+
+/// The end of the calls that read a key's value ([`lookup`]): `use_value`
+/// gets the value when the key is set; an error is reported.
+fn with_value(call: &'static str, r: MpiResult<Option<String>>, use_value: impl FnOnce(&str)) -> c_int {
+    if let Ok(Some(v)) = &r {
+        use_value(v);
+    }
+    report(call, r)
 }
 
 /// The value of `key` in info `h`, if set; `flag` says whether it is.
@@ -178,15 +184,13 @@ pub(super) unsafe extern "C" fn MPI_Info_get_string(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let r = lookup(h, key, flag);
-        if let Ok(Some(v)) = &r {
+        with_value("MPI_Info_get_string", lookup(h, key, flag), |v| {
             let room = if buflen.is_null() { 0 } else { *buflen };
             if room > 0 {
                 copy_out(value, v, room as usize - 1);
             }
             set(buflen, v.len() as c_int + 1);
-        }
-        report("MPI_Info_get_string", r)
+        })
     }
 }
 
@@ -199,11 +203,9 @@ pub(super) unsafe extern "C" fn MPI_Info_get_valuelen(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let r = lookup(h, key, flag);
-        if let Ok(Some(v)) = &r {
-            set(valuelen, v.len() as c_int);
-        }
-        report("MPI_Info_get_valuelen", r)
+        with_value("MPI_Info_get_valuelen", lookup(h, key, flag), |v| {
+            set(valuelen, v.len() as c_int)
+        })
     }
 }
 
