@@ -33,17 +33,38 @@ pub(super) unsafe fn set<T>(p: *mut T, v: T) {
     }
 }
 
-/// The end of a call that starts a request: its handle goes to `*req` (when
-/// not null), an error to the handler of `comm`.
-pub(super) unsafe fn started(me: u32, comm: i32, call: &str, req: *mut c_int, r: MpiResult<u32>) -> c_int {
+/// The end of a query whose answer is one value: writes `r`'s value to `out`
+/// (when not NULL) and returns `MPI_SUCCESS`, or returns `r`'s error class.
+pub(super) unsafe fn put<T>(out: *mut T, r: Result<T, c_int>) -> c_int {
     match r {
-        Ok(id) => {
-            // Safety: `req` is null or valid for a write (the caller's contract).
-            unsafe { set(req, id as c_int + 1) };
+        Ok(v) => {
+            // Safety: `out` is null or valid for a write (the caller's contract).
+            unsafe { set(out, v) };
+            MPI_SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+/// The end of a call on communicator `comm` whose answer is one value:
+/// writes it to `out` (when not NULL) and returns `MPI_SUCCESS`, or hands the
+/// error to the handler of `comm`.
+pub(super) unsafe fn answer<T>(me: u32, comm: i32, call: &str, out: *mut T, r: MpiResult<T>) -> c_int {
+    match r {
+        Ok(v) => {
+            // Safety: `out` is null or valid for a write (the caller's contract).
+            unsafe { set(out, v) };
             MPI_SUCCESS
         }
         Err(e) => entry::handle_error(me, comm, call, e),
     }
+}
+
+/// The end of a call that starts a request: its handle goes to `*req` (when
+/// not null), an error to the handler of `comm`.
+pub(super) unsafe fn started(me: u32, comm: i32, call: &str, req: *mut c_int, r: MpiResult<u32>) -> c_int {
+    // Safety: the caller's contract.
+    unsafe { answer(me, comm, call, req, r.map(|id| id as c_int + 1)) }
 }
 
 pub(super) unsafe fn write_cstr(dst: *mut c_char, s: &str, len: *mut c_int, max: usize) {
@@ -151,55 +172,43 @@ pub(super) struct Names {
     pub dtype: &'static str,
 }
 
-pub(super) const SEND: Names = Names {
-    buf: "sendbuf",
-    count: "sendcount",
-    displs: "sdispls",
-    dtype: "sendtype",
-};
-pub(super) const RECV: Names = Names {
-    buf: "recvbuf",
-    count: "recvcount",
-    displs: "rdispls",
-    dtype: "recvtype",
-};
+impl Names {
+    const fn new(buf: &'static str, count: &'static str, displs: &'static str, dtype: &'static str) -> Self {
+        Names {
+            buf,
+            count,
+            displs,
+            dtype,
+        }
+    }
+
+    /// The same names but the displacement array's.
+    const fn displs(self, displs: &'static str) -> Self {
+        Names { displs, ..self }
+    }
+
+    /// The same names but the buffer's.
+    const fn buf(self, buf: &'static str) -> Self {
+        Names { buf, ..self }
+    }
+}
+
+pub(super) const SEND: Names = Names::new("sendbuf", "sendcount", "sdispls", "sendtype");
+pub(super) const RECV: Names = Names::new("recvbuf", "recvcount", "rdispls", "recvtype");
 /// The receive side of MPI_Gatherv / MPI_Allgatherv, whose array is `displs`.
-pub(super) const RECV_V: Names = Names {
-    displs: "displs",
-    ..RECV
-};
+pub(super) const RECV_V: Names = RECV.displs("displs");
 /// The send side of MPI_Scatterv, whose array is `displs`.
-pub(super) const SEND_V: Names = Names {
-    displs: "displs",
-    ..SEND
-};
+pub(super) const SEND_V: Names = SEND.displs("displs");
 /// Reductions: `sendbuf`/`recvbuf` share `count` and `datatype`.
-pub(super) const RSEND: Names = Names {
-    buf: "sendbuf",
-    count: "count",
-    displs: "displs",
-    dtype: "datatype",
-};
-pub(super) const RRECV: Names = Names {
-    buf: "recvbuf",
-    ..RSEND
-};
+pub(super) const RSEND: Names = Names::new("sendbuf", "count", "displs", "datatype");
+pub(super) const RRECV: Names = RSEND.buf("recvbuf");
 /// MPI_Bcast's single buffer.
-pub(super) const BUFFER: Names = Names {
-    buf: "buffer",
-    ..RSEND
-};
+pub(super) const BUFFER: Names = RSEND.buf("buffer");
 /// Point-to-point calls' buffer (`buf`, `count`, `datatype`).
-pub(super) const P2P_BUF: Names = Names { buf: "buf", ..RSEND };
+pub(super) const P2P_BUF: Names = RSEND.buf("buf");
 /// MPI_Reduce_local.
-pub(super) const INBUF: Names = Names {
-    buf: "inbuf",
-    ..RSEND
-};
-pub(super) const INOUTBUF: Names = Names {
-    buf: "inoutbuf",
-    ..RSEND
-};
+pub(super) const INBUF: Names = RSEND.buf("inbuf");
+pub(super) const INOUTBUF: Names = RSEND.buf("inoutbuf");
 
 /// A count argument: negative is `MPI_ERR_COUNT`.
 pub(super) fn arg_count(v: impl Into<i64>, name: &str) -> MpiResult<usize> {

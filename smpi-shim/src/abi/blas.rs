@@ -52,222 +52,55 @@ pub(super) fn nested() -> bool {
     IN_REAL.with(|c| c.get())
 }
 
-pub(super) type Dgemm = unsafe extern "C" fn(
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    f64,
-    *const f64,
-    c_int,
-    *const f64,
-    c_int,
-    f64,
-    *mut f64,
-    c_int,
-);
-pub(super) type Dtrsm = unsafe extern "C" fn(
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    f64,
-    *const f64,
-    c_int,
-    *mut f64,
-    c_int,
-);
-pub(super) type Dgemv = unsafe extern "C" fn(
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    f64,
-    *const f64,
-    c_int,
-    *const f64,
-    c_int,
-    f64,
-    *mut f64,
-    c_int,
-);
-pub(super) type Dger =
-    unsafe extern "C" fn(c_int, c_int, c_int, f64, *const f64, c_int, *const f64, c_int, *mut f64, c_int);
-pub(super) type Dtrsv =
-    unsafe extern "C" fn(c_int, c_int, c_int, c_int, c_int, *const f64, c_int, *mut f64, c_int);
-pub(super) type Daxpy = unsafe extern "C" fn(c_int, f64, *const f64, c_int, *mut f64, c_int);
-pub(super) type Dscal = unsafe extern "C" fn(c_int, f64, *mut f64, c_int);
-pub(super) type Dswap = unsafe extern "C" fn(c_int, *mut f64, c_int, *mut f64, c_int);
-pub(super) type Dcopy = unsafe extern "C" fn(c_int, *const f64, c_int, *mut f64, c_int);
 pub(super) type Idamax = unsafe extern "C" fn(c_int, *const f64, c_int) -> usize;
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn cblas_dgemm(
-    o: c_int,
-    ta: c_int,
-    tb: c_int,
-    m: c_int,
-    n: c_int,
-    k: c_int,
-    alpha: f64,
-    a: *const f64,
-    lda: c_int,
-    b: *const f64,
-    ldb: c_int,
-    beta: f64,
-    c: *mut f64,
-    ldc: c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if !blas_modelled(DGEMM, &[m as f64, n as f64, k as f64]) {
-            in_real(|| real::<Dgemm>("cblas_dgemm")(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+/// Exports the CBLAS kernels. A modelled call (`blas_modelled` of the
+/// kernel, on the features in brackets) costs its model's time and does no
+/// work, except for the kernels with a stand-in in `kernels` (after `=>`),
+/// whose results programs read back; otherwise the real BLAS runs.
+macro_rules! cblas_forms {
+    ($($name:ident[$kernel:ident: $($f:expr),+]($($p:ident: $t:ty),* $(,)?) $(=> $stand_in:expr)?;)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($($p: $t),*) {
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe {
+                if blas_modelled($kernel, &[$($f as f64),+]) {
+                    $($stand_in;)?
+                } else {
+                    in_real(|| real::<unsafe extern "C" fn($($t),*)>(stringify!($name))($($p),*))
+                }
+            }
         }
-    }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn cblas_dtrsm(
-    o: c_int,
-    side: c_int,
-    uplo: c_int,
-    ta: c_int,
-    diag: c_int,
-    m: c_int,
-    n: c_int,
-    alpha: f64,
-    a: *const f64,
-    lda: c_int,
-    b: *mut f64,
-    ldb: c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let s = if side == CBLAS_LEFT { 0.0 } else { 1.0 };
-        if !blas_modelled(DTRSM, &[m as f64, n as f64, s]) {
-            in_real(|| real::<Dtrsm>("cblas_dtrsm")(o, side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb))
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn cblas_dgemv(
-    o: c_int,
-    ta: c_int,
-    m: c_int,
-    n: c_int,
-    alpha: f64,
-    a: *const f64,
-    lda: c_int,
-    x: *const f64,
-    incx: c_int,
-    beta: f64,
-    y: *mut f64,
-    incy: c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if !blas_modelled(DGEMV, &[m as f64, n as f64]) {
-            in_real(|| real::<Dgemv>("cblas_dgemv")(o, ta, m, n, alpha, a, lda, x, incx, beta, y, incy))
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn cblas_dger(
-    o: c_int,
-    m: c_int,
-    n: c_int,
-    alpha: f64,
-    x: *const f64,
-    incx: c_int,
-    y: *const f64,
-    incy: c_int,
-    a: *mut f64,
-    lda: c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if !blas_modelled(DGER, &[m as f64, n as f64]) {
-            in_real(|| real::<Dger>("cblas_dger")(o, m, n, alpha, x, incx, y, incy, a, lda))
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn cblas_dtrsv(
-    o: c_int,
-    uplo: c_int,
-    ta: c_int,
-    diag: c_int,
-    n: c_int,
-    a: *const f64,
-    lda: c_int,
-    x: *mut f64,
-    incx: c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if !blas_modelled(DTRSV, &[n as f64]) {
-            in_real(|| real::<Dtrsv>("cblas_dtrsv")(o, uplo, ta, diag, n, a, lda, x, incx))
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn cblas_daxpy(
-    n: c_int,
-    alpha: f64,
-    x: *const f64,
-    incx: c_int,
-    y: *mut f64,
-    incy: c_int,
-) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if !blas_modelled(DAXPY, &[n as f64]) {
-            in_real(|| real::<Daxpy>("cblas_daxpy")(n, alpha, x, incx, y, incy))
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn cblas_dscal(n: c_int, alpha: f64, x: *mut f64, incx: c_int) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if !blas_modelled(DSCAL, &[n as f64]) {
-            in_real(|| real::<Dscal>("cblas_dscal")(n, alpha, x, incx))
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn cblas_dswap(n: c_int, x: *mut f64, incx: c_int, y: *mut f64, incy: c_int) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if blas_modelled(DSWAP, &[n as f64]) {
-            kernels::dswap(n, x, incx, y, incy);
-        } else {
-            in_real(|| real::<Dswap>("cblas_dswap")(n, x, incx, y, incy))
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn cblas_dcopy(n: c_int, x: *const f64, incx: c_int, y: *mut f64, incy: c_int) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if blas_modelled(DCOPY, &[n as f64]) {
-            kernels::dcopy(n, x, incx, y, incy);
-        } else {
-            in_real(|| real::<Dcopy>("cblas_dcopy")(n, x, incx, y, incy))
-        }
-    }
+cblas_forms! {
+    cblas_dgemm[DGEMM: m, n, k](
+        o: c_int, ta: c_int, tb: c_int, m: c_int, n: c_int, k: c_int, alpha: f64, a: *const f64, lda: c_int,
+        b: *const f64, ldb: c_int, beta: f64, c: *mut f64, ldc: c_int,
+    );
+    cblas_dtrsm[DTRSM: m, n, if side == CBLAS_LEFT { 0 } else { 1 }](
+        o: c_int, side: c_int, uplo: c_int, ta: c_int, diag: c_int, m: c_int, n: c_int, alpha: f64,
+        a: *const f64, lda: c_int, b: *mut f64, ldb: c_int,
+    );
+    cblas_dgemv[DGEMV: m, n](
+        o: c_int, ta: c_int, m: c_int, n: c_int, alpha: f64, a: *const f64, lda: c_int, x: *const f64,
+        incx: c_int, beta: f64, y: *mut f64, incy: c_int,
+    );
+    cblas_dger[DGER: m, n](
+        o: c_int, m: c_int, n: c_int, alpha: f64, x: *const f64, incx: c_int, y: *const f64, incy: c_int,
+        a: *mut f64, lda: c_int,
+    );
+    cblas_dtrsv[DTRSV: n](
+        o: c_int, uplo: c_int, ta: c_int, diag: c_int, n: c_int, a: *const f64, lda: c_int, x: *mut f64,
+        incx: c_int,
+    );
+    cblas_daxpy[DAXPY: n](n: c_int, alpha: f64, x: *const f64, incx: c_int, y: *mut f64, incy: c_int);
+    cblas_dscal[DSCAL: n](n: c_int, alpha: f64, x: *mut f64, incx: c_int);
+    cblas_dswap[DSWAP: n](n: c_int, x: *mut f64, incx: c_int, y: *mut f64, incy: c_int)
+        => kernels::dswap(n, x, incx, y, incy);
+    cblas_dcopy[DCOPY: n](n: c_int, x: *const f64, incx: c_int, y: *mut f64, incy: c_int)
+        => kernels::dcopy(n, x, incx, y, incy);
 }
 
 #[no_mangle]
@@ -290,73 +123,6 @@ pub(super) unsafe extern "C" fn cblas_idamax(n: c_int, x: *const f64, incx: c_in
 
 // ---- Fortran 77 interface (arguments by reference, hidden string lengths ignored).
 
-pub(super) type FDgemm = unsafe extern "C" fn(
-    *const c_char,
-    *const c_char,
-    *const c_int,
-    *const c_int,
-    *const c_int,
-    *const f64,
-    *const f64,
-    *const c_int,
-    *const f64,
-    *const c_int,
-    *const f64,
-    *mut f64,
-    *const c_int,
-);
-pub(super) type FDtrsm = unsafe extern "C" fn(
-    *const c_char,
-    *const c_char,
-    *const c_char,
-    *const c_char,
-    *const c_int,
-    *const c_int,
-    *const f64,
-    *const f64,
-    *const c_int,
-    *mut f64,
-    *const c_int,
-);
-pub(super) type FDgemv = unsafe extern "C" fn(
-    *const c_char,
-    *const c_int,
-    *const c_int,
-    *const f64,
-    *const f64,
-    *const c_int,
-    *const f64,
-    *const c_int,
-    *const f64,
-    *mut f64,
-    *const c_int,
-);
-pub(super) type FDger = unsafe extern "C" fn(
-    *const c_int,
-    *const c_int,
-    *const f64,
-    *const f64,
-    *const c_int,
-    *const f64,
-    *const c_int,
-    *mut f64,
-    *const c_int,
-);
-pub(super) type FDtrsv = unsafe extern "C" fn(
-    *const c_char,
-    *const c_char,
-    *const c_char,
-    *const c_int,
-    *const f64,
-    *const c_int,
-    *mut f64,
-    *const c_int,
-);
-pub(super) type FDaxpy =
-    unsafe extern "C" fn(*const c_int, *const f64, *const f64, *const c_int, *mut f64, *const c_int);
-pub(super) type FDscal = unsafe extern "C" fn(*const c_int, *const f64, *mut f64, *const c_int);
-pub(super) type FDswap = unsafe extern "C" fn(*const c_int, *mut f64, *const c_int, *mut f64, *const c_int);
-pub(super) type FDcopy = unsafe extern "C" fn(*const c_int, *const f64, *const c_int, *mut f64, *const c_int);
 pub(super) type FIdamax = unsafe extern "C" fn(*const c_int, *const f64, *const c_int) -> c_int;
 
 pub(super) const COL_MAJOR: c_int = 102;
@@ -401,13 +167,13 @@ pub(super) fn side(c: *const c_char) -> c_int {
 /// matrices). Inside a call the real BLAS serves them (see `nested`);
 /// otherwise they go to the cblas form, with the arguments after `=>`.
 macro_rules! fortran_forms {
-    ($($name:ident: $real:ty = $cblas:ident($($p:ident: $t:ty),* $(,)?) => ($($a:expr),* $(,)?);)*) => {$(
+    ($($name:ident = $cblas:ident($($p:ident: $t:ty),* $(,)?) => ($($a:expr),* $(,)?);)*) => {$(
         #[no_mangle]
         pub(super) unsafe extern "C" fn $name($($p: $t),*) {
             // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
             unsafe {
                 if nested() {
-                    return real::<$real>(stringify!($name))($($p),*);
+                    return real::<unsafe extern "C" fn($($t),*)>(stringify!($name))($($p),*);
                 }
                 $cblas($($a),*)
             }
@@ -416,45 +182,45 @@ macro_rules! fortran_forms {
 }
 
 fortran_forms! {
-    dgemm_: FDgemm = cblas_dgemm(
+    dgemm_ = cblas_dgemm(
         ta: *const c_char, tb: *const c_char, m: *const c_int, n: *const c_int, k: *const c_int,
         alpha: *const f64, a: *const f64, lda: *const c_int, b: *const f64, ldb: *const c_int,
         beta: *const f64, c: *mut f64, ldc: *const c_int,
     )
         => (COL_MAJOR, trans(ta), trans(tb), *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, *ldc);
-    dtrsm_: FDtrsm = cblas_dtrsm(
+    dtrsm_ = cblas_dtrsm(
         s: *const c_char, u: *const c_char, ta: *const c_char, d: *const c_char, m: *const c_int,
         n: *const c_int, alpha: *const f64, a: *const f64, lda: *const c_int, b: *mut f64, ldb: *const c_int,
     )
         => (COL_MAJOR, side(s), uplo(u), trans(ta), diag(d), *m, *n, *alpha, a, *lda, b, *ldb);
-    dgemv_: FDgemv = cblas_dgemv(
+    dgemv_ = cblas_dgemv(
         ta: *const c_char, m: *const c_int, n: *const c_int, alpha: *const f64, a: *const f64,
         lda: *const c_int, x: *const f64, incx: *const c_int, beta: *const f64, y: *mut f64,
         incy: *const c_int,
     )
         => (COL_MAJOR, trans(ta), *m, *n, *alpha, a, *lda, x, *incx, *beta, y, *incy);
-    dger_: FDger = cblas_dger(
+    dger_ = cblas_dger(
         m: *const c_int, n: *const c_int, alpha: *const f64, x: *const f64, incx: *const c_int,
         y: *const f64, incy: *const c_int, a: *mut f64, lda: *const c_int,
     )
         => (COL_MAJOR, *m, *n, *alpha, x, *incx, y, *incy, a, *lda);
-    dtrsv_: FDtrsv = cblas_dtrsv(
+    dtrsv_ = cblas_dtrsv(
         u: *const c_char, ta: *const c_char, d: *const c_char, n: *const c_int, a: *const f64,
         lda: *const c_int, x: *mut f64, incx: *const c_int,
     )
         => (COL_MAJOR, uplo(u), trans(ta), diag(d), *n, a, *lda, x, *incx);
-    daxpy_: FDaxpy = cblas_daxpy(
+    daxpy_ = cblas_daxpy(
         n: *const c_int, alpha: *const f64, x: *const f64, incx: *const c_int, y: *mut f64,
         incy: *const c_int,
     )
         => (*n, *alpha, x, *incx, y, *incy);
-    dscal_: FDscal = cblas_dscal(n: *const c_int, alpha: *const f64, x: *mut f64, incx: *const c_int)
+    dscal_ = cblas_dscal(n: *const c_int, alpha: *const f64, x: *mut f64, incx: *const c_int)
         => (*n, *alpha, x, *incx);
-    dswap_: FDswap = cblas_dswap(
+    dswap_ = cblas_dswap(
         n: *const c_int, x: *mut f64, incx: *const c_int, y: *mut f64, incy: *const c_int,
     )
         => (*n, x, *incx, y, *incy);
-    dcopy_: FDcopy = cblas_dcopy(
+    dcopy_ = cblas_dcopy(
         n: *const c_int, x: *const f64, incx: *const c_int, y: *mut f64, incy: *const c_int,
     )
         => (*n, x, *incx, y, *incy);

@@ -7,90 +7,78 @@ use std::ffi::{c_char, c_int, CStr};
 use crate::abi::group::{add_group, group_of};
 use crate::mpi::comm;
 use crate::mpi::entry::{self, enter_call, result};
-use crate::mpi::{self as rt, mpi_err, with_world, MPI_COMM_NULL, MPI_SUCCESS, MPI_UNDEFINED};
+use crate::mpi::{
+    self as rt, mpi_err, with_world, CommShared, MpiResult, MPI_COMM_NULL, MPI_SUCCESS, MPI_UNDEFINED,
+};
 
 use super::args::*;
 
 // ------------------------------------------------------------------ communicators
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_rank(comm: c_int, rank: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.my_rank)) {
-            Ok(r) => {
-                set(rank, r);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(me, comm, "MPI_Comm_rank", e),
-        }
-    }
+/// The remote group of an intercommunicator (`MPI_ERR_COMM` for an
+/// intracommunicator).
+fn remote_of(c: &CommShared) -> MpiResult<&[u32]> {
+    c.remote
+        .as_deref()
+        .map(Vec::as_slice)
+        .ok_or_else(|| mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"))
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_size(comm: c_int, size: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.size())) {
-            Ok(s) => {
-                set(size, s);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(me, comm, "MPI_Comm_size", e),
+/// Exports the queries of a communicator: each answers from the calling
+/// rank (`$me`), the communicator's shared part (`$c`) and the rank's rank in
+/// it (`$rank`), into its out-parameter (when not NULL). An invalid
+/// communicator or an answer that is an error goes to the communicator's
+/// error handler.
+macro_rules! comm_queries {
+    ($($name:ident($out:ident: $t:ty) = |$me:pat_param, $c:pat_param, $rank:pat_param| $answer:expr;)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name(comm: c_int, $out: *mut $t) -> c_int {
+            let me = rt::current_rank();
+            let view = with_world(|w| w.ranks[me as usize].comm(comm).map(|c| (c.shared.clone(), c.my_rank)));
+            let r = view.and_then(|(shared, rank)| {
+                let ($me, $c, $rank): (u32, &CommShared, i32) = (me, &shared, rank);
+                $answer
+            });
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe { answer(me, comm, stringify!($name), $out, r) }
         }
-    }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_dup(comm: c_int, new: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Comm_dup");
-        let r = comm::dup_comm(g.me, comm, true);
-        match r {
-            Ok(h) => {
-                set(new, h);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_dup", e),
-        }
-    }
-}
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_split(
-    comm: c_int,
-    color: c_int,
-    key: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Comm_split");
-        match comm::split(g.me, comm, color, key) {
-            Ok(h) => {
-                set(new, h);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_split", e),
-        }
-    }
+comm_queries! {
+    MPI_Comm_rank(rank: c_int) = |_, _, rank| Ok(rank);
+    MPI_Comm_size(size: c_int) = |_, c, _| Ok(c.group.len() as c_int);
+    MPI_Comm_test_inter(flag: c_int) = |_, c, _| Ok(c.remote.is_some() as c_int);
+    MPI_Comm_group(group: c_int) = |me, c, _| Ok(add_group(me, c.group.to_vec()));
+    MPI_Comm_remote_size(size: c_int) = |_, c, _| Ok(remote_of(c)?.len() as c_int);
+    MPI_Comm_remote_group(group: c_int) = |me, c, _| Ok(add_group(me, remote_of(c)?.to_vec()));
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_create(comm: c_int, group: c_int, new: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Comm_create");
-        match group_of(g.me, group).and_then(|grp| comm::create(g.me, comm, grp)) {
-            Ok(h) => {
-                set(new, h);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_create", e),
+/// Exports the communicator constructors: each makes the new communicator
+/// with the calling rank `$me` and hands its handle back through `new`; an
+/// error goes to the handler of the communicator it was made from (`$from`).
+macro_rules! comm_constructors {
+    ($($name:ident($($p:ident: $t:ty),*) from $from:ident = |$me:ident| $make:expr;)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($($p: $t,)* new: *mut c_int) -> c_int {
+            let g = enter_call(stringify!($name));
+            let $me = g.me;
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe { answer(g.me, $from, stringify!($name), new, $make) }
         }
-    }
+    )*};
+}
+
+comm_constructors! {
+    MPI_Comm_dup(comm: c_int) from comm = |me| comm::dup_comm(me, comm, true);
+    MPI_Comm_split(comm: c_int, color: c_int, key: c_int) from comm = |me| comm::split(me, comm, color, key);
+    MPI_Comm_create(comm: c_int, group: c_int) from comm
+        = |me| group_of(me, group).and_then(|grp| comm::create(me, comm, grp));
+    MPI_Comm_create_group(comm: c_int, group: c_int, tag: c_int) from comm
+        = |me| group_of(me, group).and_then(|grp| comm::create_group(me, comm, grp, tag));
+    MPI_Intercomm_create(local: c_int, local_leader: c_int, peer: c_int, remote_leader: c_int, tag: c_int) from local
+        = |me| comm::intercomm_create(me, local, local_leader, peer, remote_leader, tag);
+    MPI_Intercomm_merge(inter: c_int, high: c_int) from inter = |me| comm::intercomm_merge(me, inter, high);
 }
 
 #[no_mangle]
@@ -123,49 +111,7 @@ pub(super) unsafe extern "C" fn MPI_Comm_free(comm: *mut c_int) -> c_int {
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Comm_compare(c1: c_int, c2: c_int, res: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        match comm::compare(rt::current_rank(), c1, c2) {
-            Ok(v) => {
-                set(res, v);
-                MPI_SUCCESS
-            }
-            Err(e) => e.code,
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_group(comm: c_int, group: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        match with_world(|w| {
-            w.ranks[me as usize]
-                .comm(comm)
-                .map(|c| c.shared.group.as_ref().clone())
-        }) {
-            Ok(g) => {
-                set(group, add_group(me, g));
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(me, comm, "MPI_Comm_group", e),
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_test_inter(comm: c_int, flag: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.is_some())) {
-            Ok(f) => {
-                set(flag, f as c_int);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(me, comm, "MPI_Comm_test_inter", e),
-        }
-    }
+    unsafe { put(res, comm::compare(rt::current_rank(), c1, c2).map_err(|e| e.code)) }
 }
 
 #[no_mangle]
@@ -195,52 +141,6 @@ pub(super) unsafe extern "C" fn MPI_Comm_get_name(comm: c_int, name: *mut c_char
 }
 
 #[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_remote_size(comm: c_int, size: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        match with_world(|w| {
-            w.ranks[me as usize]
-                .comm(comm)
-                .map(|c| c.shared.remote.as_ref().map(|r| r.len()))
-        }) {
-            Ok(Some(n)) => {
-                set(size, n as c_int);
-                MPI_SUCCESS
-            }
-            Ok(None) => entry::handle_error(
-                me,
-                comm,
-                "MPI_Comm_remote_size",
-                mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"),
-            ),
-            Err(e) => entry::handle_error(me, comm, "MPI_Comm_remote_size", e),
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_remote_group(comm: c_int, group: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        match with_world(|w| w.ranks[me as usize].comm(comm).map(|c| c.shared.remote.clone())) {
-            Ok(Some(g)) => {
-                set(group, add_group(me, g.as_ref().clone()));
-                MPI_SUCCESS
-            }
-            Ok(None) => entry::handle_error(
-                me,
-                comm,
-                "MPI_Comm_remote_group",
-                mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"),
-            ),
-            Err(e) => entry::handle_error(me, comm, "MPI_Comm_remote_group", e),
-        }
-    }
-}
-
-#[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Comm_split_type(
     comm: c_int,
     split_type: c_int,
@@ -263,43 +163,6 @@ pub(super) unsafe extern "C" fn MPI_Comm_split_type(
         MPI_Comm_split(comm, color, key, new)
     }
 }
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Intercomm_create(
-    local: c_int,
-    local_leader: c_int,
-    peer: c_int,
-    remote_leader: c_int,
-    tag: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Intercomm_create");
-        match comm::intercomm_create(g.me, local, local_leader, peer, remote_leader, tag) {
-            Ok(h) => {
-                set(new, h);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, local, "MPI_Intercomm_create", e),
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Intercomm_merge(inter: c_int, high: c_int, new: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Intercomm_merge");
-        match comm::intercomm_merge(g.me, inter, high) {
-            Ok(h) => {
-                set(new, h);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, inter, "MPI_Intercomm_merge", e),
-        }
-    }
-}
-
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Comm_idup(comm: c_int, new: *mut c_int, req: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
@@ -326,26 +189,6 @@ pub(super) unsafe extern "C" fn MPI_Comm_dup_with_info(comm: c_int, _info: c_int
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe { MPI_Comm_dup(comm, new) }
 }
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Comm_create_group(
-    comm: c_int,
-    group: c_int,
-    tag: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Comm_create_group");
-        match group_of(g.me, group).and_then(|grp| comm::create_group(g.me, comm, grp, tag)) {
-            Ok(h) => {
-                set(new, h);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Comm_create_group", e),
-        }
-    }
-}
-
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Comm_idup_with_info(
     comm: c_int,

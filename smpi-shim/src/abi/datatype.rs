@@ -7,90 +7,113 @@ use std::rc::Rc;
 
 use crate::mpi::datatype::ext::{self, DarrayDim};
 use crate::mpi::datatype::{Contents, Datatype};
-use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_ERR_COUNT, MPI_SUCCESS};
+use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, World, MPI_SUCCESS};
 
 use super::args::*;
 
 // ------------------------------------------------------------------ datatypes
 
+/// The value of a `Result<T, c_int>`, or a return of its error class (the
+/// datatype calls return their errors without an error handler).
+macro_rules! or_code {
+    ($r:expr) => {
+        match $r {
+            Ok(v) => v,
+            Err(code) => return code,
+        }
+    };
+}
+
 pub(super) fn type_info<T>(dt: c_int, f: impl FnOnce(&Datatype) -> T) -> Result<T, c_int> {
     with_world(|w| w.dtype(dt).map(|d| f(&d)).map_err(|e| e.code))
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_size(dt: c_int, size: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        match type_info(dt, |d| d.size) {
-            Ok(s) => {
-                set(size, s as c_int);
-                MPI_SUCCESS
-            }
-            Err(c) => c,
+/// Exports the queries of a datatype's sizes: each writes the values its
+/// closure reads from the type into its out-parameters (those not NULL), or
+/// returns the error class of an invalid handle.
+macro_rules! type_queries {
+    ($($name:ident($($out:ident: $t:ty),+) = |$d:ident| ($($v:expr),+);)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name(dt: c_int, $($out: *mut $t),+) -> c_int {
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            type_info(dt, |$d| unsafe { $(set($out, ($v) as $t);)+ }).map_or_else(|code| code, |()| MPI_SUCCESS)
         }
-    }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_get_extent(dt: c_int, lb: *mut Aint, extent: *mut Aint) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        match type_info(dt, |d| (d.lb, d.extent)) {
-            Ok((l, e)) => {
-                set(lb, l);
-                set(extent, e);
-                MPI_SUCCESS
-            }
-            Err(c) => c,
+type_queries! {
+    MPI_Type_size(size: c_int) = |d| (d.size);
+    MPI_Type_size_x(size: Count) = |d| (d.size);
+    MPI_Type_size_c(size: Count) = |d| (d.size);
+    MPI_Type_get_extent(lb: Aint, extent: Aint) = |d| (d.lb, d.extent);
+    MPI_Type_get_extent_c(lb: Count, extent: Count) = |d| (d.lb, d.extent);
+    MPI_Type_get_true_extent(lb: Aint, extent: Aint) = |d| (d.true_lb, d.true_ub - d.true_lb);
+    MPI_Type_get_true_extent_c(lb: Count, extent: Count) = |d| (d.true_lb, d.true_ub - d.true_lb);
+    MPI_Type_ub(ub: Aint) = |d| (d.lb + d.extent);
+}
+
+/// Exports other names of functions (deprecated MPI-1 names, `_x` forms of
+/// `_c` ones): the same parameters, forwarded.
+macro_rules! aliases {
+    ($($name:ident($($p:ident: $t:ty),*) = $f:ident($($a:expr),*);)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($($p: $t),*) -> c_int {
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe { $f($($a),*) }
         }
-    }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_get_true_extent(
-    dt: c_int,
-    lb: *mut Aint,
-    extent: *mut Aint,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        match type_info(dt, |d| (d.true_lb, d.true_ub - d.true_lb)) {
-            Ok((l, e)) => {
-                set(lb, l);
-                set(extent, e);
-                MPI_SUCCESS
-            }
-            Err(c) => c,
+aliases! {
+    MPI_Type_extent(dt: c_int, extent: *mut Aint) = MPI_Type_get_extent(dt, std::ptr::null_mut(), extent);
+    MPI_Type_lb(dt: c_int, lb: *mut Aint) = MPI_Type_get_extent(dt, lb, std::ptr::null_mut());
+    MPI_Type_get_extent_x(dt: c_int, lb: *mut Count, extent: *mut Count) = MPI_Type_get_extent_c(dt, lb, extent);
+    MPI_Type_get_true_extent_x(dt: c_int, lb: *mut Count, extent: *mut Count)
+        = MPI_Type_get_true_extent_c(dt, lb, extent);
+    MPI_Type_hvector(count: c_int, blen: c_int, stride: Aint, old: c_int, new: *mut c_int)
+        = MPI_Type_create_hvector(count, blen, stride, old, new);
+    MPI_Type_hindexed(count: c_int, blens: *const c_int, displs: *const Aint, old: c_int, new: *mut c_int)
+        = MPI_Type_create_hindexed(count, blens, displs, old, new);
+    MPI_Type_struct(count: c_int, blens: *const c_int, displs: *const Aint, types: *const c_int, new: *mut c_int)
+        = MPI_Type_create_struct(count, blens, displs, types, new);
+    MPI_Address(loc: *const c_void, addr: *mut Aint) = MPI_Get_address(loc, addr);
+}
+
+/// Exports functions that only pass their arguments on to a Rust function,
+/// with the call's name last (for its error messages).
+macro_rules! forwards {
+    ($($name:ident($($p:ident: $t:ty),*) => $f:ident($($a:expr),*);)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($($p: $t),*) -> c_int {
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe { $f($($a,)* stringify!($name)) }
         }
-    }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_extent(dt: c_int, extent: *mut Aint) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { MPI_Type_get_extent(dt, std::ptr::null_mut(), extent) }
+forwards! {
+    MPI_Type_contiguous(count: c_int, old: c_int, new: *mut c_int) => contiguous(count, old, new);
+    MPI_Type_contiguous_c(count: Count, old: c_int, new: *mut c_int) => contiguous(count, old, new);
+    MPI_Type_vector(count: c_int, blen: c_int, stride: c_int, old: c_int, new: *mut c_int)
+        => strided(count, blen, Stride::Elements(stride), old, new);
+    MPI_Type_create_hvector(count: c_int, blen: c_int, stride: Aint, old: c_int, new: *mut c_int)
+        => strided(count, blen, Stride::Bytes(stride), old, new);
+    MPI_Type_indexed(count: c_int, blens: *const c_int, displs: *const c_int, old: c_int, new: *mut c_int)
+        => indexed(count, Blocks::Each(blens), Displs::<_, Aint>::Elements(displs), old, new, 5);
+    MPI_Type_create_hindexed(count: c_int, blens: *const c_int, displs: *const Aint, old: c_int, new: *mut c_int)
+        => indexed(count, Blocks::Each(blens), Displs::<c_int, _>::Bytes(displs), old, new, 6);
+    MPI_Type_create_hindexed_c(count: Count, blens: *const Count, displs: *const Count, old: c_int, new: *mut c_int)
+        => indexed(count, Blocks::Each(blens), Displs::<Count, _>::Bytes(displs), old, new, 6);
+    MPI_Type_create_indexed_block(count: c_int, blen: c_int, displs: *const c_int, old: c_int, new: *mut c_int)
+        => indexed(count, Blocks::One(blen.into()), Displs::<_, Aint>::Elements(displs), old, new, 7);
+    MPI_Type_create_indexed_block_c(count: Count, blen: Count, displs: *const Count, old: c_int, new: *mut c_int)
+        => indexed(count, Blocks::One(blen), Displs::<_, Count>::Elements(displs), old, new, 7);
+    MPI_Type_create_hindexed_block(count: c_int, blen: c_int, displs: *const Aint, old: c_int, new: *mut c_int)
+        => indexed(count, Blocks::One(blen.into()), Displs::<c_int, _>::Bytes(displs), old, new, 11);
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_lb(dt: c_int, lb: *mut Aint) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { MPI_Type_get_extent(dt, lb, std::ptr::null_mut()) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_ub(dt: c_int, ub: *mut Aint) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        match type_info(dt, |d| d.lb + d.extent) {
-            Ok(u) => {
-                set(ub, u);
-                MPI_SUCCESS
-            }
-            Err(c) => c,
-        }
-    }
-}
-
+/// A new type from `(byte displacement, old type, repetitions)` pieces; its
+/// handle goes to `out`.
 pub(super) fn new_type(pieces: &[(isize, i32, usize)], combiner: i32, out: *mut c_int) -> c_int {
     let r = with_world(|w| -> MpiResult<c_int> {
         let children: Vec<Rc<Datatype>> = pieces.iter().map(|p| w.dtype(p.1)).collect::<MpiResult<_>>()?;
@@ -112,287 +135,192 @@ pub(super) fn new_type(pieces: &[(isize, i32, usize)], combiner: i32, out: *mut 
     }
 }
 
+/// Replaces type `h` by a copy that `f` changed (whatever holds the old one,
+/// a pending message or a type built from it, keeps it); an invalid handle's
+/// error class.
+fn update_type(w: &mut World, h: c_int, f: impl FnOnce(&mut Datatype)) -> c_int {
+    match w.dtype(h) {
+        Ok(d) => {
+            let mut t = (*d).clone();
+            f(&mut t);
+            w.types[h as usize] = Some(Rc::new(t));
+            MPI_SUCCESS
+        }
+        Err(e) => e.code,
+    }
+}
+
 pub(super) fn extent_of(dt: c_int) -> Result<isize, c_int> {
     type_info(dt, |d| d.extent)
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_contiguous(count: c_int, old: c_int, new: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if let Err(code) = type_ctor(
-            "MPI_Type_contiguous",
-            count.into(),
-            Blocks::<c_int>::None,
-            None::<*const c_int>,
-            Err(old),
-            new,
-        ) {
-            return code;
+/// [`type_ctor`]'s checks of a constructor from one old type, with no array.
+unsafe fn ctor_of_one(
+    call: &str,
+    count: i64,
+    blocks: Blocks<i64>,
+    old: c_int,
+    new: *mut c_int,
+) -> Result<(), c_int> {
+    // Safety: no array is passed.
+    unsafe { type_ctor(call, count, blocks, None::<*const c_int>, Err(old), new) }
+}
+
+/// `MPI_Type_contiguous` and its `_c` form.
+unsafe fn contiguous(count: impl Into<i64>, old: c_int, new: *mut c_int, call: &str) -> c_int {
+    let count: i64 = count.into();
+    // Safety: the caller's `new` is the program's MPI_Datatype pointer.
+    or_code!(unsafe { ctor_of_one(call, count, Blocks::None, old, new) });
+    build(&[(0, old, count as usize)], 2, vec![count], vec![], &[old], new)
+}
+
+/// The stride of a vector datatype.
+#[derive(Clone, Copy)]
+enum Stride {
+    /// In extents of the old type (`int`).
+    Elements(c_int),
+    /// In bytes (`MPI_Aint`).
+    Bytes(Aint),
+}
+
+/// `MPI_Type_vector` and `MPI_Type_create_hvector`: `count` blocks of `blen`
+/// `old`s, `stride` apart.
+unsafe fn strided(
+    count: c_int,
+    blen: c_int,
+    stride: Stride,
+    old: c_int,
+    new: *mut c_int,
+    call: &str,
+) -> c_int {
+    // Safety: the caller's `new` is the program's MPI_Datatype pointer.
+    or_code!(unsafe { ctor_of_one(call, count.into(), Blocks::One(blen.into()), old, new) });
+    let (bytes, combiner, ints, aints) = match stride {
+        Stride::Elements(s) => {
+            let ext = or_code!(extent_of(old));
+            (
+                s as isize * ext,
+                3,
+                vec![count as i64, blen as i64, s as i64],
+                vec![],
+            )
         }
-        if count < 0 {
-            return MPI_ERR_COUNT;
-        }
-        let rc = new_type(&[(0, old, count as usize)], 2, new);
-        if rc == MPI_SUCCESS {
-            super::datatype::record(*new, vec![count as i64], vec![], &[old]);
-        }
-        rc
+        Stride::Bytes(s) => (s, 4, vec![count as i64, blen as i64], vec![s]),
+    };
+    let pieces: Vec<(isize, i32, usize)> = (0..count as isize)
+        .map(|i| (i * bytes, old, blen as usize))
+        .collect();
+    build(&pieces, combiner, ints, aints, &[old], new)
+}
+
+/// A displacement or position argument: `int`, `MPI_Aint` or `MPI_Count`.
+trait Offset: Copy {
+    fn offset(self) -> isize;
+    fn from_offset(v: isize) -> Self;
+}
+
+impl Offset for c_int {
+    fn offset(self) -> isize {
+        self as isize
+    }
+    fn from_offset(v: isize) -> Self {
+        v as c_int
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_vector(
-    count: c_int,
-    blen: c_int,
-    stride: c_int,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if let Err(code) = type_ctor(
-            "MPI_Type_vector",
-            count.into(),
-            Blocks::<c_int>::One(blen.into()),
-            None::<*const c_int>,
-            Err(old),
-            new,
-        ) {
-            return code;
-        }
-        let ext = match extent_of(old) {
-            Ok(e) => e,
-            Err(c) => return c,
-        };
-        if count < 0 || blen < 0 {
-            return MPI_ERR_COUNT;
-        }
-        let pieces: Vec<(isize, i32, usize)> = (0..count as isize)
-            .map(|i| (i * stride as isize * ext, old, blen as usize))
-            .collect();
-        let rc = new_type(&pieces, 3, new);
-        if rc == MPI_SUCCESS {
-            let ints = vec![count as i64, blen as i64, stride as i64];
-            super::datatype::record(*new, ints, vec![], &[old]);
-        }
-        rc
+impl Offset for Aint {
+    fn offset(self) -> isize {
+        self
+    }
+    fn from_offset(v: isize) -> Self {
+        v
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_create_hvector(
-    count: c_int,
-    blen: c_int,
-    stride: Aint,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if let Err(code) = type_ctor(
-            "MPI_Type_create_hvector",
-            count.into(),
-            Blocks::<c_int>::One(blen.into()),
-            None::<*const c_int>,
-            Err(old),
-            new,
-        ) {
-            return code;
-        }
-        if count < 0 || blen < 0 {
-            return MPI_ERR_COUNT;
-        }
-        let pieces: Vec<(isize, i32, usize)> = (0..count as isize)
-            .map(|i| (i * stride, old, blen as usize))
-            .collect();
-        let rc = new_type(&pieces, 4, new);
-        if rc == MPI_SUCCESS {
-            super::datatype::record(*new, vec![count as i64, blen as i64], vec![stride], &[old]);
-        }
-        rc
+impl Offset for Count {
+    fn offset(self) -> isize {
+        self as isize
+    }
+    fn from_offset(v: isize) -> Self {
+        v as Count
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_hvector(
-    count: c_int,
-    blen: c_int,
-    stride: Aint,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { MPI_Type_create_hvector(count, blen, stride, old, new) }
+/// Copies packed bytes `v` into the buffer `out` of `outsize` bytes at
+/// position `*pos`, and moves `*pos` past them (`MPI_Pack`,
+/// `MPI_Pack_external`); `MPI_ERR_TRUNCATE` when they do not fit.
+unsafe fn put_packed<P: Offset>(v: &[u8], out: *mut c_void, outsize: usize, pos: *mut P) -> c_int {
+    // Safety: `pos` is the program's position and `out` its buffer of `outsize` bytes (the caller's contract).
+    unsafe {
+        let at = (*pos).offset();
+        if at < 0 || at as usize + v.len() > outsize {
+            return rt::MPI_ERR_TRUNCATE;
+        }
+        std::ptr::copy_nonoverlapping(v.as_ptr(), (out as *mut u8).add(at as usize), v.len());
+        *pos = P::from_offset(at + v.len() as isize);
+        MPI_SUCCESS
+    }
 }
 
 /// The displacements of an indexed datatype's blocks.
 #[derive(Clone, Copy)]
-enum Displs {
-    /// In extents of the old type (`int`).
-    Elements(*const c_int),
-    /// In bytes (`MPI_Aint`).
-    Bytes(*const Aint),
+enum Displs<E, B> {
+    /// In extents of the old type (`int`; `MPI_Count` in the `_c` forms).
+    Elements(*const E),
+    /// In bytes (`MPI_Aint`; `MPI_Count` in the `_c` forms).
+    Bytes(*const B),
 }
 
 /// MPI_Type_indexed, MPI_Type_create_hindexed, MPI_Type_create_indexed_block
-/// and MPI_Type_create_hindexed_block: `count` blocks of `old`, of the lengths
-/// `blens`, at `displs`; `combiner` is the envelope's.
-unsafe fn indexed(
-    call: &str,
-    count: c_int,
-    blens: Blocks<c_int>,
-    displs: Displs,
+/// and MPI_Type_create_hindexed_block, and their `_c` forms: `count` blocks of
+/// `old`, of the lengths `blens`, at `displs`; `combiner` is the envelope's.
+unsafe fn indexed<C: Copy + Into<i64>, E: Offset, B: Offset>(
+    count: C,
+    blens: Blocks<C>,
+    displs: Displs<E, B>,
     old: c_int,
     new: *mut c_int,
     combiner: i32,
+    call: &str,
 ) -> c_int {
     // Safety: the arrays hold `count` entries (the caller's contract, checked non-NULL by type_ctor).
     unsafe {
+        let count: i64 = count.into();
         let checked = match displs {
-            Displs::Elements(d) => type_ctor(call, count.into(), blens, Some(d), Err(old), new),
-            Displs::Bytes(d) => type_ctor(call, count.into(), blens, Some(d), Err(old), new),
+            Displs::Elements(d) => type_ctor(call, count, blens, Some(d), Err(old), new),
+            Displs::Bytes(d) => type_ctor(call, count, blens, Some(d), Err(old), new),
         };
-        if let Err(code) = checked {
-            return code;
-        }
+        or_code!(checked);
         let n = count.max(0) as usize;
         let at: Vec<isize> = match displs {
             Displs::Elements(d) => {
-                let ext = match extent_of(old) {
-                    Ok(e) => e,
-                    Err(c) => return c,
-                };
-                (0..n).map(|i| *d.add(i) as isize * ext).collect()
+                let ext = or_code!(extent_of(old));
+                (0..n).map(|i| (*d.add(i)).offset() * ext).collect()
             }
-            Displs::Bytes(d) => (0..n).map(|i| *d.add(i)).collect(),
+            Displs::Bytes(d) => (0..n).map(|i| (*d.add(i)).offset()).collect(),
         };
         let len = |i: usize| match blens {
-            Blocks::Each(b) => (*b.add(i)).max(0) as usize,
+            Blocks::Each(b) => (*b.add(i)).into().max(0) as usize,
             Blocks::One(b) => b.max(0) as usize,
             Blocks::None => 0,
         };
         let pieces: Vec<(isize, i32, usize)> = (0..n).map(|i| (at[i], old, len(i))).collect();
-        let rc = new_type(&pieces, combiner, new);
-        if rc == MPI_SUCCESS {
-            // The envelope: the count, the block length(s), then the
-            // displacements as integers or as addresses.
-            let mut ints = vec![count as i64];
-            match blens {
-                Blocks::Each(b) => ints.extend((0..n).map(|i| *b.add(i) as i64)),
-                Blocks::One(b) => ints.push(b),
-                Blocks::None => {}
-            }
-            let aints = match displs {
-                Displs::Elements(d) => {
-                    ints.extend((0..n).map(|i| *d.add(i) as i64));
-                    vec![]
-                }
-                Displs::Bytes(d) => (0..n).map(|i| *d.add(i)).collect(),
-            };
-            record(*new, ints, aints, &[old]);
+        // The envelope: the count, the block length(s), then the
+        // displacements as integers or as addresses.
+        let mut ints = vec![count];
+        match blens {
+            Blocks::Each(b) => ints.extend((0..n).map(|i| (*b.add(i)).into())),
+            Blocks::One(b) => ints.push(b),
+            Blocks::None => {}
         }
-        rc
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_indexed(
-    count: c_int,
-    blens: *const c_int,
-    displs: *const c_int,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        indexed(
-            "MPI_Type_indexed",
-            count,
-            Blocks::Each(blens),
-            Displs::Elements(displs),
-            old,
-            new,
-            5,
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_create_hindexed(
-    count: c_int,
-    blens: *const c_int,
-    displs: *const Aint,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        indexed(
-            "MPI_Type_create_hindexed",
-            count,
-            Blocks::Each(blens),
-            Displs::Bytes(displs),
-            old,
-            new,
-            6,
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_hindexed(
-    count: c_int,
-    blens: *const c_int,
-    displs: *const Aint,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { MPI_Type_create_hindexed(count, blens, displs, old, new) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_create_indexed_block(
-    count: c_int,
-    blen: c_int,
-    displs: *const c_int,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        indexed(
-            "MPI_Type_create_indexed_block",
-            count,
-            Blocks::One(blen.into()),
-            Displs::Elements(displs),
-            old,
-            new,
-            7,
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_create_hindexed_block(
-    count: c_int,
-    blen: c_int,
-    displs: *const Aint,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        indexed(
-            "MPI_Type_create_hindexed_block",
-            count,
-            Blocks::One(blen.into()),
-            Displs::Bytes(displs),
-            old,
-            new,
-            11,
-        )
+        let aints = match displs {
+            Displs::Elements(d) => {
+                ints.extend((0..n).map(|i| (*d.add(i)).offset() as i64));
+                vec![]
+            }
+            Displs::Bytes(_) => at,
+        };
+        build(&pieces, combiner, ints, aints, &[old], new)
     }
 }
 
@@ -406,20 +334,23 @@ pub(super) unsafe extern "C" fn MPI_Type_create_struct(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = type_ctor(
+        or_code!(type_ctor(
             "MPI_Type_create_struct",
             count.into(),
             Blocks::Each(blens),
             Some(displs),
             Ok(types),
             new,
-        ) {
-            return code;
-        }
+        ));
         let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
             .map(|i| (*displs.add(i), *types.add(i), (*blens.add(i)).max(0) as usize))
             .collect();
-        let rc = new_type(&pieces, 8, new);
+        let n = count.max(0) as usize;
+        let mut ints = vec![count as i64];
+        ints.extend((0..n).map(|i| *blens.add(i) as i64));
+        let aints = (0..n).map(|i| *displs.add(i)).collect();
+        let olds: Vec<c_int> = (0..n).map(|i| *types.add(i)).collect();
+        let rc = build(&pieces, 8, ints, aints, &olds, new);
         if rc != MPI_SUCCESS {
             return rc;
         }
@@ -430,32 +361,12 @@ pub(super) unsafe extern "C" fn MPI_Type_create_struct(
             if let Ok(d) = w.dtype(h) {
                 let align = d.align.max(1) as isize;
                 if !d.has_ub_marker && d.extent % align != 0 {
-                    let mut t = (*d).clone();
-                    t.extent += align - t.extent % align;
-                    w.types[h as usize] = Some(Rc::new(t));
+                    update_type(w, h, |t| t.extent += align - t.extent % align);
                 }
             }
         });
-        let n = count.max(0) as usize;
-        let mut ints = vec![count as i64];
-        ints.extend((0..n).map(|i| *blens.add(i) as i64));
-        let aints = (0..n).map(|i| *displs.add(i)).collect();
-        let olds: Vec<c_int> = (0..n).map(|i| *types.add(i)).collect();
-        super::datatype::record(h, ints, aints, &olds);
         MPI_SUCCESS
     }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_struct(
-    count: c_int,
-    blens: *const c_int,
-    displs: *const Aint,
-    types: *const c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { MPI_Type_create_struct(count, blens, displs, types, new) }
 }
 
 #[no_mangle]
@@ -467,23 +378,14 @@ pub(super) unsafe extern "C" fn MPI_Type_create_resized(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = type_ctor(
-            "MPI_Type_create_resized",
-            0,
-            Blocks::<c_int>::None,
-            None::<*const c_int>,
-            Err(old),
-            new,
-        ) {
-            return code;
-        }
+        or_code!(ctor_of_one("MPI_Type_create_resized", 0, Blocks::None, old, new));
         let r = with_world(|w| -> MpiResult<c_int> {
             let d = w.dtype(old)?;
             Ok(w.add_type(d.resized(lb, extent)))
         });
         match r {
             Ok(h) => {
-                super::datatype::record(h, vec![], vec![lb, extent], &[old]);
+                record(h, vec![], vec![lb, extent], &[old]);
                 set(new, h);
                 MPI_SUCCESS
             }
@@ -504,10 +406,7 @@ pub(super) unsafe extern "C" fn MPI_Type_create_subarray(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let ext = match extent_of(old) {
-            Ok(e) => e,
-            Err(c) => return c,
-        };
+        let ext = or_code!(extent_of(old));
         let nd = ndims.max(0) as usize;
         let get = |p: *const c_int, i: usize| *p.add(if order == 0 { i } else { nd - 1 - i }) as isize;
         // Enumerate the rows of the last (fastest) dimension in C order.
@@ -551,19 +450,17 @@ pub(super) unsafe extern "C" fn MPI_Type_create_subarray(
         // The subarray's extent is the full array's.
         let h = *new;
         with_world(|w| {
-            if let Ok(d) = w.dtype(h) {
-                let mut t = (*d).clone();
+            update_type(w, h, |t| {
                 t.lb = 0;
                 t.extent = total * ext;
-                w.types[h as usize] = Some(Rc::new(t));
-            }
+            })
         });
         let mut ints = vec![nd as i64];
         for p in [sizes, subsizes, starts] {
             ints.extend((0..nd).map(|i| *p.add(i) as i64));
         }
         ints.push(order as i64);
-        super::datatype::record(h, ints, vec![], &[old]);
+        record(h, ints, vec![], &[old]);
         MPI_SUCCESS
     }
 }
@@ -572,16 +469,7 @@ pub(super) unsafe extern "C" fn MPI_Type_create_subarray(
 pub(super) unsafe extern "C" fn MPI_Type_dup(old: c_int, new: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = type_ctor(
-            "MPI_Type_dup",
-            0,
-            Blocks::<c_int>::None,
-            None::<*const c_int>,
-            Err(old),
-            new,
-        ) {
-            return code;
-        }
+        or_code!(ctor_of_one("MPI_Type_dup", 0, Blocks::None, old, new));
         let r = with_world(|w| -> MpiResult<c_int> {
             let mut d = (*w.dtype(old)?).clone();
             d.predefined = false;
@@ -593,7 +481,7 @@ pub(super) unsafe extern "C" fn MPI_Type_dup(old: c_int, new: *mut c_int) -> c_i
         });
         match r {
             Ok(mut h) => {
-                super::datatype::record(h, vec![], vec![], &[old]);
+                record(h, vec![], vec![], &[old]);
                 let rc = crate::mpi::attr::copy_type_attrs(rt::current_rank(), old, h);
                 if rc != MPI_SUCCESS {
                     // A failing copy callback fails the dup, which yields MPI_DATATYPE_NULL.
@@ -615,15 +503,8 @@ pub(super) unsafe extern "C" fn MPI_Type_commit(dt: *mut c_int) -> c_int {
     unsafe {
         let h = *dt;
         with_world(|w| match w.dtype(h) {
-            Ok(d) => {
-                if !d.predefined {
-                    let mut t = (*d).clone();
-                    t.committed = true;
-                    w.types[h as usize] = Some(Rc::new(t));
-                }
-                MPI_SUCCESS
-            }
-            Err(e) => e.code,
+            Ok(d) if d.predefined => MPI_SUCCESS,
+            _ => update_type(w, h, |t| t.committed = true),
         })
     }
 }
@@ -664,12 +545,6 @@ pub(super) unsafe extern "C" fn MPI_Get_address(loc: *const c_void, addr: *mut A
 }
 
 #[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Address(loc: *const c_void, addr: *mut Aint) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { MPI_Get_address(loc, addr) }
-}
-
-#[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Pack(
     inbuf: *const c_void,
     count: c_int,
@@ -681,18 +556,10 @@ pub(super) unsafe extern "C" fn MPI_Pack(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let d = match with_world(|w| w.dtype(dt)) {
-            Ok(d) => d,
-            Err(e) => return e.code,
-        };
+        let d = or_code!(type_of(dt));
         let mut v = Vec::new();
         d.pack(inbuf as *const u8, count.max(0) as usize, &mut v);
-        if *pos as usize + v.len() > outsize.max(0) as usize {
-            return rt::MPI_ERR_TRUNCATE;
-        }
-        std::ptr::copy_nonoverlapping(v.as_ptr(), (out as *mut u8).add(*pos as usize), v.len());
-        *pos += v.len() as c_int;
-        MPI_SUCCESS
+        put_packed(&v, out, outsize.max(0) as usize, pos)
     }
 }
 
@@ -708,10 +575,7 @@ pub(super) unsafe extern "C" fn MPI_Unpack(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let d = match with_world(|w| w.dtype(dt)) {
-            Ok(d) => d,
-            Err(e) => return e.code,
-        };
+        let d = or_code!(type_of(dt));
         let need = d.size * count.max(0) as usize;
         if *pos as usize + need > insize.max(0) as usize {
             return rt::MPI_ERR_TRUNCATE;
@@ -732,33 +596,16 @@ pub(super) unsafe extern "C" fn MPI_Pack_size(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        match type_info(dt, |d| d.size) {
-            Ok(s) => {
-                set(size, (s * count.max(0) as usize) as c_int);
-                MPI_SUCCESS
-            }
-            Err(c) => c,
-        }
+        put(
+            size,
+            type_info(dt, |d| d.size).map(|s| (s * count.max(0) as usize) as c_int),
+        )
     }
 }
 
 // ------------------------------------------------------------------ datatype introspection
 
 // MPI_Type_get_envelope, MPI_Type_set_name and MPI_Type_get_name: see abi_dtype.rs.
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_size_x(dt: c_int, size: *mut i64) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        match with_world(|w| w.dtype(dt)) {
-            Ok(d) => {
-                set(size, d.size as i64);
-                MPI_SUCCESS
-            }
-            Err(e) => e.code,
-        }
-    }
-}
 
 pub(super) const COMBINER_DARRAY: i32 = 12;
 const COMBINER_F90_REAL: i32 = 13;
@@ -800,8 +647,9 @@ pub(super) fn record(h: c_int, ints: Vec<i64>, aints: Vec<isize>, types: &[c_int
     });
 }
 
-/// Builds a type from `(byte displacement, old type, repetitions)` pieces,
-/// records its contents and stores its handle in `out`.
+/// Builds a type from `(byte displacement, old type, repetitions)` pieces
+/// ([`new_type`]) and records its contents; `out` is not NULL (checked by
+/// [`type_ctor`]).
 pub(super) fn build(
     pieces: &[(isize, c_int, usize)],
     combiner: i32,
@@ -810,24 +658,12 @@ pub(super) fn build(
     types: &[c_int],
     out: *mut c_int,
 ) -> c_int {
-    let r = with_world(|w| -> MpiResult<c_int> {
-        let children: Vec<Rc<Datatype>> = pieces.iter().map(|p| w.dtype(p.1)).collect::<MpiResult<_>>()?;
-        let refs: Vec<(isize, &Datatype, usize)> = pieces
-            .iter()
-            .zip(&children)
-            .map(|(p, c)| (p.0, c.as_ref(), p.2))
-            .collect();
-        Ok(w.add_type(Datatype::from_pieces("derived", &refs, combiner)))
-    });
-    match r {
-        Ok(h) => {
-            record(h, ints, aints, types);
-            // Safety: out is the application's MPI_Datatype pointer.
-            unsafe { set(out, h) };
-            MPI_SUCCESS
-        }
-        Err(e) => e.code,
+    let rc = new_type(pieces, combiner, out);
+    if rc == MPI_SUCCESS {
+        // Safety: `out` holds the new handle.
+        record(unsafe { *out }, ints, aints, types);
     }
+    rc
 }
 
 pub(super) fn type_of(dt: c_int) -> Result<Rc<Datatype>, c_int> {
@@ -879,10 +715,7 @@ pub(super) unsafe extern "C" fn MPI_Type_get_contents(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let d = match type_of(dt) {
-            Ok(d) => d,
-            Err(code) => return code,
-        };
+        let d = or_code!(type_of(dt));
         let Some(c) = d.contents.as_deref().filter(|_| !d.predefined || is_f90(&d)) else {
             // Not allowed on named types (MPI_COMBINER_NAMED).
             return rt::MPI_ERR_TYPE;
@@ -920,15 +753,7 @@ pub(super) unsafe extern "C" fn MPI_Type_set_name(dt: c_int, name: *const c_char
             return rt::MPI_ERR_ARG;
         }
         let s = CStr::from_ptr(name).to_string_lossy().into_owned();
-        with_world(|w| match w.dtype(dt) {
-            Ok(d) => {
-                let mut t = (*d).clone();
-                t.name = s;
-                w.types[dt as usize] = Some(Rc::new(t));
-                MPI_SUCCESS
-            }
-            Err(e) => e.code,
-        })
+        with_world(|w| update_type(w, dt, |t| t.name = s))
     }
 }
 
@@ -1193,17 +1018,20 @@ pub(super) unsafe extern "C" fn MPI_Pack_external_size(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = check_datarep(datarep) {
-            return code;
-        }
-        match type_of(dt) {
-            Ok(d) => {
-                set(size, ext::external32_size(&d, count.max(0) as usize) as Aint);
-                MPI_SUCCESS
-            }
-            Err(code) => code,
-        }
+        or_code!(check_datarep(datarep));
+        put(
+            size,
+            type_of(dt).map(|d| ext::external32_size(&d, count.max(0) as usize) as Aint),
+        )
     }
+}
+
+/// The arguments `MPI_Pack_external` and `MPI_Unpack_external` check first:
+/// the data representation, the count and the type.
+fn external32_args(datarep: *const c_char, count: c_int, dt: c_int) -> Result<(Rc<Datatype>, usize), c_int> {
+    check_datarep(datarep)?;
+    let count = usize::try_from(count).map_err(|_| rt::MPI_ERR_COUNT)?;
+    Ok((type_of(dt)?, count))
 }
 
 #[no_mangle]
@@ -1218,24 +1046,10 @@ pub(super) unsafe extern "C" fn MPI_Pack_external(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = check_datarep(datarep) {
-            return code;
-        }
-        if count < 0 {
-            return rt::MPI_ERR_COUNT;
-        }
-        let d = match type_of(dt) {
-            Ok(d) => d,
-            Err(code) => return code,
-        };
+        let (d, count) = or_code!(external32_args(datarep, count, dt));
         let mut v = Vec::new();
-        ext::pack_external32(&d, inbuf as *const u8, count as usize, &mut v);
-        if *pos < 0 || *pos as usize + v.len() > outsize.max(0) as usize {
-            return rt::MPI_ERR_TRUNCATE;
-        }
-        std::ptr::copy_nonoverlapping(v.as_ptr(), (out as *mut u8).add(*pos as usize), v.len());
-        *pos += v.len() as Aint;
-        MPI_SUCCESS
+        ext::pack_external32(&d, inbuf as *const u8, count, &mut v);
+        put_packed(&v, out, outsize.max(0) as usize, pos)
     }
 }
 
@@ -1251,21 +1065,12 @@ pub(super) unsafe extern "C" fn MPI_Unpack_external(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        if let Err(code) = check_datarep(datarep) {
-            return code;
-        }
-        if count < 0 {
-            return rt::MPI_ERR_COUNT;
-        }
-        let d = match type_of(dt) {
-            Ok(d) => d,
-            Err(code) => return code,
-        };
+        let (d, count) = or_code!(external32_args(datarep, count, dt));
         if *pos < 0 || *pos > insize {
             return rt::MPI_ERR_TRUNCATE;
         }
         let data = slice((inbuf as *const u8).add(*pos as usize), (insize - *pos) as usize);
-        match ext::unpack_external32(&d, data, out as *mut u8, count as usize) {
+        match ext::unpack_external32(&d, data, out as *mut u8, count) {
             Some(used) => {
                 *pos += used as Aint;
                 MPI_SUCCESS
@@ -1273,182 +1078,4 @@ pub(super) unsafe extern "C" fn MPI_Unpack_external(
             None => rt::MPI_ERR_TRUNCATE,
         }
     }
-}
-
-// ------------------------------------------------------------------ large counts (MPI-4 `_c`)
-
-pub(super) fn count_ok(c: Count) -> Result<usize, c_int> {
-    usize::try_from(c).map_err(|_| rt::MPI_ERR_COUNT)
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_contiguous_c(count: Count, old: c_int, new: *mut c_int) -> c_int {
-    // Safety: no array is passed.
-    unsafe {
-        if let Err(code) = type_ctor(
-            "MPI_Type_contiguous_c",
-            count,
-            Blocks::<Count>::None,
-            None::<*const Count>,
-            Err(old),
-            new,
-        ) {
-            return code;
-        }
-    }
-    match count_ok(count) {
-        Ok(n) => build(&[(0, old, n)], 2, vec![count], vec![], &[old], new),
-        Err(code) => code,
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_create_hindexed_c(
-    count: Count,
-    blens: *const Count,
-    displs: *const Count,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if let Err(code) = type_ctor(
-            "MPI_Type_create_hindexed_c",
-            count,
-            Blocks::Each(blens),
-            Some(displs),
-            Err(old),
-            new,
-        ) {
-            return code;
-        }
-        let Ok(n) = count_ok(count) else {
-            return rt::MPI_ERR_COUNT;
-        };
-        let (b, d) = (slice(blens, n), slice(displs, n));
-        let mut pieces = Vec::with_capacity(n);
-        for i in 0..n {
-            match count_ok(b[i]) {
-                Ok(len) => pieces.push((d[i] as isize, old, len)),
-                Err(code) => return code,
-            }
-        }
-        let mut ints = vec![count];
-        ints.extend_from_slice(b);
-        build(
-            &pieces,
-            6,
-            ints,
-            d.iter().map(|&x| x as isize).collect(),
-            &[old],
-            new,
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_create_indexed_block_c(
-    count: Count,
-    blen: Count,
-    displs: *const Count,
-    old: c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if let Err(code) = type_ctor(
-            "MPI_Type_create_indexed_block_c",
-            count,
-            Blocks::<Count>::One(blen),
-            Some(displs),
-            Err(old),
-            new,
-        ) {
-            return code;
-        }
-        let (Ok(n), Ok(len)) = (count_ok(count), count_ok(blen)) else {
-            return rt::MPI_ERR_COUNT;
-        };
-        let ext = match type_of(old) {
-            Ok(d) => d.extent,
-            Err(code) => return code,
-        };
-        let d = slice(displs, n);
-        let pieces: Vec<(isize, c_int, usize)> = d.iter().map(|&x| (x as isize * ext, old, len)).collect();
-        let mut ints = vec![count, blen];
-        ints.extend_from_slice(d);
-        build(&pieces, 7, ints, vec![], &[old], new)
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_size_c(dt: c_int, size: *mut Count) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        match type_of(dt) {
-            Ok(d) => {
-                set(size, d.size as Count);
-                MPI_SUCCESS
-            }
-            Err(code) => code,
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_get_extent_c(
-    dt: c_int,
-    lb: *mut Count,
-    extent: *mut Count,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        match type_of(dt) {
-            Ok(d) => {
-                set(lb, d.lb as Count);
-                set(extent, d.extent as Count);
-                MPI_SUCCESS
-            }
-            Err(code) => code,
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_get_true_extent_c(
-    dt: c_int,
-    lb: *mut Count,
-    extent: *mut Count,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        match type_of(dt) {
-            Ok(d) => {
-                set(lb, d.true_lb as Count);
-                set(extent, (d.true_ub - d.true_lb) as Count);
-                MPI_SUCCESS
-            }
-            Err(code) => code,
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_get_extent_x(
-    dt: c_int,
-    lb: *mut Count,
-    extent: *mut Count,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { MPI_Type_get_extent_c(dt, lb, extent) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Type_get_true_extent_x(
-    dt: c_int,
-    lb: *mut Count,
-    extent: *mut Count,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { MPI_Type_get_true_extent_c(dt, lb, extent) }
 }

@@ -34,13 +34,12 @@ pub(super) fn add_group(me: u32, g: Vec<u32>) -> c_int {
 pub(super) unsafe extern "C" fn MPI_Group_size(group: c_int, size: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        match group_of(rt::current_rank(), group) {
-            Ok(g) => {
-                set(size, g.len() as c_int);
-                MPI_SUCCESS
-            }
-            Err(e) => e.code,
-        }
+        put(
+            size,
+            group_of(rt::current_rank(), group)
+                .map_err(|e| e.code)
+                .map(|g| g.len() as c_int),
+        )
     }
 }
 
@@ -57,61 +56,6 @@ pub(super) unsafe extern "C" fn MPI_Group_rank(group: c_int, rank: *mut c_int) -
                         .position(|&x| x == me)
                         .map_or(MPI_UNDEFINED, |p| p as c_int),
                 );
-                MPI_SUCCESS
-            }
-            Err(e) => e.code,
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Group_incl(
-    group: c_int,
-    n: c_int,
-    ranks: *const c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        match group_of(me, group) {
-            Ok(g) => {
-                let mut v = Vec::new();
-                for i in 0..n.max(0) as usize {
-                    let r = *ranks.add(i);
-                    if r < 0 || r as usize >= g.len() {
-                        return rt::MPI_ERR_RANK;
-                    }
-                    v.push(g[r as usize]);
-                }
-                set(new, add_group(me, v));
-                MPI_SUCCESS
-            }
-            Err(e) => e.code,
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Group_excl(
-    group: c_int,
-    n: c_int,
-    ranks: *const c_int,
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        match group_of(me, group) {
-            Ok(g) => {
-                let ex: Vec<i32> = (0..n.max(0) as usize).map(|i| *ranks.add(i)).collect();
-                let v: Vec<u32> = g
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| !ex.contains(&(*i as i32)))
-                    .map(|(_, &x)| x)
-                    .collect();
-                set(new, add_group(me, v));
                 MPI_SUCCESS
             }
             Err(e) => e.code,
@@ -170,15 +114,7 @@ pub(super) unsafe extern "C" fn MPI_Group_free(group: *mut c_int) -> c_int {
 
 pub(super) unsafe fn group_result(me: u32, r: MpiResult<Vec<u32>>, new: *mut c_int) -> c_int {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        match r {
-            Ok(g) => {
-                set(new, add_group(me, g));
-                MPI_SUCCESS
-            }
-            Err(e) => e.code,
-        }
-    }
+    unsafe { put(new, r.map_err(|e| e.code).map(|g| add_group(me, g))) }
 }
 
 pub(super) unsafe fn ranges(n: c_int, r: *const [c_int; 3], size: usize) -> MpiResult<Vec<usize>> {
@@ -203,83 +139,87 @@ pub(super) unsafe fn ranges(n: c_int, r: *const [c_int; 3], size: usize) -> MpiR
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Group_range_incl(
-    group: c_int,
-    n: c_int,
-    r: *const [c_int; 3],
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        let res =
-            group_of(me, group).and_then(|g| Ok(ranges(n, r, g.len())?.into_iter().map(|i| g[i]).collect()));
-        group_result(me, res, new)
+/// `n` ranks of a group of `size` (`MPI_Group_incl`, `MPI_Group_excl`):
+/// with `Some(size)`, a rank outside the group is `MPI_ERR_RANK`.
+unsafe fn listed(n: c_int, ranks: *const c_int, size: Option<usize>) -> MpiResult<Vec<usize>> {
+    (0..n.max(0) as usize)
+        .map(|i| {
+            // Safety: the program's array holds `n` ranks.
+            let r = unsafe { *ranks.add(i) };
+            match size {
+                Some(size) if r < 0 || r as usize >= size => {
+                    Err(mpi_err(rt::MPI_ERR_RANK, format!("rank {r} out of range")))
+                }
+                _ => Ok(r as usize),
+            }
+        })
+        .collect()
+}
+
+/// The members of group `g` at `positions` (in that order), or, when not
+/// `include`, those at the other positions.
+fn subgroup(g: &[u32], positions: Vec<usize>, include: bool) -> Vec<u32> {
+    if include {
+        positions.iter().map(|&i| g[i]).collect()
+    } else {
+        g.iter()
+            .enumerate()
+            .filter(|(i, _)| !positions.contains(i))
+            .map(|(_, &x)| x)
+            .collect()
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Group_range_excl(
-    group: c_int,
-    n: c_int,
-    r: *const [c_int; 3],
-    new: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        let res = group_of(me, group).and_then(|g| {
-            let ex = ranges(n, r, g.len())?;
-            Ok(g.iter()
-                .enumerate()
-                .filter(|(i, _)| !ex.contains(i))
-                .map(|(_, &x)| x)
-                .collect())
-        });
-        group_result(me, res, new)
-    }
+/// Exports the operations that make a subgroup of a group from an array of
+/// `n` ranks or rank ranges (MPI chapter 7.3.2): each lists the positions in
+/// the group (of `$size` members) that the new group includes (`true`), in
+/// that order, or excludes (`false`).
+macro_rules! subgroup_ops {
+    ($($name:ident($t:ty) = |$n:ident, $p:ident, $size:ident| $positions:expr, $include:literal;)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name(group: c_int, $n: c_int, $p: *const $t, new: *mut c_int) -> c_int {
+            let me = rt::current_rank();
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe {
+                let res = group_of(me, group).and_then(|g| {
+                    let $size = g.len();
+                    Ok(subgroup(&g, $positions?, $include))
+                });
+                group_result(me, res, new)
+            }
+        }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Group_union(a: c_int, b: c_int, new: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        let res = group_of(me, a).and_then(|ga| {
-            let gb = group_of(me, b)?;
-            let mut v = ga.as_ref().clone();
-            v.extend(gb.iter().filter(|x| !ga.contains(x)));
-            Ok(v)
-        });
-        group_result(me, res, new)
-    }
+subgroup_ops! {
+    MPI_Group_incl(c_int) = |n, ranks, size| listed(n, ranks, Some(size)), true;
+    MPI_Group_excl(c_int) = |n, ranks, _size| listed(n, ranks, None), false;
+    MPI_Group_range_incl([c_int; 3]) = |n, r, size| ranges(n, r, size), true;
+    MPI_Group_range_excl([c_int; 3]) = |n, r, size| ranges(n, r, size), false;
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Group_intersection(a: c_int, b: c_int, new: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        let res = group_of(me, a).and_then(|ga| {
-            let gb = group_of(me, b)?;
-            Ok(ga.iter().filter(|x| gb.contains(x)).copied().collect())
-        });
-        group_result(me, res, new)
-    }
+/// Exports the operations that make a group from two (MPI chapter 7.3.2):
+/// each lists the new group's members from those of `$a` and `$b`, in order.
+macro_rules! group_ops {
+    ($($name:ident = |$a:ident, $b:ident| $members:expr;)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name(a: c_int, b: c_int, new: *mut c_int) -> c_int {
+            let me = rt::current_rank();
+            let res = group_of(me, a).and_then(|ga| {
+                let gb = group_of(me, b)?;
+                let ($a, $b): (&[u32], &[u32]) = (&ga, &gb);
+                Ok($members)
+            });
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe { group_result(me, res, new) }
+        }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Group_difference(a: c_int, b: c_int, new: *mut c_int) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        let res = group_of(me, a).and_then(|ga| {
-            let gb = group_of(me, b)?;
-            Ok(ga.iter().filter(|x| !gb.contains(x)).copied().collect())
-        });
-        group_result(me, res, new)
-    }
+group_ops! {
+    MPI_Group_union = |a, b| a.iter().chain(b.iter().filter(|x| !a.contains(x))).copied().collect();
+    MPI_Group_intersection = |a, b| a.iter().filter(|x| b.contains(x)).copied().collect();
+    MPI_Group_difference = |a, b| a.iter().filter(|x| !b.contains(x)).copied().collect();
 }
 
 #[no_mangle]

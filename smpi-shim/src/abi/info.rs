@@ -47,6 +47,16 @@ pub(super) fn report<T>(call: &'static str, r: MpiResult<T>) -> c_int {
     }
 }
 
+/// [`report`] of a call whose answer is one value, written to `out` (when not
+/// NULL).
+unsafe fn report_into<T: Copy>(call: &'static str, out: *mut T, r: MpiResult<T>) -> c_int {
+    if let Ok(v) = r {
+        // Safety: `out` is null or valid for a write (the caller's contract).
+        unsafe { set(out, v) };
+    }
+    report(call, r)
+}
+
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Info_create(h: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
@@ -65,11 +75,11 @@ pub(super) unsafe extern "C" fn MPI_Info_create_env(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let r = with_world(|w| w.infos.dup(info::INFO_ENV));
-        if let Ok(new) = r {
-            set(h, new);
-        }
-        report("MPI_Info_create_env", r)
+        report_into(
+            "MPI_Info_create_env",
+            h,
+            with_world(|w| w.infos.dup(info::INFO_ENV)),
+        )
     }
 }
 
@@ -94,13 +104,7 @@ pub(super) unsafe extern "C" fn MPI_Info_free(h: *mut c_int) -> c_int {
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Info_dup(h: c_int, new: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let r = with_world(|w| w.infos.dup(h));
-        if let Ok(n) = r {
-            set(new, n);
-        }
-        report("MPI_Info_dup", r)
-    }
+    unsafe { report_into("MPI_Info_dup", new, with_world(|w| w.infos.dup(h))) }
 }
 
 #[no_mangle]
@@ -145,11 +149,17 @@ pub(super) unsafe extern "C" fn MPI_Info_get(
             }
             lookup(h, key, flag)
         })();
-        if let Ok(Some(v)) = &r {
-            copy_out(value, v, valuelen as usize);
-        }
-        report("MPI_Info_get", r)
+        with_value("MPI_Info_get", r, |v| copy_out(value, v, valuelen as usize))
     }
+}
+
+/// The end of the calls that read a key's value ([`lookup`]): `use_value`
+/// gets the value when the key is set; an error is reported.
+fn with_value(call: &'static str, r: MpiResult<Option<String>>, use_value: impl FnOnce(&str)) -> c_int {
+    if let Ok(Some(v)) = &r {
+        use_value(v);
+    }
+    report(call, r)
 }
 
 /// The value of `key` in info `h`, if set; `flag` says whether it is.
@@ -174,15 +184,13 @@ pub(super) unsafe extern "C" fn MPI_Info_get_string(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let r = lookup(h, key, flag);
-        if let Ok(Some(v)) = &r {
+        with_value("MPI_Info_get_string", lookup(h, key, flag), |v| {
             let room = if buflen.is_null() { 0 } else { *buflen };
             if room > 0 {
                 copy_out(value, v, room as usize - 1);
             }
             set(buflen, v.len() as c_int + 1);
-        }
-        report("MPI_Info_get_string", r)
+        })
     }
 }
 
@@ -195,11 +203,9 @@ pub(super) unsafe extern "C" fn MPI_Info_get_valuelen(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let r = lookup(h, key, flag);
-        if let Ok(Some(v)) = &r {
-            set(valuelen, v.len() as c_int);
-        }
-        report("MPI_Info_get_valuelen", r)
+        with_value("MPI_Info_get_valuelen", lookup(h, key, flag), |v| {
+            set(valuelen, v.len() as c_int)
+        })
     }
 }
 
@@ -207,11 +213,11 @@ pub(super) unsafe extern "C" fn MPI_Info_get_valuelen(
 pub(super) unsafe extern "C" fn MPI_Info_get_nkeys(h: c_int, n: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let r = with_world(|w| w.infos.nkeys(h));
-        if let Ok(k) = r {
-            set(n, k as c_int);
-        }
-        report("MPI_Info_get_nkeys", r)
+        report_into(
+            "MPI_Info_get_nkeys",
+            n,
+            with_world(|w| w.infos.nkeys(h)).map(|k| k as c_int),
+        )
     }
 }
 

@@ -50,14 +50,19 @@ pub(super) unsafe extern "C" fn MPI_Init_thread(
     }
 }
 
+/// Writes a flag of the calling rank's state (`MPI_Initialized`,
+/// `MPI_Finalized`).
+unsafe fn rank_flag(flag: *mut c_int, f: impl FnOnce(&rt::Rank) -> bool) -> c_int {
+    let me = rt::current_rank();
+    // Safety: `flag` is null or valid for a write (the caller's contract).
+    unsafe { set(flag, with_world(|w| f(&w.ranks[me as usize])) as c_int) };
+    MPI_SUCCESS
+}
+
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        set(flag, with_world(|w| w.ranks[me as usize].initialized) as c_int);
-        MPI_SUCCESS
-    }
+    unsafe { rank_flag(flag, |r| r.initialized) }
 }
 
 #[no_mangle]
@@ -87,11 +92,7 @@ pub(super) unsafe extern "C" fn MPI_Finalize() -> c_int {
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let me = rt::current_rank();
-        set(flag, with_world(|w| w.ranks[me as usize].finalized) as c_int);
-        MPI_SUCCESS
-    }
+    unsafe { rank_flag(flag, |r| r.finalized) }
 }
 
 #[no_mangle]

@@ -54,74 +54,35 @@ pub(super) unsafe fn getopt_as_rank(
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn getopt(argc: c_int, argv: *const *mut c_char, opts: *const c_char) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        getopt_as_rank(
-            c"getopt",
-            Flavour::Short,
-            argc,
-            argv,
-            opts,
-            std::ptr::null(),
-            std::ptr::null_mut(),
-        )
-    }
+/// `c"name"` for an identifier: the C name of a libc function.
+macro_rules! c_name {
+    ($name:ident) => {
+        CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes()).expect("a C name")
+    };
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn __posix_getopt(
-    argc: c_int,
-    argv: *const *mut c_char,
-    opts: *const c_char,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        getopt_as_rank(
-            c"__posix_getopt",
-            Flavour::Posix,
-            argc,
-            argv,
-            opts,
-            std::ptr::null(),
-            std::ptr::null_mut(),
-        )
-    }
+/// Exports the getopt parsers, one per flavour: each is one call of the
+/// rank's parser ([`getopt_as_rank`]); the short ones take no long options.
+macro_rules! getopt_forms {
+    ($($name:ident: $flavour:ident($($p:ident: $t:ty),*) => ($long:expr, $index:expr);)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name(
+            argc: c_int,
+            argv: *const *mut c_char,
+            opts: *const c_char
+            $(, $p: $t)*
+        ) -> c_int {
+            // Safety: the program calls this as libc specifies: its pointers are valid for what it passes.
+            unsafe { getopt_as_rank(c_name!($name), Flavour::$flavour, argc, argv, opts, $long, $index) }
+        }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn getopt_long(
-    argc: c_int,
-    argv: *const *mut c_char,
-    opts: *const c_char,
-    long: *const LongOption,
-    index: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe { getopt_as_rank(c"getopt_long", Flavour::Long, argc, argv, opts, long, index) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn getopt_long_only(
-    argc: c_int,
-    argv: *const *mut c_char,
-    opts: *const c_char,
-    long: *const LongOption,
-    index: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        getopt_as_rank(
-            c"getopt_long_only",
-            Flavour::LongOnly,
-            argc,
-            argv,
-            opts,
-            long,
-            index,
-        )
-    }
+getopt_forms! {
+    getopt: Short() => (std::ptr::null(), std::ptr::null_mut());
+    __posix_getopt: Posix() => (std::ptr::null(), std::ptr::null_mut());
+    getopt_long: Long(long: *const LongOption, index: *mut c_int) => (long, index);
+    getopt_long_only: LongOnly(long: *const LongOption, index: *mut c_int) => (long, index);
 }
 
 #[no_mangle]
@@ -137,143 +98,36 @@ pub(super) unsafe extern "C" fn strtok(s: *mut c_char, delim: *const c_char) -> 
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn rand() -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        on_rank(ls::random).map_or_else(
-            || libc_fn::<unsafe extern "C" fn() -> c_int>(c"rand")(),
-            |v| v as c_int,
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn random() -> c_long {
-    unsafe { on_rank(ls::random).unwrap_or_else(|| libc_fn::<unsafe extern "C" fn() -> c_long>(c"random")()) }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn srand(seed: c_uint) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if on_rank(|s, r| ls::srandom(s, r, seed)).is_none() {
-            libc_fn::<unsafe extern "C" fn(c_uint)>(c"srand")(seed);
+/// Exports libc functions whose state is per process: each runs its body on
+/// the calling rank's libc state (`$s`, rank `$r`), and outside a rank calls
+/// libc's own function of the same name.
+macro_rules! per_rank {
+    ($($name:ident($($p:ident: $t:ty),*) $(-> $ret:ty)? = |$s:pat_param, $r:pat_param| $body:expr;)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($($p: $t),*) $(-> $ret)? {
+            // Safety: the program calls this as libc specifies: its pointers are valid for what it passes.
+            unsafe {
+                on_rank(|$s, $r| $body)
+                    .unwrap_or_else(|| libc_fn::<unsafe extern "C" fn($($t),*) $(-> $ret)?>(c_name!($name))($($p),*))
+            }
         }
-    }
+    )*};
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn srandom(seed: c_uint) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if on_rank(|s, r| ls::srandom(s, r, seed)).is_none() {
-            libc_fn::<unsafe extern "C" fn(c_uint)>(c"srandom")(seed);
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn initstate(seed: c_uint, buf: *mut c_char, n: usize) -> *mut c_char {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        on_rank(|s, r| ls::initstate(s, r, seed, buf, n)).unwrap_or_else(|| {
-            libc_fn::<unsafe extern "C" fn(c_uint, *mut c_char, usize) -> *mut c_char>(c"initstate")(
-                seed, buf, n,
-            )
-        })
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn setstate(buf: *mut c_char) -> *mut c_char {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        on_rank(|s, r| ls::setstate(s, r, buf))
-            .unwrap_or_else(|| libc_fn::<unsafe extern "C" fn(*mut c_char) -> *mut c_char>(c"setstate")(buf))
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn drand48() -> c_double {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        on_rank(|s, r| ls::rand48(s, r, Rand48::Drand).0)
-            .unwrap_or_else(|| libc_fn::<unsafe extern "C" fn() -> c_double>(c"drand48")())
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn erand48(x: *mut [c_ushort; 3]) -> c_double {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        on_rank(|s, r| ls::rand48(s, r, Rand48::Erand(&mut *x)).0)
-            .unwrap_or_else(|| libc_fn::<unsafe extern "C" fn(*mut [c_ushort; 3]) -> c_double>(c"erand48")(x))
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn lrand48() -> c_long {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        on_rank(|s, r| ls::rand48(s, r, Rand48::Lrand).1)
-            .unwrap_or_else(|| libc_fn::<unsafe extern "C" fn() -> c_long>(c"lrand48")())
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn nrand48(x: *mut [c_ushort; 3]) -> c_long {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        on_rank(|s, r| ls::rand48(s, r, Rand48::Nrand(&mut *x)).1)
-            .unwrap_or_else(|| libc_fn::<unsafe extern "C" fn(*mut [c_ushort; 3]) -> c_long>(c"nrand48")(x))
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn mrand48() -> c_long {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        on_rank(|s, r| ls::rand48(s, r, Rand48::Mrand).1)
-            .unwrap_or_else(|| libc_fn::<unsafe extern "C" fn() -> c_long>(c"mrand48")())
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn jrand48(x: *mut [c_ushort; 3]) -> c_long {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        on_rank(|s, r| ls::rand48(s, r, Rand48::Jrand(&mut *x)).1)
-            .unwrap_or_else(|| libc_fn::<unsafe extern "C" fn(*mut [c_ushort; 3]) -> c_long>(c"jrand48")(x))
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn srand48(seed: c_long) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if on_rank(|s, r| ls::srand48(s, r, seed)).is_none() {
-            libc_fn::<unsafe extern "C" fn(c_long)>(c"srand48")(seed);
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn seed48(seed: *mut c_ushort) -> *mut c_ushort {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        on_rank(|s, r| ls::seed48(s, r, seed)).unwrap_or_else(|| {
-            libc_fn::<unsafe extern "C" fn(*mut c_ushort) -> *mut c_ushort>(c"seed48")(seed)
-        })
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn lcong48(param: *mut c_ushort) {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        if on_rank(|s, r| ls::lcong48(s, r, param)).is_none() {
-            libc_fn::<unsafe extern "C" fn(*mut c_ushort)>(c"lcong48")(param);
-        }
-    }
+per_rank! {
+    rand() -> c_int = |s, r| ls::random(s, r) as c_int;
+    random() -> c_long = |s, r| ls::random(s, r);
+    srand(seed: c_uint) = |s, r| ls::srandom(s, r, seed);
+    srandom(seed: c_uint) = |s, r| ls::srandom(s, r, seed);
+    initstate(seed: c_uint, buf: *mut c_char, n: usize) -> *mut c_char = |s, r| ls::initstate(s, r, seed, buf, n);
+    setstate(buf: *mut c_char) -> *mut c_char = |s, r| ls::setstate(s, r, buf);
+    drand48() -> c_double = |s, r| ls::rand48(s, r, Rand48::Drand).0;
+    erand48(x: *mut [c_ushort; 3]) -> c_double = |s, r| ls::rand48(s, r, Rand48::Erand(&mut *x)).0;
+    lrand48() -> c_long = |s, r| ls::rand48(s, r, Rand48::Lrand).1;
+    nrand48(x: *mut [c_ushort; 3]) -> c_long = |s, r| ls::rand48(s, r, Rand48::Nrand(&mut *x)).1;
+    mrand48() -> c_long = |s, r| ls::rand48(s, r, Rand48::Mrand).1;
+    jrand48(x: *mut [c_ushort; 3]) -> c_long = |s, r| ls::rand48(s, r, Rand48::Jrand(&mut *x)).1;
+    srand48(seed: c_long) = |s, r| ls::srand48(s, r, seed);
+    seed48(seed: *mut c_ushort) -> *mut c_ushort = |s, r| ls::seed48(s, r, seed);
+    lcong48(param: *mut c_ushort) = |s, r| ls::lcong48(s, r, param);
 }

@@ -98,32 +98,70 @@ pub(super) unsafe fn blocking_send(
     )
 }
 
-pub(super) unsafe fn nb_send(
+/// The frame of a call that starts a request on one point-to-point
+/// argument list (`MPI_Isend`, `MPI_Irecv`, `MPI_Send_init`, ..., and the
+/// `_c` forms): checks the count, runs `start` on the arguments and hands its
+/// request back through `req` (an error goes to `comm`'s error handler).
+pub(super) unsafe fn start_p2p(
     buf: *const c_void,
     count: impl Into<i64>,
     dt: c_int,
-    dst: c_int,
+    peer: c_int,
     tag: c_int,
     comm: c_int,
-    mode: SendMode,
     req: *mut c_int,
+    start: impl FnOnce(u32, &P2p) -> MpiResult<u32>,
     call: &'static str,
 ) -> c_int {
-    // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        let g = enter_call(call);
-        let n = check_count!(g.me, comm, call, count);
+    let g = enter_call(call);
+    let n = check_count!(g.me, comm, call, count);
+    let r = start(g.me, &p2p(buf, n, dt, peer, tag, comm));
+    // Safety: `req` is the program's request pointer (the caller's contract).
+    unsafe { started(g.me, comm, call, req, r) }
+}
+
+/// [`start_p2p`]'s start of a non-blocking send in `mode`.
+fn isend(mode: SendMode) -> impl FnOnce(u32, &P2p) -> MpiResult<u32> {
+    move |me, a| {
         ti!(ti_trace::p2p(
-            g.me,
+            me,
             send_action(mode, true),
-            comm,
-            dst,
-            tag,
-            n,
-            dt
+            a.comm,
+            a.peer,
+            a.tag,
+            a.count,
+            a.dtype
         ));
-        let r = rt::isend(g.me, &p2p(buf, n, dt, dst, tag, comm), mode, true);
-        started(g.me, comm, call, req, r)
+        rt::isend(me, a, mode, true)
+    }
+}
+
+/// [`start_p2p`]'s start of a non-blocking receive.
+fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
+    ti!(ti_trace::p2p(
+        me, "irecv", a.comm, a.peer, a.tag, a.count, a.dtype
+    ));
+    rt::irecv(me, a)
+}
+
+/// The end of a blocking receive (`MPI_Recv`, `MPI_Sendrecv`) of at most
+/// `count` elements: its status, and `MPI_ERR_TRUNCATE` (through the handler
+/// of `comm`) for a longer message.
+unsafe fn received(
+    me: u32,
+    comm: c_int,
+    call: &str,
+    st: *mut CStatus,
+    r: MpiResult<rt::StatusInfo>,
+    count: usize,
+) -> c_int {
+    match r {
+        Ok(s) => {
+            // Safety: `st` is null or the program's status (the caller's contract).
+            unsafe { write_status(st, &s) };
+            status_result(me, comm, call, &s, count)
+        }
+        Err(e) => entry::handle_error(me, comm, call, e),
     }
 }
 
@@ -143,39 +181,8 @@ pub(super) unsafe fn recv(
         let g = enter_call(call);
         let n = check_count!(g.me, comm, call, count);
         ti!(ti_trace::p2p(g.me, "recv", comm, src, tag, n, dt));
-        let id = match rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)) {
-            Ok(id) => id,
-            Err(e) => return entry::handle_error(g.me, comm, call, e),
-        };
-        let s = rt::wait(g.me, id, call);
-        write_status(st, &s);
-        status_result(g.me, comm, call, &s, n)
-    }
-}
-
-/// `MPI_Irecv` and `MPI_Irecv_c` (the count as `int` or `MPI_Count`).
-pub(super) unsafe fn irecv(
-    buf: *mut c_void,
-    count: impl Into<i64>,
-    dt: c_int,
-    src: c_int,
-    tag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-    call: &'static str,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call(call);
-        let n = check_count!(g.me, comm, call, count);
-        ti!(ti_trace::p2p(g.me, "irecv", comm, src, tag, n, dt));
-        started(
-            g.me,
-            comm,
-            call,
-            req,
-            rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)),
-        )
+        let r = rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)).map(|id| rt::wait(g.me, id, call));
+        received(g.me, comm, call, st, r, n)
     }
 }
 
@@ -201,17 +208,12 @@ pub(super) unsafe fn sendrecv(
         let sn = check_count!(g.me, comm, call, scount);
         let rn = check_count!(g.me, comm, call, rcount);
         ti!(ti_trace::sendrecv(g.me, comm, sn, stype, dst, rn, rtype, src));
-        match rt::sendrecv(
+        let r = rt::sendrecv(
             g.me,
             &p2p(sbuf, sn, stype, dst, stag, comm),
             &p2p(rbuf, rn, rtype, src, rtag, comm),
-        ) {
-            Ok(s) => {
-                write_status(st, &s);
-                status_result(g.me, comm, call, &s, rn)
-            }
-            Err(e) => entry::handle_error(g.me, comm, call, e),
-        }
+        );
+        received(g.me, comm, call, st, r, rn)
     }
 }
 
@@ -258,6 +260,77 @@ pub(super) unsafe extern "C" fn MPI_Sendrecv_replace(
     }
 }
 
+/// The end of `MPI_Iprobe` and `MPI_Improbe`: `flag` says whether a message
+/// matched (`write` then hands out what was found); an error goes to the
+/// handler of `comm`.
+unsafe fn polled<T>(
+    me: u32,
+    comm: c_int,
+    call: &str,
+    flag: *mut c_int,
+    r: MpiResult<Option<T>>,
+    write: impl FnOnce(T),
+) -> c_int {
+    match r {
+        Ok(found) => {
+            // Safety: `flag` is null or valid for a write (the caller's contract).
+            unsafe { set(flag, found.is_some() as c_int) };
+            if let Some(x) = found {
+                write(x);
+            }
+            MPI_SUCCESS
+        }
+        Err(e) => entry::handle_error(me, comm, call, e),
+    }
+}
+
+/// `MPI_Probe` and `MPI_Mprobe`: loops of their non-blocking forms (`poll`),
+/// as SMPI's `MPI_Probe` is a loop of `MPI_Iprobe`, until a message matches.
+/// Simulated time moves between polls even when polling costs nothing.
+/// `watch` (`MPI_Probe`): the rank counts as probing meanwhile, and the run
+/// ends when no other rank can send any more.
+fn probe_loop<T>(
+    me: u32,
+    call: &'static str,
+    (src, tag, comm): (c_int, c_int, c_int),
+    watch: bool,
+    mut poll: impl FnMut() -> MpiResult<Option<T>>,
+) -> MpiResult<T> {
+    loop {
+        if let Some(found) = poll()? {
+            if watch {
+                with_world(|w| w.ranks[me as usize].probing = false);
+            }
+            return Ok(found);
+        }
+        let hopeless = watch
+            && with_world(|w| {
+                w.ranks[me as usize].probing = true;
+                !rt::someone_can_send(w, me)
+            });
+        if hopeless {
+            entry::abort_run(
+                me,
+                format!(
+                    "deadlock: {call}(source {src}, tag {tag}) can never match: every other rank has ended or is probing too"
+                ),
+            );
+        }
+        // Nothing yet: make sure simulated time moves even if polling costs are 0.
+        if with_world(|w| w.cfg.iprobe <= 0.0) {
+            rt::sleep_for(me, 1e-6);
+        }
+        with_world(|w| {
+            w.ranks[me as usize].blocked = Some(BlockInfo {
+                call,
+                peer: src,
+                tag,
+                comm,
+            })
+        });
+    }
+}
+
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Iprobe(
     src: c_int,
@@ -266,105 +339,116 @@ pub(super) unsafe extern "C" fn MPI_Iprobe(
     flag: *mut c_int,
     st: *mut CStatus,
 ) -> c_int {
+    let g = enter_call("MPI_Iprobe");
+    let r = rt::iprobe(g.me, src, tag, comm);
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { polled(g.me, comm, "MPI_Iprobe", flag, r, |s| write_status(st, &s)) }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Improbe(
+    src: c_int,
+    tag: c_int,
+    comm: c_int,
+    flag: *mut c_int,
+    msg: *mut c_int,
+    st: *mut CStatus,
+) -> c_int {
+    let g = enter_call("MPI_Improbe");
+    let r = rt::improbe(g.me, src, tag, comm);
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Iprobe");
-        match rt::iprobe(g.me, src, tag, comm) {
-            Ok(Some(s)) => {
-                set(flag, 1);
-                write_status(st, &s);
-                MPI_SUCCESS
-            }
-            Ok(None) => {
-                set(flag, 0);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Iprobe", e),
-        }
+        polled(g.me, comm, "MPI_Improbe", flag, r, |(s, m)| {
+            set(msg, m);
+            write_single_status(st, &s);
+        })
     }
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Probe(src: c_int, tag: c_int, comm: c_int, st: *mut CStatus) -> c_int {
+    let g = enter_call("MPI_Probe");
+    let r = probe_loop(g.me, "MPI_Probe", (src, tag, comm), true, || {
+        rt::iprobe(g.me, src, tag, comm)
+    });
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Probe");
-        loop {
-            match rt::iprobe(g.me, src, tag, comm) {
-                Ok(Some(s)) => {
-                    with_world(|w| w.ranks[g.me as usize].probing = false);
-                    write_status(st, &s);
-                    return MPI_SUCCESS;
-                }
-                Ok(None) => {
-                    let hopeless = with_world(|w| {
-                        w.ranks[g.me as usize].probing = true;
-                        !rt::someone_can_send(w, g.me)
-                    });
-                    if hopeless {
-                        entry::abort_run(
-                            g.me,
-                            format!(
-                                "deadlock: MPI_Probe(source {src}, tag {tag}) can never match: every other rank has ended or is probing too"
-                            ),
-                        );
-                    }
-                    // Nothing yet: make sure simulated time moves even if polling costs are 0.
-                    let zero_cost = with_world(|w| w.cfg.iprobe <= 0.0);
-                    if zero_cost {
-                        rt::sleep_for(g.me, 1e-6);
-                    }
-                    with_world(|w| {
-                        w.ranks[g.me as usize].blocked = Some(rt::BlockInfo {
-                            call: "MPI_Probe",
-                            peer: src,
-                            tag,
-                            comm,
-                        })
-                    });
-                }
-                Err(e) => return entry::handle_error(g.me, comm, "MPI_Probe", e),
-            }
-        }
-    }
+    let r = r.map(|s| unsafe { write_status(st, &s) });
+    result(g.me, comm, "MPI_Probe", r)
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Mprobe(
+    src: c_int,
+    tag: c_int,
+    comm: c_int,
+    msg: *mut c_int,
+    st: *mut CStatus,
+) -> c_int {
+    let g = enter_call("MPI_Mprobe");
+    let r = probe_loop(g.me, "MPI_Mprobe", (src, tag, comm), false, || {
+        rt::improbe(g.me, src, tag, comm)
+    });
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    let r = r.map(|(s, m)| unsafe {
+        set(msg, m);
+        write_single_status(st, &s);
+    });
+    result(g.me, comm, "MPI_Mprobe", r)
+}
+/// Whole elements of `dt` a status holds (`MPI_Get_count[_c]`), 64-bit:
+/// `MPI_UNDEFINED` when its bytes are not a whole number of them.
+unsafe fn count_of(st: *const CStatus, dt: c_int) -> Result<Count, c_int> {
+    let size = with_world(|w| w.dtype(dt).map(|d| d.size as Count)).map_err(|_| rt::MPI_ERR_TYPE)?;
+    // Safety: `st` is the program's status (the caller's contract).
+    let bytes = unsafe { (*st).count };
+    Ok(match size {
+        0 => 0,
+        s if bytes % s == 0 => bytes / s,
+        _ => MPI_UNDEFINED as Count,
+    })
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Get_count(st: *const CStatus, dt: c_int, count: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let size = with_world(|w| w.dtype(dt).map(|d| d.size));
-        match size {
-            Ok(0) => set(count, 0),
-            Ok(s) => {
-                let bytes = (*st).count as usize;
-                set(
-                    count,
-                    if bytes.is_multiple_of(s) {
-                        (bytes / s) as c_int
-                    } else {
-                        MPI_UNDEFINED
-                    },
-                );
-            }
-            Err(_) => return rt::MPI_ERR_TYPE,
-        }
-        MPI_SUCCESS
-    }
+    unsafe { put(count, count_of(st, dt).map(|n| n as c_int)) }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Get_count_c(st: *const CStatus, dt: c_int, count: *mut Count) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { put(count, count_of(st, dt)) }
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Get_elements(st: *const CStatus, dt: c_int, count: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        match elements_of(st, dt) {
-            Ok(n) => {
-                set(count, c_int::try_from(n).unwrap_or(MPI_UNDEFINED));
-                MPI_SUCCESS
-            }
-            Err(code) => code,
-        }
+        put(
+            count,
+            elements_of(st, dt).map(|n| c_int::try_from(n).unwrap_or(MPI_UNDEFINED)),
+        )
     }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Get_elements_x(
+    st: *const CStatus,
+    dt: c_int,
+    count: *mut Count,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { put(count, elements_of(st, dt)) }
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Get_elements_c(
+    st: *const CStatus,
+    dt: c_int,
+    count: *mut Count,
+) -> c_int {
+    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+    unsafe { put(count, elements_of(st, dt)) }
 }
 
 /// Basic elements of `dt` a status holds (`MPI_Get_elements[_x]`), 64-bit.
@@ -406,25 +490,6 @@ pub(super) unsafe extern "C" fn MPI_Buffer_detach(buf: *mut c_void, size: *mut c
 }
 
 #[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Get_elements_x(
-    st: *const crate::mpi::CStatus,
-    dt: c_int,
-    count: *mut i64,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        match super::p2p::elements_of(st, dt) {
-            Ok(n) => {
-                set(count, n);
-                MPI_SUCCESS
-            }
-            Err(code) => code,
-        }
-    }
-}
-
-/// MPI_Isendrecv: a receive and a send, completed together.
-#[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Isendrecv(
     sbuf: *const c_void,
     scount: c_int,
@@ -443,24 +508,8 @@ pub(super) unsafe extern "C" fn MPI_Isendrecv(
     unsafe {
         nb!("MPI_Isendrecv", comm, req, |me| {
             let (sc, rc) = (nonneg(scount)?, nonneg(rcount)?);
-            let s = rt::P2p {
-                buf: sbuf as *mut u8,
-                count: sc,
-                dtype: stype,
-                peer: dst,
-                tag: stag,
-                comm,
-                coll: false,
-            };
-            let r = rt::P2p {
-                buf: rbuf as *mut u8,
-                count: rc,
-                dtype: rtype,
-                peer: src,
-                tag: rtag,
-                comm,
-                coll: false,
-            };
+            let s = p2p(sbuf, sc, stype, dst, stag, comm);
+            let r = p2p(rbuf, rc, rtype, src, rtag, comm);
             rt::check_pair(me, &s, &r)?;
             let stage: rt::Stage = Box::new(move || {
                 let rid = rt::irecv(me, &r)?;
@@ -491,15 +540,7 @@ pub(super) unsafe extern "C" fn MPI_Isendrecv_replace(
             // The buffer is copied before any check of the send: check it first.
             arg_data(buf, count, dt, P2P_BUF)?;
             let n = nonneg(count)?;
-            let half = |peer, tag| rt::P2p {
-                buf: buf as *mut u8,
-                count: n,
-                dtype: dt,
-                peer,
-                tag,
-                comm,
-                coll: false,
-            };
+            let half = move |peer, tag| p2p(buf, n, dt, peer, tag, comm);
             rt::check_pair(me, &half(dst, stag), &half(src, rtag))?;
             let d = with_world(|w| w.dtype(dt))?;
             let mut copy = coll::TempBuf::new(&d, n);
@@ -508,24 +549,8 @@ pub(super) unsafe extern "C" fn MPI_Isendrecv_replace(
             let k2 = keep.clone();
             let stage: rt::Stage = Box::new(move || {
                 let p = k2.borrow_mut().ptr();
-                let s = rt::P2p {
-                    buf: p,
-                    count: n,
-                    dtype: dt,
-                    peer: dst,
-                    tag: stag,
-                    comm,
-                    coll: false,
-                };
-                let r = rt::P2p {
-                    buf: buf as *mut u8,
-                    count: n,
-                    dtype: dt,
-                    peer: src,
-                    tag: rtag,
-                    comm,
-                    coll: false,
-                };
+                let s = p2p(p as *const c_void, n, dt, dst, stag, comm);
+                let r = half(src, rtag);
                 let rid = rt::irecv(me, &r)?;
                 let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
                 Ok(vec![rid, sid])
@@ -540,73 +565,6 @@ pub(super) unsafe extern "C" fn MPI_Isendrecv_replace(
 }
 
 // ------------------------------------------------------------------ matched probes
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Improbe(
-    src: c_int,
-    tag: c_int,
-    comm: c_int,
-    flag: *mut c_int,
-    msg: *mut c_int,
-    st: *mut CStatus,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Improbe");
-        match rt::improbe(g.me, src, tag, comm) {
-            Ok(Some((s, m))) => {
-                set(flag, 1);
-                set(msg, m);
-                write_single_status(st, &s);
-                MPI_SUCCESS
-            }
-            Ok(None) => {
-                set(flag, 0);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Improbe", e),
-        }
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Mprobe(
-    src: c_int,
-    tag: c_int,
-    comm: c_int,
-    msg: *mut c_int,
-    st: *mut CStatus,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call("MPI_Mprobe");
-        // A loop of Improbe, as SMPI's MPI_Probe is a loop of Iprobe.
-        loop {
-            match rt::improbe(g.me, src, tag, comm) {
-                Ok(Some((s, m))) => {
-                    set(msg, m);
-                    write_single_status(st, &s);
-                    return MPI_SUCCESS;
-                }
-                Ok(None) => {
-                    // Nothing yet: make sure simulated time moves even if polling costs are 0.
-                    if with_world(|w| w.cfg.iprobe <= 0.0) {
-                        rt::sleep_for(g.me, 1e-6);
-                    }
-                    with_world(|w| {
-                        w.ranks[g.me as usize].blocked = Some(BlockInfo {
-                            call: "MPI_Mprobe",
-                            peer: src,
-                            tag,
-                            comm,
-                        })
-                    });
-                }
-                Err(e) => return entry::handle_error(g.me, comm, "MPI_Mprobe", e),
-            }
-        }
-    }
-}
 
 /// Starts the receive of a probed message; on success `*msg` becomes
 /// `MPI_MESSAGE_NULL`.
@@ -636,71 +594,38 @@ pub(super) unsafe fn start_mrecv(
     }
 }
 
-pub(super) unsafe fn mrecv(
-    me: u32,
-    buf: *mut c_void,
-    count: usize,
-    dt: c_int,
-    msg: *mut c_int,
-    st: *mut CStatus,
-) -> c_int {
-    // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        let id = match start_mrecv(me, buf, count, dt, msg) {
-            Ok(id) => id,
-            Err(e) => return entry::handle_error(me, rt::MPI_COMM_WORLD, "MPI_Mrecv", e),
-        };
-        let s = rt::wait(me, id, "MPI_Mrecv");
-        write_single_status(st, &s);
-        status_result(me, rt::MPI_COMM_WORLD, "MPI_Mrecv", &s, count)
-    }
+/// What a matched receive does once started: wait for it (`MPI_Mrecv`,
+/// its status goes here) or hand back its request (`MPI_Imrecv`).
+#[derive(Clone, Copy)]
+pub(super) enum Matched {
+    Wait(*mut CStatus),
+    Start(*mut c_int),
 }
 
-pub(super) unsafe fn imrecv(
-    me: u32,
-    buf: *mut c_void,
-    count: usize,
-    dt: c_int,
-    msg: *mut c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        let r = start_mrecv(me, buf, count, dt, msg);
-        started(me, rt::MPI_COMM_WORLD, "MPI_Imrecv", req, r)
-    }
-}
-/// `MPI_Mrecv` and `MPI_Mrecv_c` (the count as `int` or `MPI_Count`).
+/// `MPI_Mrecv`, `MPI_Imrecv` and their `_c` forms (the count as `int` or
+/// `MPI_Count`).
 pub(super) unsafe fn matched_recv(
     buf: *mut c_void,
     count: impl Into<i64>,
     dt: c_int,
     msg: *mut c_int,
-    st: *mut CStatus,
+    end: Matched,
     call: &'static str,
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call(call);
         let n = check_count!(g.me, rt::MPI_COMM_WORLD, call, count);
-        mrecv(g.me, buf, n, dt, msg, st)
-    }
-}
-
-/// `MPI_Imrecv` and `MPI_Imrecv_c` (the count as `int` or `MPI_Count`).
-pub(super) unsafe fn matched_irecv(
-    buf: *mut c_void,
-    count: impl Into<i64>,
-    dt: c_int,
-    msg: *mut c_int,
-    req: *mut c_int,
-    call: &'static str,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call(call);
-        let n = check_count!(g.me, rt::MPI_COMM_WORLD, call, count);
-        imrecv(g.me, buf, n, dt, msg, req)
+        let r = start_mrecv(g.me, buf, n, dt, msg);
+        match (end, r) {
+            (Matched::Start(req), r) => started(g.me, rt::MPI_COMM_WORLD, call, req, r),
+            (Matched::Wait(st), Ok(id)) => {
+                let s = rt::wait(g.me, id, call);
+                write_single_status(st, &s);
+                status_result(g.me, rt::MPI_COMM_WORLD, call, &s, n)
+            }
+            (Matched::Wait(_), Err(e)) => entry::handle_error(g.me, rt::MPI_COMM_WORLD, call, e),
+        }
     }
 }
 
@@ -715,31 +640,31 @@ count_forms! {
         => blocking_send(buf, count, dt, dst, tag, comm, SendMode::Buffered);
     MPI_Isend / MPI_Isend_c(
         buf: (*const c_void), count: Cnt, dt: c_int, dst: c_int, tag: c_int, comm: c_int, req: (*mut c_int),
-    ) => nb_send(buf, count, dt, dst, tag, comm, SendMode::Standard, req);
+    ) => start_p2p(buf, count, dt, dst, tag, comm, req, isend(SendMode::Standard));
     MPI_Issend / MPI_Issend_c(
         buf: (*const c_void), count: Cnt, dt: c_int, dst: c_int, tag: c_int, comm: c_int, req: (*mut c_int),
-    ) => nb_send(buf, count, dt, dst, tag, comm, SendMode::Sync, req);
+    ) => start_p2p(buf, count, dt, dst, tag, comm, req, isend(SendMode::Sync));
     MPI_Irsend / MPI_Irsend_c(
         buf: (*const c_void), count: Cnt, dt: c_int, dst: c_int, tag: c_int, comm: c_int, req: (*mut c_int),
-    ) => nb_send(buf, count, dt, dst, tag, comm, SendMode::Ready, req);
+    ) => start_p2p(buf, count, dt, dst, tag, comm, req, isend(SendMode::Ready));
     MPI_Ibsend / MPI_Ibsend_c(
         buf: (*const c_void), count: Cnt, dt: c_int, dst: c_int, tag: c_int, comm: c_int, req: (*mut c_int),
-    ) => nb_send(buf, count, dt, dst, tag, comm, SendMode::Buffered, req);
+    ) => start_p2p(buf, count, dt, dst, tag, comm, req, isend(SendMode::Buffered));
     MPI_Recv / MPI_Recv_c(
         buf: (*mut c_void), count: Cnt, dt: c_int, src: c_int, tag: c_int, comm: c_int, st: (*mut CStatus),
     ) => recv(buf, count, dt, src, tag, comm, st);
     MPI_Irecv / MPI_Irecv_c(
         buf: (*mut c_void), count: Cnt, dt: c_int, src: c_int, tag: c_int, comm: c_int, req: (*mut c_int),
-    ) => irecv(buf, count, dt, src, tag, comm, req);
+    ) => start_p2p(buf, count, dt, src, tag, comm, req, irecv);
     MPI_Sendrecv / MPI_Sendrecv_c(
         sbuf: (*const c_void), scount: Cnt, stype: c_int, dst: c_int, stag: c_int,
         rbuf: (*mut c_void), rcount: Cnt, rtype: c_int, src: c_int, rtag: c_int,
         comm: c_int, st: (*mut CStatus),
     ) => sendrecv(sbuf, scount, stype, dst, stag, rbuf, rcount, rtype, src, rtag, comm, st);
     MPI_Mrecv / MPI_Mrecv_c(buf: (*mut c_void), count: Cnt, dt: c_int, msg: (*mut c_int), st: (*mut CStatus))
-        => matched_recv(buf, count, dt, msg, st);
+        => matched_recv(buf, count, dt, msg, Matched::Wait(st));
     MPI_Imrecv / MPI_Imrecv_c(buf: (*mut c_void), count: Cnt, dt: c_int, msg: (*mut c_int), req: (*mut c_int))
-        => matched_irecv(buf, count, dt, msg, req);
+        => matched_recv(buf, count, dt, msg, Matched::Start(req));
 }
 
 // Message handles are plain integers in C and Fortran alike.
@@ -762,41 +687,4 @@ pub(super) extern "C" fn PMPI_Message_c2f(msg: c_int) -> c_int {
 #[no_mangle]
 pub(super) extern "C" fn PMPI_Message_f2c(msg: c_int) -> c_int {
     msg
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Get_count_c(st: *const CStatus, dt: c_int, count: *mut Count) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let size = match with_world(|w| w.dtype(dt).map(|d| d.size)) {
-            Ok(s) => s as Count,
-            Err(_) => return rt::MPI_ERR_TYPE,
-        };
-        let bytes = (*st).count;
-        let n = match size {
-            0 => 0,
-            s if bytes % s == 0 => bytes / s,
-            _ => MPI_UNDEFINED as Count,
-        };
-        set(count, n);
-        MPI_SUCCESS
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Get_elements_c(
-    st: *const CStatus,
-    dt: c_int,
-    count: *mut Count,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        match super::p2p::elements_of(st, dt) {
-            Ok(n) => {
-                set(count, n);
-                MPI_SUCCESS
-            }
-            Err(code) => code,
-        }
-    }
 }

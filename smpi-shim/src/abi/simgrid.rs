@@ -260,29 +260,45 @@ pub(super) extern "C" fn xbt_abort() -> ! {
 
 // ------------------------------------------------------------------ actors (simgrid/actor.h)
 
+/// The handle of object `i` (actors and hosts): `i + 1`, so that NULL is none.
+fn handle_of(i: u32) -> *const c_void {
+    (i as usize + 1) as *const c_void
+}
+
+/// The object behind a handle ([`handle_of`]); the run ends when there is
+/// no such object among the `n` (`what`: what the handle should be).
+fn index_of(call: &str, handle: *const c_void, n: usize, what: &str) -> u32 {
+    match (handle as usize).checked_sub(1) {
+        Some(i) if i < n => i as u32,
+        _ => bad_argument(call, format!("{handle:?} is not {what}")),
+    }
+}
+
+/// The name of object `i`, made by `make` the first time and kept for the
+/// whole run in the map that `pick` chooses.
+fn kept_name(
+    pick: fn(&mut Names) -> &mut BTreeMap<u32, CString>,
+    i: u32,
+    make: impl FnOnce() -> CString,
+) -> *const c_char {
+    NAMES.with(|n| pick(&mut n.borrow_mut()).entry(i).or_insert_with(make).as_ptr())
+}
+
 fn actor_handle(rank: u32) -> *const c_void {
-    (rank as usize + 1) as *const c_void
+    handle_of(rank)
 }
 
 fn rank_of(call: &str, actor: *const c_void) -> u32 {
     let n = with_world(|w| w.ranks.len());
-    match (actor as usize).checked_sub(1) {
-        Some(r) if r < n => r as u32,
-        _ => bad_argument(
-            call,
-            format!("{actor:?} is not an actor (sg_actor_t) of this run"),
-        ),
-    }
+    index_of(call, actor, n, "an actor (sg_actor_t) of this run")
 }
 
 fn actor_name(rank: u32) -> *const c_char {
-    NAMES.with(|n| {
-        n.borrow_mut()
-            .actors
-            .entry(rank)
-            .or_insert_with(|| CString::new(rank.to_string()).expect("digits"))
-            .as_ptr()
-    })
+    kept_name(
+        |n| &mut n.actors,
+        rank,
+        || CString::new(rank.to_string()).expect("digits"),
+    )
 }
 
 /// The calling rank, or the end of the run when called outside of any rank.
@@ -338,31 +354,20 @@ pub(super) extern "C" fn sg_actor_get_host(actor: *const c_void) -> *const c_voi
 // ------------------------------------------------------------------ hosts (simgrid/host.h)
 
 fn host_handle(h: HostId) -> *const c_void {
-    (h.0 as usize + 1) as *const c_void
+    handle_of(h.0)
 }
 
 fn host_of(call: &str, host: *const c_void) -> HostId {
     let n = with_world(|w| w.platform.hosts.len());
-    match (host as usize).checked_sub(1) {
-        Some(h) if h < n => HostId(h as u32),
-        _ => bad_argument(
-            call,
-            format!("{host:?} is not a host (sg_host_t) of the platform"),
-        ),
-    }
+    HostId(index_of(call, host, n, "a host (sg_host_t) of the platform"))
 }
 
 fn host_name(h: HostId) -> *const c_char {
-    NAMES.with(|n| {
-        n.borrow_mut()
-            .hosts
-            .entry(h.0)
-            .or_insert_with(|| {
-                let name = with_world(|w| w.platform.host(h).name.clone());
-                CString::new(name).unwrap_or_default()
-            })
-            .as_ptr()
-    })
+    kept_name(
+        |n| &mut n.hosts,
+        h.0,
+        || CString::new(with_world(|w| w.platform.host(h).name.clone())).unwrap_or_default(),
+    )
 }
 
 #[no_mangle]

@@ -228,15 +228,23 @@ pub(super) fn simulated_now(me: u32) -> f64 {
     now
 }
 
+/// The calling rank's simulated time (a clock read, costed as
+/// [`simulated_now`]): whole seconds, and the rest in units of
+/// 1/`per_second` s (1e6: microseconds, 1e9: nanoseconds).
+fn now_split(per_second: f64) -> (libc::time_t, i64) {
+    let g = enter();
+    let t = simulated_now(g.me);
+    (t.floor() as libc::time_t, ((t - t.floor()) * per_second) as i64)
+}
+
 #[no_mangle]
 pub(super) unsafe extern "C" fn smpi_gettimeofday(tv: *mut libc::timeval, _tz: *mut c_void) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
-        let t = simulated_now(g.me);
+        let (sec, usec) = now_split(1e6);
         if !tv.is_null() {
-            (*tv).tv_sec = t.floor() as libc::time_t;
-            (*tv).tv_usec = ((t - t.floor()) * 1e6) as libc::suseconds_t;
+            (*tv).tv_sec = sec;
+            (*tv).tv_usec = usec as libc::suseconds_t;
         }
         0
     }
@@ -246,11 +254,10 @@ pub(super) unsafe extern "C" fn smpi_gettimeofday(tv: *mut libc::timeval, _tz: *
 pub(super) unsafe extern "C" fn smpi_clock_gettime(_clk: libc::clockid_t, tp: *mut libc::timespec) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter();
-        let t = simulated_now(g.me);
+        let (sec, nsec) = now_split(1e9);
         if !tp.is_null() {
-            (*tp).tv_sec = t.floor() as libc::time_t;
-            (*tp).tv_nsec = ((t - t.floor()) * 1e9) as libc::c_long;
+            (*tp).tv_sec = sec;
+            (*tp).tv_nsec = nsec as libc::c_long;
         }
         0
     }

@@ -266,45 +266,20 @@ fn largest_abs(v: &[f64], start: f64) -> f64 {
     best
 }
 
-/// Strided copy of `n` doubles (BLAS dcopy semantics, negative increments included).
-/// An element that already holds the value (bit for bit) is not written: a
-/// write into a never-written copy-on-write folded page would make the page
-/// private for nothing (in model mode HPL copies many zeros onto zeros).
+/// Calls `f` on the `n` pairs of elements of two strided vectors, in BLAS
+/// order (a negative increment starts from the far end). Folded elements are
+/// reached through the canonical view (same memory).
 ///
 /// # Safety
 /// `x` and `y` must be valid for the strided ranges.
-pub(crate) unsafe fn dcopy(n: i32, x: *const f64, incx: i32, y: *mut f64, incy: i32) {
-    // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        if n <= 0 {
-            return;
-        }
-        // Folded elements are reached through the canonical view (same memory).
-        let (vx, vy) = (
-            crate::host::folding::fold_view(x.cast()),
-            crate::host::folding::fold_view(y.cast()),
-        );
-        let (mut ix, mut iy) = (start(n, incx), start(n, incy));
-        for _ in 0..n {
-            let (px, py) = (x.offset(ix), y.offset(iy));
-            let px = vx.map_or(px, |v| v.at(px as usize) as *const f64);
-            let py = vy.map_or(py, |v| v.at(py as usize) as *mut f64);
-            let v = *px;
-            if (*py).to_bits() != v.to_bits() {
-                *py = v;
-            }
-            ix += incx as isize;
-            iy += incy as isize;
-        }
-    }
-}
-
-/// Strided swap of `n` doubles (BLAS dswap semantics); equal pairs (bit for
-/// bit) are left unwritten, as in [`dcopy`].
-///
-/// # Safety
-/// `x` and `y` must be valid for the strided ranges.
-pub(crate) unsafe fn dswap(n: i32, x: *mut f64, incx: i32, y: *mut f64, incy: i32) {
+unsafe fn strided_pairs(
+    n: i32,
+    x: *mut f64,
+    incx: i32,
+    y: *mut f64,
+    incy: i32,
+    mut f: impl FnMut(*mut f64, *mut f64),
+) {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
     unsafe {
         if n <= 0 {
@@ -319,12 +294,45 @@ pub(crate) unsafe fn dswap(n: i32, x: *mut f64, incx: i32, y: *mut f64, incy: i3
             let (px, py) = (x.offset(ix), y.offset(iy));
             let px = vx.map_or(px, |v| v.at(px as usize) as *mut f64);
             let py = vy.map_or(py, |v| v.at(py as usize) as *mut f64);
-            if (*px).to_bits() != (*py).to_bits() {
-                std::ptr::swap(px, py);
-            }
+            f(px, py);
             ix += incx as isize;
             iy += incy as isize;
         }
+    }
+}
+
+/// Strided copy of `n` doubles (BLAS dcopy semantics, negative increments included).
+/// An element that already holds the value (bit for bit) is not written: a
+/// write into a never-written copy-on-write folded page would make the page
+/// private for nothing (in model mode HPL copies many zeros onto zeros).
+///
+/// # Safety
+/// `x` and `y` must be valid for the strided ranges.
+pub(crate) unsafe fn dcopy(n: i32, x: *const f64, incx: i32, y: *mut f64, incy: i32) {
+    // Safety: the caller's contract; `x` is only read.
+    unsafe {
+        strided_pairs(n, x.cast_mut(), incx, y, incy, |px, py| {
+            let v = *px;
+            if (*py).to_bits() != v.to_bits() {
+                *py = v;
+            }
+        })
+    }
+}
+
+/// Strided swap of `n` doubles (BLAS dswap semantics); equal pairs (bit for
+/// bit) are left unwritten, as in [`dcopy`].
+///
+/// # Safety
+/// `x` and `y` must be valid for the strided ranges.
+pub(crate) unsafe fn dswap(n: i32, x: *mut f64, incx: i32, y: *mut f64, incy: i32) {
+    // Safety: the caller's contract.
+    unsafe {
+        strided_pairs(n, x, incx, y, incy, |px, py| {
+            if (*px).to_bits() != (*py).to_bits() {
+                std::ptr::swap(px, py);
+            }
+        })
     }
 }
 

@@ -39,15 +39,7 @@ pub(crate) fn split(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiResult
         }
     };
     let parent_group = with_world(|w| w.ranks[me as usize].comm(comm).map(|p| p.shared.group.clone()))?;
-    let mut members: Vec<(i32, usize)> = pairs
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p[0] == color)
-        .map(|(i, p)| (p[1], i))
-        .collect();
-    members.sort();
-    let group: Vec<u32> = members.iter().map(|&(_, i)| parent_group[i]).collect();
-    derive_comm(me, comm, color, Some(group))
+    derive_comm(me, comm, color, Some(split_group(&pairs, &parent_group, color)))
 }
 
 /// `MPI_Comm_create`: on an intercommunicator, each side names a subgroup of
@@ -117,50 +109,10 @@ pub(crate) fn intercomm_create(
         });
         let mine = [ctx as i32, local_group.len() as i32, my_world];
         let mut theirs = [0i32; 3];
-        rt::sendrecv(
-            me,
-            &rt::P2p {
-                buf: mine.as_ptr() as *mut u8,
-                count: 3,
-                dtype: MPI_INT,
-                peer: remote_leader,
-                tag,
-                comm: peer,
-                coll: false,
-            },
-            &rt::P2p {
-                buf: theirs.as_mut_ptr() as *mut u8,
-                count: 3,
-                dtype: MPI_INT,
-                peer: remote_leader,
-                tag,
-                comm: peer,
-                coll: false,
-            },
-        )?;
+        exchange_ints(me, peer, remote_leader, tag, false, &mine, &mut theirs)?;
         let lg: Vec<i32> = local_group.iter().map(|&x| x as i32).collect();
         remote = vec![0; theirs[1] as usize];
-        rt::sendrecv(
-            me,
-            &rt::P2p {
-                buf: lg.as_ptr() as *mut u8,
-                count: lg.len(),
-                dtype: MPI_INT,
-                peer: remote_leader,
-                tag,
-                comm: peer,
-                coll: false,
-            },
-            &rt::P2p {
-                buf: remote.as_mut_ptr() as *mut u8,
-                count: remote.len(),
-                dtype: MPI_INT,
-                peer: remote_leader,
-                tag,
-                comm: peer,
-                coll: false,
-            },
-        )?;
+        exchange_ints(me, peer, remote_leader, tag, false, &lg, &mut remote)?;
         // The leader with the lower world rank's proposal wins.
         info = [if my_world < theirs[2] { mine[0] } else { theirs[0] }, theirs[1]];
         let _ = pc;
@@ -181,63 +133,24 @@ pub(crate) fn intercomm_create(
         group: local_group.clone(),
         remote: Some(Rc::new(remote.iter().map(|&x| x as u32).collect())),
     };
-    let entry = new_entry(shared, lc.rank, errh);
-    Ok(with_world(|w| w.ranks[me as usize].add_comm(entry)))
+    Ok(add_entry(me, shared, lc.rank, errh))
 }
 
 /// `MPI_Intercomm_merge`: one intracommunicator over both groups, the group
 /// with `high` false first (the lower leader's first when both agree).
 pub(crate) fn intercomm_merge(me: u32, inter: c_int, high: c_int) -> MpiResult<c_int> {
-    let (shared, my_rank, errh, creation) = with_world(|w| {
-        let c = w.ranks[me as usize].comm_mut(inter)?;
-        let cr = c.creations;
-        c.creations += 1;
-        Ok::<_, rt::MpiError>((c.shared.clone(), c.my_rank, c.errhandler, cr))
-    })?;
-    let remote = shared
-        .remote
-        .clone()
-        .ok_or_else(|| mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"))?;
+    let x = InterCreation::start(me, inter)?;
+    let (shared, remote, my_rank) = (&x.shared, &x.remote, x.my_rank);
     // Exchange the `high` flags: every rank sends its flag to remote rank 0
     // of... simpler and exact: all-to-all of flags between the two groups' rank 0s.
     let flag = [high != 0];
     let mut other = [0i32; 1];
     let mine_i = [flag[0] as i32];
     if my_rank == 0 {
-        rt::sendrecv(
-            me,
-            &rt::P2p {
-                buf: mine_i.as_ptr() as *mut u8,
-                count: 1,
-                dtype: MPI_INT,
-                peer: 0,
-                tag: 7777,
-                comm: inter,
-                coll: true,
-            },
-            &rt::P2p {
-                buf: other.as_mut_ptr() as *mut u8,
-                count: 1,
-                dtype: MPI_INT,
-                peer: 0,
-                tag: 7777,
-                comm: inter,
-                coll: true,
-            },
-        )?;
+        exchange_ints(me, inter, 0, 7777, true, &mine_i, &mut other)?;
     }
     // Share the remote flag inside the local group through a temporary local communicator.
-    let local_ctx = with_world(|w| w.agree_context(shared.context, creation, i32::MAX - 1));
-    let local_entry = new_entry(
-        CommShared {
-            context: local_ctx,
-            group: shared.group.clone(),
-            remote: None,
-        },
-        my_rank,
-        errh,
-    );
-    let lh = with_world(|w| w.ranks[me as usize].add_comm(local_entry));
+    let lh = x.local_comm(me, i32::MAX - 1);
     coll::bcast(
         CommView::new(me, lh)?,
         other.as_mut_ptr() as *mut u8,
@@ -268,18 +181,8 @@ pub(crate) fn intercomm_merge(me: u32, inter: c_int, high: c_int) -> MpiResult<c
         group.extend(remote.iter());
         group.extend(shared.group.iter());
     }
-    let pos = group.iter().position(|&x| x == me).expect("member") as i32;
-    let ctx = with_world(|w| w.agree_context(shared.context, creation, i32::MAX));
-    let entry = new_entry(
-        CommShared {
-            context: ctx,
-            group: Rc::new(group),
-            remote: None,
-        },
-        pos,
-        errh,
-    );
-    Ok(with_world(|w| w.ranks[me as usize].add_comm(entry)))
+    let pos = group.iter().position(|&m| m == me).expect("member") as i32;
+    Ok(x.finish(me, i32::MAX, group, None, pos))
 }
 
 /// `MPI_Comm_create_group`: collective over the group's members only.
@@ -305,17 +208,13 @@ pub(crate) fn create_group(me: u32, comm: c_int, grp: Group, tag: c_int) -> MpiR
     for &x in grp.iter() {
         h = (h ^ u64::from(x)).wrapping_mul(1099511628211);
     }
-    let ctx = with_world(|w| w.agree_context(pctx ^ 0x4000_0000, h ^ (seq << 40), tag));
-    let entry = new_entry(
-        CommShared {
-            context: ctx,
-            group: grp.clone(),
-            remote: None,
-        },
-        pos as i32,
-        errh,
-    );
-    Ok(with_world(|w| w.ranks[me as usize].add_comm(entry)))
+    let context = with_world(|w| w.agree_context(pctx ^ 0x4000_0000, h ^ (seq << 40), tag));
+    let shared = CommShared {
+        context,
+        group: grp.clone(),
+        remote: None,
+    };
+    Ok(add_entry(me, shared, pos as i32, errh))
 }
 
 /// Creates this rank's entry of a communicator derived from `parent` (same
@@ -363,21 +262,12 @@ pub(crate) fn new_comm_entry(
         let Some(my_rank) = group.iter().position(|&x| x == me) else {
             return Ok(MPI_COMM_NULL);
         };
-        let context = w.agree_context(pctx, creation, color);
-        let entry = CommEntry {
-            shared: Rc::new(CommShared {
-                context,
-                group: Rc::new(group),
-                remote: None,
-            }),
-            my_rank: my_rank as i32,
-            errhandler: errh,
-            name: String::new(),
-            attrs: Default::default(),
-            creations: 0,
-            topo: None,
+        let shared = CommShared {
+            context: w.agree_context(pctx, creation, color),
+            group: Rc::new(group),
+            remote: None,
         };
-        Ok(w.ranks[me as usize].add_comm(entry))
+        Ok(w.ranks[me as usize].add_comm(new_entry(shared, my_rank as i32, errh)))
     })
 }
 
@@ -415,6 +305,7 @@ pub(crate) unsafe fn dup_comm(me: u32, comm: c_int, announce: bool) -> MpiResult
     }
 }
 
+/// A rank's entry of a new communicator.
 pub(crate) fn new_entry(shared: CommShared, my_rank: i32, errh: i32) -> CommEntry {
     CommEntry {
         shared: Rc::new(shared),
@@ -430,53 +321,22 @@ pub(crate) fn new_entry(shared: CommShared, my_rank: i32, errh: i32) -> CommEntr
 /// MPI_Comm_split on an intercommunicator: the result pairs, for each color,
 /// the local ranks of that color with the remote ranks of that color.
 pub(crate) fn split_intercomm(me: u32, comm: c_int, color: c_int, key: c_int) -> MpiResult<c_int> {
-    let (shared, my_rank, errh, creation) = with_world(|w| {
-        let c = w.ranks[me as usize].comm_mut(comm)?;
-        let cr = c.creations;
-        c.creations += 1;
-        Ok::<_, rt::MpiError>((c.shared.clone(), c.my_rank, c.errhandler, cr))
-    })?;
-    let remote = shared
-        .remote
-        .clone()
-        .ok_or_else(|| mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"))?;
+    let x = InterCreation::start(me, comm)?;
     // A temporary communicator over the local group, for the local exchanges.
-    let local_ctx = with_world(|w| w.agree_context(shared.context, creation, i32::MAX - 2));
-    let local = new_entry(
-        CommShared {
-            context: local_ctx,
-            group: shared.group.clone(),
-            remote: None,
-        },
-        my_rank,
-        errh,
-    );
-    let lh = with_world(|w| w.ranks[me as usize].add_comm(local));
+    let lh = x.local_comm(me, i32::MAX - 2);
     let lc = CommView::new(me, lh)?;
     let mine = coll::allgather_i32_pairs(lc, [color, key])?;
     // Local leaders swap their groups' (color, key) tables over the intercommunicator.
-    let mut theirs = vec![[0i32; 2]; remote.len()];
-    if my_rank == 0 {
-        rt::sendrecv(
+    let mut theirs = vec![[0i32; 2]; x.remote.len()];
+    if x.my_rank == 0 {
+        exchange_ints(
             me,
-            &rt::P2p {
-                buf: mine.as_ptr() as *mut u8,
-                count: 2 * mine.len(),
-                dtype: MPI_INT,
-                peer: 0,
-                tag: 7778,
-                comm,
-                coll: true,
-            },
-            &rt::P2p {
-                buf: theirs.as_mut_ptr() as *mut u8,
-                count: 2 * theirs.len(),
-                dtype: MPI_INT,
-                peer: 0,
-                tag: 7778,
-                comm,
-                coll: true,
-            },
+            comm,
+            0,
+            7778,
+            true,
+            mine.as_flattened(),
+            theirs.as_flattened_mut(),
         )?;
     }
     coll::bcast(lc, theirs.as_mut_ptr() as *mut u8, 2 * theirs.len(), MPI_INT, 0)?;
@@ -484,31 +344,114 @@ pub(crate) fn split_intercomm(me: u32, comm: c_int, color: c_int, key: c_int) ->
     if color == MPI_UNDEFINED {
         return Ok(MPI_COMM_NULL);
     }
-    let pick = |table: &[[i32; 2]], group: &[u32]| -> Vec<u32> {
-        let mut m: Vec<(i32, usize)> = table
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p[0] == color)
-            .map(|(i, p)| (p[1], i))
-            .collect();
-        m.sort();
-        m.iter().map(|&(_, i)| group[i]).collect()
-    };
-    let lgroup = pick(&mine, &shared.group);
-    let rgroup = pick(&theirs, &remote);
+    let lgroup = split_group(&mine, &x.shared.group, color);
+    let rgroup = split_group(&theirs, &x.remote, color);
     let pos = lgroup.iter().position(|&x| x == me).expect("member of its color") as i32;
     if rgroup.is_empty() {
         return Ok(MPI_COMM_NULL);
     }
-    let ctx = with_world(|w| w.agree_context(shared.context, creation, color));
-    let entry = new_entry(
-        CommShared {
-            context: ctx,
-            group: Rc::new(lgroup),
-            remote: Some(Rc::new(rgroup)),
-        },
-        pos,
-        errh,
-    );
-    Ok(with_world(|w| w.ranks[me as usize].add_comm(entry)))
+    Ok(x.finish(me, color, lgroup, Some(Rc::new(rgroup)), pos))
+}
+
+/// Adds this rank's entry of a new communicator; its handle.
+fn add_entry(me: u32, shared: CommShared, my_rank: i32, errh: i32) -> c_int {
+    let entry = new_entry(shared, my_rank, errh);
+    with_world(|w| w.ranks[me as usize].add_comm(entry))
+}
+
+/// One `MPI_INT` exchange with rank `peer` of `comm`, a sendrecv with tag
+/// `tag` (`coll`: in the communicator's collective context): `send` goes,
+/// `recv` is filled.
+fn exchange_ints(
+    me: u32,
+    comm: c_int,
+    peer: c_int,
+    tag: c_int,
+    coll: bool,
+    send: &[i32],
+    recv: &mut [i32],
+) -> MpiResult<()> {
+    let arg = |buf: *const i32, count: usize| rt::P2p {
+        buf: buf as *mut u8,
+        count,
+        dtype: MPI_INT,
+        peer,
+        tag,
+        comm,
+        coll,
+    };
+    rt::sendrecv(
+        me,
+        &arg(send.as_ptr(), send.len()),
+        &arg(recv.as_mut_ptr(), recv.len()),
+    )?;
+    Ok(())
+}
+
+/// A communicator being made from an intercommunicator (merge, split):
+/// the creation is counted on the intercommunicator, so that every member
+/// agrees on the contexts of what it makes.
+struct InterCreation {
+    shared: Rc<CommShared>,
+    remote: Group,
+    my_rank: i32,
+    errh: i32,
+    creation: u64,
+}
+
+impl InterCreation {
+    fn start(me: u32, inter: c_int) -> MpiResult<Self> {
+        let (shared, my_rank, errh, creation) = with_world(|w| {
+            let c = w.ranks[me as usize].comm_mut(inter)?;
+            let cr = c.creations;
+            c.creations += 1;
+            Ok::<_, rt::MpiError>((c.shared.clone(), c.my_rank, c.errhandler, cr))
+        })?;
+        let remote = shared
+            .remote
+            .clone()
+            .ok_or_else(|| mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"))?;
+        Ok(InterCreation {
+            shared,
+            remote,
+            my_rank,
+            errh,
+            creation,
+        })
+    }
+
+    /// A temporary intracommunicator over the local group (the caller frees
+    /// it), for the local exchanges; `color` sets its context apart.
+    fn local_comm(&self, me: u32, color: i32) -> c_int {
+        let shared = CommShared {
+            context: with_world(|w| w.agree_context(self.shared.context, self.creation, color)),
+            group: self.shared.group.clone(),
+            remote: None,
+        };
+        add_entry(me, shared, self.my_rank, self.errh)
+    }
+
+    /// Adds this rank's entry (rank `pos` of `group`) of the new
+    /// communicator, whose context is agreed for `color`; its handle.
+    fn finish(&self, me: u32, color: i32, group: Vec<u32>, remote: Option<Group>, pos: i32) -> c_int {
+        let shared = CommShared {
+            context: with_world(|w| w.agree_context(self.shared.context, self.creation, color)),
+            group: Rc::new(group),
+            remote,
+        };
+        add_entry(me, shared, pos, self.errh)
+    }
+}
+
+/// The members of `group` whose entry in the (color, key) table of a split
+/// has color `color`, ordered by key (then by rank).
+fn split_group(table: &[[i32; 2]], group: &[u32], color: i32) -> Vec<u32> {
+    let mut members: Vec<(i32, usize)> = table
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p[0] == color)
+        .map(|(i, p)| (p[1], i))
+        .collect();
+    members.sort();
+    members.iter().map(|&(_, i)| group[i]).collect()
 }

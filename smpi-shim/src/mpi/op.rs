@@ -140,13 +140,7 @@ macro_rules! loc_ops {
             let vb = std::ptr::read_unaligned(pb as *const $t);
             let ia = std::ptr::read_unaligned(pa.add(std::mem::size_of::<$t>().max(4)) as *const i32);
             let ib = std::ptr::read_unaligned(pb.add(std::mem::size_of::<$t>().max(4)) as *const i32);
-            let take_a = if va == vb {
-                ia < ib
-            } else if want_max {
-                va > vb
-            } else {
-                va < vb
-            };
+            let take_a = loc_takes_in(va, ia, vb, ib, want_max);
             if take_a {
                 std::ptr::write_unaligned(pb as *mut $t, va);
                 std::ptr::write_unaligned(pb.add(std::mem::size_of::<$t>().max(4)) as *mut i32, ia);
@@ -253,13 +247,7 @@ unsafe fn long_double_loc(op: Op, inv: *const u8, inout: *mut u8, n: usize) -> R
             let vb = f80_order_key(std::slice::from_raw_parts(pb, 10));
             let ia = std::ptr::read_unaligned(pa.add(16) as *const i32);
             let ib = std::ptr::read_unaligned(pb.add(16) as *const i32);
-            let take_a = if va == vb {
-                ia < ib
-            } else if want_max {
-                va > vb
-            } else {
-                va < vb
-            };
+            let take_a = loc_takes_in(va, ia, vb, ib, want_max);
             if take_a {
                 std::ptr::copy_nonoverlapping(pa, pb, 10);
                 std::ptr::write_unaligned(pb.add(16) as *mut i32, ia);
@@ -338,49 +326,44 @@ fn f64_to_f80(x: f64) -> [u8; 10] {
     out
 }
 
+/// Whether MINLOC / MAXLOC keeps the incoming pair `(va, ia)` over
+/// `(vb, ib)`: its value is better, or equal with a lower index.
+fn loc_takes_in<T: PartialOrd>(va: T, ia: i32, vb: T, ib: i32, want_max: bool) -> bool {
+    if va == vb {
+        ia < ib
+    } else if want_max {
+        va > vb
+    } else {
+        va < vb
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `b = a op b` on `count` elements of `basic`, the layout of `a` and `b`.
+    fn reduce<T>(op: Op, basic: Basic, count: usize, a: &T, b: &mut T) {
+        // Safety: `a` and `b` each hold `count` elements of `basic` (the test's data).
+        unsafe { apply(op, basic, (a as *const T).cast(), (b as *mut T).cast(), count).unwrap() };
+    }
 
     #[test]
     fn sum_and_maxloc() {
         let a = [1.0f64, 2.0, 3.0];
         let mut b = [10.0f64, 20.0, 30.0];
-        // Safety: test data, valid for the sizes and types used.
-        unsafe { apply(Op::Sum, Basic::F64, a.as_ptr().cast(), b.as_mut_ptr().cast(), 3).unwrap() };
+        reduce(Op::Sum, Basic::F64, 3, &a, &mut b);
         assert_eq!(b, [11.0, 22.0, 33.0]);
         #[repr(C)]
         struct DI {
             v: f64,
             i: i32,
         }
-        let a = [DI { v: 5.0, i: 1 }];
-        let mut b = [DI { v: 5.0, i: 0 }];
-        // Safety: test data, valid for the sizes and types used.
-        unsafe {
-            apply(
-                Op::MaxLoc,
-                Basic::PairF64I32,
-                a.as_ptr().cast(),
-                b.as_mut_ptr().cast(),
-                1,
-            )
-            .unwrap()
-        };
-        assert_eq!((b[0].v, b[0].i), (5.0, 0));
-        let a = [DI { v: 7.0, i: 3 }];
-        // Safety: test data, valid for the sizes and types used.
-        unsafe {
-            apply(
-                Op::MaxLoc,
-                Basic::PairF64I32,
-                a.as_ptr().cast(),
-                b.as_mut_ptr().cast(),
-                1,
-            )
-            .unwrap()
-        };
-        assert_eq!((b[0].v, b[0].i), (7.0, 3));
+        let mut b = DI { v: 5.0, i: 0 };
+        reduce(Op::MaxLoc, Basic::PairF64I32, 1, &DI { v: 5.0, i: 1 }, &mut b);
+        assert_eq!((b.v, b.i), (5.0, 0));
+        reduce(Op::MaxLoc, Basic::PairF64I32, 1, &DI { v: 7.0, i: 3 }, &mut b);
+        assert_eq!((b.v, b.i), (7.0, 3));
     }
 
     #[test]
@@ -391,26 +374,12 @@ mod tests {
             b[16..20].copy_from_slice(&i.to_le_bytes());
             b
         };
-        let a = pair(-3.0, 5);
         let mut b = pair(2.0, 1);
-        // Safety: test data, valid for the sizes and types used.
-        unsafe { apply(Op::MinLoc, Basic::PairF128I32, a.as_ptr(), b.as_mut_ptr(), 1).unwrap() };
+        reduce(Op::MinLoc, Basic::PairF128I32, 1, &pair(-3.0, 5), &mut b);
         assert_eq!(b, pair(-3.0, 5));
-        let a = pair(-3.0, 2);
-        // Safety: test data, valid for the sizes and types used.
-        unsafe { apply(Op::MinLoc, Basic::PairF128I32, a.as_ptr(), b.as_mut_ptr(), 1).unwrap() };
+        reduce(Op::MinLoc, Basic::PairF128I32, 1, &pair(-3.0, 2), &mut b);
         assert_eq!(b, pair(-3.0, 2));
-        // Safety: test data, valid for the sizes and types used.
-        unsafe {
-            apply(
-                Op::MaxLoc,
-                Basic::PairF128I32,
-                pair(7.5, 9).as_ptr(),
-                b.as_mut_ptr(),
-                1,
-            )
-            .unwrap()
-        };
+        reduce(Op::MaxLoc, Basic::PairF128I32, 1, &pair(7.5, 9), &mut b);
         assert_eq!(b, pair(7.5, 9));
     }
 

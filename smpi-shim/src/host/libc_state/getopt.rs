@@ -179,6 +179,19 @@ impl Parser {
                 print_errors = false;
             }
             let arg = |i: c_int| *argv.add(i as usize);
+            // A long option at `nextchar`, introduced by `prefix`.
+            let long = |this: &mut Self, long_only: bool, prefix: &str| {
+                this.long_option(
+                    argc,
+                    argv,
+                    optstring,
+                    longopts,
+                    longind,
+                    long_only,
+                    print_errors,
+                    prefix,
+                )
+            };
             let nonoption = |i: c_int| {
                 let a = arg(i);
                 *a as u8 != b'-' || *a.add(1) == 0
@@ -229,31 +242,13 @@ impl Parser {
                     let a = arg(self.vars.optind);
                     if *a.add(1) as u8 == b'-' {
                         self.nextchar = a.add(2);
-                        return self.long_option(
-                            argc,
-                            argv,
-                            optstring,
-                            longopts,
-                            longind,
-                            long_only,
-                            print_errors,
-                            "--",
-                        );
+                        return long(self, long_only, "--");
                     }
                     // With getopt_long_only, "-f" for a valid short option f is
                     // that option, "-fu" is first tried as a long option.
                     if long_only && (*a.add(2) != 0 || strchr(optstring, *a.add(1)).is_null()) {
                         self.nextchar = a.add(1);
-                        let code = self.long_option(
-                            argc,
-                            argv,
-                            optstring,
-                            longopts,
-                            longind,
-                            long_only,
-                            print_errors,
-                            "-",
-                        );
+                        let code = long(self, long_only, "-");
                         if code != -1 {
                             return code;
                         }
@@ -300,16 +295,7 @@ impl Parser {
                 };
                 self.nextchar = name;
                 self.vars.optarg = std::ptr::null_mut();
-                return self.long_option(
-                    argc,
-                    argv,
-                    optstring,
-                    longopts,
-                    longind,
-                    false,
-                    print_errors,
-                    "-W ",
-                );
+                return long(self, false, "-W ");
             }
             if *spec.add(1) as u8 == b':' {
                 if *spec.add(2) as u8 == b':' {
@@ -585,49 +571,28 @@ mod tests {
         let mut argv: Vec<*mut c_char> = owned.iter().map(|c| c.as_ptr() as *mut c_char).collect();
         argv.push(std::ptr::null_mut());
         let opts = CString::new(optstring).unwrap();
-        let names: Vec<CString> = ["alpha", "alps", "beta", "gamma", "flagged", "opt"]
-            .iter()
-            .map(|n| CString::new(*n).unwrap())
-            .collect();
-        let mut flag: c_int = 0;
-        let mut longs: Vec<LongOption> = vec![
-            LongOption {
-                name: names[0].as_ptr(),
-                has_arg: 0,
-                flag: std::ptr::null_mut(),
-                val: b'a' as c_int,
-            },
-            LongOption {
-                name: names[1].as_ptr(),
-                has_arg: 1,
-                flag: std::ptr::null_mut(),
-                val: b'p' as c_int,
-            },
-            LongOption {
-                name: names[2].as_ptr(),
-                has_arg: 1,
-                flag: std::ptr::null_mut(),
-                val: b'b' as c_int,
-            },
-            LongOption {
-                name: names[3].as_ptr(),
-                has_arg: 2,
-                flag: std::ptr::null_mut(),
-                val: b'g' as c_int,
-            },
-            LongOption {
-                name: names[4].as_ptr(),
-                has_arg: 0,
-                flag: &mut flag,
-                val: 7,
-            },
-            LongOption {
-                name: names[5].as_ptr(),
-                has_arg: 2,
-                flag: std::ptr::null_mut(),
-                val: b'o' as c_int,
-            },
+        // (name, has_arg, val); "flagged" sets `flag` instead of returning.
+        let table = [
+            ("alpha", 0, b'a' as c_int),
+            ("alps", 1, b'p' as c_int),
+            ("beta", 1, b'b' as c_int),
+            ("gamma", 2, b'g' as c_int),
+            ("flagged", 0, 7),
+            ("opt", 2, b'o' as c_int),
         ];
+        let names: Vec<CString> = table.iter().map(|t| CString::new(t.0).unwrap()).collect();
+        let mut flag: c_int = 0;
+        let mut longs: Vec<LongOption> = table
+            .iter()
+            .zip(&names)
+            .map(|(&(_, has_arg, val), name)| LongOption {
+                name: name.as_ptr(),
+                has_arg,
+                flag: std::ptr::null_mut(),
+                val,
+            })
+            .collect();
+        longs[4].flag = &mut flag;
         longs.push(LongOption {
             name: std::ptr::null(),
             has_arg: 0,
