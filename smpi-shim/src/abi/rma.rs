@@ -737,21 +737,13 @@ pub(super) unsafe extern "C" fn MPI_Win_get_attr(
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_delete_attr(win: c_int, key: c_int) -> c_int {
-    let g = enter_call("MPI_Win_delete_attr");
-    let r = (|| -> MpiResult<()> {
-        let kv = crate::mpi::attr::keyval(key)?;
-        let old = rma::with_member(g.me, win, |m, _| m.attrs.remove(&key))?;
-        if let Some(old) = old {
-            // Safety: the program's delete callback, called as MPI specifies.
-            let rc = unsafe { crate::mpi::attr::delete_value(kv, win, key, old) };
-            if rc != MPI_SUCCESS {
-                rma::with_member(g.me, win, |m, _| m.attrs.insert(key, old))?;
-                return Err(mpi_err(rc, "attribute delete callback failed"));
-            }
-        }
-        Ok(())
-    })();
-    win_result(g.me, win, "MPI_Win_delete_attr", r)
+    local("MPI_Win_delete_attr", win, |me| {
+        crate::mpi::attr::keyval(key)?;
+        let take = || rma::with_member(me, win, |m, _| m.attrs.remove(&key));
+        let put_back = |v| rma::with_member(me, win, |m, _| m.attrs.insert(key, v));
+        // Safety: the program's delete callback, called as MPI specifies.
+        unsafe { crate::mpi::attr::delete_attr(win, key, take, put_back) }
+    })
 }
 
 #[no_mangle]
