@@ -25,7 +25,7 @@ use std::ffi::{c_int, c_void};
 
 use crate::host::xbt_log::{self, Origin, Priority};
 use crate::mpi::entry::abort_run;
-use crate::mpi::ti_actions::{Action, Dt, Kind, Mode, Trace};
+use crate::mpi::ti_actions::{Action, Counts, Dt, Exchange, Kind, Mode, Reduction, Trace};
 use crate::mpi::{self as rt, with_world, CStatus, MPI_COMM_WORLD, MPI_SUCCESS};
 
 use super::{coll, errhandler, init, p2p, request};
@@ -73,63 +73,19 @@ impl Buffers {
                         rdt,
                         ..
                     } => (scount * ext(*sdt, dflt)).max(rcount * ext(*rdt, dflt)),
-                    Kind::Bcast { count, dt, .. }
-                    | Kind::Reduce { count, dt, .. }
-                    | Kind::AllReduce { count, dt, .. }
-                    | Kind::Scan { count, dt, .. } => count * ext(*dt, dflt),
-                    Kind::AllToAll {
-                        scount,
-                        rcount,
-                        sdt,
-                        rdt,
-                    } => trace.ranks.len() * (scount * ext(*sdt, dflt)).max(rcount * ext(*rdt, dflt)),
-                    Kind::Gather {
-                        scount,
-                        rcount,
-                        sdt,
-                        rdt,
-                        ..
+                    Kind::Bcast { count, dt, .. } | Kind::Reduction { count, dt, .. } => {
+                        count * ext(*dt, dflt)
                     }
-                    | Kind::AllGather {
-                        scount,
-                        rcount,
-                        sdt,
-                        rdt,
+                    Kind::Exchange {
+                        send, recv, sdt, rdt, ..
+                    } => {
+                        let (s, r) = (send.total() * ext(*sdt, dflt), recv.total() * ext(*rdt, dflt));
+                        match (send, recv) {
+                            // One block for each rank, of either size.
+                            (Counts::One(_), Counts::One(_)) => trace.ranks.len() * s.max(r),
+                            _ => s.max(r),
+                        }
                     }
-                    | Kind::Scatter {
-                        scount,
-                        rcount,
-                        sdt,
-                        rdt,
-                        ..
-                    } => trace.ranks.len() * (scount * ext(*sdt, dflt)).max(rcount * ext(*rdt, dflt)),
-                    Kind::AllToAllV {
-                        scounts,
-                        rcounts,
-                        sdt,
-                        rdt,
-                    } => (scounts.iter().sum::<usize>() * ext(*sdt, dflt))
-                        .max(rcounts.iter().sum::<usize>() * ext(*rdt, dflt)),
-                    Kind::GatherV {
-                        scount,
-                        rcounts,
-                        sdt,
-                        rdt,
-                        ..
-                    }
-                    | Kind::AllGatherV {
-                        scount,
-                        rcounts,
-                        sdt,
-                        rdt,
-                    } => (scount * ext(*sdt, dflt)).max(rcounts.iter().sum::<usize>() * ext(*rdt, dflt)),
-                    Kind::ScatterV {
-                        scounts,
-                        rcount,
-                        sdt,
-                        rdt,
-                        ..
-                    } => (scounts.iter().sum::<usize>() * ext(*sdt, dflt)).max(rcount * ext(*rdt, dflt)),
                     Kind::ReduceScatter { rcounts, dt, .. } => rcounts.iter().sum::<usize>() * ext(*dt, dflt),
                     _ => 0,
                 };
@@ -186,6 +142,42 @@ fn displs(counts: &[usize]) -> Vec<c_int> {
 
 fn ints(v: &[usize]) -> Vec<c_int> {
     v.iter().map(|c| *c as c_int).collect()
+}
+
+/// One side of an exchange as MPI takes it: its count (`n`), or its counts
+/// and their displacements (blocks one after the other), and its datatype.
+struct Side {
+    n: c_int,
+    counts: Vec<c_int>,
+    displs: Vec<c_int>,
+    dt: c_int,
+}
+
+impl Side {
+    fn new(counts: &Counts, dt: c_int) -> Side {
+        match counts {
+            Counts::One(n) => Side {
+                n: *n as c_int,
+                counts: Vec::new(),
+                displs: Vec::new(),
+                dt,
+            },
+            Counts::PerRank(v) => Side {
+                n: 0,
+                counts: ints(v),
+                displs: displs(v),
+                dt,
+            },
+        }
+    }
+
+    fn ns(&self) -> *const c_int {
+        self.counts.as_ptr()
+    }
+
+    fn ds(&self) -> *const c_int {
+        self.displs.as_ptr()
+    }
 }
 
 /// Replays rank `me`'s actions of `trace`; returns its exit code.
@@ -352,39 +344,32 @@ impl Replayer<'_> {
                 }
                 Kind::Send {
                     mode,
-                    nonblocking: false,
+                    nonblocking,
                     partner,
                     tag,
                     count,
                     dt,
                 } => {
                     let (n, t) = (*count as c_int, self.dt(*dt));
-                    match mode {
-                        Mode::Standard => p2p::MPI_Send(s, n, t, *partner, *tag, w),
-                        Mode::Sync => p2p::MPI_Ssend(s, n, t, *partner, *tag, w),
-                        Mode::Buffered => p2p::MPI_Bsend(s, n, t, *partner, *tag, w),
+                    if !*nonblocking {
+                        match mode {
+                            Mode::Standard => p2p::MPI_Send(s, n, t, *partner, *tag, w),
+                            Mode::Sync => p2p::MPI_Ssend(s, n, t, *partner, *tag, w),
+                            Mode::Buffered => p2p::MPI_Bsend(s, n, t, *partner, *tag, w),
+                        }
+                    } else {
+                        let mut h: c_int = 0;
+                        let rc = match mode {
+                            Mode::Standard => p2p::MPI_Isend(s, n, t, *partner, *tag, w, &mut h),
+                            Mode::Sync => p2p::MPI_Issend(s, n, t, *partner, *tag, w, &mut h),
+                            Mode::Buffered => p2p::MPI_Ibsend(s, n, t, *partner, *tag, w, &mut h),
+                        };
+                        self.kept.push(Kept {
+                            key: (me, *partner, *tag),
+                            handle: h,
+                        });
+                        rc
                     }
-                }
-                Kind::Send {
-                    mode,
-                    nonblocking: true,
-                    partner,
-                    tag,
-                    count,
-                    dt,
-                } => {
-                    let (n, t) = (*count as c_int, self.dt(*dt));
-                    let mut h: c_int = 0;
-                    let rc = match mode {
-                        Mode::Standard => p2p::MPI_Isend(s, n, t, *partner, *tag, w, &mut h),
-                        Mode::Sync => p2p::MPI_Issend(s, n, t, *partner, *tag, w, &mut h),
-                        Mode::Buffered => p2p::MPI_Ibsend(s, n, t, *partner, *tag, w, &mut h),
-                    };
-                    self.kept.push(Kept {
-                        key: (me, *partner, *tag),
-                        handle: h,
-                    });
-                    rc
                 }
                 Kind::Recv {
                     nonblocking,
@@ -500,181 +485,73 @@ impl Replayer<'_> {
                     let buf = if *root == me { s as *mut c_void } else { r };
                     coll::MPI_Bcast(buf, *count as c_int, self.dt(*dt), *root, w)
                 }
-                Kind::Reduce {
+                Kind::Reduction {
+                    coll: c,
                     count,
                     flops,
                     root,
                     dt,
+                } => self.reduction(a, *dt, *flops, |t, op| {
+                    let n = *count as c_int;
+                    match c {
+                        Reduction::Reduce => coll::MPI_Reduce(s, r, n, t, op, *root, w),
+                        Reduction::AllReduce => coll::MPI_Allreduce(s, r, n, t, op, w),
+                        Reduction::Scan => coll::MPI_Scan(s, r, n, t, op, w),
+                        Reduction::Exscan => coll::MPI_Exscan(s, r, n, t, op, w),
+                    }
+                }),
+                Kind::ReduceScatter { rcounts, flops, dt } => self.reduction(a, *dt, *flops, |t, op| {
+                    coll::MPI_Reduce_scatter(s, r, ints(rcounts).as_ptr(), t, op, w)
+                }),
+                Kind::Exchange {
+                    coll: c,
+                    send,
+                    recv,
+                    root,
+                    sdt,
+                    rdt,
                 } => {
-                    let t = self.dt(*dt);
-                    let rc = coll::MPI_Reduce(s, r, *count as c_int, t, op_for(t), *root, w);
-                    self.check(a, rc);
-                    self.compute_always(*flops);
-                    rc
+                    let (sd, rd) = (Side::new(send, self.dt(*sdt)), Side::new(recv, self.dt(*rdt)));
+                    let v = matches!(send, Counts::PerRank(_)) || matches!(recv, Counts::PerRank(_));
+                    let root = *root;
+                    match (c, v) {
+                        (Exchange::AllToAll, false) => coll::MPI_Alltoall(s, sd.n, sd.dt, r, rd.n, rd.dt, w),
+                        (Exchange::AllToAll, true) => {
+                            coll::MPI_Alltoallv(s, sd.ns(), sd.ds(), sd.dt, r, rd.ns(), rd.ds(), rd.dt, w)
+                        }
+                        (Exchange::Gather, false) => {
+                            coll::MPI_Gather(s, sd.n, sd.dt, r, rd.n, rd.dt, root, w)
+                        }
+                        (Exchange::Gather, true) => {
+                            coll::MPI_Gatherv(s, sd.n, sd.dt, r, rd.ns(), rd.ds(), rd.dt, root, w)
+                        }
+                        (Exchange::AllGather, false) => {
+                            coll::MPI_Allgather(s, sd.n, sd.dt, r, rd.n, rd.dt, w)
+                        }
+                        (Exchange::AllGather, true) => {
+                            coll::MPI_Allgatherv(s, sd.n, sd.dt, r, rd.ns(), rd.ds(), rd.dt, w)
+                        }
+                        (Exchange::Scatter, false) => {
+                            coll::MPI_Scatter(s, sd.n, sd.dt, r, rd.n, rd.dt, root, w)
+                        }
+                        (Exchange::Scatter, true) => {
+                            coll::MPI_Scatterv(s, sd.ns(), sd.ds(), sd.dt, r, rd.n, rd.dt, root, w)
+                        }
+                    }
                 }
-                Kind::AllReduce { count, flops, dt } => {
-                    let t = self.dt(*dt);
-                    let rc = coll::MPI_Allreduce(s, r, *count as c_int, t, op_for(t), w);
-                    self.check(a, rc);
-                    self.compute_always(*flops);
-                    rc
-                }
-                Kind::Scan {
-                    count,
-                    flops,
-                    dt,
-                    exclusive,
-                } => {
-                    let t = self.dt(*dt);
-                    let rc = if *exclusive {
-                        coll::MPI_Exscan(s, r, *count as c_int, t, op_for(t), w)
-                    } else {
-                        coll::MPI_Scan(s, r, *count as c_int, t, op_for(t), w)
-                    };
-                    self.check(a, rc);
-                    self.compute_always(*flops);
-                    rc
-                }
-                Kind::ReduceScatter { rcounts, flops, dt } => {
-                    let t = self.dt(*dt);
-                    let rc = coll::MPI_Reduce_scatter(s, r, ints(rcounts).as_ptr(), t, op_for(t), w);
-                    self.check(a, rc);
-                    self.compute_always(*flops);
-                    rc
-                }
-                Kind::AllToAll {
-                    scount,
-                    rcount,
-                    sdt,
-                    rdt,
-                } => coll::MPI_Alltoall(
-                    s,
-                    *scount as c_int,
-                    self.dt(*sdt),
-                    r,
-                    *rcount as c_int,
-                    self.dt(*rdt),
-                    w,
-                ),
-                Kind::AllToAllV {
-                    scounts,
-                    rcounts,
-                    sdt,
-                    rdt,
-                } => coll::MPI_Alltoallv(
-                    s,
-                    ints(scounts).as_ptr(),
-                    displs(scounts).as_ptr(),
-                    self.dt(*sdt),
-                    r,
-                    ints(rcounts).as_ptr(),
-                    displs(rcounts).as_ptr(),
-                    self.dt(*rdt),
-                    w,
-                ),
-                Kind::Gather {
-                    scount,
-                    rcount,
-                    root,
-                    sdt,
-                    rdt,
-                } => coll::MPI_Gather(
-                    s,
-                    *scount as c_int,
-                    self.dt(*sdt),
-                    r,
-                    *rcount as c_int,
-                    self.dt(*rdt),
-                    *root,
-                    w,
-                ),
-                Kind::AllGather {
-                    scount,
-                    rcount,
-                    sdt,
-                    rdt,
-                } => coll::MPI_Allgather(
-                    s,
-                    *scount as c_int,
-                    self.dt(*sdt),
-                    r,
-                    *rcount as c_int,
-                    self.dt(*rdt),
-                    w,
-                ),
-                Kind::GatherV {
-                    scount,
-                    rcounts,
-                    root,
-                    sdt,
-                    rdt,
-                } => coll::MPI_Gatherv(
-                    s,
-                    *scount as c_int,
-                    self.dt(*sdt),
-                    r,
-                    ints(rcounts).as_ptr(),
-                    displs(rcounts).as_ptr(),
-                    self.dt(*rdt),
-                    *root,
-                    w,
-                ),
-                Kind::AllGatherV {
-                    scount,
-                    rcounts,
-                    sdt,
-                    rdt,
-                } => coll::MPI_Allgatherv(
-                    s,
-                    *scount as c_int,
-                    self.dt(*sdt),
-                    r,
-                    ints(rcounts).as_ptr(),
-                    displs(rcounts).as_ptr(),
-                    self.dt(*rdt),
-                    w,
-                ),
-                Kind::Scatter {
-                    scount,
-                    rcount,
-                    root,
-                    sdt,
-                    rdt,
-                } => coll::MPI_Scatter(
-                    s,
-                    *scount as c_int,
-                    self.dt(*sdt),
-                    r,
-                    *rcount as c_int,
-                    self.dt(*rdt),
-                    *root,
-                    w,
-                ),
-                Kind::ScatterV {
-                    scounts,
-                    rcount,
-                    root,
-                    sdt,
-                    rdt,
-                } => coll::MPI_Scatterv(
-                    s,
-                    ints(scounts).as_ptr(),
-                    displs(scounts).as_ptr(),
-                    self.dt(*sdt),
-                    r,
-                    *rcount as c_int,
-                    self.dt(*rdt),
-                    *root,
-                    w,
-                ),
             }
         };
         self.check(a, rc);
     }
 
-    /// The flops a collective action carries: executed whatever
-    /// `smpi/simulate-computation` says (as SMPI).
-    fn compute_always(&self, flops: f64) {
+    /// A reduction action: `call(datatype, operation)`, with an operation
+    /// valid for the action's datatype, then the action's flops, executed
+    /// whatever `smpi/simulate-computation` says (as SMPI).
+    fn reduction(&self, a: &Action, dt: Dt, flops: f64, call: impl FnOnce(c_int, c_int) -> c_int) -> c_int {
+        let t = self.dt(dt);
+        let rc = call(t, op_for(t));
+        self.check(a, rc);
         self.compute(flops);
+        rc
     }
 }

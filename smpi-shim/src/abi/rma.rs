@@ -14,6 +14,7 @@ use crate::mpi::ti_trace::{self, ti};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiError, MpiResult, MPI_SUCCESS};
 
 use super::args::*;
+use super::errhandler;
 
 const MPI_WIN_NULL: c_int = 0;
 const MPI_WIN_BASE: c_int = 8;
@@ -22,8 +23,9 @@ const MPI_WIN_DISP_UNIT: c_int = 10;
 const MPI_WIN_CREATE_FLAVOR: c_int = 11;
 const MPI_WIN_MODEL: c_int = 12;
 
-/// `MPI_Win_errhandler_function`: `void (MPI_Win *, int *, ...)`.
-type WinErrhandlerFn = unsafe extern "C" fn(*mut c_int, *mut c_int, ...);
+/// `MPI_Win_errhandler_function`: `void (MPI_Win *, int *, ...)`, the
+/// communicator's signature (handles are `int`s).
+type WinErrhandlerFn = entry::CommErrhandlerFn;
 
 /// Enters a one-sided call that takes simulated time: SMPI's
 /// time-independent trace format has no action for these, so a recording
@@ -37,19 +39,7 @@ fn enter_timed(call: &'static str) -> entry::Entry {
 fn win_error(me: u32, win: c_int, call: &str, e: MpiError) -> c_int {
     match rma::errhandler(me, win) {
         None => entry::handle_error(me, rt::MPI_COMM_WORLD, call, e),
-        Some(rt::MPI_ERRORS_RETURN) => e.code,
-        Some(h) => match entry::user_errhandler(h) {
-            Some(f) => {
-                let (mut w, mut code) = (win, e.code);
-                // Safety: the program's handler, called as MPI specifies (no world borrow held).
-                unsafe { f(&mut w, &mut code) };
-                e.code
-            }
-            None => entry::abort_run(
-                me,
-                format!("{call}: {} ({})", e.message, entry::short_class(e.code)),
-            ),
-        },
+        Some(h) => errhandler::apply_errhandler(me, h, win, call, &e, &e.message),
     }
 }
 
@@ -65,7 +55,11 @@ fn count(c: c_int) -> MpiResult<usize> {
     usize::try_from(c).map_err(|_| mpi_err(rt::MPI_ERR_COUNT, format!("negative count {c}")))
 }
 
-fn side(buf: *const c_void, n: c_int, dtype: c_int) -> MpiResult<Side> {
+/// A buffer argument as MPI passes it: address, count, datatype.
+type Buf = (*const c_void, c_int, c_int);
+
+/// A buffer argument, checked.
+fn side((buf, n, dtype): Buf) -> MpiResult<Side> {
     Ok(Side {
         buf: buf as *mut u8,
         count: count(n)?,
@@ -85,10 +79,11 @@ fn acc_op(op: c_int) -> MpiResult<Op> {
 
 // ------------------------------------------------------------------ creation
 
+/// The window constructors: `memory` says how the window's memory is given
+/// (`baseptr`, when not null, receives its address).
 unsafe fn create(
     call: &'static str,
-    size: Aint,
-    disp_unit: c_int,
+    (size, disp_unit): (Aint, c_int),
     info: c_int,
     comm: c_int,
     memory: Memory,
@@ -114,6 +109,30 @@ unsafe fn create(
     }
 }
 
+/// Exports `MPI_Win_allocate` and `MPI_Win_allocate_shared`: the same
+/// parameters, the window's memory (`$memory`) allocated by MPI.
+macro_rules! allocate_forms {
+    ($($name:ident => $memory:expr;)*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name(
+            size: Aint,
+            disp_unit: c_int,
+            info: c_int,
+            comm: c_int,
+            baseptr: *mut c_void,
+            win: *mut c_int,
+        ) -> c_int {
+            // Safety: the program calls this as MPI specifies: its pointers are valid for what it passes.
+            unsafe { create(stringify!($name), (size, disp_unit), info, comm, $memory, baseptr, win) }
+        }
+    )*};
+}
+
+allocate_forms! {
+    MPI_Win_allocate => Memory::Allocate;
+    MPI_Win_allocate_shared => Memory::Shared;
+}
+
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_create(
     base: *mut c_void,
@@ -123,77 +142,30 @@ pub(super) unsafe extern "C" fn MPI_Win_create(
     comm: c_int,
     win: *mut c_int,
 ) -> c_int {
+    let memory = Memory::Given(base as *mut u8);
     // Safety: as the caller's contract.
     unsafe {
         create(
             "MPI_Win_create",
-            size,
-            disp_unit,
+            (size, disp_unit),
             info,
             comm,
-            Memory::Given(base as *mut u8),
+            memory,
             std::ptr::null_mut(),
             win,
         )
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Win_allocate(
-    size: Aint,
-    disp_unit: c_int,
-    info: c_int,
-    comm: c_int,
-    baseptr: *mut c_void,
-    win: *mut c_int,
-) -> c_int {
-    // Safety: as the caller's contract.
-    unsafe {
-        create(
-            "MPI_Win_allocate",
-            size,
-            disp_unit,
-            info,
-            comm,
-            Memory::Allocate,
-            baseptr,
-            win,
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Win_allocate_shared(
-    size: Aint,
-    disp_unit: c_int,
-    info: c_int,
-    comm: c_int,
-    baseptr: *mut c_void,
-    win: *mut c_int,
-) -> c_int {
-    // Safety: as the caller's contract.
-    unsafe {
-        create(
-            "MPI_Win_allocate_shared",
-            size,
-            disp_unit,
-            info,
-            comm,
-            Memory::Shared,
-            baseptr,
-            win,
-        )
-    }
-}
-
+/// `MPI_Win_create_dynamic`: no memory until the program attaches some;
+/// displacements are addresses (a unit of 1).
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_create_dynamic(info: c_int, comm: c_int, win: *mut c_int) -> c_int {
     // Safety: as the caller's contract.
     unsafe {
         create(
             "MPI_Win_create_dynamic",
-            0,
-            1,
+            (0, 1),
             info,
             comm,
             Memory::Dynamic,
@@ -256,24 +228,88 @@ pub(super) unsafe extern "C" fn MPI_Win_free(win: *mut c_int) -> c_int {
 
 // ------------------------------------------------------------------ operations
 
+/// Exports an RMA operation and its request-based form (`MPI_Put` and
+/// `MPI_Rput`): the same parameters, plus the request in the second. `$body`
+/// is the call, with `$call` bound to the exported name and `$req` to the
+/// request: `None` in the first form, `Some(req)` in the second.
+macro_rules! request_forms {
+    ($(
+        $name:ident / $rname:ident ($($p:ident: $t:ty),* $(,)?) => |$call:ident, $req:ident| $body:expr;
+    )*) => {$(
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($($p: $t),*) -> c_int {
+            let ($call, $req) = (stringify!($name), None);
+            // Safety: the program calls this as MPI specifies: its pointers are valid for what it passes.
+            unsafe { $body }
+        }
+
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $rname($($p: $t,)* req: *mut c_int) -> c_int {
+            let ($call, $req) = (stringify!($rname), Some(req));
+            // Safety: as above.
+            unsafe { $body }
+        }
+    )*};
+}
+
+request_forms! {
+    MPI_Put / MPI_Rput(
+        oaddr: *const c_void, ocount: c_int, odt: c_int, target: c_int, disp: Aint, tcount: c_int, tdt: c_int,
+        win: c_int,
+    ) => |call, req| {
+        op_call(call, Ok(Access::Put), (oaddr, ocount, odt), target, disp, (tcount, tdt), win, req)
+    };
+    MPI_Get / MPI_Rget(
+        oaddr: *mut c_void, ocount: c_int, odt: c_int, target: c_int, disp: Aint, tcount: c_int, tdt: c_int,
+        win: c_int,
+    ) => |call, req| {
+        op_call(call, Ok(Access::Get), (oaddr, ocount, odt), target, disp, (tcount, tdt), win, req)
+    };
+    MPI_Accumulate / MPI_Raccumulate(
+        oaddr: *const c_void, ocount: c_int, odt: c_int, target: c_int, disp: Aint, tcount: c_int, tdt: c_int,
+        op: c_int, win: c_int,
+    ) => |call, req| {
+        let access = acc_op(op).map(Access::Accumulate);
+        op_call(call, access, (oaddr, ocount, odt), target, disp, (tcount, tdt), win, req)
+    };
+    MPI_Get_accumulate / MPI_Rget_accumulate(
+        oaddr: *const c_void, ocount: c_int, odt: c_int, raddr: *mut c_void, rcount: c_int, rdt: c_int,
+        target: c_int, disp: Aint, tcount: c_int, tdt: c_int, op: c_int, win: c_int,
+    ) => |call, req| {
+        let (origin, result): (Buf, Buf) = ((oaddr, ocount, odt), (raddr, rcount, rdt));
+        get_accumulate_call(call, origin, result, target, disp, (tcount, tdt), op, win, req)
+    };
+}
+
+/// `MPI_Put`, `MPI_Get` or `MPI_Accumulate` (`access`, or the error of its
+/// operation), or their request-based forms (`req` is `Some`; a null pointer
+/// is an error): from or to `origin`, the target's count and datatype at
+/// `disp` in rank `target`'s window. A request-based operation that completed
+/// at once gets a request that is already complete.
 unsafe fn op_call(
     call: &'static str,
-    access: Access,
-    oaddr: *const c_void,
-    ocount: c_int,
-    odt: c_int,
+    access: MpiResult<Access>,
+    origin: Buf,
     target: c_int,
     disp: Aint,
-    tcount: c_int,
-    tdt: c_int,
+    (tcount, tdt): (c_int, c_int),
     win: c_int,
-    req: *mut c_int,
+    req: Option<*mut c_int>,
 ) -> c_int {
+    let access = match req {
+        Some(p) if p.is_null() => Err(mpi_err(rt::MPI_ERR_ARG, "null request pointer")),
+        _ => access,
+    };
+    let access = match access {
+        Ok(a) => a,
+        Err(e) => return win_error(rt::current_rank(), win, call, e),
+    };
     let g = enter_timed(call);
+    let req = req.unwrap_or(std::ptr::null_mut());
     let keep = !req.is_null();
     let r = (|| {
-        let origin = side(oaddr, ocount, odt)?;
-        let tside = side(std::ptr::null(), tcount, tdt)?;
+        let origin = side(origin)?;
+        let tside = side((std::ptr::null(), tcount, tdt))?;
         rma::operate(g.me, win, access, origin, target, disp, tside, keep)
     })();
     match r {
@@ -303,319 +339,33 @@ fn completed_request(me: u32) -> c_int {
     })
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Put(
-    oaddr: *const c_void,
-    ocount: c_int,
-    odt: c_int,
-    target: c_int,
-    disp: Aint,
-    tcount: c_int,
-    tdt: c_int,
-    win: c_int,
-) -> c_int {
-    // Safety: as the caller's contract.
-    unsafe {
-        op_call(
-            "MPI_Put",
-            Access::Put,
-            oaddr,
-            ocount,
-            odt,
-            target,
-            disp,
-            tcount,
-            tdt,
-            win,
-            std::ptr::null_mut(),
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Get(
-    oaddr: *mut c_void,
-    ocount: c_int,
-    odt: c_int,
-    target: c_int,
-    disp: Aint,
-    tcount: c_int,
-    tdt: c_int,
-    win: c_int,
-) -> c_int {
-    // Safety: as the caller's contract.
-    unsafe {
-        op_call(
-            "MPI_Get",
-            Access::Get,
-            oaddr,
-            ocount,
-            odt,
-            target,
-            disp,
-            tcount,
-            tdt,
-            win,
-            std::ptr::null_mut(),
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Accumulate(
-    oaddr: *const c_void,
-    ocount: c_int,
-    odt: c_int,
-    target: c_int,
-    disp: Aint,
-    tcount: c_int,
-    tdt: c_int,
-    op: c_int,
-    win: c_int,
-) -> c_int {
-    let me = rt::current_rank();
-    match acc_op(op) {
-        // Safety: as the caller's contract.
-        Ok(op) => unsafe {
-            op_call(
-                "MPI_Accumulate",
-                Access::Accumulate(op),
-                oaddr,
-                ocount,
-                odt,
-                target,
-                disp,
-                tcount,
-                tdt,
-                win,
-                std::ptr::null_mut(),
-            )
-        },
-        Err(e) => win_error(me, win, "MPI_Accumulate", e),
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Rput(
-    oaddr: *const c_void,
-    ocount: c_int,
-    odt: c_int,
-    target: c_int,
-    disp: Aint,
-    tcount: c_int,
-    tdt: c_int,
-    win: c_int,
-    req: *mut c_int,
-) -> c_int {
-    if req.is_null() {
-        let me = rt::current_rank();
-        return win_error(
-            me,
-            win,
-            "MPI_Rput",
-            mpi_err(rt::MPI_ERR_ARG, "null request pointer"),
-        );
-    }
-    // Safety: as the caller's contract.
-    unsafe {
-        op_call(
-            "MPI_Rput",
-            Access::Put,
-            oaddr,
-            ocount,
-            odt,
-            target,
-            disp,
-            tcount,
-            tdt,
-            win,
-            req,
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Rget(
-    oaddr: *mut c_void,
-    ocount: c_int,
-    odt: c_int,
-    target: c_int,
-    disp: Aint,
-    tcount: c_int,
-    tdt: c_int,
-    win: c_int,
-    req: *mut c_int,
-) -> c_int {
-    if req.is_null() {
-        let me = rt::current_rank();
-        return win_error(
-            me,
-            win,
-            "MPI_Rget",
-            mpi_err(rt::MPI_ERR_ARG, "null request pointer"),
-        );
-    }
-    // Safety: as the caller's contract.
-    unsafe {
-        op_call(
-            "MPI_Rget",
-            Access::Get,
-            oaddr,
-            ocount,
-            odt,
-            target,
-            disp,
-            tcount,
-            tdt,
-            win,
-            req,
-        )
-    }
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Raccumulate(
-    oaddr: *const c_void,
-    ocount: c_int,
-    odt: c_int,
-    target: c_int,
-    disp: Aint,
-    tcount: c_int,
-    tdt: c_int,
-    op: c_int,
-    win: c_int,
-    req: *mut c_int,
-) -> c_int {
-    let me = rt::current_rank();
-    if req.is_null() {
-        return win_error(
-            me,
-            win,
-            "MPI_Raccumulate",
-            mpi_err(rt::MPI_ERR_ARG, "null request pointer"),
-        );
-    }
-    match acc_op(op) {
-        // Safety: as the caller's contract.
-        Ok(op) => unsafe {
-            op_call(
-                "MPI_Raccumulate",
-                Access::Accumulate(op),
-                oaddr,
-                ocount,
-                odt,
-                target,
-                disp,
-                tcount,
-                tdt,
-                win,
-                req,
-            )
-        },
-        Err(e) => win_error(me, win, "MPI_Raccumulate", e),
-    }
-}
-
+/// `MPI_Get_accumulate` and the calls made of it: done before returning, so
+/// the request of `MPI_Rget_accumulate` (`req`, when not null) is complete.
 unsafe fn get_accumulate_call(
     call: &'static str,
-    oaddr: *const c_void,
-    ocount: c_int,
-    odt: c_int,
-    raddr: *mut c_void,
-    rcount: c_int,
-    rdt: c_int,
+    origin: Buf,
+    result: Buf,
     target: c_int,
     disp: Aint,
-    tcount: c_int,
-    tdt: c_int,
+    (tcount, tdt): (c_int, c_int),
     op: c_int,
     win: c_int,
+    req: Option<*mut c_int>,
 ) -> c_int {
     let g = enter_timed(call);
     let r = (|| {
         let op = acc_op(op)?;
-        let origin = side(oaddr, ocount, odt)?;
-        let result = side(raddr, rcount, rdt)?;
-        let tside = side(std::ptr::null(), tcount, tdt)?;
+        let origin = side(origin)?;
+        let result = side(result)?;
+        let tside = side((std::ptr::null(), tcount, tdt))?;
         rma::get_accumulate(g.me, win, call, origin, result, target, disp, tside, op)
     })();
-    win_result(g.me, win, call, r)
-}
-
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Get_accumulate(
-    oaddr: *const c_void,
-    ocount: c_int,
-    odt: c_int,
-    raddr: *mut c_void,
-    rcount: c_int,
-    rdt: c_int,
-    target: c_int,
-    disp: Aint,
-    tcount: c_int,
-    tdt: c_int,
-    op: c_int,
-    win: c_int,
-) -> c_int {
-    // Safety: as the caller's contract.
-    unsafe {
-        get_accumulate_call(
-            "MPI_Get_accumulate",
-            oaddr,
-            ocount,
-            odt,
-            raddr,
-            rcount,
-            rdt,
-            target,
-            disp,
-            tcount,
-            tdt,
-            op,
-            win,
-        )
+    let rc = win_result(g.me, win, call, r);
+    if let Some(req) = req.filter(|p| rc == MPI_SUCCESS && !p.is_null()) {
+        // Safety: `req` is valid for a write (not null, the caller's contract).
+        unsafe { *req = completed_request(rt::current_rank()) };
     }
-}
-
-/// `MPI_Rget_accumulate`: done before returning; the request is complete.
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Rget_accumulate(
-    oaddr: *const c_void,
-    ocount: c_int,
-    odt: c_int,
-    raddr: *mut c_void,
-    rcount: c_int,
-    rdt: c_int,
-    target: c_int,
-    disp: Aint,
-    tcount: c_int,
-    tdt: c_int,
-    op: c_int,
-    win: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: as the caller's contract.
-    unsafe {
-        let rc = get_accumulate_call(
-            "MPI_Rget_accumulate",
-            oaddr,
-            ocount,
-            odt,
-            raddr,
-            rcount,
-            rdt,
-            target,
-            disp,
-            tcount,
-            tdt,
-            op,
-            win,
-        );
-        if rc == MPI_SUCCESS && !req.is_null() {
-            *req = completed_request(rt::current_rank());
-        }
-        rc
-    }
+    rc
 }
 
 #[no_mangle]
@@ -628,22 +378,19 @@ pub(super) unsafe extern "C" fn MPI_Fetch_and_op(
     op: c_int,
     win: c_int,
 ) -> c_int {
+    let (origin, result): (Buf, Buf) = ((oaddr, 1, dt), (raddr, 1, dt));
     // Safety: as the caller's contract.
     unsafe {
         get_accumulate_call(
             "MPI_Fetch_and_op",
-            oaddr,
-            1,
-            dt,
-            raddr,
-            1,
-            dt,
+            origin,
+            result,
             target,
             disp,
-            1,
-            dt,
+            (1, dt),
             op,
             win,
+            None,
         )
     }
 }
@@ -658,69 +405,74 @@ pub(super) unsafe extern "C" fn MPI_Compare_and_swap(
     disp: Aint,
     win: c_int,
 ) -> c_int {
-    let g = enter_timed("MPI_Compare_and_swap");
-    let r = rma::compare_and_swap(
-        g.me,
-        win,
-        oaddr as *const u8,
-        caddr as *const u8,
-        raddr as *mut u8,
-        dt,
-        target,
-        disp,
-    );
-    win_result(g.me, win, "MPI_Compare_and_swap", r)
+    timed("MPI_Compare_and_swap", win, |me| {
+        let (o, c, r) = (oaddr as *const u8, caddr as *const u8, raddr as *mut u8);
+        rma::compare_and_swap(me, win, o, c, r, dt, target, disp)
+    })
 }
 
 // ------------------------------------------------------------------ synchronization
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: c_int) -> c_int {
-    let g = enter_timed("MPI_Win_fence");
-    win_result(g.me, win, "MPI_Win_fence", rma::fence(g.me, win, assert))
+/// A call on window `win` that takes simulated time: `f(me)`, an error to
+/// the window's handler.
+fn timed(call: &'static str, win: c_int, f: impl FnOnce(u32) -> MpiResult<()>) -> c_int {
+    let g = enter_timed(call);
+    win_result(g.me, win, call, f(g.me))
 }
 
-fn group_arg(me: u32, group: c_int) -> MpiResult<rt::Group> {
-    super::group::group_of(me, group)
+/// [`timed`] for a call on target `rank`: nothing to do for `MPI_PROC_NULL`.
+fn timed_at(call: &'static str, win: c_int, rank: c_int, f: impl FnOnce(u32) -> MpiResult<()>) -> c_int {
+    timed(
+        call,
+        win,
+        |me| if rank == rt::MPI_PROC_NULL { Ok(()) } else { f(me) },
+    )
+}
+
+/// A call on window `win` that takes no simulated time: `f(me)`, an error to
+/// the window's handler.
+fn local(call: &'static str, win: c_int, f: impl FnOnce(u32) -> MpiResult<()>) -> c_int {
+    let g = enter_call(call);
+    win_result(g.me, win, call, f(g.me))
+}
+
+#[no_mangle]
+pub(super) unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: c_int) -> c_int {
+    timed("MPI_Win_fence", win, |me| rma::fence(me, win, assert))
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_start(group: c_int, _assert: c_int, win: c_int) -> c_int {
-    let g = enter_timed("MPI_Win_start");
-    let r = group_arg(g.me, group).and_then(|grp| rma::start(g.me, win, grp));
-    win_result(g.me, win, "MPI_Win_start", r)
+    timed("MPI_Win_start", win, |me| {
+        super::group::group_of(me, group).and_then(|grp| rma::start(me, win, grp))
+    })
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_post(group: c_int, _assert: c_int, win: c_int) -> c_int {
-    let g = enter_timed("MPI_Win_post");
-    let r = group_arg(g.me, group).and_then(|grp| rma::post(g.me, win, grp));
-    win_result(g.me, win, "MPI_Win_post", r)
+    timed("MPI_Win_post", win, |me| {
+        super::group::group_of(me, group).and_then(|grp| rma::post(me, win, grp))
+    })
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_complete(win: c_int) -> c_int {
-    let g = enter_timed("MPI_Win_complete");
-    win_result(g.me, win, "MPI_Win_complete", rma::complete(g.me, win))
+    timed("MPI_Win_complete", win, |me| rma::complete(me, win))
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_wait(win: c_int) -> c_int {
-    let g = enter_timed("MPI_Win_wait");
-    win_result(g.me, win, "MPI_Win_wait", rma::win_wait(g.me, win, true))
+    timed("MPI_Win_wait", win, |me| rma::win_wait(me, win, true).map(|_| ()))
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_test(win: c_int, flag: *mut c_int) -> c_int {
-    let g = enter_timed("MPI_Win_test");
-    match rma::win_wait(g.me, win, false) {
-        Ok(done) => {
-            // Safety: as the caller's contract.
-            unsafe { set(flag, done as c_int) };
-            MPI_SUCCESS
-        }
-        Err(e) => win_error(g.me, win, "MPI_Win_test", e),
-    }
+    timed("MPI_Win_test", win, |me| {
+        let done = rma::win_wait(me, win, false)?;
+        // Safety: as the caller's contract.
+        unsafe { set(flag, done as c_int) };
+        Ok(())
+    })
 }
 
 #[no_mangle]
@@ -730,86 +482,75 @@ pub(super) unsafe extern "C" fn MPI_Win_lock(
     _assert: c_int,
     win: c_int,
 ) -> c_int {
-    let g = enter_timed("MPI_Win_lock");
-    let r = if rank == rt::MPI_PROC_NULL {
-        Ok(())
-    } else {
-        rma::lock(g.me, win, lock_type, rank)
-    };
-    win_result(g.me, win, "MPI_Win_lock", r)
+    timed_at("MPI_Win_lock", win, rank, |me| {
+        rma::lock(me, win, lock_type, rank)
+    })
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_unlock(rank: c_int, win: c_int) -> c_int {
-    let g = enter_timed("MPI_Win_unlock");
-    let r = if rank == rt::MPI_PROC_NULL {
-        Ok(())
-    } else {
-        rma::unlock(g.me, win, rank)
-    };
-    win_result(g.me, win, "MPI_Win_unlock", r)
+    timed_at("MPI_Win_unlock", win, rank, |me| rma::unlock(me, win, rank))
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_lock_all(_assert: c_int, win: c_int) -> c_int {
-    let g = enter_timed("MPI_Win_lock_all");
-    win_result(g.me, win, "MPI_Win_lock_all", rma::lock_all(g.me, win))
+    timed("MPI_Win_lock_all", win, |me| rma::lock_all(me, win))
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_unlock_all(win: c_int) -> c_int {
-    let g = enter_timed("MPI_Win_unlock_all");
-    win_result(g.me, win, "MPI_Win_unlock_all", rma::unlock_all(g.me, win))
+    timed("MPI_Win_unlock_all", win, |me| rma::unlock_all(me, win))
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_flush(rank: c_int, win: c_int) -> c_int {
-    let g = enter_timed("MPI_Win_flush");
-    let r = if rank == rt::MPI_PROC_NULL {
-        Ok(())
-    } else {
-        rma::flush(g.me, win, rank)
-    };
-    win_result(g.me, win, "MPI_Win_flush", r)
+    timed_at("MPI_Win_flush", win, rank, |me| rma::flush(me, win, rank))
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, win: c_int) -> c_int {
-    let g = enter_timed("MPI_Win_flush_local");
-    let r = if rank == rt::MPI_PROC_NULL {
-        Ok(())
-    } else {
-        rma::flush_local(g.me, win, rank)
-    };
-    win_result(g.me, win, "MPI_Win_flush_local", r)
+    timed_at("MPI_Win_flush_local", win, rank, |me| {
+        rma::flush_local(me, win, rank)
+    })
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_flush_all(win: c_int) -> c_int {
-    let g = enter_timed("MPI_Win_flush_all");
-    win_result(g.me, win, "MPI_Win_flush_all", rma::flush_all(g.me, win))
+    timed("MPI_Win_flush_all", win, |me| rma::flush_all(me, win))
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_flush_local_all(win: c_int) -> c_int {
-    let g = enter_timed("MPI_Win_flush_local_all");
-    win_result(
-        g.me,
-        win,
-        "MPI_Win_flush_local_all",
-        rma::flush_local_all(g.me, win),
-    )
+    timed("MPI_Win_flush_local_all", win, |me| rma::flush_local_all(me, win))
 }
 
 /// `MPI_Win_sync`: the memory of a window is the process's memory (one
 /// process, the unified model): nothing to synchronize.
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_sync(win: c_int) -> c_int {
-    let g = enter_call("MPI_Win_sync");
-    win_result(g.me, win, "MPI_Win_sync", rma::with_member(g.me, win, |_, _| ()))
+    local("MPI_Win_sync", win, |me| rma::with_member(me, win, |_, _| ()))
 }
 
 // ------------------------------------------------------------------ queries, names, info
+
+/// A call on window `win` that answers in `*out` (when not null): `f(me)`,
+/// an error to the window's handler.
+///
+/// # Safety
+/// `out` is null or valid for a write.
+unsafe fn query<T>(
+    call: &'static str,
+    win: c_int,
+    out: *mut T,
+    f: impl FnOnce(u32) -> MpiResult<T>,
+) -> c_int {
+    local(call, win, |me| {
+        let v = f(me)?;
+        // Safety: as this function's contract.
+        unsafe { set(out, v) };
+        Ok(())
+    })
+}
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_shared_query(
@@ -819,94 +560,81 @@ pub(super) unsafe extern "C" fn MPI_Win_shared_query(
     disp_unit: *mut c_int,
     baseptr: *mut c_void,
 ) -> c_int {
-    let g = enter_call("MPI_Win_shared_query");
-    match rma::shared_query(g.me, win, rank) {
+    local("MPI_Win_shared_query", win, |me| {
+        let (s, d, b) = rma::shared_query(me, win, rank)?;
         // Safety: as the caller's contract.
-        Ok((s, d, b)) => unsafe {
+        unsafe {
             set(size, s);
             set(disp_unit, d);
             set(baseptr as *mut *mut u8, b);
-            MPI_SUCCESS
-        },
-        Err(e) => win_error(g.me, win, "MPI_Win_shared_query", e),
-    }
+        }
+        Ok(())
+    })
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_get_group(win: c_int, group: *mut c_int) -> c_int {
-    let g = enter_call("MPI_Win_get_group");
-    match rma::group(g.me, win) {
-        // Safety: as the caller's contract.
-        Ok(members) => unsafe {
-            set(group, super::group::add_group(g.me, members));
-            MPI_SUCCESS
-        },
-        Err(e) => win_error(g.me, win, "MPI_Win_get_group", e),
+    // Safety: as the caller's contract.
+    unsafe {
+        query("MPI_Win_get_group", win, group, |me| {
+            rma::group(me, win).map(|members| super::group::add_group(me, members))
+        })
     }
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_set_name(win: c_int, name: *const c_char) -> c_int {
-    let g = enter_call("MPI_Win_set_name");
-    let r = if name.is_null() {
-        Err(mpi_err(rt::MPI_ERR_ARG, "null name"))
-    } else {
+    local("MPI_Win_set_name", win, |me| {
+        if name.is_null() {
+            return Err(mpi_err(rt::MPI_ERR_ARG, "null name"));
+        }
         // Safety: a C string, as MPI requires.
         let s = unsafe { std::ffi::CStr::from_ptr(name) }
             .to_string_lossy()
             .into_owned();
-        rma::with_member(g.me, win, |m, _| m.name = s)
-    };
-    win_result(g.me, win, "MPI_Win_set_name", r)
+        rma::with_member(me, win, |m, _| m.name = s)
+    })
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_get_name(win: c_int, name: *mut c_char, len: *mut c_int) -> c_int {
-    let g = enter_call("MPI_Win_get_name");
-    match rma::with_member(g.me, win, |m, _| m.name.clone()) {
+    local("MPI_Win_get_name", win, |me| {
+        let s = rma::with_member(me, win, |m, _| m.name.clone())?;
         // Safety: as the caller's contract (MPI_MAX_OBJECT_NAME characters).
-        Ok(s) => unsafe {
-            write_cstr(name, &s, len, 128);
-            MPI_SUCCESS
-        },
-        Err(e) => win_error(g.me, win, "MPI_Win_get_name", e),
-    }
+        unsafe { write_cstr(name, &s, len, 128) };
+        Ok(())
+    })
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_get_info(win: c_int, info: *mut c_int) -> c_int {
-    let g = enter_call("MPI_Win_get_info");
-    let r = rma::with_member(g.me, win, |m, infos| rma::info_in_use(infos, m.info)).and_then(|r| r);
-    match r {
-        // Safety: as the caller's contract.
-        Ok(h) => unsafe {
-            set(info, h);
-            MPI_SUCCESS
-        },
-        Err(e) => win_error(g.me, win, "MPI_Win_get_info", e),
+    // Safety: as the caller's contract.
+    unsafe {
+        query("MPI_Win_get_info", win, info, |me| {
+            rma::with_member(me, win, |m, infos| rma::info_in_use(infos, m.info))?
+        })
     }
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_set_info(win: c_int, info: c_int) -> c_int {
-    let g = enter_call("MPI_Win_set_info");
-    let r = rma::with_member(g.me, win, |m, infos| -> MpiResult<()> {
-        // New hints add to (or replace) the ones given before.
-        let given = rma::window_info(infos, info)?;
-        if m.info <= 0 {
-            m.info = given;
-            return Ok(());
-        }
-        for n in 0..infos.nkeys(given)? {
-            let key = infos.nth_key(given, n as c_int)?;
-            if let Some(v) = infos.get(given, &key)? {
-                infos.set(m.info, &key, &v)?;
+    local("MPI_Win_set_info", win, |me| {
+        rma::with_member(me, win, |m, infos| -> MpiResult<()> {
+            // New hints add to (or replace) the ones given before.
+            let given = rma::window_info(infos, info)?;
+            if m.info <= 0 {
+                m.info = given;
+                return Ok(());
             }
-        }
-        infos.free(given)
+            for n in 0..infos.nkeys(given)? {
+                let key = infos.nth_key(given, n as c_int)?;
+                if let Some(v) = infos.get(given, &key)? {
+                    infos.set(m.info, &key, &v)?;
+                }
+            }
+            infos.free(given)
+        })?
     })
-    .and_then(|r| r);
-    win_result(g.me, win, "MPI_Win_set_info", r)
 }
 
 // ------------------------------------------------------------------ error handlers
@@ -916,89 +644,55 @@ pub(super) unsafe extern "C" fn MPI_Win_create_errhandler(
     f: Option<WinErrhandlerFn>,
     eh: *mut c_int,
 ) -> c_int {
-    let Some(f) = f else {
-        return rt::MPI_ERR_ARG;
-    };
-    let h = with_world(|w| {
-        w.errhandlers.push(f as usize);
-        entry::FIRST_USER_ERRHANDLER + w.errhandlers.len() as c_int - 1
-    });
     // Safety: as the caller's contract.
-    unsafe { set(eh, h) };
-    MPI_SUCCESS
+    unsafe { errhandler::create_errhandler(f, eh) }
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_set_errhandler(win: c_int, eh: c_int) -> c_int {
-    let g = enter_call("MPI_Win_set_errhandler");
-    let valid = with_world(|w| {
-        eh == rt::MPI_ERRORS_ARE_FATAL
-            || eh == rt::MPI_ERRORS_RETURN
-            || usize::try_from(eh - entry::FIRST_USER_ERRHANDLER).is_ok_and(|i| i < w.errhandlers.len())
-    });
-    let r = if valid {
-        rma::with_member(g.me, win, |m, _| m.errhandler = eh)
-    } else {
-        Err(mpi_err(rt::MPI_ERR_ARG, format!("invalid error handler {eh}")))
-    };
-    win_result(g.me, win, "MPI_Win_set_errhandler", r)
+    local("MPI_Win_set_errhandler", win, |me| {
+        if !errhandler::is_errhandler(eh) {
+            return Err(mpi_err(rt::MPI_ERR_ARG, format!("invalid error handler {eh}")));
+        }
+        rma::with_member(me, win, |m, _| m.errhandler = eh)
+    })
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_get_errhandler(win: c_int, eh: *mut c_int) -> c_int {
-    let g = enter_call("MPI_Win_get_errhandler");
-    match rma::with_member(g.me, win, |m, _| m.errhandler) {
-        // Safety: as the caller's contract.
-        Ok(h) => unsafe {
-            set(eh, h);
-            MPI_SUCCESS
-        },
-        Err(e) => win_error(g.me, win, "MPI_Win_get_errhandler", e),
+    // Safety: as the caller's contract.
+    unsafe {
+        query("MPI_Win_get_errhandler", win, eh, |me| {
+            rma::with_member(me, win, |m, _| m.errhandler)
+        })
     }
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_call_errhandler(win: c_int, code: c_int) -> c_int {
-    let g = enter_call("MPI_Win_call_errhandler");
-    win_error(
-        g.me,
-        win,
-        "MPI_Win_call_errhandler",
-        mpi_err(code, format!("error code {code} raised by the program")),
-    );
-    MPI_SUCCESS
+    errhandler::call_errhandler("MPI_Win_call_errhandler", win, code, win_error)
 }
 
 // ------------------------------------------------------------------ attributes
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Win_create_keyval(
-    copy: usize,
-    delete: usize,
-    keyval: *mut c_int,
-    extra: *mut c_void,
-) -> c_int {
-    let k = crate::mpi::attr::create_keyval(copy, delete, extra as usize);
-    // Safety: as the caller's contract.
-    unsafe { set(keyval, k) };
-    MPI_SUCCESS
+super::attr::aliases! {
+    // Windows and communicators share the keyvals.
+    MPI_Win_create_keyval(copy: usize, delete: usize, keyval: *mut c_int, extra: *mut c_void) =
+        super::attr::MPI_Comm_create_keyval;
+    /// `MPI_WIN_DUP_FN`: the attribute's value is copied (windows are never
+    /// duplicated, but programs name it when creating keyvals).
+    MPI_WIN_DUP_FN(
+        win: c_int, key: c_int, extra: *mut c_void, inval: *mut c_void, outval: *mut c_void, flag: *mut c_int,
+    ) = super::attr::MPI_COMM_DUP_FN;
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_free_keyval(keyval: *mut c_int) -> c_int {
-    // Safety: as the caller's contract.
-    unsafe {
-        if keyval.is_null() {
-            return rt::MPI_ERR_ARG;
-        }
-        match crate::mpi::attr::free_keyval(*keyval) {
-            Ok(()) => {
-                *keyval = -1; // MPI_KEYVAL_INVALID
-                MPI_SUCCESS
-            }
-            Err(e) => e.code,
-        }
+    if keyval.is_null() {
+        return rt::MPI_ERR_ARG;
     }
+    // Safety: as the caller's contract.
+    unsafe { super::attr::MPI_Comm_free_keyval(keyval) }
 }
 
 #[no_mangle]
@@ -1036,53 +730,20 @@ pub(super) unsafe extern "C" fn MPI_Win_get_attr(
     });
     match r {
         // Safety: as the caller's contract.
-        Ok(v) => unsafe {
-            if let Some(v) = v {
-                *(val as *mut usize) = v;
-            }
-            set(flag, v.is_some() as c_int);
-            MPI_SUCCESS
-        },
+        Ok(v) => unsafe { super::attr::answer(val, flag, v) },
         Err(e) => win_error(g.me, win, "MPI_Win_get_attr", e),
     }
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Win_delete_attr(win: c_int, key: c_int) -> c_int {
-    let g = enter_call("MPI_Win_delete_attr");
-    let r = (|| -> MpiResult<()> {
-        let kv = crate::mpi::attr::keyval(key)?;
-        let old = rma::with_member(g.me, win, |m, _| m.attrs.remove(&key))?;
-        if let Some(old) = old {
-            // Safety: the program's delete callback, called as MPI specifies.
-            let rc = unsafe { crate::mpi::attr::delete_value(kv, win, key, old) };
-            if rc != MPI_SUCCESS {
-                rma::with_member(g.me, win, |m, _| m.attrs.insert(key, old))?;
-                return Err(mpi_err(rc, "attribute delete callback failed"));
-            }
-        }
-        Ok(())
-    })();
-    win_result(g.me, win, "MPI_Win_delete_attr", r)
-}
-
-/// `MPI_WIN_DUP_FN`: the attribute's value is copied (windows are never
-/// duplicated, but programs name it when creating keyvals).
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_WIN_DUP_FN(
-    _win: c_int,
-    _key: c_int,
-    _extra: *mut c_void,
-    inval: *mut c_void,
-    outval: *mut c_void,
-    flag: *mut c_int,
-) -> c_int {
-    // Safety: as the caller's contract.
-    unsafe {
-        *(outval as *mut *mut c_void) = inval;
-        set(flag, 1);
-    }
-    MPI_SUCCESS
+    local("MPI_Win_delete_attr", win, |me| {
+        crate::mpi::attr::keyval(key)?;
+        let take = || rma::with_member(me, win, |m, _| m.attrs.remove(&key));
+        let put_back = |v| rma::with_member(me, win, |m, _| m.attrs.insert(key, v));
+        // Safety: the program's delete callback, called as MPI specifies.
+        unsafe { crate::mpi::attr::delete_attr(win, key, take, put_back) }
+    })
 }
 
 #[no_mangle]

@@ -1,5 +1,6 @@
 //! Attributes (MPI chapter 7.7): keyvals with their copy and delete callbacks,
-//! and the attributes attached to communicators and datatypes.
+//! and the attributes attached to communicators and datatypes (and the
+//! deletion of windows' attributes, kept by their windows).
 //!
 //! Keyvals are numbered from 16 (lower numbers are the predefined attributes
 //! of `MPI_COMM_WORLD`, which the C interface answers itself). A
@@ -114,16 +115,29 @@ pub(crate) fn comm_attr(me: u32, comm: c_int, k: c_int) -> MpiResult<Option<usiz
 /// # Safety
 /// Runs the program's delete callback.
 pub(crate) unsafe fn delete_comm_attr(me: u32, comm: c_int, k: c_int) -> MpiResult<()> {
-    let old = with_world(|w| w.ranks[me as usize].comm_mut(comm).map(|c| c.attrs.remove(&k)))?;
-    let Some(value) = old else { return Ok(()) };
+    let take = || with_world(|w| w.ranks[me as usize].comm_mut(comm).map(|c| c.attrs.remove(&k)));
+    let put_back = |v| with_world(|w| w.ranks[me as usize].comm_mut(comm).map(|c| c.attrs.insert(k, v)));
+    // Safety: as the caller allows.
+    unsafe { delete_attr(comm, k, take, put_back) }
+}
+
+/// Deletes attribute `k` of `object` (a communicator, a window): `take`
+/// removes its value, which goes to the keyval's delete callback; a failing
+/// callback keeps the attribute (`put_back` puts it back).
+///
+/// # Safety
+/// Runs the program's delete callback.
+pub(crate) unsafe fn delete_attr(
+    object: c_int,
+    k: c_int,
+    take: impl FnOnce() -> MpiResult<Option<usize>>,
+    put_back: impl FnOnce(usize) -> MpiResult<Option<usize>>,
+) -> MpiResult<()> {
+    let Some(value) = take()? else { return Ok(()) };
     // Safety: the caller allows running the program's callback.
-    let rc = unsafe { delete_value(keyval(k)?, comm, k, value) };
+    let rc = unsafe { delete_value(keyval(k)?, object, k, value) };
     if rc != MPI_SUCCESS {
-        with_world(|w| {
-            w.ranks[me as usize]
-                .comm_mut(comm)
-                .map(|c| c.attrs.insert(k, value))
-        })?;
+        put_back(value)?;
         return Err(mpi_err(rc, "attribute delete callback failed"));
     }
     Ok(())

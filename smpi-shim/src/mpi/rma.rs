@@ -100,6 +100,24 @@ impl SimLock {
         }
     }
 
+    /// Takes the lock if it is free for this kind of hold; otherwise queues
+    /// the caller, whose activity (made by `activity`) completes when it is
+    /// granted: that activity, to wait for.
+    fn take_or_queue(
+        &mut self,
+        exclusive: bool,
+        activity: impl FnOnce() -> ActivityId,
+    ) -> Option<ActivityId> {
+        if self.can_take(exclusive) {
+            self.take(exclusive);
+            None
+        } else {
+            let a = activity();
+            self.waiters.push_back((exclusive, a));
+            Some(a)
+        }
+    }
+
     /// Releases one hold; returns the waiters now granted (to wake).
     fn release(&mut self, exclusive: bool) -> Vec<ActivityId> {
         if exclusive {
@@ -180,6 +198,44 @@ pub(crate) struct Member {
     pub joined: bool,
 }
 
+impl Member {
+    /// The part of `world` in a window of `flavor` being created, until it
+    /// joins (gives its memory).
+    fn new(world: u32, flavor: i32) -> Member {
+        Member {
+            world,
+            base: std::ptr::null_mut(),
+            size: 0,
+            disp_unit: 1,
+            attached: Vec::new(),
+            requests: Vec::new(),
+            incoming: Vec::new(),
+            outstanding: Vec::new(),
+            opened: 0,
+            accumulates: 0,
+            unsynced: 0,
+            lockers: Vec::new(),
+            lock: SimLock::default(),
+            atomic: SimLock::default(),
+            start_group: None,
+            post_group: None,
+            wait_recvs: Vec::new(),
+            comm: 0,
+            name: String::new(),
+            info: 0,
+            errhandler: MPI_ERRORS_ARE_FATAL,
+            attrs: BTreeMap::new(),
+            allocated: None,
+            attr_size: 0,
+            attr_disp_unit: 1,
+            attr_flavor: flavor,
+            attr_model: MPI_WIN_UNIFIED,
+            freed: false,
+            joined: false,
+        }
+    }
+}
+
 /// A window: its flavor and its members' parts (in communicator order).
 pub(crate) struct Window {
     pub flavor: i32,
@@ -231,6 +287,26 @@ impl Windows {
 }
 
 impl Window {
+    /// Member `target` (window numbering), or `MPI_ERR_RANK`.
+    fn target(&self, target: i32) -> MpiResult<&Member> {
+        let n = self.members.len() as i32;
+        if target < 0 || target >= n {
+            return Err(win_err(
+                MPI_ERR_RANK,
+                format!("invalid target rank {target} (window of {n} ranks)"),
+            ));
+        }
+        Ok(&self.members[target as usize])
+    }
+
+    /// `MPI_ERR_RMA_FLAVOR` (saying `what`) unless the window is of `flavor`.
+    fn need_flavor(&self, flavor: i32, what: &str) -> MpiResult<()> {
+        if self.flavor != flavor {
+            return Err(win_err(MPI_ERR_RMA_FLAVOR, what));
+        }
+        Ok(())
+    }
+
     /// The calling rank's number in the window, if it is a member.
     fn rank_of(&self, me: u32) -> MpiResult<usize> {
         match self.members.iter().position(|m| m.world == me && m.joined) {
@@ -338,40 +414,7 @@ pub(crate) fn create(
         let idx = match w.wins.by_context.get(&context) {
             Some(&i) => i,
             None => {
-                let members = group
-                    .iter()
-                    .map(|&world| Member {
-                        world,
-                        base: std::ptr::null_mut(),
-                        size: 0,
-                        disp_unit: 1,
-                        attached: Vec::new(),
-                        requests: Vec::new(),
-                        incoming: Vec::new(),
-                        outstanding: Vec::new(),
-                        opened: 0,
-                        accumulates: 0,
-                        unsynced: 0,
-                        lockers: Vec::new(),
-                        lock: SimLock::default(),
-                        atomic: SimLock::default(),
-                        start_group: None,
-                        post_group: None,
-                        wait_recvs: Vec::new(),
-                        comm: 0,
-                        name: String::new(),
-                        info: 0,
-                        errhandler: MPI_ERRORS_ARE_FATAL,
-                        attrs: BTreeMap::new(),
-                        allocated: None,
-                        attr_size: 0,
-                        attr_disp_unit: 1,
-                        attr_flavor: flavor,
-                        attr_model: MPI_WIN_UNIFIED,
-                        freed: false,
-                        joined: false,
-                    })
-                    .collect();
+                let members = group.iter().map(|&world| Member::new(world, flavor)).collect();
                 w.wins.table.push(Some(Box::new(Window {
                     flavor,
                     members,
@@ -389,16 +432,21 @@ pub(crate) fn create(
                 "the members of a window called different window constructors",
             ));
         }
+        // Nothing touched the member before it joins (every member joins
+        // before the constructor's allgather ends).
         let m = &mut win.members[my];
-        m.base = base;
-        m.size = size;
-        m.disp_unit = disp_unit;
-        m.comm = private;
-        m.info = info_copy;
-        m.allocated = allocated;
-        m.attr_size = size;
-        m.attr_disp_unit = disp_unit;
-        m.joined = true;
+        *m = Member {
+            base,
+            size,
+            disp_unit,
+            comm: private,
+            info: info_copy,
+            allocated,
+            attr_size: size,
+            attr_disp_unit: disp_unit,
+            joined: true,
+            ..Member::new(m.world, flavor)
+        };
         let all_joined = win.members.iter().all(|m| m.joined);
         if all_joined {
             w.wins.by_context.remove(&context);
@@ -415,9 +463,22 @@ pub(crate) fn create(
         with_world(|w| place_shared_segment(w, handle))?;
     }
     // SMPI's window constructor: an allgather of the window pointers.
+    let mut all = vec![0u8; 8 * view.size as usize];
+    allgather8(view, &[0u8; 8], &mut all)?;
+    let base = with_world(|w| -> MpiResult<*mut u8> {
+        let win = w.wins.get(handle)?;
+        Ok(win.members[win.rank_of(me)?].base)
+    })?;
+    Ok((handle, base))
+}
+
+const MPI_BYTE: i32 = 4;
+
+/// 8 bytes from every rank of `view` (`mine`) to all of them (`all`, in rank
+/// order), as SMPI's object constructors exchange their pointers (windows
+/// here, files in `mpi::io`): an allgatherv of 8-byte blocks.
+pub(crate) fn allgather8(view: CommView, mine: &[u8; 8], all: &mut [u8]) -> MpiResult<()> {
     let n = view.size as usize;
-    let mine = [0u8; 8];
-    let mut all = vec![0u8; 8 * n];
     let counts = vec![8usize; n];
     let displs: Vec<isize> = (0..n as isize).map(|i| 8 * i).collect();
     coll::allgatherv(
@@ -429,15 +490,8 @@ pub(crate) fn create(
         &counts,
         &displs,
         MPI_BYTE,
-    )?;
-    let base = with_world(|w| -> MpiResult<*mut u8> {
-        let win = w.wins.get(handle)?;
-        Ok(win.members[win.rank_of(me)?].base)
-    })?;
-    Ok((handle, base))
+    )
 }
-
-const MPI_BYTE: i32 = 4;
 
 /// The info keys a window knows (MPI 4.1 §12.2.1), with their defaults when
 /// the standard gives one; others are ignored, as MPI allows.
@@ -583,15 +637,8 @@ fn check_access(
     tdt: &Datatype,
 ) -> MpiResult<(*mut u8, u32)> {
     let win = w.wins.get(h)?;
-    let n = win.members.len() as i32;
-    if target < 0 || target >= n {
-        return Err(win_err(
-            MPI_ERR_RANK,
-            format!("invalid target rank {target} (window of {n} ranks)"),
-        ));
-    }
     let me = &win.members[r];
-    let t = &win.members[target as usize];
+    let t = win.target(target)?;
     let locked = t.lockers.iter().any(|&(who, _)| who == r as i32);
     let in_start = me.start_group.as_ref().is_some_and(|g| g.contains(&target));
     if me.opened == 0 && !locked && !in_start {
@@ -780,16 +827,20 @@ pub(crate) fn operate(
         } else {
             (r as i32, target)
         };
-        let send = post_rma_send(
-            w, from, from_local, to, to_local, context, tag, from_addr, &from_side, from_dt, size,
-        );
+        let t = Transfer {
+            from,
+            from_local,
+            to,
+            to_local,
+            context,
+            tag,
+        };
+        let send = post_rma_send(w, &t, from_addr, &from_side, from_dt, size);
         let op = match access {
             Access::Accumulate(op) => Some(op),
             _ => None,
         };
-        let recv = post_rma_recv(
-            w, to, from_local, from, context, tag, to_addr, &to_side, to_dt, op,
-        );
+        let recv = post_rma_recv(w, &t, to_addr, &to_side, to_dt, op);
         (send, recv)
     });
     simcall_yield(me);
@@ -844,16 +895,48 @@ pub(crate) fn operate(
     Ok(keep.then_some(mine))
 }
 
-/// Posts the send of an RMA transfer (detached, eager) on behalf of `from`.
-#[allow(clippy::too_many_arguments)]
-fn post_rma_send(
-    w: &mut World,
+/// An RMA transfer: from rank `from` (world numbering; `from_local` in the
+/// window) to rank `to`, on the window's context under `tag`.
+struct Transfer {
     from: u32,
     from_local: i32,
     to: u32,
     to_local: i32,
     context: u32,
     tag: i32,
+}
+
+impl Transfer {
+    /// The request of the sending end (`kind` `Send`, owned by `from`) or of
+    /// the receiving end (owned by `to`), on `buf` as `side` says.
+    fn request(&self, kind: ReqKind, buf: *mut u8, side: &Side, dt: Rc<Datatype>) -> Request {
+        let (owner, peer, me_local, peer_world) = if matches!(kind, ReqKind::Send) {
+            (self.from, self.to_local, self.from_local, self.to)
+        } else {
+            (self.to, self.from_local, -1, self.from)
+        };
+        Request {
+            context: self.context,
+            peer,
+            me_local,
+            peer_world,
+            tag: self.tag,
+            buf,
+            count: side.count,
+            dtype: side.dtype,
+            dt: Some(dt),
+            rma: true,
+            done: false,
+            transferred: false,
+            ..Request::local(kind, owner, 0, None)
+        }
+    }
+}
+
+/// Posts the send of RMA transfer `t` (detached, eager) on behalf of its origin.
+fn post_rma_send(
+    w: &mut World,
+    t: &Transfer,
     buf: *mut u8,
     side: &Side,
     dt: Rc<Datatype>,
@@ -869,56 +952,29 @@ fn post_rma_send(
     } else {
         Payload::InBuffer(layout.map(Rc::new))
     };
-    let mut r = Request::local(ReqKind::Send, from, 0, None);
-    r.context = context;
-    r.peer = to_local;
-    r.me_local = from_local;
-    r.peer_world = to;
-    r.tag = tag;
-    r.buf = buf;
-    r.count = side.count;
-    r.dtype = side.dtype;
-    r.dt = Some(dt);
+    let mut r = t.request(ReqKind::Send, buf, side, dt);
     r.size = size;
     r.detached = true;
-    r.rma = true;
     r.payload = payload;
-    r.done = false;
-    r.transferred = false;
     let id = w.alloc_req(r);
     post_send(w, id);
     id
 }
 
-/// Posts the receive of an RMA transfer on behalf of `to`.
-#[allow(clippy::too_many_arguments)]
+/// Posts the receive of RMA transfer `t` on behalf of its destination
+/// (combining the data with `op` for an accumulate).
 fn post_rma_recv(
     w: &mut World,
-    to: u32,
-    from_local: i32,
-    from: u32,
-    context: u32,
-    tag: i32,
+    t: &Transfer,
     buf: *mut u8,
     side: &Side,
     dt: Rc<Datatype>,
     op: Option<Op>,
 ) -> u32 {
-    let mut r = Request::local(ReqKind::Recv, to, 0, None);
-    r.context = context;
-    r.peer = from_local;
-    r.me_local = -1;
-    r.peer_world = from;
-    r.tag = tag;
-    r.buf = buf;
-    r.count = side.count;
-    r.dtype = side.dtype;
-    r.size = dt.size * side.count;
-    r.dt = Some(dt);
-    r.rma = true;
+    let size = dt.size * side.count;
+    let mut r = t.request(ReqKind::Recv, buf, side, dt);
+    r.size = size;
     r.accumulate = op;
-    r.done = false;
-    r.transferred = false;
     let id = w.alloc_req(r);
     post_recv(w, id);
     id
@@ -991,17 +1047,7 @@ fn covered(regions: &[(usize, usize)], lo: isize, hi: isize) -> bool {
 }
 
 fn target_world(me: u32, h: c_int, target: i32) -> MpiResult<(usize, u32)> {
-    with_win(me, h, |w, r| {
-        let win = w.wins.get(h)?;
-        let n = win.members.len() as i32;
-        if target < 0 || target >= n {
-            return Err(win_err(
-                MPI_ERR_RANK,
-                format!("invalid target rank {target} (window of {n} ranks)"),
-            ));
-        }
-        Ok((r, win.members[target as usize].world))
-    })
+    with_win(me, h, |w, r| Ok((r, w.wins.get(h)?.target(target)?.world)))
 }
 
 /// `MPI_Win_flush`: the operations of `me` on `target` are complete at both
@@ -1116,40 +1162,60 @@ fn sync_messages(me: u32, h: c_int, peers: &[i32], tag: i32, send: bool) -> MpiR
     Ok(ids)
 }
 
+/// The group of the access epoch (`MPI_Win_start`) or, with `post`, of the
+/// exposure epoch (`MPI_Win_post`) of member `m`.
+fn epoch_group(m: &mut Member, post: bool) -> &mut Option<Vec<i32>> {
+    if post {
+        &mut m.post_group
+    } else {
+        &mut m.start_group
+    }
+}
+
 /// `MPI_Win_start`: waits for the targets' posts.
 pub(crate) fn start(me: u32, h: c_int, group: Group) -> MpiResult<()> {
-    let targets = group_ranks(me, h, group)?;
-    if with_win(me, h, |w, r| Ok(member(w, h, r).start_group.is_some()))? {
+    open_epoch(me, h, group, false)
+}
+
+/// `MPI_Win_post`: tells the origins they may access.
+pub(crate) fn post(me: u32, h: c_int, group: Group) -> MpiResult<()> {
+    open_epoch(me, h, group, true)
+}
+
+/// Opens the access epoch of `MPI_Win_start` or (`post`) the exposure epoch
+/// of `MPI_Win_post` towards `group`.
+fn open_epoch(me: u32, h: c_int, group: Group, post: bool) -> MpiResult<()> {
+    let peers = group_ranks(me, h, group)?;
+    if with_win(me, h, |w, r| Ok(epoch_group(member(w, h, r), post).is_some()))? {
+        let (call, epoch) = if post {
+            ("MPI_Win_post", "an exposure")
+        } else {
+            ("MPI_Win_start", "an access")
+        };
         return Err(win_err(
             MPI_ERR_RMA_SYNC,
-            "MPI_Win_start while an access epoch is open",
+            format!("{call} while {epoch} epoch is open"),
         ));
     }
-    let ids = sync_messages(me, h, &targets, TAG_POST, false)?;
+    let ids = sync_messages(me, h, &peers, TAG_POST, post)?;
     wait_all_ids(me, &ids);
     with_win(me, h, |w, r| {
         let m = member(w, h, r);
-        m.start_group = Some(targets);
+        *epoch_group(m, post) = Some(peers);
         m.opened -= 1;
         Ok(())
     })
 }
 
-/// `MPI_Win_post`: tells the origins they may access.
-pub(crate) fn post(me: u32, h: c_int, group: Group) -> MpiResult<()> {
-    let origins = group_ranks(me, h, group)?;
-    if with_win(me, h, |w, r| Ok(member(w, h, r).post_group.is_some()))? {
-        return Err(win_err(
-            MPI_ERR_RMA_SYNC,
-            "MPI_Win_post while an exposure epoch is open",
-        ));
-    }
-    let ids = sync_messages(me, h, &origins, TAG_POST, true)?;
-    wait_all_ids(me, &ids);
+/// Ends the epoch of `MPI_Win_start` or (`post`) of `MPI_Win_post` once the
+/// synchronization messages `ids` are done: the window's requests complete.
+fn close_epoch(me: u32, h: c_int, ids: &[u32], post: bool) -> MpiResult<()> {
+    wait_all_ids(me, ids);
+    complete_requests(me, h, None)?;
     with_win(me, h, |w, r| {
         let m = member(w, h, r);
-        m.post_group = Some(origins);
-        m.opened -= 1;
+        *epoch_group(m, post) = None;
+        m.opened += 1;
         Ok(())
     })
 }
@@ -1163,14 +1229,7 @@ pub(crate) fn complete(me: u32, h: c_int) -> MpiResult<()> {
         ));
     };
     let ids = sync_messages(me, h, &targets, TAG_COMPLETE, true)?;
-    wait_all_ids(me, &ids);
-    complete_requests(me, h, None)?;
-    with_win(me, h, |w, r| {
-        let m = member(w, h, r);
-        m.start_group = None;
-        m.opened += 1;
-        Ok(())
-    })
+    close_epoch(me, h, &ids, false)
 }
 
 /// `MPI_Win_wait` (`block`) or `MPI_Win_test`: ends the exposure epoch once
@@ -1201,14 +1260,7 @@ pub(crate) fn win_wait(me: u32, h: c_int, block: bool) -> MpiResult<bool> {
             return Ok(false);
         }
     }
-    wait_all_ids(me, &ids);
-    complete_requests(me, h, None)?;
-    with_win(me, h, |w, r| {
-        let m = member(w, h, r);
-        m.post_group = None;
-        m.opened += 1;
-        Ok(())
-    })?;
+    close_epoch(me, h, &ids, true)?;
     Ok(true)
 }
 
@@ -1232,30 +1284,16 @@ pub(crate) fn lock(me: u32, h: c_int, lock_type: i32, target: i32) -> MpiResult<
             ));
         }
         t.lockers.push((r as i32, exclusive));
-        if t.lock.can_take(exclusive) {
-            t.lock.take(exclusive);
-            Ok(None)
-        } else {
-            let a = ctx.manual_create();
-            t.lock.waiters.push_back((exclusive, a));
-            Ok(Some(a))
-        }
+        Ok(t.lock.take_or_queue(exclusive, || ctx.manual_create()))
     })?;
     if let Some(a) = wait_for {
-        let ctx = with_world(|w| {
-            w.ranks[me as usize].blocked = Some(BlockInfo {
-                call: "MPI_Win_lock",
-                peer: target,
-                tag: 0,
-                comm: 0,
-            });
-            w.ranks[me as usize].ctx()
-        });
-        ctx.wait(a);
-        with_world(|w| {
-            w.ranks[me as usize].blocked = None;
-            w.kernel.release(a);
-        });
+        let blocked = BlockInfo {
+            call: "MPI_Win_lock",
+            peer: target,
+            tag: 0,
+            comm: 0,
+        };
+        wait_granted(me, a, Some(blocked));
     }
     flush(me, h, target)
 }
@@ -1315,21 +1353,30 @@ fn atomic_section(me: u32, h: c_int, target: i32, release: bool) -> MpiResult<()
             }
             return Ok(None);
         }
-        if t.atomic.can_take(true) {
-            t.atomic.take(true);
-            Ok(None)
-        } else {
-            let a = ctx.manual_create();
-            t.atomic.waiters.push_back((true, a));
-            Ok(Some(a))
-        }
+        Ok(t.atomic.take_or_queue(true, || ctx.manual_create()))
     })?;
     if let Some(a) = wait_for {
-        let ctx = with_world(|w| w.ranks[me as usize].ctx());
-        ctx.wait(a);
-        with_world(|w| w.kernel.release(a));
+        wait_granted(me, a, None);
     }
     Ok(())
+}
+
+/// Waits until a lock is granted to `me` (its activity `a` completes);
+/// `blocked` says what for in deadlock reports.
+fn wait_granted(me: u32, a: ActivityId, blocked: Option<BlockInfo>) {
+    let ctx = with_world(|w| {
+        if blocked.is_some() {
+            w.ranks[me as usize].blocked = blocked;
+        }
+        w.ranks[me as usize].ctx()
+    });
+    ctx.wait(a);
+    with_world(|w| {
+        if blocked.is_some() {
+            w.ranks[me as usize].blocked = None;
+        }
+        w.kernel.release(a);
+    });
 }
 
 /// `MPI_Get_accumulate` (and `MPI_Fetch_and_op`): the target's data goes to
@@ -1416,12 +1463,10 @@ pub(crate) fn compare_and_swap(
 pub(crate) fn shared_query(me: u32, h: c_int, target: i32) -> MpiResult<(isize, i32, *mut u8)> {
     with_win(me, h, |w, _| {
         let win = w.wins.get(h)?;
-        if win.flavor != MPI_WIN_FLAVOR_SHARED {
-            return Err(win_err(
-                MPI_ERR_RMA_FLAVOR,
-                "MPI_Win_shared_query needs a window made by MPI_Win_allocate_shared",
-            ));
-        }
+        win.need_flavor(
+            MPI_WIN_FLAVOR_SHARED,
+            "MPI_Win_shared_query needs a window made by MPI_Win_allocate_shared",
+        )?;
         let m = if target == MPI_PROC_NULL {
             win.members.iter().find(|m| m.size > 0)
         } else {
@@ -1438,12 +1483,7 @@ pub(crate) fn shared_query(me: u32, h: c_int, target: i32) -> MpiResult<(isize, 
 pub(crate) fn attach(me: u32, h: c_int, base: *mut u8, size: isize) -> MpiResult<()> {
     with_win(me, h, |w, r| {
         let win = w.wins.get_mut(h)?;
-        if win.flavor != MPI_WIN_FLAVOR_DYNAMIC {
-            return Err(win_err(
-                MPI_ERR_RMA_FLAVOR,
-                "MPI_Win_attach needs a dynamic window",
-            ));
-        }
+        win.need_flavor(MPI_WIN_FLAVOR_DYNAMIC, "MPI_Win_attach needs a dynamic window")?;
         if size < 0 {
             return Err(win_err(MPI_ERR_SIZE, format!("negative size {size}")));
         }
@@ -1458,12 +1498,7 @@ pub(crate) fn attach(me: u32, h: c_int, base: *mut u8, size: isize) -> MpiResult
 pub(crate) fn detach(me: u32, h: c_int, base: *const u8) -> MpiResult<()> {
     with_win(me, h, |w, r| {
         let win = w.wins.get_mut(h)?;
-        if win.flavor != MPI_WIN_FLAVOR_DYNAMIC {
-            return Err(win_err(
-                MPI_ERR_RMA_FLAVOR,
-                "MPI_Win_detach needs a dynamic window",
-            ));
-        }
+        win.need_flavor(MPI_WIN_FLAVOR_DYNAMIC, "MPI_Win_detach needs a dynamic window")?;
         let m = &mut win.members[r];
         let Some(pos) = m.attached.iter().position(|&(a, _)| a == base as usize) else {
             return Err(win_err(

@@ -89,65 +89,22 @@ pub(crate) enum Kind {
         root: i32,
         dt: Dt,
     },
-    Reduce {
+    /// `reduce`, `allreduce`, `scan`, `exscan`.
+    Reduction {
+        coll: Reduction,
         count: usize,
         flops: f64,
+        /// The root of `reduce` (0 for the others).
         root: i32,
         dt: Dt,
     },
-    AllReduce {
-        count: usize,
-        flops: f64,
-        dt: Dt,
-    },
-    AllToAll {
-        scount: usize,
-        rcount: usize,
-        sdt: Dt,
-        rdt: Dt,
-    },
-    AllToAllV {
-        scounts: Vec<usize>,
-        rcounts: Vec<usize>,
-        sdt: Dt,
-        rdt: Dt,
-    },
-    Gather {
-        scount: usize,
-        rcount: usize,
-        root: i32,
-        sdt: Dt,
-        rdt: Dt,
-    },
-    AllGather {
-        scount: usize,
-        rcount: usize,
-        sdt: Dt,
-        rdt: Dt,
-    },
-    GatherV {
-        scount: usize,
-        rcounts: Vec<usize>,
-        root: i32,
-        sdt: Dt,
-        rdt: Dt,
-    },
-    AllGatherV {
-        scount: usize,
-        rcounts: Vec<usize>,
-        sdt: Dt,
-        rdt: Dt,
-    },
-    Scatter {
-        scount: usize,
-        rcount: usize,
-        root: i32,
-        sdt: Dt,
-        rdt: Dt,
-    },
-    ScatterV {
-        scounts: Vec<usize>,
-        rcount: usize,
+    /// `alltoall`, `gather`, `allgather`, `scatter` and their `v` forms
+    /// (one count per rank on one side, or both for `alltoallv`).
+    Exchange {
+        coll: Exchange,
+        send: Counts,
+        recv: Counts,
+        /// The root of `gather`, `scatter` and their `v` forms (0 for the others).
         root: i32,
         sdt: Dt,
         rdt: Dt,
@@ -157,18 +114,47 @@ pub(crate) enum Kind {
         flops: f64,
         dt: Dt,
     },
-    Scan {
-        count: usize,
-        flops: f64,
-        dt: Dt,
-        exclusive: bool,
-    },
     Compute {
         flops: f64,
     },
     Sleep {
         seconds: f64,
     },
+}
+
+/// The reductions that give every rank (or the root) one block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reduction {
+    Reduce,
+    AllReduce,
+    Scan,
+    Exscan,
+}
+
+/// The collectives that move data without reducing it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Exchange {
+    AllToAll,
+    Gather,
+    AllGather,
+    Scatter,
+}
+
+/// The counts of one side of an [`Kind::Exchange`]: one, or one per rank (the `v` forms).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Counts {
+    One(usize),
+    PerRank(Vec<usize>),
+}
+
+impl Counts {
+    /// The elements of the side: the count, or the sum of the counts.
+    pub(crate) fn total(&self) -> usize {
+        match self {
+            Counts::One(n) => *n,
+            Counts::PerRank(v) => v.iter().sum(),
+        }
+    }
 }
 
 /// One line of a trace.
@@ -417,6 +403,14 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
     let counts = |from: usize, what: &str| -> Result<Vec<usize>, String> {
         (from..from + np).map(|i| count(i, what)).collect()
     };
+    // One count at `i`, or one per rank from `i` (the `v` forms).
+    let side = |i: usize, per_rank: bool, what: &str| -> Result<Counts, String> {
+        Ok(if per_rank {
+            Counts::PerRank(counts(i, &format!("a {what} count"))?)
+        } else {
+            Counts::One(count(i, &format!("the {what} count"))?)
+        })
+    };
     let kind = match name {
         "init" => {
             want(0, 1)?;
@@ -506,68 +500,57 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
                 dt: dt(2)?,
             }
         }
-        "reduce" => {
-            want(2, 2)?;
-            Kind::Reduce {
+        "reduce" | "allreduce" | "scan" | "exscan" => {
+            // The count, the flops, the root (of a reduce), the datatype.
+            let coll = match name {
+                "reduce" => Reduction::Reduce,
+                "allreduce" => Reduction::AllReduce,
+                "scan" => Reduction::Scan,
+                _ => Reduction::Exscan,
+            };
+            let rooted = (coll == Reduction::Reduce) as usize;
+            want(2, 1 + rooted)?;
+            Kind::Reduction {
+                coll,
                 count: count(0, "the count")?,
                 flops: flops(1)?,
-                root: root(2)?,
-                dt: dt(3)?,
+                root: if rooted == 1 { root(2)? } else { 0 },
+                dt: dt(2 + rooted)?,
             }
         }
-        "allreduce" => {
-            want(2, 1)?;
-            Kind::AllReduce {
-                count: count(0, "the count")?,
-                flops: flops(1)?,
-                dt: dt(2)?,
-            }
-        }
-        "alltoall" => {
-            want(2, 2)?;
-            Kind::AllToAll {
-                scount: count(0, "the send count")?,
-                rcount: count(1, "the receive count")?,
-                sdt: dt(2)?,
-                rdt: dt(3)?,
+        "alltoall" | "allgather" | "gather" | "scatter" | "gatherv" | "scatterv" => {
+            // The send counts, the receive counts, the root (of gathers and scatters), the datatypes.
+            let (coll, send_v, recv_v) = match name {
+                "alltoall" => (Exchange::AllToAll, false, false),
+                "allgather" => (Exchange::AllGather, false, false),
+                "gather" => (Exchange::Gather, false, false),
+                "gatherv" => (Exchange::Gather, false, true),
+                "scatter" => (Exchange::Scatter, false, false),
+                _ => (Exchange::Scatter, true, false),
+            };
+            let rooted = matches!(coll, Exchange::Gather | Exchange::Scatter) as usize;
+            let width = |per_rank: bool| if per_rank { np } else { 1 };
+            let n = width(send_v) + width(recv_v);
+            want(n, 2 + rooted)?;
+            Kind::Exchange {
+                coll,
+                send: side(0, send_v, "send")?,
+                recv: side(width(send_v), recv_v, "receive")?,
+                root: if rooted == 1 { root(n)? } else { 0 },
+                sdt: dt(n + rooted)?,
+                rdt: dt(n + rooted + 1)?,
             }
         }
         "alltoallv" => {
+            // Each side's counts follow the size of its buffer (ignored, as SMPI).
             want(2 * np + 2, 2)?;
-            Kind::AllToAllV {
-                scounts: counts(1, "a send count")?,
-                rcounts: counts(np + 2, "a receive count")?,
+            Kind::Exchange {
+                coll: Exchange::AllToAll,
+                send: side(1, true, "send")?,
+                recv: side(np + 2, true, "receive")?,
+                root: 0,
                 sdt: dt(2 * np + 2)?,
                 rdt: dt(2 * np + 3)?,
-            }
-        }
-        "gather" => {
-            want(2, 3)?;
-            Kind::Gather {
-                scount: count(0, "the send count")?,
-                rcount: count(1, "the receive count")?,
-                root: root(2)?,
-                sdt: dt(3)?,
-                rdt: dt(4)?,
-            }
-        }
-        "allgather" => {
-            want(2, 2)?;
-            Kind::AllGather {
-                scount: count(0, "the send count")?,
-                rcount: count(1, "the receive count")?,
-                sdt: dt(2)?,
-                rdt: dt(3)?,
-            }
-        }
-        "gatherv" => {
-            want(np + 1, 3)?;
-            Kind::GatherV {
-                scount: count(0, "the send count")?,
-                rcounts: counts(1, "a receive count")?,
-                root: root(np + 1)?,
-                sdt: dt(np + 2)?,
-                rdt: dt(np + 3)?,
             }
         }
         "allgatherv" => {
@@ -578,31 +561,13 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
             } else {
                 (None, None)
             };
-            Kind::AllGatherV {
-                scount: count(0, "the send count")?,
-                rcounts: counts(1, "a receive count")?,
+            Kind::Exchange {
+                coll: Exchange::AllGather,
+                send: side(0, false, "send")?,
+                recv: side(1, true, "receive")?,
+                root: 0,
                 sdt,
                 rdt,
-            }
-        }
-        "scatter" => {
-            want(2, 3)?;
-            Kind::Scatter {
-                scount: count(0, "the send count")?,
-                rcount: count(1, "the receive count")?,
-                root: root(2)?,
-                sdt: dt(3)?,
-                rdt: dt(4)?,
-            }
-        }
-        "scatterv" => {
-            want(np + 1, 3)?;
-            Kind::ScatterV {
-                scounts: counts(0, "a send count")?,
-                rcount: count(np, "the receive count")?,
-                root: root(np + 1)?,
-                sdt: dt(np + 2)?,
-                rdt: dt(np + 3)?,
             }
         }
         "reducescatter" => {
@@ -611,15 +576,6 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
                 rcounts: counts(0, "a receive count")?,
                 flops: flops(np)?,
                 dt: dt(np + 1)?,
-            }
-        }
-        "scan" | "exscan" => {
-            want(2, 1)?;
-            Kind::Scan {
-                count: count(0, "the count")?,
-                flops: flops(1)?,
-                dt: dt(2)?,
-                exclusive: name == "exscan",
             }
         }
         "compute" => {
@@ -690,7 +646,8 @@ mod tests {
         );
         assert_eq!(
             one("0 reduce 500 0 2 1 ", 3),
-            Ok(Kind::Reduce {
+            Ok(Kind::Reduction {
+                coll: Reduction::Reduce,
                 count: 500,
                 flops: 0.0,
                 root: 2,
@@ -699,9 +656,11 @@ mod tests {
         );
         assert_eq!(
             one("0 alltoallv 100 1 40 30 1000 1 80 100", 3),
-            Ok(Kind::AllToAllV {
-                scounts: vec![1, 40, 30],
-                rcounts: vec![1, 80, 100],
+            Ok(Kind::Exchange {
+                coll: Exchange::AllToAll,
+                send: Counts::PerRank(vec![1, 40, 30]),
+                recv: Counts::PerRank(vec![1, 80, 100]),
+                root: 0,
                 sdt: None,
                 rdt: None
             })
@@ -724,6 +683,69 @@ mod tests {
             one("0 recv -1 5 10 0", 2).map(|k| matches!(k, Kind::Recv { partner: -1, .. })),
             Ok(true)
         );
+    }
+
+    #[test]
+    fn collective_fields_are_read_where_smpi_writes_them() {
+        let exchange = |coll, send, recv, root, sdt, rdt| {
+            Ok(Kind::Exchange {
+                coll,
+                send,
+                recv,
+                root,
+                sdt,
+                rdt,
+            })
+        };
+        use Counts::{One, PerRank};
+        assert_eq!(
+            one("0 alltoall 4 5", 2),
+            exchange(Exchange::AllToAll, One(4), One(5), 0, None, None)
+        );
+        assert_eq!(
+            one("0 gather 10 20 1 0 1", 3),
+            exchange(Exchange::Gather, One(10), One(20), 1, Some(14), Some(7))
+        );
+        assert_eq!(
+            one("0 gatherv 5 1 2 3 1", 3),
+            exchange(Exchange::Gather, One(5), PerRank(vec![1, 2, 3]), 1, None, None)
+        );
+        assert_eq!(
+            one("0 scatterv 1 2 3 4 2 1 0", 3),
+            exchange(
+                Exchange::Scatter,
+                PerRank(vec![1, 2, 3]),
+                One(4),
+                2,
+                Some(7),
+                Some(14)
+            )
+        );
+        assert_eq!(
+            one("0 allgatherv 5 1 2 3 0 1", 3),
+            exchange(
+                Exchange::AllGather,
+                One(5),
+                PerRank(vec![1, 2, 3]),
+                0,
+                Some(14),
+                Some(7)
+            )
+        );
+        assert_eq!(
+            one("0 exscan 7 100 1", 3),
+            Ok(Kind::Reduction {
+                coll: Reduction::Exscan,
+                count: 7,
+                flops: 100.0,
+                root: 0,
+                dt: Some(7)
+            })
+        );
+        let e = one("0 gatherv 5 1 x 3", 3).unwrap_err();
+        assert!(e.contains("a receive count should be a number, found 'x'"), "{e}");
+        let e = one("0 gather 10 20 3", 3).unwrap_err();
+        assert!(e.contains("root 3 is not a rank of this run"), "{e}");
     }
 
     #[test]
