@@ -37,7 +37,7 @@
 use std::rc::Rc;
 
 use crate::mpi::datatype::Datatype;
-use crate::mpi::datatype::MPI_INT;
+use crate::mpi::datatype::{MPI_BYTE, MPI_INT};
 use crate::mpi::op::{self, Op};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, P2p, SendMode, StatusInfo};
 mod allgather;
@@ -734,4 +734,23 @@ pub(crate) fn allgather_i32_pairs(c: CommView, mine: [i32; 2]) -> MpiResult<Vec<
         7,
     )?;
     Ok(all)
+}
+
+/// 8 bytes from every rank of `view` (`mine`) to all of them (`all`, in rank
+/// order), as SMPI's window and file constructors exchange their pointers:
+/// an allgatherv of 8-byte blocks.
+pub(crate) fn allgather8(view: CommView, mine: &[u8; 8], all: &mut [u8]) -> MpiResult<()> {
+    let n = view.size as usize;
+    let counts = vec![8usize; n];
+    let displs: Vec<isize> = (0..n as isize).map(|i| 8 * i).collect();
+    allgatherv(
+        view,
+        mine.as_ptr(),
+        8,
+        MPI_BYTE,
+        all.as_mut_ptr(),
+        &counts,
+        &displs,
+        MPI_BYTE,
+    )
 }

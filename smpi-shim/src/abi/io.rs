@@ -33,18 +33,7 @@ fn file_error(me: u32, fh: c_int, call: &str, e: MpiError) -> c_int {
     } else {
         e.message.clone()
     };
-    match io::errhandler(me, fh) {
-        rt::MPI_ERRORS_RETURN => e.code,
-        h => match entry::user_errhandler(h) {
-            Some(f) => {
-                let (mut file, mut code) = (fh, e.code);
-                // Safety: the program's handler, called as MPI specifies (no world borrow held).
-                unsafe { f(&mut file, &mut code) };
-                e.code
-            }
-            None => entry::abort_run(me, format!("{call}: {message} ({})", entry::short_class(e.code))),
-        },
-    }
+    super::errhandler::apply_errhandler(me, io::errhandler(me, fh), fh, call, &e, &message)
 }
 
 fn file_result<T>(me: u32, fh: c_int, call: &str, r: MpiResult<T>) -> c_int {
@@ -433,28 +422,15 @@ pub(super) unsafe extern "C" fn MPI_File_create_errhandler(
     f: Option<FileErrhandlerFn>,
     eh: *mut c_int,
 ) -> c_int {
-    let Some(f) = f else {
-        return rt::MPI_ERR_ARG;
-    };
-    let h = with_world(|w| {
-        w.errhandlers.push(f as usize);
-        entry::FIRST_USER_ERRHANDLER + w.errhandlers.len() as c_int - 1
-    });
     // Safety: as the caller's contract.
-    unsafe { set(eh, h) };
-    MPI_SUCCESS
+    unsafe { super::errhandler::create_errhandler(f, eh) }
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_File_set_errhandler(fh: c_int, eh: c_int) -> c_int {
     let call = "MPI_File_set_errhandler";
     let g = enter_call(call);
-    let valid = eh == rt::MPI_ERRORS_ARE_FATAL
-        || eh == rt::MPI_ERRORS_RETURN
-        || with_world(|w| {
-            usize::try_from(eh - entry::FIRST_USER_ERRHANDLER).is_ok_and(|i| i < w.errhandlers.len())
-        });
-    if !valid {
+    if !super::errhandler::is_errhandler(eh) {
         return file_error(
             g.me,
             fh,
@@ -481,15 +457,7 @@ pub(super) unsafe extern "C" fn MPI_File_get_errhandler(fh: c_int, eh: *mut c_in
 /// Calls `fh`'s error handler on `code`, as an error in an MPI-IO call would.
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_File_call_errhandler(fh: c_int, code: c_int) -> c_int {
-    let call = "MPI_File_call_errhandler";
-    let g = enter_call(call);
-    file_error(
-        g.me,
-        fh,
-        call,
-        mpi_err(code, format!("error code {code} raised by the program")),
-    );
-    MPI_SUCCESS
+    super::errhandler::call_errhandler("MPI_File_call_errhandler", fh, code, file_error)
 }
 
 #[no_mangle]

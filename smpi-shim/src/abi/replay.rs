@@ -30,8 +30,8 @@ use crate::mpi::{self as rt, with_world, CStatus, MPI_COMM_WORLD, MPI_SUCCESS};
 
 use super::{coll, errhandler, init, p2p, request};
 
-/// `MPI_BYTE` and `MPI_DOUBLE` (`mpi.h`).
-const MPI_BYTE: i32 = 4;
+use crate::mpi::datatype::MPI_BYTE;
+/// `MPI_DOUBLE` (`mpi.h`).
 const MPI_DOUBLE: i32 = 14;
 const MPI_ANY_SOURCE: i32 = -1;
 const MPI_ERRORS_RETURN: i32 = 2;

@@ -720,6 +720,8 @@ fn push_block(blocks: &mut Vec<(isize, usize)>, off: isize, len: usize) {
 
 /// `MPI_INT`, the type of the simulator's own small exchanges.
 pub(crate) const MPI_INT: i32 = 7;
+/// `MPI_BYTE`, the type of the simulator's own raw exchanges.
+pub(crate) const MPI_BYTE: i32 = 4;
 
 /// Number of predefined datatype handles (`mpi.h` values below this).
 pub(crate) const PREDEFINED_COUNT: usize = 68;

@@ -53,7 +53,7 @@ use simcore::platform::{DiskId, HostId};
 use simcore::ActivityId;
 
 use crate::coll::{self, CommView};
-use crate::mpi::datatype::Datatype;
+use crate::mpi::datatype::{Datatype, MPI_BYTE};
 
 use super::*;
 
@@ -97,7 +97,6 @@ pub(crate) const MPI_SEEK_CUR: i32 = 602;
 pub(crate) const MPI_SEEK_END: i32 = 604;
 pub(crate) const MPI_DISPLACEMENT_CURRENT: i64 = -54278278;
 
-const MPI_BYTE: i32 = 4;
 const MPI_OFFSET: i32 = 27;
 const MPI_SUM: i32 = 3;
 
@@ -828,7 +827,7 @@ pub(crate) fn open(me: u32, comm: c_int, path: &str, amode: i32, info: c_int) ->
     let n = view.size as usize;
     let mine = [0u8; 8];
     let mut all = vec![0u8; 8 * n];
-    allgather8(view, &mine, &mut all)?;
+    coll::allgather8(view, &mine, &mut all)?;
     let mut word = [0u8; 8];
     coll::bcast(view, word.as_mut_ptr(), 8, MPI_BYTE, 0)?;
     coll::bcast(view, word.as_mut_ptr(), 8, MPI_BYTE, 0)?;
@@ -858,22 +857,6 @@ fn copy_info(infos: &mut crate::mpi::info::InfoTable, from: c_int, to: c_int) ->
         }
     }
     Ok(())
-}
-
-fn allgather8(view: CommView, mine: &[u8; 8], all: &mut [u8]) -> MpiResult<()> {
-    let n = view.size as usize;
-    let counts = vec![8usize; n];
-    let displs: Vec<isize> = (0..n as isize).map(|i| 8 * i).collect();
-    coll::allgatherv(
-        view,
-        mine.as_ptr(),
-        8,
-        MPI_BYTE,
-        all.as_mut_ptr(),
-        &counts,
-        &displs,
-        MPI_BYTE,
-    )
 }
 
 /// `MPI_File_close`: collective.
@@ -1205,8 +1188,8 @@ fn sg_op_all(
     let max_offset = min_offset + count as i64 * extent;
     let mut mins = vec![0u8; 8 * n];
     let mut maxs = vec![0u8; 8 * n];
-    allgather8(view, &min_offset.to_le_bytes(), &mut mins)?;
-    allgather8(view, &max_offset.to_le_bytes(), &mut maxs)?;
+    coll::allgather8(view, &min_offset.to_le_bytes(), &mut mins)?;
+    coll::allgather8(view, &max_offset.to_le_bytes(), &mut maxs)?;
     let word = |v: &[u8], i: usize| i64::from_le_bytes(v[8 * i..8 * i + 8].try_into().expect("8 bytes"));
     let min_offsets: Vec<i64> = (0..n).map(|i| word(&mins, i)).collect();
     let max_offsets: Vec<i64> = (0..n).map(|i| word(&maxs, i)).collect();

@@ -45,7 +45,7 @@ use std::rc::Rc;
 use simcore::ActivityId;
 
 use crate::coll::{self, CommView};
-use crate::mpi::datatype::Datatype;
+use crate::mpi::datatype::{Datatype, MPI_BYTE};
 use crate::mpi::op::Op;
 
 use super::*;
@@ -464,33 +464,12 @@ pub(crate) fn create(
     }
     // SMPI's window constructor: an allgather of the window pointers.
     let mut all = vec![0u8; 8 * view.size as usize];
-    allgather8(view, &[0u8; 8], &mut all)?;
+    coll::allgather8(view, &[0u8; 8], &mut all)?;
     let base = with_world(|w| -> MpiResult<*mut u8> {
         let win = w.wins.get(handle)?;
         Ok(win.members[win.rank_of(me)?].base)
     })?;
     Ok((handle, base))
-}
-
-const MPI_BYTE: i32 = 4;
-
-/// 8 bytes from every rank of `view` (`mine`) to all of them (`all`, in rank
-/// order), as SMPI's object constructors exchange their pointers (windows
-/// here, files in `mpi::io`): an allgatherv of 8-byte blocks.
-pub(crate) fn allgather8(view: CommView, mine: &[u8; 8], all: &mut [u8]) -> MpiResult<()> {
-    let n = view.size as usize;
-    let counts = vec![8usize; n];
-    let displs: Vec<isize> = (0..n as isize).map(|i| 8 * i).collect();
-    coll::allgatherv(
-        view,
-        mine.as_ptr(),
-        8,
-        MPI_BYTE,
-        all.as_mut_ptr(),
-        &counts,
-        &displs,
-        MPI_BYTE,
-    )
 }
 
 /// The info keys a window knows (MPI 4.1 §12.2.1), with their defaults when
@@ -942,16 +921,7 @@ fn post_rma_send(
     dt: Rc<Datatype>,
     size: usize,
 ) -> u32 {
-    let layout = if size > 0 {
-        dt.folded_layout(buf, side.count)
-    } else {
-        None
-    };
-    let payload = if layout.as_ref().is_some_and(|(_, l)| l.all_garbage()) {
-        Payload::Folded
-    } else {
-        Payload::InBuffer(layout.map(Rc::new))
-    };
+    let payload = crate::mpi::p2p::send_payload(&dt, buf, side.count, size);
     let mut r = t.request(ReqKind::Send, buf, side, dt);
     r.size = size;
     r.detached = true;
