@@ -74,6 +74,19 @@ pub(crate) const IN_PLACE: *mut u8 = usize::MAX as *mut u8;
 /// `MPI_BYTE`'s handle (packed data travels as bytes).
 pub(crate) const BYTE: i32 = 4;
 
+/// The arguments of an alltoallw: per peer, a count, a displacement in bytes
+/// and a type on each side (alltoall and alltoallv map onto it).
+pub(crate) struct Alltoallw {
+    pub sbuf: *const u8,
+    pub scounts: Vec<usize>,
+    pub sdispls: Vec<isize>,
+    pub stypes: Vec<i32>,
+    pub rbuf: *mut u8,
+    pub rcounts: Vec<usize>,
+    pub rdispls: Vec<isize>,
+    pub rtypes: Vec<i32>,
+}
+
 /// A communicator seen from one rank: its handle, my rank, its size.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CommView {

@@ -839,6 +839,17 @@ pub(super) fn regular_blocks(
     Ok(blocks(buf, &vec![count; n], &displs, &vec![dtype; n]))
 }
 
+/// `n` times the block of `count` elements of `dtype` at `buf` (a send
+/// buffer every destination gets whole).
+pub(super) fn repeated_block(buf: *const c_void, n: usize, count: usize, dtype: i32) -> Vec<Block> {
+    let block = Block {
+        buf: buf as *mut u8,
+        count,
+        dtype,
+    };
+    vec![block; n]
+}
+
 /// Blocks at displacements `displs` counted in extents of `dtype`.
 pub(super) unsafe fn v_blocks(
     buf: *const c_void,
@@ -865,12 +876,12 @@ pub(super) fn no_in_place(sbuf: *const c_void) -> MpiResult<()> {
     Ok(())
 }
 
-/// Starts the collective `start` describes; the blocking form (`req` NULL)
+/// Starts the collective `start` describes; the blocking form (`req` `None`)
 /// waits for it.
 pub(super) unsafe fn neighbor_call(
     call: &'static str,
     comm: c_int,
-    req: *mut c_int,
+    req: Option<*mut c_int>,
     start: impl FnOnce(&Neighbors) -> MpiResult<(Vec<Block>, Vec<Block>)>,
 ) -> c_int {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
@@ -882,6 +893,8 @@ pub(super) unsafe fn neighbor_call(
             let (sends, recvs) = start(&nb)?;
             neighbor::ineighbor(c, nb, sends, recvs)
         })();
+        // A null request (passed to a non-blocking form too) waits, as the blocking form.
+        let req = req.unwrap_or(std::ptr::null_mut());
         match r {
             Ok(id) if req.is_null() => {
                 rt::wait(g.me, id, call);
@@ -903,7 +916,7 @@ unsafe fn regular(
     rc: c_int,
     rtype: c_int,
     comm: c_int,
-    req: *mut c_int,
+    req: Option<*mut c_int>,
     split: bool,
 ) -> c_int {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
@@ -918,15 +931,11 @@ unsafe fn regular(
             if !nb.sources.is_empty() {
                 arg_data(r, rc, rtype, RECV)?;
             }
+            let n = nb.destinations.len();
             let sends = if split {
-                regular_blocks(s, nb.destinations.len(), count(sc, "count")?, st)?
+                regular_blocks(s, n, count(sc, "count")?, st)?
             } else {
-                let block = Block {
-                    buf: s as *mut u8,
-                    count: count(sc, "count")?,
-                    dtype: st,
-                };
-                vec![block; nb.destinations.len()]
+                repeated_block(s, n, count(sc, "count")?, st)
             };
             Ok((
                 sends,
@@ -936,138 +945,55 @@ unsafe fn regular(
     }
 }
 
-pub(super) unsafe fn allgatherv(
-    call: &'static str,
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rtype: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        neighbor_call(call, comm, req, |nb| {
-            no_in_place(s)?;
-            if !nb.destinations.is_empty() {
-                arg_data(s, sc, st, SEND)?;
-            }
-            arg_data_v(r, nb.sources.len(), rcs, rds, Err(rtype), RECV_V)?;
-            let sc = count(sc, "count")?;
-            let sends = vec![
-                Block {
-                    buf: s as *mut u8,
-                    count: sc,
-                    dtype: st
-                };
-                nb.destinations.len()
-            ];
-            Ok((sends, v_blocks(r, nb.sources.len(), rcs, rds, rtype)?))
-        })
-    }
-}
-
-pub(super) unsafe fn alltoallv(
-    call: &'static str,
-    s: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    st: c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rtype: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        neighbor_call(call, comm, req, |nb| {
-            no_in_place(s)?;
-            arg_data_v(s, nb.destinations.len(), scs, sds, Err(st), SEND)?;
-            arg_data_v(r, nb.sources.len(), rcs, rds, Err(rtype), RECV)?;
-            Ok((
-                v_blocks(s, nb.destinations.len(), scs, sds, st)?,
-                v_blocks(r, nb.sources.len(), rcs, rds, rtype)?,
-            ))
-        })
-    }
-}
-
-pub(super) unsafe fn alltoallw(
-    call: &'static str,
-    s: *const c_void,
-    scs: *const c_int,
-    sds: *const isize,
-    sts: *const c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const isize,
-    rts: *const c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        neighbor_call(call, comm, req, |nb| {
-            no_in_place(s)?;
-            arg_data_v(s, nb.destinations.len(), scs, sds, Ok(sts), SEND)?;
-            arg_data_v(r, nb.sources.len(), rcs, rds, Ok(rts), RECV)?;
-            let side = |buf: *const c_void, n: usize, cs, ds: *const isize, ts| -> MpiResult<Vec<Block>> {
-                let displs = if n == 0 {
-                    Vec::new()
-                } else {
-                    std::slice::from_raw_parts(ds, n).to_vec()
-                };
-                Ok(blocks(buf, &counts(n, cs)?, &displs, &ints(n, ts)))
-            };
-            Ok((
-                side(s, nb.destinations.len(), scs, sds, sts)?,
-                side(r, nb.sources.len(), rcs, rds, rts)?,
-            ))
-        })
-    }
-}
-
-/// Exports a neighbourhood collective and its non-blocking form, which takes
-/// one more parameter, the request; the blocking form passes a null one.
-/// Arguments in parentheses after the function follow the request.
-macro_rules! neighbor_forms {
-    ($($name:ident / $iname:ident ($($p:ident: $t:ty),* $(,)?) => $f:ident $(($($x:expr),*))?;)*) => {$(
-        #[no_mangle]
-        pub(super) unsafe extern "C" fn $name($($p: $t),*) -> c_int {
-            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-            unsafe { $f(stringify!($name), $($p,)* std::ptr::null_mut() $($(, $x)*)?) }
-        }
-
-        #[no_mangle]
-        pub(super) unsafe extern "C" fn $iname($($p: $t,)* req: *mut c_int) -> c_int {
-            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-            unsafe { $f(stringify!($iname), $($p,)* req $($(, $x)*)?) }
-        }
-    )*};
-}
-
-neighbor_forms! {
+super::coll::coll_forms! {
     MPI_Neighbor_allgather / MPI_Ineighbor_allgather(
         s: *const c_void, sc: c_int, st: c_int, r: *mut c_void, rc: c_int, rtype: c_int, comm: c_int,
     ) => regular(false);
     MPI_Neighbor_allgatherv / MPI_Ineighbor_allgatherv(
         s: *const c_void, sc: c_int, st: c_int,
         r: *mut c_void, rcs: *const c_int, rds: *const c_int, rtype: c_int, comm: c_int,
-    ) => allgatherv;
+    ) => |call, req| neighbor_call(call, comm, req, |nb| {
+        no_in_place(s)?;
+        if !nb.destinations.is_empty() {
+            arg_data(s, sc, st, SEND)?;
+        }
+        arg_data_v(r, nb.sources.len(), rcs, rds, Err(rtype), RECV_V)?;
+        let sends = repeated_block(s, nb.destinations.len(), count(sc, "count")?, st);
+        Ok((sends, v_blocks(r, nb.sources.len(), rcs, rds, rtype)?))
+    });
     MPI_Neighbor_alltoall / MPI_Ineighbor_alltoall(
         s: *const c_void, sc: c_int, st: c_int, r: *mut c_void, rc: c_int, rtype: c_int, comm: c_int,
     ) => regular(true);
     MPI_Neighbor_alltoallv / MPI_Ineighbor_alltoallv(
         s: *const c_void, scs: *const c_int, sds: *const c_int, st: c_int,
         r: *mut c_void, rcs: *const c_int, rds: *const c_int, rtype: c_int, comm: c_int,
-    ) => alltoallv;
+    ) => |call, req| neighbor_call(call, comm, req, |nb| {
+        no_in_place(s)?;
+        arg_data_v(s, nb.destinations.len(), scs, sds, Err(st), SEND)?;
+        arg_data_v(r, nb.sources.len(), rcs, rds, Err(rtype), RECV)?;
+        Ok((
+            v_blocks(s, nb.destinations.len(), scs, sds, st)?,
+            v_blocks(r, nb.sources.len(), rcs, rds, rtype)?,
+        ))
+    });
     MPI_Neighbor_alltoallw / MPI_Ineighbor_alltoallw(
         s: *const c_void, scs: *const c_int, sds: *const isize, sts: *const c_int,
         r: *mut c_void, rcs: *const c_int, rds: *const isize, rts: *const c_int, comm: c_int,
-    ) => alltoallw;
+    ) => |call, req| neighbor_call(call, comm, req, |nb| {
+        no_in_place(s)?;
+        arg_data_v(s, nb.destinations.len(), scs, sds, Ok(sts), SEND)?;
+        arg_data_v(r, nb.sources.len(), rcs, rds, Ok(rts), RECV)?;
+        let side = |buf: *const c_void, n: usize, cs, ds: *const isize, ts| -> MpiResult<Vec<Block>> {
+            let displs = if n == 0 {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(ds, n).to_vec()
+            };
+            Ok(blocks(buf, &counts(n, cs)?, &displs, &ints(n, ts)))
+        };
+        Ok((
+            side(s, nb.destinations.len(), scs, sds, sts)?,
+            side(r, nb.sources.len(), rcs, rds, rts)?,
+        ))
+    });
 }

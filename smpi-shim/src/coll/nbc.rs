@@ -17,7 +17,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::coll::{self, CommView, Reducer, TempBuf, BYTE, IN_PLACE};
+use crate::coll::{self, Alltoallw, CommView, Reducer, TempBuf, BYTE, IN_PLACE};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, Stage};
 
 /// First tag of non-blocking collectives (blocking ones use small fixed tags).
@@ -349,17 +349,17 @@ pub(crate) fn pack_block(buf: *const u8, count: usize, dtype: i32) -> MpiResult<
 /// onto it. With `sbuf == MPI_IN_PLACE` the send arguments are ignored: block
 /// `i` of the receive buffer is sent to `i` (from a packed copy, since the
 /// block it receives lands at the same place).
-pub(crate) fn ialltoallw(
-    c: CommView,
-    sbuf: *const u8,
-    scounts: Vec<usize>,
-    sdispls: Vec<isize>,
-    stypes: Vec<i32>,
-    rbuf: *mut u8,
-    rcounts: Vec<usize>,
-    rdispls: Vec<isize>,
-    rtypes: Vec<i32>,
-) -> MpiResult<u32> {
+pub(crate) fn ialltoallw(c: CommView, a: Alltoallw) -> MpiResult<u32> {
+    let Alltoallw {
+        sbuf,
+        scounts,
+        sdispls,
+        stypes,
+        rbuf,
+        rcounts,
+        rdispls,
+        rtypes,
+    } = a;
     let n = Nbc::new(c)?;
     let in_place = std::ptr::eq(sbuf, IN_PLACE);
     let copies: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
