@@ -1,17 +1,18 @@
 //! Collective communication (MPI chapter 6), blocking and non-blocking, on intra- and
 //! intercommunicators, and reduction operations.
 //!
-//! Each collective is one function that checks and reads its C arguments once
-//! and then runs in the form it was called in ([`Form`]): the blocking
-//! algorithms (`coll`, `coll::inter`) or a started non-blocking schedule
-//! (`coll::nbc`, `coll::nbc_inter`). [`coll_forms!`] exports both symbols.
+//! A collective's blocking and non-blocking forms are exported from one
+//! parameter list and one body ([`coll_forms!`]), which checks and reads the
+//! C arguments once and then runs in the form it was called in ([`Form`]):
+//! the blocking algorithms (`coll`, `coll::inter`) or a started non-blocking
+//! schedule (`coll::nbc`, `coll::nbc_inter`).
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use std::ffi::{c_int, c_void};
 
 use crate::coll::inter::{self as ic, InterView};
 use crate::coll::nbc_inter::{self, MPI_ROOT};
-use crate::coll::{self, nbc, Alltoallw, CommView, IN_PLACE};
+use crate::coll::{self, nbc, regular_counts, Alltoallw, CommView, IN_PLACE};
 use crate::mpi::entry::{enter_call, result};
 use crate::mpi::op::{Op, UserFn};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, MPI_SUCCESS};
@@ -296,15 +297,6 @@ unsafe fn vecs_if<C: Copy + Into<i64>, D: Copy + TryInto<isize>>(
     }
 }
 
-/// Counts and element displacements of `n` consecutive blocks of `count`.
-fn regular(n: i32, count: usize) -> (Vec<usize>, Vec<isize>) {
-    let n = n.max(0) as usize;
-    (
-        vec![count; n],
-        (0..n as isize).map(|i| i * count as isize).collect(),
-    )
-}
-
 fn in_place(p: *const c_void) -> bool {
     p as *mut u8 == IN_PLACE
 }
@@ -408,7 +400,7 @@ coll_forms! {
         let (receives, sends) = rooted(on.rank(), root, s);
         // Receive arguments matter only at the root.
         let (rc, sc) = (count_if(receives, rc)?, count_if(sends, sc)?);
-        let (cs, ds) = regular(on.peers(), rc);
+        let (cs, ds) = regular_counts(on.peers(), rc);
         let (s, r) = (s as *const u8, r as *mut u8);
         gathered(on, s, sc, st, r, cs, ds, rt_, root, |c, _, _| {
             coll::gather(c, s, sc, st, r, rc, rt_, root)
@@ -441,7 +433,7 @@ coll_forms! {
         let (sends, receives) = rooted(on.rank(), root, r);
         // Send arguments matter only at the root.
         let (sc, rc) = (count_if(sends, sc)?, count_if(receives, rc)?);
-        let (cs, ds) = regular(on.peers(), sc);
+        let (cs, ds) = regular_counts(on.peers(), sc);
         let (s, r) = (s as *const u8, r as *mut u8);
         scattered(on, s, cs, ds, st, r, rc, rt_, root, |c, _, _| {
             coll::scatter(c, s, sc, st, r, rc, rt_, root)
@@ -471,7 +463,7 @@ coll_forms! {
         coll_check::check(me, comm, sig.contributed(s, sc, st, rc, rt_))?;
         form.ti(|| tih::regular(me, "allgather", s, sc, st, rc, rt_, -1, comm));
         let on = form.on(me, comm)?;
-        let (cs, ds) = regular(on.peers(), nonneg(rc)?);
+        let (cs, ds) = regular_counts(on.peers(), nonneg(rc)?);
         allgathered(on, s, sc, st, r, cs, ds, rt_)
     });
     MPI_Allgatherv / MPI_Iallgatherv(
@@ -497,7 +489,7 @@ coll_forms! {
         // The send count and type are ignored with MPI_IN_PLACE (refused
         // on an intercommunicator by check_allgather).
         let (sc, rc) = (in_place_count(s, sc)?, nonneg(rc)?);
-        let ((scs, sds), (rcs, rds)) = (regular(on.peers(), sc), regular(on.peers(), rc));
+        let ((scs, sds), (rcs, rds)) = (regular_counts(on.peers(), sc), regular_counts(on.peers(), rc));
         alltoallv_on(on, s, scs, sds, st, r, rcs, rds, rt_, true)
     });
     MPI_Alltoallv / MPI_Ialltoallv(
@@ -613,15 +605,10 @@ unsafe fn scan(
             form.ti(|| tih::reduction(me, name, count, dt, -1, comm));
             let (s, r) = (s as *const u8, r as *mut u8);
             match form {
-                Form::Blocking => done(coll::scan(
-                    view(me, comm)?,
-                    s,
-                    r,
-                    nonneg(count)?,
-                    dt,
-                    op,
-                    exclusive,
-                )),
+                Form::Blocking => {
+                    let c = view(me, comm)?;
+                    done(coll::scan(c, s, r, nonneg(count)?, dt, op, exclusive))
+                }
                 Form::Started => match comm_of(me, comm)? {
                     (_, Some(_)) => Err(no_inter(call)),
                     (c, None) => nbc::iscan(c, s, r, nonneg(count)?, dt, op, exclusive).map(Some),
@@ -890,9 +877,9 @@ pub(super) unsafe extern "C" fn MPI_Op_commutative(op: c_int, commute: *mut c_in
 }
 // ------------------------------------------------------------------ argument checks
 //
-// One check per collective signature, shared by the blocking and the
-// non-blocking form (and the intercommunicator form: [`CollArgs`] knows
-// which arguments are significant where). Each runs before the collective
+// One check per collective signature, for every form of the collective
+// (blocking or not, and on an intercommunicator: [`CollArgs`] knows which
+// arguments are significant where). Each runs before the collective
 // matching check so a bad argument is reported as itself.
 
 pub(super) fn check_barrier(me: u32, comm: c_int) -> MpiResult<()> {
