@@ -327,10 +327,14 @@ fn wait_coll(me: u32, id: u32, call: &'static str) -> MpiResult<()> {
 }
 
 // ------------------------------------------------------------------ the collectives
+//
+// Each body checks the arguments (before the collective matching check, so
+// that a bad argument is reported as itself), records the blocking form in a
+// TI trace, reads the counts where MPI says they are significant, and runs.
 
 coll_forms! {
     MPI_Barrier / MPI_Ibarrier(comm: c_int) => |call, req| collective(call, comm, req, |me, form| {
-        check_barrier(me, comm)?;
+        CollArgs::new(me, comm, None)?;
         coll_check::check(me, comm, CollSig::new(call))?;
         form.ti(|| tih::barrier(me, comm));
         match form.on(me, comm)? {
@@ -342,7 +346,8 @@ coll_forms! {
     MPI_Bcast / MPI_Ibcast(
         buf: *mut c_void, count: c_int, dt: c_int, root: c_int, comm: c_int,
     ) => |call, req| collective(call, comm, req, |me, form| {
-        check_bcast(me, buf, count, dt, root, comm)?;
+        let a = CollArgs::new(me, comm, Some(root))?;
+        a.data(At::All, InPlace::No, BUFFER, buf, count, dt)?;
         coll_check::check(me, comm, CollSig::new(call).root(root).data(count, dt))?;
         form.ti(|| tih::bcast(me, count, dt, root, comm));
         let buf = buf as *mut u8;
@@ -362,7 +367,10 @@ coll_forms! {
     MPI_Reduce / MPI_Ireduce(
         s: *const c_void, r: *mut c_void, count: c_int, dt: c_int, op: c_int, root: c_int, comm: c_int,
     ) => |call, req| collective(call, comm, req, |me, form| {
-        check_reduce(me, s, r, count, dt, op, root, comm)?;
+        let a = CollArgs::new(me, comm, Some(root))?;
+        a.data(At::Peers, InPlace::AtRoot, RSEND, s, count, dt)?;
+        a.data(At::Root, InPlace::No, RRECV, r, count, dt)?;
+        arg_op(op)?;
         let sig = CollSig::new(call).root(root).op(op).data(count, dt);
         coll_check::check(me, comm, sig)?;
         form.ti(|| tih::reduction(me, "reduce", count, dt, root, comm));
@@ -392,7 +400,9 @@ coll_forms! {
     MPI_Gather / MPI_Igather(
         s: *const c_void, sc: c_int, st: c_int, r: *mut c_void, rc: c_int, rt_: c_int, root: c_int, comm: c_int,
     ) => |call, req| collective(call, comm, req, |me, form| {
-        check_gather(me, s, sc, st, r, rc, rt_, root, comm)?;
+        let a = CollArgs::new(me, comm, Some(root))?;
+        a.data(At::Peers, InPlace::AtRoot, SEND, s, sc, st)?;
+        a.data(At::Root, InPlace::No, RECV, r, rc, rt_)?;
         let sig = CollSig::new(call).root(root);
         coll_check::check(me, comm, sig.contributed(s, sc, st, rc, rt_))?;
         form.ti(|| tih::regular(me, "gather", s, sc, st, rc, rt_, root, comm));
@@ -410,7 +420,10 @@ coll_forms! {
         s: *const c_void, sc: c_int, st: c_int,
         r: *mut c_void, rcs: *const c_int, ds: *const c_int, rt_: c_int, root: c_int, comm: c_int,
     ) => |call, req| collective(call, comm, req, |me, form| {
-        check_gatherv(me, s, sc, st, r, rcs, ds, rt_, root, comm)?;
+        let a = CollArgs::new(me, comm, Some(root))?;
+        a.data(At::Peers, InPlace::AtRoot, SEND, s, sc, st)?;
+        // At the root the arrays hold one entry per process (the caller's contract).
+        a.data_v(At::Root, InPlace::No, RECV_V, r, rcs, ds, Err(rt_))?;
         coll_check::check(me, comm, CollSig::new(call).root(root))?;
         form.ti(|| tih::gatherv(me, s, sc, st, rcs, rt_, root, comm));
         let on = form.on(me, comm)?;
@@ -425,7 +438,9 @@ coll_forms! {
     MPI_Scatter / MPI_Iscatter(
         s: *const c_void, sc: c_int, st: c_int, r: *mut c_void, rc: c_int, rt_: c_int, root: c_int, comm: c_int,
     ) => |call, req| collective(call, comm, req, |me, form| {
-        check_scatter(me, s, sc, st, r, rc, rt_, root, comm)?;
+        let a = CollArgs::new(me, comm, Some(root))?;
+        a.data(At::Root, InPlace::No, SEND, s, sc, st)?;
+        a.data(At::Peers, InPlace::AtRoot, RECV, r, rc, rt_)?;
         let sig = CollSig::new(call).root(root);
         coll_check::check(me, comm, sig.received(r, rc, rt_, sc, st))?;
         form.ti(|| tih::regular(me, "scatter", s, sc, st, rc, rt_, root, comm));
@@ -443,7 +458,10 @@ coll_forms! {
         s: *const c_void, scs: *const c_int, ds: *const c_int, st: c_int,
         r: *mut c_void, rc: c_int, rt_: c_int, root: c_int, comm: c_int,
     ) => |call, req| collective(call, comm, req, |me, form| {
-        check_scatterv(me, s, scs, ds, st, r, rc, rt_, root, comm)?;
+        let a = CollArgs::new(me, comm, Some(root))?;
+        // At the root the arrays hold one entry per process (the caller's contract).
+        a.data_v(At::Root, InPlace::No, SEND_V, s, scs, ds, Err(st))?;
+        a.data(At::Peers, InPlace::AtRoot, RECV, r, rc, rt_)?;
         coll_check::check(me, comm, CollSig::new(call).root(root))?;
         form.ti(|| tih::scatterv(me, scs, st, rc, rt_, root, comm));
         let on = form.on(me, comm)?;
@@ -470,7 +488,10 @@ coll_forms! {
         s: *const c_void, sc: c_int, st: c_int,
         r: *mut c_void, rcs: *const c_int, ds: *const c_int, rt_: c_int, comm: c_int,
     ) => |call, req| collective(call, comm, req, |me, form| {
-        check_allgatherv(me, s, sc, st, r, rcs, ds, rt_, comm)?;
+        let a = CollArgs::new(me, comm, None)?;
+        a.data(At::All, InPlace::Anywhere, SEND, s, sc, st)?;
+        // The arrays hold one entry per process (the caller's contract).
+        a.data_v(At::All, InPlace::No, RECV_V, r, rcs, ds, Err(rt_))?;
         coll_check::check(me, comm, CollSig::new(call))?;
         form.ti(|| tih::gatherv(me, s, sc, st, rcs, rt_, -1, comm));
         let on = form.on(me, comm)?;
@@ -529,7 +550,18 @@ coll_forms! {
     MPI_Reduce_scatter / MPI_Ireduce_scatter(
         s: *const c_void, r: *mut c_void, rcs: *const c_int, dt: c_int, op: c_int, comm: c_int,
     ) => |call, req| collective(call, comm, req, |me, form| {
-        check_reduce_scatter(me, s, r, rcs, dt, op, comm)?;
+        let a = CollArgs::new(me, comm, None)?;
+        // `recvcounts` holds one entry per process of the local group.
+        let cs = arg_counts(rcs, a.size as usize, "recvcounts")?;
+        // On an intercommunicator the send buffer holds what the other group
+        // receives, which this process does not know: only the receive side is checked.
+        if a.remote.is_none() {
+            let total: usize = cs.iter().sum();
+            a.data(At::All, InPlace::Anywhere, RSEND, s, total as i64, dt)?;
+        }
+        let mine = cs.get(a.rank as usize).copied().unwrap_or(0);
+        a.data(At::All, InPlace::No, RRECV, r, mine as i64, dt)?;
+        arg_op(op)?;
         coll_check::check(me, comm, CollSig::new(call).op(op))?;
         form.ti(|| tih::reduce_scatter(me, rcs, None, dt, comm));
         reduce_scattered(form.on(me, comm)?, me, comm, s, r, |n| ivec(n, rcs), dt, op)
@@ -537,7 +569,12 @@ coll_forms! {
     MPI_Reduce_scatter_block / MPI_Ireduce_scatter_block(
         s: *const c_void, r: *mut c_void, rc: c_int, dt: c_int, op: c_int, comm: c_int,
     ) => |call, req| collective(call, comm, req, |me, form| {
-        check_reduce_scatter_block(me, s, r, rc, dt, op, comm)?;
+        let a = CollArgs::new(me, comm, None)?;
+        // The send buffer holds `recvcount` elements per process: it has data
+        // exactly when the receive buffer has.
+        a.data(At::All, InPlace::Anywhere, RSEND, s, rc, dt)?;
+        a.data(At::All, InPlace::No, RRECV, r, rc, dt)?;
+        arg_op(op)?;
         coll_check::check(me, comm, CollSig::new(call).op(op))?;
         form.ti(|| tih::reduce_scatter(me, std::ptr::null(), Some(rc), dt, comm));
         let counts = |n| Ok(vec![nonneg(rc)?; n as usize]);
@@ -877,45 +914,13 @@ pub(super) unsafe extern "C" fn MPI_Op_commutative(op: c_int, commute: *mut c_in
 }
 // ------------------------------------------------------------------ argument checks
 //
-// One check per collective signature, for every form of the collective
-// (blocking or not, and on an intercommunicator: [`CollArgs`] knows which
-// arguments are significant where). Each runs before the collective
-// matching check so a bad argument is reported as itself.
-
-pub(super) fn check_barrier(me: u32, comm: c_int) -> MpiResult<()> {
-    CollArgs::new(me, comm, None).map(|_| ())
-}
-
-pub(super) fn check_bcast(
-    me: u32,
-    buf: *const c_void,
-    count: c_int,
-    dt: c_int,
-    root: c_int,
-    comm: c_int,
-) -> MpiResult<()> {
-    let a = CollArgs::new(me, comm, Some(root))?;
-    a.data(At::All, InPlace::No, BUFFER, buf, count, dt)
-}
-
-pub(super) fn check_reduce(
-    me: u32,
-    s: *const c_void,
-    r: *const c_void,
-    count: c_int,
-    dt: c_int,
-    op: c_int,
-    root: c_int,
-    comm: c_int,
-) -> MpiResult<()> {
-    let a = CollArgs::new(me, comm, Some(root))?;
-    a.data(At::Peers, InPlace::AtRoot, RSEND, s, count, dt)?;
-    a.data(At::Root, InPlace::No, RRECV, r, count, dt)?;
-    arg_op(op)
-}
+// The checks two collectives share (the others check their arguments at the
+// top of their body). Each runs before the collective matching check so a
+// bad argument is reported as itself; [`CollArgs`] knows which arguments are
+// significant where, also on an intercommunicator.
 
 /// MPI_Allreduce, MPI_Scan, MPI_Exscan (and their `I` forms).
-pub(super) fn check_allreduce(
+fn check_allreduce(
     me: u32,
     s: *const c_void,
     r: *const c_void,
@@ -930,76 +935,8 @@ pub(super) fn check_allreduce(
     arg_op(op)
 }
 
-pub(super) fn check_gather(
-    me: u32,
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *const c_void,
-    rc: c_int,
-    rt_: c_int,
-    root: c_int,
-    comm: c_int,
-) -> MpiResult<()> {
-    let a = CollArgs::new(me, comm, Some(root))?;
-    a.data(At::Peers, InPlace::AtRoot, SEND, s, sc, st)?;
-    a.data(At::Root, InPlace::No, RECV, r, rc, rt_)
-}
-
-pub(super) unsafe fn check_gatherv(
-    me: u32,
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *const c_void,
-    rcs: *const c_int,
-    ds: *const c_int,
-    rt_: c_int,
-    root: c_int,
-    comm: c_int,
-) -> MpiResult<()> {
-    let a = CollArgs::new(me, comm, Some(root))?;
-    a.data(At::Peers, InPlace::AtRoot, SEND, s, sc, st)?;
-    // Safety: at the root the arrays hold one entry per process (the caller's contract).
-    unsafe { a.data_v(At::Root, InPlace::No, RECV_V, r, rcs, ds, Err(rt_)) }
-}
-
-pub(super) fn check_scatter(
-    me: u32,
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *const c_void,
-    rc: c_int,
-    rt_: c_int,
-    root: c_int,
-    comm: c_int,
-) -> MpiResult<()> {
-    let a = CollArgs::new(me, comm, Some(root))?;
-    a.data(At::Root, InPlace::No, SEND, s, sc, st)?;
-    a.data(At::Peers, InPlace::AtRoot, RECV, r, rc, rt_)
-}
-
-pub(super) unsafe fn check_scatterv(
-    me: u32,
-    s: *const c_void,
-    scs: *const c_int,
-    ds: *const c_int,
-    st: c_int,
-    r: *const c_void,
-    rc: c_int,
-    rt_: c_int,
-    root: c_int,
-    comm: c_int,
-) -> MpiResult<()> {
-    let a = CollArgs::new(me, comm, Some(root))?;
-    // Safety: at the root the arrays hold one entry per process (the caller's contract).
-    unsafe { a.data_v(At::Root, InPlace::No, SEND_V, s, scs, ds, Err(st))? };
-    a.data(At::Peers, InPlace::AtRoot, RECV, r, rc, rt_)
-}
-
 /// MPI_Allgather and MPI_Alltoall (and their `I` forms).
-pub(super) fn check_allgather(
+fn check_allgather(
     me: u32,
     s: *const c_void,
     sc: c_int,
@@ -1014,26 +951,9 @@ pub(super) fn check_allgather(
     a.data(At::All, InPlace::No, RECV, r, rc, rt_)
 }
 
-pub(super) unsafe fn check_allgatherv(
-    me: u32,
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *const c_void,
-    rcs: *const c_int,
-    ds: *const c_int,
-    rt_: c_int,
-    comm: c_int,
-) -> MpiResult<()> {
-    let a = CollArgs::new(me, comm, None)?;
-    a.data(At::All, InPlace::Anywhere, SEND, s, sc, st)?;
-    // Safety: the arrays hold one entry per process (the caller's contract).
-    unsafe { a.data_v(At::All, InPlace::No, RECV_V, r, rcs, ds, Err(rt_)) }
-}
-
 /// MPI_Alltoallv, MPI_Alltoallw, MPI_Alltoallv_c (and the `I` forms):
 /// `Err(type)` for one type per side, `Ok(array)` for the `w` form.
-pub(super) unsafe fn check_alltoallv<C: Copy + Into<i64>, D>(
+unsafe fn check_alltoallv<C: Copy + Into<i64>, D>(
     me: u32,
     s: *const c_void,
     scs: *const C,
@@ -1051,44 +971,4 @@ pub(super) unsafe fn check_alltoallv<C: Copy + Into<i64>, D>(
         a.data_v(At::All, InPlace::Anywhere, SEND, s, scs, sds, st)?;
         a.data_v(At::All, InPlace::No, RECV, r, rcs, rds, rt_)
     }
-}
-
-pub(super) unsafe fn check_reduce_scatter(
-    me: u32,
-    s: *const c_void,
-    r: *const c_void,
-    rcs: *const c_int,
-    dt: c_int,
-    op: c_int,
-    comm: c_int,
-) -> MpiResult<()> {
-    let a = CollArgs::new(me, comm, None)?;
-    // Safety: `recvcounts` holds one entry per process of the local group.
-    let cs = unsafe { arg_counts(rcs, a.size as usize, "recvcounts") }?;
-    // On an intercommunicator the send buffer holds what the other group
-    // receives, which this process does not know: only the receive side is checked.
-    if a.remote.is_none() {
-        let total: usize = cs.iter().sum();
-        a.data(At::All, InPlace::Anywhere, RSEND, s, total as i64, dt)?;
-    }
-    let mine = cs.get(a.rank as usize).copied().unwrap_or(0);
-    a.data(At::All, InPlace::No, RRECV, r, mine as i64, dt)?;
-    arg_op(op)
-}
-
-pub(super) fn check_reduce_scatter_block(
-    me: u32,
-    s: *const c_void,
-    r: *const c_void,
-    rc: c_int,
-    dt: c_int,
-    op: c_int,
-    comm: c_int,
-) -> MpiResult<()> {
-    let a = CollArgs::new(me, comm, None)?;
-    // The send buffer holds `recvcount` elements per process: it has data
-    // exactly when the receive buffer has.
-    a.data(At::All, InPlace::Anywhere, RSEND, s, rc, dt)?;
-    a.data(At::All, InPlace::No, RRECV, r, rc, dt)?;
-    arg_op(op)
 }
