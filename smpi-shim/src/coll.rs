@@ -74,6 +74,19 @@ pub(crate) const IN_PLACE: *mut u8 = usize::MAX as *mut u8;
 /// `MPI_BYTE`'s handle (packed data travels as bytes).
 pub(crate) const BYTE: i32 = 4;
 
+/// The arguments of an alltoallw: per peer, a count, a displacement in bytes
+/// and a type on each side (alltoall and alltoallv map onto it).
+pub(crate) struct Alltoallw {
+    pub sbuf: *const u8,
+    pub scounts: Vec<usize>,
+    pub sdispls: Vec<isize>,
+    pub stypes: Vec<i32>,
+    pub rbuf: *mut u8,
+    pub rcounts: Vec<usize>,
+    pub rdispls: Vec<isize>,
+    pub rtypes: Vec<i32>,
+}
+
 /// A communicator seen from one rank: its handle, my rank, its size.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CommView {
@@ -94,6 +107,17 @@ impl CommView {
                 size: c.size(),
             })
         })
+    }
+
+    /// `MPI_ERR_ROOT` unless `root` is a rank of the communicator.
+    pub(crate) fn check_root(&self, root: i32) -> MpiResult<()> {
+        if root < 0 || root >= self.size {
+            return Err(mpi_err(
+                rt::MPI_ERR_ROOT,
+                format!("invalid root {root} (communicator size {})", self.size),
+            ));
+        }
+        Ok(())
     }
 
     fn p2p(&self, buf: *mut u8, count: usize, dtype: i32, peer: i32, tag: i32) -> P2p {
@@ -347,19 +371,29 @@ fn dtype_of(h: i32) -> MpiResult<Rc<Datatype>> {
     with_world(|w| w.dtype(h))
 }
 
+/// Counts and element displacements of `n` consecutive blocks of `count`
+/// (what the regular forms of the v-collectives pass).
+pub(crate) fn regular_counts(n: i32, count: usize) -> (Vec<usize>, Vec<isize>) {
+    let n = n.max(0) as usize;
+    (
+        vec![count; n],
+        (0..n as isize).map(|i| i * count as isize).collect(),
+    )
+}
+
+/// Where a rank's contribution to a reduction is: its send buffer, or its
+/// receive buffer with `MPI_IN_PLACE`.
+pub(crate) fn contribution(sbuf: *const u8, rbuf: *mut u8) -> *const u8 {
+    if std::ptr::eq(sbuf, IN_PLACE) {
+        rbuf as *const u8
+    } else {
+        sbuf
+    }
+}
+
 /// Element `i` of a buffer of `dt` elements.
 fn elem(p: *const u8, dt: &Datatype, i: usize) -> *mut u8 {
     (p as *mut u8).wrapping_offset(i as isize * dt.extent)
-}
-
-fn check_root(c: CommView, root: i32) -> MpiResult<()> {
-    if root < 0 || root >= c.size {
-        return Err(mpi_err(
-            rt::MPI_ERR_ROOT,
-            format!("invalid root {root} (communicator size {})", c.size),
-        ));
-    }
-    Ok(())
 }
 
 /// Largest power of two `<= n` (1 for n <= 1).
@@ -490,104 +524,16 @@ fn boff(p: *mut u8, off: usize) -> *mut u8 {
 
 // ---------------------------------------------------------------- entry points
 
-/// MPI_Barrier.
-pub(crate) fn barrier(c: CommView) -> MpiResult<()> {
-    barrier::run(c)
-}
-
-/// MPI_Bcast.
-pub(crate) fn bcast(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32) -> MpiResult<()> {
-    check_root(c, root)?;
-    bcast::run(c, buf, count, dtype, root)
-}
-
-/// MPI_Reduce.
-pub(crate) fn reduce(
-    c: CommView,
-    sbuf: *const u8,
-    rbuf: *mut u8,
-    count: usize,
-    dtype: i32,
-    op: i32,
-    root: i32,
-) -> MpiResult<()> {
-    check_root(c, root)?;
-    reduce::run(c, sbuf, rbuf, count, dtype, op, root)
-}
-
-/// MPI_Allreduce.
-pub(crate) fn allreduce(
-    c: CommView,
-    sbuf: *const u8,
-    rbuf: *mut u8,
-    count: usize,
-    dtype: i32,
-    op: i32,
-) -> MpiResult<()> {
-    allreduce::run(c, sbuf, rbuf, count, dtype, op)
-}
-
-/// MPI_Gather (regular counts; `rcount`/`rtype` matter at the root only).
-pub(crate) fn gather(
-    c: CommView,
-    sbuf: *const u8,
-    scount: usize,
-    stype: i32,
-    rbuf: *mut u8,
-    rcount: usize,
-    rtype: i32,
-    root: i32,
-) -> MpiResult<()> {
-    check_root(c, root)?;
-    gather::gather(c, sbuf, scount, stype, rbuf, rcount, rtype, root)
-}
-
-/// MPI_Gatherv: linear, non-blocking (SMPI has a single gatherv).
-pub(crate) fn gatherv(
-    c: CommView,
-    sbuf: *const u8,
-    scount: usize,
-    stype: i32,
-    rbuf: *mut u8,
-    rcounts: &[usize],
-    displs: &[isize],
-    rtype: i32,
-    root: i32,
-) -> MpiResult<()> {
-    check_root(c, root)?;
-    gather::gatherv_linear(c, sbuf, scount, stype, rbuf, rcounts, displs, rtype, root)
-}
-
-/// MPI_Scatter (regular counts; `scount`/`stype` matter at the root only).
-pub(crate) fn scatter(
-    c: CommView,
-    sbuf: *const u8,
-    scount: usize,
-    stype: i32,
-    rbuf: *mut u8,
-    rcount: usize,
-    rtype: i32,
-    root: i32,
-) -> MpiResult<()> {
-    check_root(c, root)?;
-    gather::scatter(c, sbuf, scount, stype, rbuf, rcount, rtype, root)
-}
-
-/// MPI_Scatterv: linear, non-blocking (SMPI has a single scatterv).
-pub(crate) fn scatterv(
-    c: CommView,
-    sbuf: *const u8,
-    scounts: &[usize],
-    displs: &[isize],
-    stype: i32,
-    rbuf: *mut u8,
-    rcount: usize,
-    rtype: i32,
-    root: i32,
-) -> MpiResult<()> {
-    check_root(c, root)?;
-    gather::scatterv_linear(c, sbuf, scounts, displs, stype, rbuf, rcount, rtype, root)
-}
+// The blocking collectives on an intracommunicator: each module's entry
+// point (the rooted ones check the root first).
+pub(crate) use allreduce::run as allreduce;
+pub(crate) use alltoall::run as alltoallv;
+pub(crate) use barrier::run as barrier;
+pub(crate) use bcast::run as bcast;
+pub(crate) use gather::{gather, gatherv_linear as gatherv, scatter, scatterv_linear as scatterv};
+pub(crate) use reduce::run as reduce;
+pub(crate) use reduce_scatter::run as reduce_scatter;
+pub(crate) use scan::run as scan;
 
 /// MPI_Allgatherv: chooses with `smpi/allgatherv`, except that regular counts
 /// and displacements (what MPI_Allgather produces) choose with
@@ -609,49 +555,6 @@ pub(crate) fn allgatherv(
             .enumerate()
             .all(|(i, &d)| d == i as isize * rcounts[0] as isize);
     allgather::run(c, sbuf, scount, stype, rbuf, rcounts, displs, rtype, regular)
-}
-
-/// MPI_Alltoallv / MPI_Alltoall (`regular`: chooses with `smpi/alltoall`).
-pub(crate) fn alltoallv(
-    c: CommView,
-    sbuf: *const u8,
-    scounts: &[usize],
-    sdispls: &[isize],
-    stype: i32,
-    rbuf: *mut u8,
-    rcounts: &[usize],
-    rdispls: &[isize],
-    rtype: i32,
-    regular: bool,
-) -> MpiResult<()> {
-    alltoall::run(
-        c, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, regular,
-    )
-}
-
-/// MPI_Scan (inclusive) and MPI_Exscan (exclusive): linear chain.
-pub(crate) fn scan(
-    c: CommView,
-    sbuf: *const u8,
-    rbuf: *mut u8,
-    count: usize,
-    dtype: i32,
-    op: i32,
-    exclusive: bool,
-) -> MpiResult<()> {
-    scan::run(c, sbuf, rbuf, count, dtype, op, exclusive)
-}
-
-/// MPI_Reduce_scatter (and MPI_Reduce_scatter_block).
-pub(crate) fn reduce_scatter(
-    c: CommView,
-    sbuf: *const u8,
-    rbuf: *mut u8,
-    rcounts: &[usize],
-    dtype: i32,
-    op: i32,
-) -> MpiResult<()> {
-    reduce_scatter::run(c, sbuf, rbuf, rcounts, dtype, op)
 }
 
 /// The `(color, key)` table of every rank, for MPI_Comm_split, moved the way

@@ -54,8 +54,7 @@ pub(super) unsafe extern "C" fn MPI_Cart_create(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Cart_create");
-        let r = (|| -> MpiResult<c_int> {
+        create("MPI_Cart_create", comm, new, |me| {
             if ndims < 0 {
                 return Err(mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")));
             }
@@ -63,7 +62,7 @@ pub(super) unsafe extern "C" fn MPI_Cart_create(
             let d: Vec<i32> = (0..nd).map(|i| *dims.add(i)).collect();
             let p: Vec<bool> = (0..nd).map(|i| *periods.add(i) != 0).collect();
             let total: i64 = d.iter().map(|&x| x as i64).product();
-            let size = CommView::new(g.me, comm)?.size;
+            let size = CommView::new(me, comm)?.size;
             if d.iter().any(|&x| x <= 0) || total > size as i64 {
                 return Err(mpi_err(
                     topo::MPI_ERR_DIMS,
@@ -71,22 +70,15 @@ pub(super) unsafe extern "C" fn MPI_Cart_create(
                 ));
             }
             let group: Option<Vec<u32>> = with_world(|w| {
-                w.ranks[g.me as usize]
+                w.ranks[me as usize]
                     .comm(comm)
                     .ok()
                     .map(|c| c.shared.group[..total as usize].to_vec())
             });
-            let h = crate::mpi::comm::derive_comm(g.me, comm, -7, group)?;
-            attach_topology(g.me, h, Topology::Cart(Cart { dims: d, periods: p }));
+            let h = crate::mpi::comm::derive_comm(me, comm, -7, group)?;
+            attach_topology(me, h, Topology::Cart(Cart { dims: d, periods: p }));
             Ok(h)
-        })();
-        match r {
-            Ok(h) => {
-                set(new, h);
-                MPI_SUCCESS
-            }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Cart_create", e),
-        }
+        })
     }
 }
 
@@ -140,17 +132,17 @@ pub(super) unsafe extern "C" fn MPI_Cart_coords(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let me = rt::current_rank();
-        let r = cart_of(me, comm).and_then(|(c, _)| {
-            if rank < 0 || rank >= c.size() {
-                return Err(mpi_err(rt::MPI_ERR_RANK, format!("invalid rank {rank}")));
-            }
-            for (i, x) in c.coords(rank).iter().enumerate().take(maxdims.max(0) as usize) {
-                *coords.add(i) = *x;
-            }
-            Ok(())
-        });
-        result(me, comm, "MPI_Cart_coords", r)
+        query("MPI_Cart_coords", comm, |me| {
+            cart_of(me, comm).and_then(|(c, _)| {
+                if rank < 0 || rank >= c.size() {
+                    return Err(mpi_err(rt::MPI_ERR_RANK, format!("invalid rank {rank}")));
+                }
+                for (i, x) in c.coords(rank).iter().enumerate().take(maxdims.max(0) as usize) {
+                    *coords.add(i) = *x;
+                }
+                Ok(())
+            })
+        })
     }
 }
 
@@ -158,16 +150,16 @@ pub(super) unsafe extern "C" fn MPI_Cart_coords(
 pub(super) unsafe extern "C" fn MPI_Cart_rank(comm: c_int, coords: *const c_int, rank: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let me = rt::current_rank();
-        let r = cart_of(me, comm).and_then(|(c, _)| {
-            let co: Vec<i32> = (0..c.dims.len()).map(|i| *coords.add(i)).collect();
-            let r = c
-                .rank_of(&co)
-                .ok_or_else(|| mpi_err(rt::MPI_ERR_ARG, format!("coordinates {co:?} outside the grid")))?;
-            set(rank, r);
-            Ok(())
-        });
-        result(me, comm, "MPI_Cart_rank", r)
+        query("MPI_Cart_rank", comm, |me| {
+            cart_of(me, comm).and_then(|(c, _)| {
+                let co: Vec<i32> = (0..c.dims.len()).map(|i| *coords.add(i)).collect();
+                let r = c.rank_of(&co).ok_or_else(|| {
+                    mpi_err(rt::MPI_ERR_ARG, format!("coordinates {co:?} outside the grid"))
+                })?;
+                set(rank, r);
+                Ok(())
+            })
+        })
     }
 }
 
@@ -181,17 +173,17 @@ pub(super) unsafe extern "C" fn MPI_Cart_shift(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let me = rt::current_rank();
-        let r = cart_of(me, comm).and_then(|(c, my)| {
-            if dir < 0 || dir as usize >= c.dims.len() {
-                return Err(mpi_err(topo::MPI_ERR_DIMS, format!("invalid direction {dir}")));
-            }
-            let (s, d) = c.shift(my, dir as usize, disp);
-            set(src, s);
-            set(dst, d);
-            Ok(())
-        });
-        result(me, comm, "MPI_Cart_shift", r)
+        query("MPI_Cart_shift", comm, |me| {
+            cart_of(me, comm).and_then(|(c, my)| {
+                if dir < 0 || dir as usize >= c.dims.len() {
+                    return Err(mpi_err(topo::MPI_ERR_DIMS, format!("invalid direction {dir}")));
+                }
+                let (s, d) = c.shift(my, dir as usize, disp);
+                set(src, s);
+                set(dst, d);
+                Ok(())
+            })
+        })
     }
 }
 
@@ -363,6 +355,28 @@ pub(super) fn dist_graph_of(me: u32, comm: c_int) -> MpiResult<Rc<Topology>> {
     }
 }
 
+/// Runs the topology query `call` of `comm` for this rank: an error goes to
+/// the handler of `comm`.
+fn query(call: &str, comm: c_int, f: impl FnOnce(u32) -> MpiResult<()>) -> c_int {
+    let me = rt::current_rank();
+    result(me, comm, call, f(me))
+}
+
+/// Runs `call`, which derives from `comm` a communicator with a topology,
+/// under its entry guard: the new handle goes to `new`, an error to the
+/// handler of `comm`.
+unsafe fn create(
+    call: &'static str,
+    comm: c_int,
+    new: *mut c_int,
+    f: impl FnOnce(u32) -> MpiResult<c_int>,
+) -> c_int {
+    let g = enter_call(call);
+    let r = f(g.me);
+    // Safety: `new` is valid for a write (the caller's contract).
+    unsafe { created(g.me, comm, call, r, new) }
+}
+
 /// Writes a new communicator handle, or applies the error handler.
 pub(super) unsafe fn created(
     me: u32,
@@ -395,8 +409,7 @@ pub(super) unsafe extern "C" fn MPI_Cart_map(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let me = rt::current_rank();
-        let r = (|| -> MpiResult<()> {
+        query("MPI_Cart_map", comm, |me| {
             let c = intra_view(me, comm)?;
             let d = ints(count(ndims, "ndims")?, dims);
             let points: i64 = d.iter().map(|&x| x as i64).product();
@@ -416,8 +429,7 @@ pub(super) unsafe extern "C" fn MPI_Cart_map(
                 },
             );
             Ok(())
-        })();
-        result(me, comm, "MPI_Cart_map", r)
+        })
     }
 }
 
@@ -431,8 +443,7 @@ pub(super) unsafe extern "C" fn MPI_Graph_map(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let me = rt::current_rank();
-        let r = (|| -> MpiResult<()> {
+        query("MPI_Graph_map", comm, |me| {
             let c = intra_view(me, comm)?;
             if nnodes < 0 || nnodes > c.size {
                 return Err(mpi_err(
@@ -442,8 +453,7 @@ pub(super) unsafe extern "C" fn MPI_Graph_map(
             }
             set(newrank, if c.rank < nnodes { c.rank } else { MPI_UNDEFINED });
             Ok(())
-        })();
-        result(me, comm, "MPI_Graph_map", r)
+        })
     }
 }
 
@@ -460,23 +470,21 @@ pub(super) unsafe extern "C" fn MPI_Graph_create(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Graph_create");
-        let r = (|| -> MpiResult<c_int> {
-            let c = intra_view(g.me, comm)?;
+        create("MPI_Graph_create", comm, new, |me| {
+            let c = intra_view(me, comm)?;
             let index = ints(count(nnodes, "nnodes")?, index);
             let nedges = count(index.last().copied().unwrap_or(0), "edge count")?;
             let graph = Graph::new(c.size, index, ints(nedges, edges))?;
             let group: Vec<u32> = with_world(|w| {
-                w.ranks[g.me as usize]
+                w.ranks[me as usize]
                     .comm(comm)
                     .map(|e| e.shared.group[..nnodes as usize].to_vec())
             })?;
             // An empty graph gives MPI_COMM_NULL everywhere (MPI 2.1).
-            let h = crate::mpi::comm::derive_comm(g.me, comm, -8, Some(group))?;
-            attach_topology(g.me, h, Topology::Graph(graph));
+            let h = crate::mpi::comm::derive_comm(me, comm, -8, Some(group))?;
+            attach_topology(me, h, Topology::Graph(graph));
             Ok(h)
-        })();
-        created(g.me, comm, "MPI_Graph_create", r, new)
+        })
     }
 }
 
@@ -488,14 +496,14 @@ pub(super) unsafe extern "C" fn MPI_Graphdims_get(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let me = rt::current_rank();
-        let r = graph_of(me, comm).map(|t| {
-            if let Topology::Graph(gr) = &*t {
-                set(nnodes, gr.index.len() as c_int);
-                set(nedges, gr.edges.len() as c_int);
-            }
-        });
-        result(me, comm, "MPI_Graphdims_get", r)
+        query("MPI_Graphdims_get", comm, |me| {
+            graph_of(me, comm).map(|t| {
+                if let Topology::Graph(gr) = &*t {
+                    set(nnodes, gr.index.len() as c_int);
+                    set(nedges, gr.edges.len() as c_int);
+                }
+            })
+        })
     }
 }
 
@@ -509,18 +517,18 @@ pub(super) unsafe extern "C" fn MPI_Graph_get(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let me = rt::current_rank();
-        let r = graph_of(me, comm).map(|t| {
-            if let Topology::Graph(gr) = &*t {
-                for (i, &x) in gr.index.iter().take(maxindex.max(0) as usize).enumerate() {
-                    *index.add(i) = x;
+        query("MPI_Graph_get", comm, |me| {
+            graph_of(me, comm).map(|t| {
+                if let Topology::Graph(gr) = &*t {
+                    for (i, &x) in gr.index.iter().take(maxindex.max(0) as usize).enumerate() {
+                        *index.add(i) = x;
+                    }
+                    for (i, &x) in gr.edges.iter().take(maxedges.max(0) as usize).enumerate() {
+                        *edges.add(i) = x;
+                    }
                 }
-                for (i, &x) in gr.edges.iter().take(maxedges.max(0) as usize).enumerate() {
-                    *edges.add(i) = x;
-                }
-            }
-        });
-        result(me, comm, "MPI_Graph_get", r)
+            })
+        })
     }
 }
 
@@ -540,9 +548,9 @@ pub(super) fn graph_neighbors(me: u32, comm: c_int, rank: c_int) -> MpiResult<Ve
 pub(super) unsafe extern "C" fn MPI_Graph_neighbors_count(comm: c_int, rank: c_int, n: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let me = rt::current_rank();
-        let r = graph_neighbors(me, comm, rank).map(|v| set(n, v.len() as c_int));
-        result(me, comm, "MPI_Graph_neighbors_count", r)
+        query("MPI_Graph_neighbors_count", comm, |me| {
+            graph_neighbors(me, comm, rank).map(|v| set(n, v.len() as c_int))
+        })
     }
 }
 
@@ -555,13 +563,13 @@ pub(super) unsafe extern "C" fn MPI_Graph_neighbors(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let me = rt::current_rank();
-        let r = graph_neighbors(me, comm, rank).map(|v| {
-            for (i, &x) in v.iter().take(maxneighbors.max(0) as usize).enumerate() {
-                *neighbors.add(i) = x;
-            }
-        });
-        result(me, comm, "MPI_Graph_neighbors", r)
+        query("MPI_Graph_neighbors", comm, |me| {
+            graph_neighbors(me, comm, rank).map(|v| {
+                for (i, &x) in v.iter().take(maxneighbors.max(0) as usize).enumerate() {
+                    *neighbors.add(i) = x;
+                }
+            })
+        })
     }
 }
 
@@ -608,9 +616,8 @@ pub(super) unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Dist_graph_create_adjacent");
-        let r = (|| -> MpiResult<c_int> {
-            let c = intra_view(g.me, comm)?;
+        create("MPI_Dist_graph_create_adjacent", comm, new, |me| {
+            let c = intra_view(me, comm)?;
             let (nin, nout) = (count(indegree, "indegree")?, count(outdegree, "outdegree")?);
             let graph = DistGraph {
                 sources: ints(nin, sources),
@@ -621,11 +628,10 @@ pub(super) unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
             };
             check_ranks(c.size, &graph.sources)?;
             check_ranks(c.size, &graph.destinations)?;
-            let h = crate::mpi::comm::derive_comm(g.me, comm, -9, None)?;
-            attach_topology(g.me, h, Topology::DistGraph(graph));
+            let h = crate::mpi::comm::derive_comm(me, comm, -9, None)?;
+            attach_topology(me, h, Topology::DistGraph(graph));
             Ok(h)
-        })();
-        created(g.me, comm, "MPI_Dist_graph_create_adjacent", r, new)
+        })
     }
 }
 
@@ -701,9 +707,8 @@ pub(super) unsafe extern "C" fn MPI_Dist_graph_create(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Dist_graph_create");
-        let r = (|| -> MpiResult<c_int> {
-            let c = intra_view(g.me, comm)?;
+        create("MPI_Dist_graph_create", comm, new, |me| {
+            let c = intra_view(me, comm)?;
             let n = count(n, "source count")?;
             let srcs = ints(n, sources);
             let degs = counts(n, degrees)?;
@@ -737,11 +742,10 @@ pub(super) unsafe extern "C" fn MPI_Dist_graph_create(
                     graph.destination_weights.push(w);
                 }
             }
-            let h = crate::mpi::comm::derive_comm(g.me, comm, -10, None)?;
-            attach_topology(g.me, h, Topology::DistGraph(graph));
+            let h = crate::mpi::comm::derive_comm(me, comm, -10, None)?;
+            attach_topology(me, h, Topology::DistGraph(graph));
             Ok(h)
-        })();
-        created(g.me, comm, "MPI_Dist_graph_create", r, new)
+        })
     }
 }
 
@@ -754,15 +758,15 @@ pub(super) unsafe extern "C" fn MPI_Dist_graph_neighbors_count(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let me = rt::current_rank();
-        let r = dist_graph_of(me, comm).map(|t| {
-            if let Topology::DistGraph(d) = &*t {
-                set(indegree, d.sources.len() as c_int);
-                set(outdegree, d.destinations.len() as c_int);
-                set(weighted, d.weighted as c_int);
-            }
-        });
-        result(me, comm, "MPI_Dist_graph_neighbors_count", r)
+        query("MPI_Dist_graph_neighbors_count", comm, |me| {
+            dist_graph_of(me, comm).map(|t| {
+                if let Topology::DistGraph(d) = &*t {
+                    set(indegree, d.sources.len() as c_int);
+                    set(outdegree, d.destinations.len() as c_int);
+                    set(weighted, d.weighted as c_int);
+                }
+            })
+        })
     }
 }
 
@@ -792,18 +796,18 @@ pub(super) unsafe extern "C" fn MPI_Dist_graph_neighbors(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let me = rt::current_rank();
-        let r = dist_graph_of(me, comm).map(|t| {
-            if let Topology::DistGraph(d) = &*t {
-                copy_out(&d.sources, maxindegree, sources);
-                copy_out(&d.destinations, maxoutdegree, destinations);
-                if d.weighted {
-                    copy_out(&d.source_weights, maxindegree, sourceweights);
-                    copy_out(&d.destination_weights, maxoutdegree, destweights);
+        query("MPI_Dist_graph_neighbors", comm, |me| {
+            dist_graph_of(me, comm).map(|t| {
+                if let Topology::DistGraph(d) = &*t {
+                    copy_out(&d.sources, maxindegree, sources);
+                    copy_out(&d.destinations, maxoutdegree, destinations);
+                    if d.weighted {
+                        copy_out(&d.source_weights, maxindegree, sourceweights);
+                        copy_out(&d.destination_weights, maxoutdegree, destweights);
+                    }
                 }
-            }
-        });
-        result(me, comm, "MPI_Dist_graph_neighbors", r)
+            })
+        })
     }
 }
 
@@ -839,6 +843,17 @@ pub(super) fn regular_blocks(
     Ok(blocks(buf, &vec![count; n], &displs, &vec![dtype; n]))
 }
 
+/// `n` times the block of `count` elements of `dtype` at `buf` (a send
+/// buffer every destination gets whole).
+pub(super) fn repeated_block(buf: *const c_void, n: usize, count: usize, dtype: i32) -> Vec<Block> {
+    let block = Block {
+        buf: buf as *mut u8,
+        count,
+        dtype,
+    };
+    vec![block; n]
+}
+
 /// Blocks at displacements `displs` counted in extents of `dtype`.
 pub(super) unsafe fn v_blocks(
     buf: *const c_void,
@@ -865,12 +880,12 @@ pub(super) fn no_in_place(sbuf: *const c_void) -> MpiResult<()> {
     Ok(())
 }
 
-/// Starts the collective `start` describes; the blocking form (`req` NULL)
+/// Starts the collective `start` describes; the blocking form (`req` `None`)
 /// waits for it.
 pub(super) unsafe fn neighbor_call(
     call: &'static str,
     comm: c_int,
-    req: *mut c_int,
+    req: Option<*mut c_int>,
     start: impl FnOnce(&Neighbors) -> MpiResult<(Vec<Block>, Vec<Block>)>,
 ) -> c_int {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
@@ -882,6 +897,8 @@ pub(super) unsafe fn neighbor_call(
             let (sends, recvs) = start(&nb)?;
             neighbor::ineighbor(c, nb, sends, recvs)
         })();
+        // A null request (passed to a non-blocking form too) waits, as the blocking form.
+        let req = req.unwrap_or(std::ptr::null_mut());
         match r {
             Ok(id) if req.is_null() => {
                 rt::wait(g.me, id, call);
@@ -903,7 +920,7 @@ unsafe fn regular(
     rc: c_int,
     rtype: c_int,
     comm: c_int,
-    req: *mut c_int,
+    req: Option<*mut c_int>,
     split: bool,
 ) -> c_int {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
@@ -918,15 +935,11 @@ unsafe fn regular(
             if !nb.sources.is_empty() {
                 arg_data(r, rc, rtype, RECV)?;
             }
+            let n = nb.destinations.len();
             let sends = if split {
-                regular_blocks(s, nb.destinations.len(), count(sc, "count")?, st)?
+                regular_blocks(s, n, count(sc, "count")?, st)?
             } else {
-                let block = Block {
-                    buf: s as *mut u8,
-                    count: count(sc, "count")?,
-                    dtype: st,
-                };
-                vec![block; nb.destinations.len()]
+                repeated_block(s, n, count(sc, "count")?, st)
             };
             Ok((
                 sends,
@@ -936,138 +949,55 @@ unsafe fn regular(
     }
 }
 
-pub(super) unsafe fn allgatherv(
-    call: &'static str,
-    s: *const c_void,
-    sc: c_int,
-    st: c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rtype: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        neighbor_call(call, comm, req, |nb| {
-            no_in_place(s)?;
-            if !nb.destinations.is_empty() {
-                arg_data(s, sc, st, SEND)?;
-            }
-            arg_data_v(r, nb.sources.len(), rcs, rds, Err(rtype), RECV_V)?;
-            let sc = count(sc, "count")?;
-            let sends = vec![
-                Block {
-                    buf: s as *mut u8,
-                    count: sc,
-                    dtype: st
-                };
-                nb.destinations.len()
-            ];
-            Ok((sends, v_blocks(r, nb.sources.len(), rcs, rds, rtype)?))
-        })
-    }
-}
-
-pub(super) unsafe fn alltoallv(
-    call: &'static str,
-    s: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
-    st: c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
-    rtype: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        neighbor_call(call, comm, req, |nb| {
-            no_in_place(s)?;
-            arg_data_v(s, nb.destinations.len(), scs, sds, Err(st), SEND)?;
-            arg_data_v(r, nb.sources.len(), rcs, rds, Err(rtype), RECV)?;
-            Ok((
-                v_blocks(s, nb.destinations.len(), scs, sds, st)?,
-                v_blocks(r, nb.sources.len(), rcs, rds, rtype)?,
-            ))
-        })
-    }
-}
-
-pub(super) unsafe fn alltoallw(
-    call: &'static str,
-    s: *const c_void,
-    scs: *const c_int,
-    sds: *const isize,
-    sts: *const c_int,
-    r: *mut c_void,
-    rcs: *const c_int,
-    rds: *const isize,
-    rts: *const c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the caller upholds this function's contract (see its `# Safety`).
-    unsafe {
-        neighbor_call(call, comm, req, |nb| {
-            no_in_place(s)?;
-            arg_data_v(s, nb.destinations.len(), scs, sds, Ok(sts), SEND)?;
-            arg_data_v(r, nb.sources.len(), rcs, rds, Ok(rts), RECV)?;
-            let side = |buf: *const c_void, n: usize, cs, ds: *const isize, ts| -> MpiResult<Vec<Block>> {
-                let displs = if n == 0 {
-                    Vec::new()
-                } else {
-                    std::slice::from_raw_parts(ds, n).to_vec()
-                };
-                Ok(blocks(buf, &counts(n, cs)?, &displs, &ints(n, ts)))
-            };
-            Ok((
-                side(s, nb.destinations.len(), scs, sds, sts)?,
-                side(r, nb.sources.len(), rcs, rds, rts)?,
-            ))
-        })
-    }
-}
-
-/// Exports a neighbourhood collective and its non-blocking form, which takes
-/// one more parameter, the request; the blocking form passes a null one.
-/// Arguments in parentheses after the function follow the request.
-macro_rules! neighbor_forms {
-    ($($name:ident / $iname:ident ($($p:ident: $t:ty),* $(,)?) => $f:ident $(($($x:expr),*))?;)*) => {$(
-        #[no_mangle]
-        pub(super) unsafe extern "C" fn $name($($p: $t),*) -> c_int {
-            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-            unsafe { $f(stringify!($name), $($p,)* std::ptr::null_mut() $($(, $x)*)?) }
-        }
-
-        #[no_mangle]
-        pub(super) unsafe extern "C" fn $iname($($p: $t,)* req: *mut c_int) -> c_int {
-            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-            unsafe { $f(stringify!($iname), $($p,)* req $($(, $x)*)?) }
-        }
-    )*};
-}
-
-neighbor_forms! {
+super::coll::coll_forms! {
     MPI_Neighbor_allgather / MPI_Ineighbor_allgather(
         s: *const c_void, sc: c_int, st: c_int, r: *mut c_void, rc: c_int, rtype: c_int, comm: c_int,
     ) => regular(false);
     MPI_Neighbor_allgatherv / MPI_Ineighbor_allgatherv(
         s: *const c_void, sc: c_int, st: c_int,
         r: *mut c_void, rcs: *const c_int, rds: *const c_int, rtype: c_int, comm: c_int,
-    ) => allgatherv;
+    ) => |call, req| neighbor_call(call, comm, req, |nb| {
+        no_in_place(s)?;
+        if !nb.destinations.is_empty() {
+            arg_data(s, sc, st, SEND)?;
+        }
+        arg_data_v(r, nb.sources.len(), rcs, rds, Err(rtype), RECV_V)?;
+        let sends = repeated_block(s, nb.destinations.len(), count(sc, "count")?, st);
+        Ok((sends, v_blocks(r, nb.sources.len(), rcs, rds, rtype)?))
+    });
     MPI_Neighbor_alltoall / MPI_Ineighbor_alltoall(
         s: *const c_void, sc: c_int, st: c_int, r: *mut c_void, rc: c_int, rtype: c_int, comm: c_int,
     ) => regular(true);
     MPI_Neighbor_alltoallv / MPI_Ineighbor_alltoallv(
         s: *const c_void, scs: *const c_int, sds: *const c_int, st: c_int,
         r: *mut c_void, rcs: *const c_int, rds: *const c_int, rtype: c_int, comm: c_int,
-    ) => alltoallv;
+    ) => |call, req| neighbor_call(call, comm, req, |nb| {
+        no_in_place(s)?;
+        arg_data_v(s, nb.destinations.len(), scs, sds, Err(st), SEND)?;
+        arg_data_v(r, nb.sources.len(), rcs, rds, Err(rtype), RECV)?;
+        Ok((
+            v_blocks(s, nb.destinations.len(), scs, sds, st)?,
+            v_blocks(r, nb.sources.len(), rcs, rds, rtype)?,
+        ))
+    });
     MPI_Neighbor_alltoallw / MPI_Ineighbor_alltoallw(
         s: *const c_void, scs: *const c_int, sds: *const isize, sts: *const c_int,
         r: *mut c_void, rcs: *const c_int, rds: *const isize, rts: *const c_int, comm: c_int,
-    ) => alltoallw;
+    ) => |call, req| neighbor_call(call, comm, req, |nb| {
+        no_in_place(s)?;
+        arg_data_v(s, nb.destinations.len(), scs, sds, Ok(sts), SEND)?;
+        arg_data_v(r, nb.sources.len(), rcs, rds, Ok(rts), RECV)?;
+        let side = |buf: *const c_void, n: usize, cs, ds: *const isize, ts| -> MpiResult<Vec<Block>> {
+            let displs = if n == 0 {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(ds, n).to_vec()
+            };
+            Ok(blocks(buf, &counts(n, cs)?, &displs, &ints(n, ts)))
+        };
+        Ok((
+            side(s, nb.destinations.len(), scs, sds, sts)?,
+            side(r, nb.sources.len(), rcs, rds, rts)?,
+        ))
+    });
 }

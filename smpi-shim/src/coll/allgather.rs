@@ -1,6 +1,7 @@
 //! MPI_Allgather and MPI_Allgatherv. One set of algorithms serves both: they
 //! all handle per-rank counts and arbitrary displacements.
 
+use super::bcast::rdb_allgather_image;
 use super::select::{self, pick};
 use super::{boff, dtype_of, gather, is_pof2, local_copy, CommView, BYTE, IN_PLACE, TAG_ALLGATHER};
 use crate::mpi::datatype::Datatype;
@@ -284,62 +285,12 @@ impl Ag<'_> {
     /// with its tree-forwarding fix-up for non-power-of-two sizes.
     fn rdb(&self) -> MpiResult<()> {
         let c = self.c;
-        let (n, rank) = (self.n(), c.rank);
+        let n = self.n();
         let mut p = self.packed();
         let total = p.data.len();
         let offs = p.off.clone();
-        let base = p.data.as_mut_ptr();
         let off = |i: i32| offs[i.min(n) as usize];
-        let mut curr = off(rank + 1) - off(rank);
-        let mut last_recv = 0usize;
-        let mut mask = 1;
-        let mut i = 0;
-        while mask < n {
-            let dst = rank ^ mask;
-            let dst_tree_root = (dst >> i) << i;
-            let my_tree_root = (rank >> i) << i;
-            if dst < n {
-                let roff = off(dst_tree_root);
-                let st = c.sendrecv_status(
-                    boff(base, off(my_tree_root)),
-                    curr,
-                    BYTE,
-                    dst,
-                    boff(base, roff),
-                    total - roff,
-                    BYTE,
-                    dst,
-                    TAG_ALLGATHER,
-                )?;
-                last_recv = st.bytes;
-                curr += last_recv;
-            }
-            if dst_tree_root + mask > n {
-                let done = n - my_tree_root - mask;
-                let mut k = 0;
-                while (1 << (k + 1)) <= mask {
-                    k += 1;
-                }
-                let mut tmp_mask = mask >> 1;
-                while tmp_mask > 0 {
-                    let d = rank ^ tmp_mask;
-                    let tree_root = (rank >> k) << k;
-                    if d > rank && rank < tree_root + done && d >= tree_root + done {
-                        let o = off(my_tree_root + mask);
-                        c.send(boff(base, o), last_recv, BYTE, d, TAG_ALLGATHER)?;
-                    } else if d < rank && d < tree_root + done && rank >= tree_root + done {
-                        let o = off(my_tree_root + mask);
-                        let st = c.recv(boff(base, o), total - o, BYTE, d, TAG_ALLGATHER)?;
-                        last_recv = st.bytes;
-                        curr += last_recv;
-                    }
-                    tmp_mask >>= 1;
-                    k -= 1;
-                }
-            }
-            mask <<= 1;
-            i += 1;
-        }
+        rdb_allgather_image(c, p.data.as_mut_ptr(), total, c.rank, |v| v, off, TAG_ALLGATHER)?;
         self.unpack_all(&p);
         Ok(())
     }

@@ -50,11 +50,7 @@ fn reduce_bcast(
     op: i32,
     selected: bool,
 ) -> MpiResult<()> {
-    let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
-        rbuf as *const u8
-    } else {
-        sbuf
-    };
+    let sbuf = super::contribution(sbuf, rbuf);
     let dt = super::dtype_of(dtype)?;
     let mut tmp = super::TempBuf::new(&dt, count);
     // Reduce into a temporary on ranks other than 0 (their rbuf is not written by a reduce).

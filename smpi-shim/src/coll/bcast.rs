@@ -20,6 +20,7 @@ const KNOWN: &[&str] = &[
 
 /// SMPI default: `binomial_tree`.
 pub(crate) fn run(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32) -> MpiResult<()> {
+    c.check_root(root)?;
     let dt = dtype_of(dtype)?;
     let bytes = dt.size * count;
     let algo = pick(
@@ -240,7 +241,10 @@ fn scatter_allgather(
             jnext = (jnext - 1 + n) % n;
         }
     } else {
-        rdb_allgather_bytes(c, tmp, nbytes, rel, root, ss)?;
+        // The scattered pieces, in ranks relative to the root.
+        let real = |v: i32| (v + root) % n;
+        let at = |v: i32| (v as usize * ss).min(nbytes);
+        rdb_allgather_image(c, tmp, nbytes, rel, real, at, TAG_BCAST)?;
     }
     if c.rank != root {
         view.store();
@@ -248,20 +252,22 @@ fn scatter_allgather(
     Ok(())
 }
 
-/// MPICH's recursive-doubling allgather of the scattered pieces (in virtual
-/// ranks), including its tree-forwarding fix-up for non-power-of-two sizes.
-fn rdb_allgather_bytes(
+/// MPICH's recursive-doubling allgather of a byte image of `total` bytes at
+/// `image`, including its tree-forwarding fix-up for non-power-of-two sizes:
+/// in virtual ranks (`rel` is mine, `real` gives a virtual rank's rank in `c`),
+/// block `v` of the image starting at `off(v)` (`off(n)` = `total`). The
+/// allgather `rdb` and the bcast `scatter_rdb_allgather` run it.
+pub(crate) fn rdb_allgather_image(
     c: CommView,
-    tmp: *mut u8,
-    nbytes: usize,
+    image: *mut u8,
+    total: usize,
     rel: i32,
-    root: i32,
-    ss: usize,
+    real: impl Fn(i32) -> i32,
+    off: impl Fn(i32) -> usize,
+    tag: i32,
 ) -> MpiResult<()> {
     let n = c.size;
-    let real = |v: i32| (v + root) % n;
-    let at = |v: i32| (v as usize * ss).min(nbytes);
-    let mut curr = at(rel + 1) - at(rel);
+    let mut curr = off(rel + 1) - off(rel);
     let mut recv_size = 0usize;
     let mut mask = 1;
     let mut i = 0;
@@ -270,18 +276,18 @@ fn rdb_allgather_bytes(
         let dst_tree_root = (rdst >> i) << i;
         let my_tree_root = (rel >> i) << i;
         if rdst < n {
-            let soff = at(my_tree_root);
-            let roff = at(dst_tree_root);
+            let soff = off(my_tree_root);
+            let roff = off(dst_tree_root);
             let st = c.sendrecv_status(
-                boff(tmp, soff),
+                boff(image, soff),
                 curr,
                 BYTE,
                 real(rdst),
-                boff(tmp, roff),
-                nbytes - roff,
+                boff(image, roff),
+                total - roff,
                 BYTE,
                 real(rdst),
-                TAG_BCAST,
+                tag,
             )?;
             recv_size = st.bytes;
             curr += recv_size;
@@ -297,11 +303,11 @@ fn rdb_allgather_bytes(
                 let rd = rel ^ tmp_mask;
                 let tree_root = (rel >> k) << k;
                 if rd > rel && rel < tree_root + done && rd >= tree_root + done {
-                    let off = at(my_tree_root + mask);
-                    c.send(boff(tmp, off), recv_size, BYTE, real(rd), TAG_BCAST)?;
+                    let o = off(my_tree_root + mask);
+                    c.send(boff(image, o), recv_size, BYTE, real(rd), tag)?;
                 } else if rd < rel && rd < tree_root + done && rel >= tree_root + done {
-                    let off = at(my_tree_root + mask);
-                    let st = c.recv(boff(tmp, off), nbytes - off, BYTE, real(rd), TAG_BCAST)?;
+                    let o = off(my_tree_root + mask);
+                    let st = c.recv(boff(image, o), total - o, BYTE, real(rd), tag)?;
                     recv_size = st.bytes;
                     curr += recv_size;
                 }

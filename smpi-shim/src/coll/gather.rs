@@ -2,7 +2,9 @@
 
 use super::select::{self, pick};
 use super::tree;
-use super::{boff, dtype_of, elem, local_copy, CommView, BYTE, IN_PLACE, TAG_GATHER, TAG_SCATTER};
+use super::{
+    boff, dtype_of, elem, local_copy, regular_counts, CommView, BYTE, IN_PLACE, TAG_GATHER, TAG_SCATTER,
+};
 use crate::mpi::MpiResult;
 
 const GATHER: &[&str] = &["ompi_basic_linear", "ompi_binomial", "ompi_linear_sync"];
@@ -19,6 +21,7 @@ pub(crate) fn gather(
     rtype: i32,
     root: i32,
 ) -> MpiResult<()> {
+    c.check_root(root)?;
     // bytes of one block, as each rank sees it (the same everywhere for a correct program)
     let block = if c.rank == root {
         dtype_of(rtype)?.size * rcount
@@ -32,11 +35,9 @@ pub(crate) fn gather(
         || select::ompi_gather(c.size, block),
         || "ompi_binomial",
     )?;
-    let n = c.size as usize;
     match algo {
         "default" => {
-            let counts = vec![rcount; n];
-            let displs: Vec<isize> = (0..n as isize).map(|i| i * rcount as isize).collect();
+            let (counts, displs) = regular_counts(c.size, rcount);
             gatherv_linear(c, sbuf, scount, stype, rbuf, &counts, &displs, rtype, root)
         }
         "ompi_basic_linear" => {
@@ -212,6 +213,7 @@ pub(crate) fn gatherv_linear(
     rtype: i32,
     root: i32,
 ) -> MpiResult<()> {
+    c.check_root(root)?;
     if c.rank != root {
         let r = c.isend(sbuf, scount, stype, root, TAG_GATHER)?;
         c.waitall(&[r]);
@@ -244,6 +246,7 @@ pub(crate) fn scatter(
     rtype: i32,
     root: i32,
 ) -> MpiResult<()> {
+    c.check_root(root)?;
     let block = if c.rank == root {
         dtype_of(stype)?.size * scount
     } else {
@@ -256,12 +259,10 @@ pub(crate) fn scatter(
         || select::ompi_scatter(c.size, block),
         || "ompi_binomial",
     )?;
-    let n = c.size as usize;
     match algo {
         // Open MPI's linear_nb is the same pattern as SMPI's non-blocking scatter.
         "default" | "ompi_linear_nb" => {
-            let counts = vec![scount; n];
-            let displs: Vec<isize> = (0..n as isize).map(|i| i * scount as isize).collect();
+            let (counts, displs) = regular_counts(c.size, scount);
             scatterv_linear(c, sbuf, &counts, &displs, stype, rbuf, rcount, rtype, root)
         }
         "ompi_basic_linear" => {
@@ -359,6 +360,7 @@ pub(crate) fn scatterv_linear(
     rtype: i32,
     root: i32,
 ) -> MpiResult<()> {
+    c.check_root(root)?;
     if c.rank != root {
         let r = c.irecv(rbuf, rcount, rtype, root, TAG_SCATTER)?;
         c.waitall(&[r]);

@@ -267,23 +267,23 @@ pub(crate) fn allgatherv(
 }
 
 /// Alltoallw with byte displacements: block i goes to remote rank i.
-pub(crate) fn alltoallw(
-    v: InterView,
-    sbuf: *const u8,
-    scounts: &[usize],
-    sdispls: &[isize],
-    stypes: &[i32],
-    rbuf: *mut u8,
-    rcounts: &[usize],
-    rdispls: &[isize],
-    rtypes: &[i32],
-) -> MpiResult<()> {
+pub(crate) fn alltoallw(v: InterView, a: &coll::Alltoallw) -> MpiResult<()> {
     let mut reqs = Vec::new();
     for i in 0..v.rsize as usize {
-        reqs.push(v.irecv(rbuf.wrapping_offset(rdispls[i]), rcounts[i], rtypes[i], i as i32)?);
+        reqs.push(v.irecv(
+            a.rbuf.wrapping_offset(a.rdispls[i]),
+            a.rcounts[i],
+            a.rtypes[i],
+            i as i32,
+        )?);
     }
     for i in 0..v.rsize as usize {
-        reqs.push(v.isend(sbuf.wrapping_offset(sdispls[i]), scounts[i], stypes[i], i as i32)?);
+        reqs.push(v.isend(
+            a.sbuf.wrapping_offset(a.sdispls[i]),
+            a.scounts[i],
+            a.stypes[i],
+            i as i32,
+        )?);
     }
     v.waitall(&reqs);
     Ok(())

@@ -17,8 +17,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::coll::{self, CommView, Reducer, TempBuf, BYTE, IN_PLACE};
-use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, Stage};
+use crate::coll::{self, Alltoallw, CommView, Reducer, TempBuf, BYTE, IN_PLACE};
+use crate::mpi::{self as rt, with_world, MpiResult, Stage};
 
 /// First tag of non-blocking collectives (blocking ones use small fixed tags).
 const TAG_BASE: i32 = 1 << 20;
@@ -73,16 +73,6 @@ pub(crate) fn keep_until_done<T: 'static>(stages: &mut Vec<Stage>, keep: T) {
     }));
 }
 
-fn check_root(c: CommView, root: i32) -> MpiResult<()> {
-    if root < 0 || root >= c.size {
-        return Err(mpi_err(
-            rt::MPI_ERR_ROOT,
-            format!("invalid root {root} (communicator size {})", c.size),
-        ));
-    }
-    Ok(())
-}
-
 /// `out = x[0] op x[1] op ... op x[n-1]`, folded from the right
 /// (`acc = x[i] op acc`) so that a non-commutative operation sees its operands
 /// in rank order.
@@ -133,7 +123,7 @@ pub(crate) fn ibarrier(c: CommView) -> MpiResult<u32> {
 
 /// MPI_Ibcast: the root sends to everyone.
 pub(crate) fn ibcast(c: CommView, buf: *mut u8, count: usize, dt: i32, root: i32) -> MpiResult<u32> {
-    check_root(c, root)?;
+    c.check_root(root)?;
     let n = Nbc::new(c)?;
     let s: Stage = Box::new(move || {
         if c.rank == root {
@@ -191,14 +181,10 @@ pub(crate) fn ireduce(
     op: i32,
     root: i32,
 ) -> MpiResult<u32> {
-    check_root(c, root)?;
+    c.check_root(root)?;
     let red = Reducer::new(op, dt)?;
     let n = Nbc::new(c)?;
-    let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
-        rbuf as *const u8
-    } else {
-        sbuf
-    };
+    let sbuf = coll::contribution(sbuf, rbuf);
     n.start(reduce_stages(n, red, sbuf, rbuf, count, root))
 }
 
@@ -216,11 +202,7 @@ pub(crate) fn iallreduce(
 ) -> MpiResult<u32> {
     let red = Reducer::new(op, dt)?;
     let n = Nbc::new(c)?;
-    let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
-        rbuf as *const u8
-    } else {
-        sbuf
-    };
+    let sbuf = coll::contribution(sbuf, rbuf);
     let mut stages = reduce_stages(n, red, sbuf, rbuf, count, 0);
     stages.push(Box::new(move || {
         if c.rank == 0 {
@@ -244,7 +226,7 @@ pub(crate) fn igatherv(
     rtype: i32,
     root: i32,
 ) -> MpiResult<u32> {
-    check_root(c, root)?;
+    c.check_root(root)?;
     let rext = if c.rank == root { dt_of(rtype)?.extent } else { 0 };
     let n = Nbc::new(c)?;
     let s: Stage = Box::new(move || {
@@ -279,7 +261,7 @@ pub(crate) fn iscatterv(
     rtype: i32,
     root: i32,
 ) -> MpiResult<u32> {
-    check_root(c, root)?;
+    c.check_root(root)?;
     let sext = if c.rank == root { dt_of(stype)?.extent } else { 0 };
     let n = Nbc::new(c)?;
     let s: Stage = Box::new(move || {
@@ -349,17 +331,17 @@ pub(crate) fn pack_block(buf: *const u8, count: usize, dtype: i32) -> MpiResult<
 /// onto it. With `sbuf == MPI_IN_PLACE` the send arguments are ignored: block
 /// `i` of the receive buffer is sent to `i` (from a packed copy, since the
 /// block it receives lands at the same place).
-pub(crate) fn ialltoallw(
-    c: CommView,
-    sbuf: *const u8,
-    scounts: Vec<usize>,
-    sdispls: Vec<isize>,
-    stypes: Vec<i32>,
-    rbuf: *mut u8,
-    rcounts: Vec<usize>,
-    rdispls: Vec<isize>,
-    rtypes: Vec<i32>,
-) -> MpiResult<u32> {
+pub(crate) fn ialltoallw(c: CommView, a: Alltoallw) -> MpiResult<u32> {
+    let Alltoallw {
+        sbuf,
+        scounts,
+        sdispls,
+        stypes,
+        rbuf,
+        rcounts,
+        rdispls,
+        rtypes,
+    } = a;
     let n = Nbc::new(c)?;
     let in_place = std::ptr::eq(sbuf, IN_PLACE);
     let copies: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
@@ -468,11 +450,7 @@ pub(crate) fn ireduce_scatter(
     let total: usize = rcounts.iter().sum();
     let mut full = red.temp(if c.rank == 0 { total } else { 0 });
     let full_ptr = full.ptr();
-    let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
-        rbuf as *const u8
-    } else {
-        sbuf
-    };
+    let sbuf = coll::contribution(sbuf, rbuf);
     let mut stages = reduce_stages(n, red, sbuf, full_ptr, total, 0);
     stages.push(Box::new(move || {
         let mine = rcounts[c.rank as usize];

@@ -9,7 +9,7 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref, clippy::too_many_arguments)]
 
 use crate::coll::nbc::{fold_in_order, keep_until_done, temps, Nbc};
-use crate::coll::{self, CommView, Reducer, BYTE};
+use crate::coll::{self, Alltoallw, CommView, Reducer, BYTE};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, Stage};
 
 /// `MPI_ROOT`.
@@ -272,27 +272,17 @@ pub(crate) fn iallgatherv(
 
 /// MPI_Ialltoallw (byte displacements; Ialltoall(v) map onto it): block `i`
 /// goes to remote rank `i`, whose block for me lands at my block `i`.
-pub(crate) fn ialltoallw(
-    c: CommView,
-    sbuf: *const u8,
-    scounts: Vec<usize>,
-    sdispls: Vec<isize>,
-    stypes: Vec<i32>,
-    rbuf: *mut u8,
-    rcounts: Vec<usize>,
-    rdispls: Vec<isize>,
-    rtypes: Vec<i32>,
-) -> MpiResult<u32> {
+pub(crate) fn ialltoallw(c: CommView, a: Alltoallw) -> MpiResult<u32> {
     let x = Inter::new(c)?;
     let s: Stage = Box::new(move || {
         let mut reqs = Vec::new();
         for i in x.remote() {
             let k = i as usize;
-            reqs.push(x.n.irecv(rbuf.wrapping_offset(rdispls[k]), rcounts[k], rtypes[k], i)?);
+            reqs.push(x.n.irecv(a.rbuf.wrapping_offset(a.rdispls[k]), a.rcounts[k], a.rtypes[k], i)?);
         }
         for i in x.remote() {
             let k = i as usize;
-            reqs.push(x.n.isend(sbuf.wrapping_offset(sdispls[k]), scounts[k], stypes[k], i)?);
+            reqs.push(x.n.isend(a.sbuf.wrapping_offset(a.sdispls[k]), a.scounts[k], a.stypes[k], i)?);
         }
         Ok(reqs)
     });

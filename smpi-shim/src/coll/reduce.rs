@@ -3,7 +3,7 @@
 use super::select::{self, pick};
 use super::tree::{self, Tree};
 use super::{
-    apply_op, bcast::seg_count, dtype_of, local_copy, pof2_floor, CommView, Reducer, TempBuf, IN_PLACE,
+    apply_op, bcast::seg_count, contribution, dtype_of, local_copy, pof2_floor, CommView, Reducer, TempBuf,
     TAG_REDUCE,
 };
 use crate::mpi::{self as rt, with_world, MpiResult};
@@ -31,6 +31,7 @@ pub(crate) fn run(
     op: i32,
     root: i32,
 ) -> MpiResult<()> {
+    c.check_root(root)?;
     let red = Reducer::new(op, dtype)?;
     let bytes = red.bytes(count);
     let n = c.size;
@@ -45,15 +46,14 @@ pub(crate) fn run(
         "default" => default_reduce(c, sbuf, rbuf, count, dtype, op, root),
         "ompi_basic_linear" => linear(c, sbuf, rbuf, count, dtype, op, root),
         _ => {
-            let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
-                rbuf as *const u8
-            } else {
-                sbuf
-            };
+            let sbuf = contribution(sbuf, rbuf);
             if count == 0 {
                 return Ok(());
             }
             let r = c.rank;
+            // A segmented reduction to `root` along tree `t` rooted at `tr`.
+            let segmented =
+                |tr: i32, t: &Tree, seg: usize| generic(c, sbuf, rbuf, count, &red, root, tr, t, seg);
             match algo {
                 "flat_tree" => flat_tree(c, sbuf, rbuf, count, &red, root),
                 "binomial" => binomial(c, sbuf, rbuf, count, &red, root),
@@ -65,31 +65,8 @@ pub(crate) fn run(
                     // chain fanout n/2, 64 KiB segments
                     let seg = seg_count(64 << 10, red.dt.size, count);
                     let fanout = (n / 2).max(1);
-                    if red.commutative {
-                        generic(
-                            c,
-                            sbuf,
-                            rbuf,
-                            count,
-                            &red,
-                            root,
-                            root,
-                            &tree::chain(n, r, root, fanout),
-                            seg,
-                        )
-                    } else {
-                        generic(
-                            c,
-                            sbuf,
-                            rbuf,
-                            count,
-                            &red,
-                            root,
-                            0,
-                            &tree::chain(n, r, 0, fanout),
-                            seg,
-                        )
-                    }
+                    let tr = if red.commutative { root } else { 0 };
+                    segmented(tr, &tree::chain(n, r, tr, fanout), seg)
                 }
                 "ompi_pipeline" => {
                     // chain fanout 1; segments of 1 KiB, 32 KiB or 64 KiB (Open MPI's rule)
@@ -103,45 +80,15 @@ pub(crate) fn run(
                     };
                     let seg = seg_count(segsize, red.dt.size, count);
                     let tr = if red.commutative { root } else { 0 };
-                    generic(
-                        c,
-                        sbuf,
-                        rbuf,
-                        count,
-                        &red,
-                        root,
-                        tr,
-                        &tree::chain(n, r, tr, 1),
-                        seg,
-                    )
+                    segmented(tr, &tree::chain(n, r, tr, 1), seg)
                 }
                 "ompi_binary" => {
                     // binary tree, 32 KiB segments; in-order binary tree if non-commutative
                     let seg = seg_count(32 << 10, red.dt.size, count);
                     if red.commutative {
-                        generic(
-                            c,
-                            sbuf,
-                            rbuf,
-                            count,
-                            &red,
-                            root,
-                            root,
-                            &tree::ompi_tree(n, r, root, 2),
-                            seg,
-                        )
+                        segmented(root, &tree::ompi_tree(n, r, root, 2), seg)
                     } else {
-                        generic(
-                            c,
-                            sbuf,
-                            rbuf,
-                            count,
-                            &red,
-                            root,
-                            n - 1,
-                            &tree::in_order_binary(n, r),
-                            seg,
-                        )
+                        segmented(n - 1, &tree::in_order_binary(n, r), seg)
                     }
                 }
                 "ompi_binomial" => {
@@ -155,30 +102,10 @@ pub(crate) fn run(
                     };
                     let seg = seg_count(segsize, red.dt.size, count);
                     let tr = if red.commutative { root } else { 0 };
-                    generic(
-                        c,
-                        sbuf,
-                        rbuf,
-                        count,
-                        &red,
-                        root,
-                        tr,
-                        &tree::binomial(n, r, tr),
-                        seg,
-                    )
+                    segmented(tr, &tree::binomial(n, r, tr), seg)
                 }
                 // in-order binary tree rooted at n-1, no segments
-                _ => generic(
-                    c,
-                    sbuf,
-                    rbuf,
-                    count,
-                    &red,
-                    root,
-                    n - 1,
-                    &tree::in_order_binary(n, r),
-                    count,
-                ),
+                _ => segmented(n - 1, &tree::in_order_binary(n, r), count),
             }
         }
     }
@@ -215,11 +142,7 @@ fn linear_nb(
     root: i32,
 ) -> MpiResult<()> {
     let dt = dtype_of(dtype)?;
-    let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
-        rbuf as *const u8
-    } else {
-        sbuf
-    };
+    let sbuf = contribution(sbuf, rbuf);
     if c.rank != root {
         let r = c.isend(sbuf, count, dtype, root, TAG_REDUCE)?;
         c.waitall(&[r]);
@@ -262,11 +185,7 @@ pub(crate) fn linear(
     op: i32,
     root: i32,
 ) -> MpiResult<()> {
-    let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
-        rbuf as *const u8
-    } else {
-        sbuf
-    };
+    let sbuf = contribution(sbuf, rbuf);
     if c.rank != root {
         return c.send(sbuf, count, dtype, root, TAG_REDUCE);
     }

@@ -92,11 +92,7 @@ fn default(
 ) -> MpiResult<()> {
     let total: usize = rcounts.iter().sum();
     let mut tmp = red.temp(total);
-    let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
-        rbuf as *const u8
-    } else {
-        sbuf
-    };
+    let sbuf = super::contribution(sbuf, rbuf);
     reduce::default_reduce(c, sbuf, tmp.ptr(), total, dtype, op, 0)?;
     let mut displs = Vec::with_capacity(rcounts.len());
     let mut d = 0isize;
