@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --workspace --bins
+python3 tests/readme_commands.py
 python3 tests/mpich/run.py --fast
 # The same for the Fortran and C++ directories (f77, f90, cxx): 15 tests, a few seconds.
 python3 tests/mpich/run_fortran.py --fast
