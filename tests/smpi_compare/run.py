@@ -323,8 +323,9 @@ def main():
     ap.add_argument("--only", action="append", default=[], help="glob on case ids (repeatable)")
     ap.add_argument("--list", action="store_true", help="list cases and commands, run nothing")
     ap.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
-    ap.add_argument("--results", default=os.path.join(HERE, "results.md"),
-                    help="markdown table to write (default tests/smpi_compare/results.md; '-' for none)")
+    ap.add_argument("--results",
+                    help="markdown table to write ('-' for none; default tests/smpi_compare/results.md for a "
+                    "run of every case, none with --only: a subset must not replace the full table)")
     ap.add_argument("--capture-expected", action="store_true", help="store SMPI outputs in expected/")
     ap.add_argument("--use-expected", action="store_true",
                     help="read SMPI outputs from expected/ instead of running SimGrid")
@@ -341,6 +342,11 @@ def main():
     ap.add_argument("--timeout", type=float, default=600, help="seconds per simulation (default 600)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every label, not only differences")
     a = ap.parse_args()
+    if a.results is None:
+        a.results = "-" if a.only else os.path.join(HERE, "results.md")
+        if a.only:
+            print("run.py: --only: tests/smpi_compare/results.md left as it is (--results FILE writes this subset's)",
+                  file=sys.stderr)
 
     cases = case_list()
     if a.gen_rust:
