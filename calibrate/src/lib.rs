@@ -1,5 +1,10 @@
 #![doc = include_str!("../README.md")]
-#![warn(missing_docs, missing_debug_implementations)]
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    unreachable_pub,
+    unsafe_op_in_unsafe_fn
+)]
 
 pub mod compute;
 pub mod error;

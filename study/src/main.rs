@@ -1,5 +1,7 @@
 //! `smpi-study`: run what-if studies with smpirun (see `study/README.md`).
 
+#![warn(missing_docs, unreachable_pub, unsafe_op_in_unsafe_fn)]
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

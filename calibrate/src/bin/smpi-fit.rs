@@ -4,6 +4,8 @@
 //! tests a calibration summary against a history; `smpi-fit synth` writes
 //! synthetic calibration CSVs with a known truth.
 
+#![warn(missing_docs, unreachable_pub, unsafe_op_in_unsafe_fn)]
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -4,6 +4,8 @@
 //! report and `validation.json`; also checks the calibration programs
 //! themselves (ping-pong through smpirun, kernel calls through the model).
 
+#![warn(missing_docs, unreachable_pub, unsafe_op_in_unsafe_fn)]
+
 use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};

@@ -10,6 +10,8 @@
 //! The logic shared with `smpicxx`, `smpif90` and `smpiff` is in
 //! `common/driver.rs`.
 
+#![warn(missing_docs, unreachable_pub, unsafe_op_in_unsafe_fn)]
+
 #[path = "common/driver.rs"]
 mod driver;
 

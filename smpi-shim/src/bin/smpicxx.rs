@@ -12,6 +12,8 @@
 //! clocks are simulated, `exit` (and `std::exit`) ends only the calling rank.
 //! Define `SMPI_NO_HELPERS` to opt out.
 
+#![warn(missing_docs, unreachable_pub, unsafe_op_in_unsafe_fn)]
+
 #[path = "common/driver.rs"]
 mod driver;
 

@@ -10,6 +10,8 @@
 //! `smpif90` and `smpiff` behave the same; both names exist because SMPI's
 //! (and MPICH's build systems) use them.
 
+#![warn(missing_docs, unreachable_pub, unsafe_op_in_unsafe_fn)]
+
 #[path = "common/driver.rs"]
 mod driver;
 #[path = "common/fortran.rs"]
