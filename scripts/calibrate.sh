@@ -10,9 +10,9 @@
 #
 #   --quick          about a minute (default)          --full   at most ~20 minutes on 2 cores
 #   --out DIR        output directory (created)         [calibration-<host>-<UTC time>]
-#   --seed S         seed of the designs: network and compute use S, the fixed-K dgemm run
+#   --seed S         seed of the designs: network and compute use S, the fixed-K dgemm/dtrsm run
 #                    uses S+1 (distinct file names; its metadata says fixed_k)          [1]
-#   --nb K           K of the fixed-K dgemm run (HPL's NB); 0 skips that run          [128]
+#   --nb K           K of the fixed-K dgemm/dtrsm run (HPL's NB); 0 skips that run    [128]
 #   --lda L          both compute runs with HPL's operand layout (calib_compute --lda L):
 #                    the operands HPL takes from its local matrix are blocks of a matrix
 #                    with leading dimension max(L, rows), and HPL_dlaswp* gather and swap
@@ -149,7 +149,7 @@ step compute "$OUT/logs/compute.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES
     "$COMP" "--$MODE" --seed "$SEED" --lda "$LDA" --out-dir "$OUT"
 if [ "$NB" != 0 ]; then
     step compute-fixed-k "$OUT/logs/compute-fixed-k.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
-        "$COMP" "--$MODE" --seed "$((SEED + 1))" --fixed-k "$NB" --lda "$LDA" --kernels dgemm --out-dir "$OUT"
+        "$COMP" "--$MODE" --seed "$((SEED + 1))" --fixed-k "$NB" --lda "$LDA" --kernels dgemm,dtrsm --out-dir "$OUT"
 fi
 T_END=$(now)
 

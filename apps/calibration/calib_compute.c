@@ -8,7 +8,8 @@
  *     as A ~ U(1, cbrt P), B ~ U(1, sqrt(P/A)), C = P/(A B) (redrawn until all <= SIGMA), and
  *     all six permutations of (A, B, C) emitted as (M, N, K); `grids` such grids, each with
  *     fresh jitter; fixed anchors (1,1,1) and (2048,2048,2048) in every file;
- *   - --fixed-k K: the HPL bias, K = NB for every dgemm (M N uniform-product, both orders);
+ *   - --fixed-k K: the HPL bias, K = NB for every dgemm (M N uniform-product, both orders)
+ *     and triangles of order K for every dtrsm (the other side stratified up to SIGMA);
  *   - dtrsm (both sides), dgemv, dger, the HPL kernels (HPL_dlaswp*, HPL_dlacpy,
  *     HPL_dlatcpy): products stratified the same way, both orders of the two dimensions;
  *     dtrsv and the BLAS-1 kernels (daxpy, dscal, dcopy, dswap, idamax): N log-uniform;
@@ -115,7 +116,8 @@ static void usage(FILE *f)
         "  --max-product P   largest M*N*K (PI)                     [quick 1024^3, full 2048^3]\n"
         "  --anchor A        anchor tuple (A,A,A), with (1,1,1)                      [2048]\n"
         "  --fixed-k K       every dgemm has K = K (HPL's NB); M*N uniform product up to\n"
-        "                    max-dim^2/2; anchors (1,1,K) and (A,A,K)\n"
+        "                    max-dim^2/2; anchors (1,1,K) and (A,A,K); every dtrsm a\n"
+        "                    triangle of order K, the other side up to max-dim\n"
         "other kernels:\n"
         "  --draws N         tuples drawn per kernel                          [quick 40, full 300]\n"
         "  --max-product2 P  largest M*N of the two-dimensional kernels [quick 2^22, full 2^23]\n"
@@ -348,8 +350,17 @@ static void gen_others(calib_rng *r, const options *o, callvec *cv)
         for (uint64_t j = 0; j < nd; j++) {
             switch (k) {
             case DTRSM: {
-                /* cost ~ T^2 O (T: the triangle's order): stratify T^2 O, draw T, derive O */
                 int64_t T, O;
+                if (o->fixed_k) {
+                    /* HPL's update dtrsm: the triangle's order is always NB (--fixed-k); the
+                     * other side stratified uniformly up to the largest dimension */
+                    T = (int64_t)o->fixed_k;
+                    O = llround(stratum(r, j, nd, (double)o->sigma));
+                    push(cv, DTRSM, T, O, 0, o->reps);
+                    push(cv, DTRSM, O, T, 1, o->reps);
+                    break;
+                }
+                /* cost ~ T^2 O (T: the triangle's order): stratify T^2 O, draw T, derive O */
                 for (long tries = 0;; tries++) {
                     if (tries > 1000000) design_stuck("dtrsm");
                     double P = stratum(r, j, nd, o->pi_trsm);

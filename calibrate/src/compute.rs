@@ -350,8 +350,8 @@ pub struct KernelFit {
     pub mean_duration: f64,
     /// The variables and durations of every call (for plots), host index last.
     pub data: Vec<(Vec<f64>, f64, usize)>,
-    /// For dgemm with a fixed-K design among the files (`fixed_k` in their
-    /// metadata): the K range `[from, to)` of this fit (`to` = None: no upper
+    /// For dgemm and dtrsm with a fixed-K design among the files (`fixed_k` in
+    /// their metadata; dtrsm's K is its triangle's order): the K range `[from, to)` of this fit (`to` = None: no upper
     /// bound). `smpi-fit` writes the fits of one kernel as the ranges of a
     /// model piecewise on K.
     pub k_range: Option<KRange>,
@@ -526,11 +526,13 @@ pub fn fit_compute(
     host_index: &dyn Fn(&str, u32) -> usize,
     opts: &ComputeOptions,
 ) -> Result<Vec<KernelFit>, InputError> {
-    // dgemm with a fixed-K design (thesis §8.4: K = HPL's NB, a legitimate
-    // bias) is fitted piecewise on K (M′): K below, at and above each fixed K
-    // apart. Pooled, the polynomial would trade HPL's K = NB calls against
-    // tall-and-skinny ones, and calls with a small K (HPL's panel) against
-    // the large products of the uniform design.
+    // dgemm and dtrsm with a fixed-K design (thesis §8.4: K = HPL's NB, a
+    // legitimate bias; for dtrsm K is the triangle's order) are fitted
+    // piecewise on K (M′): K below, at and above each fixed K apart. Pooled,
+    // the polynomial would trade HPL's K = NB calls against tall-and-skinny
+    // ones, and calls with a small K (HPL's panel) against the large products
+    // of the uniform design (HPL's update dtrsm, always of order NB, ran 20–30 %
+    // slower per flop than the pooled dtrsm model said).
     let mut fixed: Vec<u64> = files
         .iter()
         .filter_map(|f| f.meta("fixed_k").trim().parse::<u64>().ok())
@@ -554,10 +556,12 @@ pub fn fit_compute(
         v
     };
     let segment_of = |kernel: &str, params: &[f64]| -> Option<KRange> {
-        if kernel != "dgemm" {
-            return None;
-        }
-        let k = params.get(2).copied().unwrap_or(0.0);
+        let k = match kernel {
+            "dgemm" => params.get(2).copied().unwrap_or(0.0),
+            // dtrsm's K: the triangle's order (M on the left, N on the right).
+            "dtrsm" if params.len() >= 3 => params[if params[2] == 0.0 { 0 } else { 1 }],
+            _ => return None,
+        };
         segments
             .iter()
             .copied()

@@ -310,7 +310,7 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
         }
     });
     let mut compute = BTreeMap::new();
-    // A kernel fitted per K range (dgemm with a fixed-K design) is written
+    // A kernel fitted per K range (dgemm or dtrsm with a fixed-K design) is written
     // piecewise on K, one range per fit.
     let ranges_of = |name: &str| -> Vec<&KernelFit> {
         let mut v: Vec<&KernelFit> = kernels

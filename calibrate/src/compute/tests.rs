@@ -169,6 +169,51 @@ fn dgemm_is_fitted_per_k_range_with_a_fixed_k_design() {
     assert!(k128.data.iter().all(|(x, _, _)| x[2] == 128.0));
 }
 
+/// dtrsm with a fixed-K file among the files: fitted per triangle order (below,
+/// at and above 128, whichever side the triangle is on); the order-128 range
+/// recovers its own truth, which differs from the other orders' (HPL's update
+/// dtrsm, slower per flop than the general model said).
+#[test]
+fn dtrsm_is_fitted_per_triangle_order_with_a_fixed_k_design() {
+    let model = |a: f64| {
+        models::ModelSet::from_toml_str(
+            &format!(
+                "[compute.dtrsm]\nmodel = \"linear\"\nproduct = \"MNK\"\na = {a:e}\nb = 1e-6\n\
+                 noise = {{ kind = \"normal\", sigma = {{ MNK = 1e-13 }} }}\n"
+            ),
+            "dtrsm.toml",
+        )
+        .unwrap()
+    };
+    let (general, at_nb) = (model(2e-11), model(3e-11));
+    let mut rng = NoiseRng::new(5, 5);
+    let mut draw = |order: Option<f64>| {
+        let t = order.unwrap_or_else(|| (1.0 + 1000.0 * rng.uniform()).round());
+        let o = (1.0 + 4000.0 * rng.uniform()).round();
+        let params = if rng.uniform() < 0.5 {
+            vec![t, o, 0.0]
+        } else {
+            vec![o, t, 1.0]
+        };
+        ("dtrsm".to_string(), params)
+    };
+    let uniform: Vec<_> = (0..600).map(|_| draw(None)).collect();
+    let fixed: Vec<_> = (0..400).map(|_| draw(Some(128.0))).collect();
+    let fixed_text =
+        compute_csv(&at_nb.compute, &fixed, 0, 9).replacen("# core: 0\n", "# core: 0\n# fixed_k: 128\n", 1);
+    let fits = fit_text(&[compute_csv(&general.compute, &uniform, 0, 5), fixed_text]);
+    let labels: Vec<String> = fits.iter().map(KernelFit::label).collect();
+    assert!(labels.contains(&"dtrsm@K=128".to_string()), "{labels:?}");
+    let k128 = fits.iter().find(|k| k.fixed_k() == Some(128)).unwrap();
+    // Variables [M, N, K]: K is the triangle's order whichever side it is on.
+    for x in [[128.0, 3000.0, 128.0], [3000.0, 128.0, 128.0]] {
+        let truth = 3e-11 * x[0] * x[1] * x[2] + 1e-6;
+        let p = k128.mean.predict(&x);
+        assert!((p / truth - 1.0).abs() < 0.01, "{x:?}: {p} vs {truth}");
+    }
+    assert!(k128.data.iter().all(|(x, _, _)| x[2] == 128.0));
+}
+
 /// Calls slowed down by a preemption (a few ms whatever their size) are
 /// screened out and counted; the fit is then the undisturbed kernel's.
 #[test]

@@ -626,10 +626,17 @@ fn calibrate_script_quick_with_open_mpi() {
                     assert_eq!(seed, 6, "{name}");
                     assert_eq!(csv.meta["fixed_k"], "128");
                     assert!(
-                        calls.iter().all(|c| c.0 == "dgemm"),
-                        "{name}: fixed-K run is dgemm only"
+                        calls.iter().all(|c| c.0 == "dgemm" || c.0 == "dtrsm"),
+                        "{name}: fixed-K run is dgemm and dtrsm only"
                     );
                     assert!(dgemm.iter().all(|t| t[2] == 128), "{name}: K != 128");
+                    // dtrsm: a triangle of order 128 on either side (M on the left, N on the right).
+                    let trsm: Vec<_> = calls.iter().filter(|c| c.0 == "dtrsm").collect();
+                    assert!(trsm.len() >= 2 * 30, "{name}: {} dtrsm calls", trsm.len());
+                    for c in &trsm {
+                        let (m, n, side) = (c.1[0].unwrap(), c.1[1].unwrap(), c.1[2].unwrap());
+                        assert_eq!(if side == 0 { m } else { n }, 128, "{name}: dtrsm {c:?}");
+                    }
                     assert!(dgemm.len() >= 2 * 30, "{name}: {} dgemm calls", dgemm.len());
                 }
             }
