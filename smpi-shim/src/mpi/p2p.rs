@@ -109,6 +109,25 @@ pub(crate) fn check_p2p(
     Ok((context, c.my_rank, peer_world, size, dt))
 }
 
+/// Removes and returns the first request of `rank`'s mailbox that pairs with
+/// request `id`: among its posted receives when `id` is a send
+/// (`id_is_send`), among its unexpected sends when `id` is a receive.
+#[inline]
+fn take_partner(w: &mut World, rank: u32, id: u32, id_is_send: bool) -> Option<u32> {
+    let (mb, me) = (&w.mailboxes[rank as usize], w.req(id));
+    let pos = if id_is_send {
+        mb.posted.iter().position(|&r| matches(me, w.req(r)))
+    } else {
+        mb.unexpected.iter().position(|&s| matches(w.req(s), me))
+    }?;
+    let mb = &mut w.mailboxes[rank as usize];
+    if id_is_send {
+        mb.posted.remove(pos)
+    } else {
+        mb.unexpected.remove(pos)
+    }
+}
+
 pub(crate) fn matches(send: &Request, recv: &Request) -> bool {
     send.context == recv.context
         && (recv.peer == MPI_ANY_SOURCE || recv.peer == send.me_local)
@@ -217,13 +236,7 @@ pub(crate) fn post_send(w: &mut World, id: u32) {
     // One-sided transfers always are (SMPI's RMA flag).
     let eager = (size < w.cfg.async_small_thresh && w.req(id).mode != SendMode::Sync) || w.req(id).rma;
     // Find a posted receive at the destination.
-    let mb = &w.mailboxes[peer_world as usize];
-    let found = mb.posted.iter().position(|&r| matches(w.req(id), w.req(r)));
-    if let Some(pos) = found {
-        let recv = w.mailboxes[peer_world as usize]
-            .posted
-            .remove(pos)
-            .expect("position is valid");
+    if let Some(recv) = take_partner(w, peer_world, id, true) {
         // Adopt the receive's pending communication.
         let act = w.req(recv).act.expect("posted receive has an activity");
         ctx.retain(act);
@@ -314,13 +327,7 @@ pub(crate) fn post_recv(w: &mut World, id: u32) {
         let from = (peer != MPI_ANY_SOURCE).then_some(r.peer_world);
         w.log_request(owner, "recv", size, from, tag, None);
     }
-    let mb = &w.mailboxes[owner as usize];
-    let found = mb.unexpected.iter().position(|&s| matches(w.req(s), w.req(id)));
-    if let Some(pos) = found {
-        let send = w.mailboxes[owner as usize]
-            .unexpected
-            .remove(pos)
-            .expect("position is valid");
+    if let Some(send) = take_partner(w, owner, id, false) {
         let act = w.req(send).act.expect("posted send has an activity");
         w.kernel.retain(act);
         w.req_mut(id).act = Some(act);
