@@ -165,39 +165,16 @@ unsafe fn received(
     }
 }
 
-/// `MPI_Recv` and `MPI_Recv_c` (the count as `int` or `MPI_Count`).
-pub(super) unsafe fn recv(
-    buf: *mut c_void,
-    count: impl Into<i64>,
-    dt: c_int,
-    src: c_int,
-    tag: c_int,
-    comm: c_int,
-    st: *mut CStatus,
-    call: &'static str,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let g = enter_call(call);
-        let n = check_count!(g.me, comm, call, count);
-        ti!(ti_trace::p2p(g.me, "recv", comm, src, tag, n, dt));
-        let r = rt::irecv(g.me, &p2p(buf, n, dt, src, tag, comm)).map(|id| rt::wait(g.me, id, call));
-        received(g.me, comm, call, st, r, n)
-    }
-}
+/// One half of a point-to-point exchange as the program passes it: buffer,
+/// count, datatype, peer, tag.
+type Half<C> = (*const c_void, C, c_int, c_int, c_int);
 
-/// `MPI_Sendrecv` and `MPI_Sendrecv_c` (the count as `int` or `MPI_Count`).
-pub(super) unsafe fn sendrecv(
-    sbuf: *const c_void,
-    scount: impl Into<i64>,
-    stype: c_int,
-    dst: c_int,
-    stag: c_int,
-    rbuf: *mut c_void,
-    rcount: impl Into<i64>,
-    rtype: c_int,
-    src: c_int,
-    rtag: c_int,
+/// `MPI_Recv` and `MPI_Sendrecv` with their `_c` forms (the counts as `int` or
+/// `MPI_Count`): the send half if there is one, the receive, and its status
+/// written and checked.
+unsafe fn exchange<C: Into<i64>>(
+    send: Option<Half<C>>,
+    recv: Half<C>,
     comm: c_int,
     st: *mut CStatus,
     call: &'static str,
@@ -205,14 +182,25 @@ pub(super) unsafe fn sendrecv(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let g = enter_call(call);
-        let sn = check_count!(g.me, comm, call, scount);
+        let send = match send {
+            Some((buf, count, dt, dst, tag)) => {
+                Some((buf, check_count!(g.me, comm, call, count), dt, dst, tag))
+            }
+            None => None,
+        };
+        let (rbuf, rcount, rtype, src, rtag) = recv;
         let rn = check_count!(g.me, comm, call, rcount);
-        ti!(ti_trace::sendrecv(g.me, comm, sn, stype, dst, rn, rtype, src));
-        let r = rt::sendrecv(
-            g.me,
-            &p2p(sbuf, sn, stype, dst, stag, comm),
-            &p2p(rbuf, rn, rtype, src, rtag, comm),
-        );
+        let into = p2p(rbuf, rn, rtype, src, rtag, comm);
+        let r = match send {
+            None => {
+                ti!(ti_trace::p2p(g.me, "recv", comm, src, rtag, rn, rtype));
+                rt::irecv(g.me, &into).map(|id| rt::wait(g.me, id, call))
+            }
+            Some((sbuf, sn, stype, dst, stag)) => {
+                ti!(ti_trace::sendrecv(g.me, comm, sn, stype, dst, rn, rtype, src));
+                rt::sendrecv(g.me, &p2p(sbuf, sn, stype, dst, stag, comm), &into)
+            }
+        };
         received(g.me, comm, call, st, r, rn)
     }
 }
@@ -652,7 +640,7 @@ count_forms! {
     ) => start_p2p(buf, count, dt, dst, tag, comm, req, isend(SendMode::Buffered));
     MPI_Recv / MPI_Recv_c(
         buf: (*mut c_void), count: Cnt, dt: c_int, src: c_int, tag: c_int, comm: c_int, st: (*mut CStatus),
-    ) => recv(buf, count, dt, src, tag, comm, st);
+    ) => exchange(None, (buf.cast_const(), count, dt, src, tag), comm, st);
     MPI_Irecv / MPI_Irecv_c(
         buf: (*mut c_void), count: Cnt, dt: c_int, src: c_int, tag: c_int, comm: c_int, req: (*mut c_int),
     ) => start_p2p(buf, count, dt, src, tag, comm, req, irecv);
@@ -660,7 +648,7 @@ count_forms! {
         sbuf: (*const c_void), scount: Cnt, stype: c_int, dst: c_int, stag: c_int,
         rbuf: (*mut c_void), rcount: Cnt, rtype: c_int, src: c_int, rtag: c_int,
         comm: c_int, st: (*mut CStatus),
-    ) => sendrecv(sbuf, scount, stype, dst, stag, rbuf, rcount, rtype, src, rtag, comm, st);
+    ) => exchange(Some((sbuf, scount, stype, dst, stag)), (rbuf.cast_const(), rcount, rtype, src, rtag), comm, st);
     MPI_Mrecv / MPI_Mrecv_c(buf: (*mut c_void), count: Cnt, dt: c_int, msg: (*mut c_int), st: (*mut CStatus))
         => matched_recv(buf, count, dt, msg, Matched::Wait(st));
     MPI_Imrecv / MPI_Imrecv_c(buf: (*mut c_void), count: Cnt, dt: c_int, msg: (*mut c_int), req: (*mut c_int))

@@ -64,8 +64,9 @@ impl Buffers {
                         dflt = if *double_default { MPI_DOUBLE } else { MPI_BYTE };
                         0
                     }
-                    Kind::Send { count, dt, .. } => count * ext(*dt, dflt),
-                    Kind::Recv { count, dt, .. } => (*count).max(0) as usize * ext(*dt, dflt),
+                    Kind::Send { message: m, .. } | Kind::Recv(m) => {
+                        m.count.max(0) as usize * ext(m.dt, dflt)
+                    }
                     Kind::SendRecv {
                         scount,
                         rcount,
@@ -342,46 +343,37 @@ impl Replayer<'_> {
                     rt::sleep_for(self.me, *seconds);
                     MPI_SUCCESS
                 }
-                Kind::Send {
-                    mode,
-                    nonblocking,
-                    partner,
-                    tag,
-                    count,
-                    dt,
-                } => {
-                    let (n, t) = (*count as c_int, self.dt(*dt));
-                    if !*nonblocking {
+                Kind::Send { mode, message: m } => {
+                    let (n, t) = (m.count as c_int, self.dt(m.dt));
+                    if !m.nonblocking {
                         match mode {
-                            Mode::Standard => p2p::MPI_Send(s, n, t, *partner, *tag, w),
-                            Mode::Sync => p2p::MPI_Ssend(s, n, t, *partner, *tag, w),
-                            Mode::Buffered => p2p::MPI_Bsend(s, n, t, *partner, *tag, w),
+                            Mode::Standard => p2p::MPI_Send(s, n, t, m.partner, m.tag, w),
+                            Mode::Sync => p2p::MPI_Ssend(s, n, t, m.partner, m.tag, w),
+                            Mode::Buffered => p2p::MPI_Bsend(s, n, t, m.partner, m.tag, w),
                         }
                     } else {
                         let mut h: c_int = 0;
                         let rc = match mode {
-                            Mode::Standard => p2p::MPI_Isend(s, n, t, *partner, *tag, w, &mut h),
-                            Mode::Sync => p2p::MPI_Issend(s, n, t, *partner, *tag, w, &mut h),
-                            Mode::Buffered => p2p::MPI_Ibsend(s, n, t, *partner, *tag, w, &mut h),
+                            Mode::Standard => p2p::MPI_Isend(s, n, t, m.partner, m.tag, w, &mut h),
+                            Mode::Sync => p2p::MPI_Issend(s, n, t, m.partner, m.tag, w, &mut h),
+                            Mode::Buffered => p2p::MPI_Ibsend(s, n, t, m.partner, m.tag, w, &mut h),
                         };
                         self.kept.push(Kept {
-                            key: (me, *partner, *tag),
+                            key: (me, m.partner, m.tag),
                             handle: h,
                         });
                         rc
                     }
                 }
-                Kind::Recv {
-                    nonblocking,
-                    partner,
-                    tag,
-                    count,
-                    dt,
-                } => {
-                    let t = self.dt(*dt);
-                    let src = if *partner == -1 { MPI_ANY_SOURCE } else { *partner };
-                    let mut n = *count as c_int;
-                    if *count < 0 {
+                Kind::Recv(m) => {
+                    let t = self.dt(m.dt);
+                    let src = if m.partner == -1 {
+                        MPI_ANY_SOURCE
+                    } else {
+                        m.partner
+                    };
+                    let mut n = m.count as c_int;
+                    if m.count < 0 {
                         // Unknown size: as SMPI, probe for it.
                         let mut st = CStatus {
                             source: 0,
@@ -390,19 +382,19 @@ impl Replayer<'_> {
                             cancelled: 0,
                             count: 0,
                         };
-                        self.check(a, p2p::MPI_Probe(src, *tag, w, &mut st));
+                        self.check(a, p2p::MPI_Probe(src, m.tag, w, &mut st));
                         self.check(a, p2p::MPI_Get_count(&st, t, &mut n));
                     }
-                    if *nonblocking {
+                    if m.nonblocking {
                         let mut h: c_int = 0;
-                        let rc = p2p::MPI_Irecv(r, n, t, src, *tag, w, &mut h);
+                        let rc = p2p::MPI_Irecv(r, n, t, src, m.tag, w, &mut h);
                         self.kept.push(Kept {
-                            key: (*partner, me, *tag),
+                            key: (m.partner, me, m.tag),
                             handle: h,
                         });
                         rc
                     } else {
-                        p2p::MPI_Recv(r, n, t, src, *tag, w, std::ptr::null_mut())
+                        p2p::MPI_Recv(r, n, t, src, m.tag, w, std::ptr::null_mut())
                     }
                 }
                 Kind::Wait { src, dst, tag } => {

@@ -38,6 +38,19 @@ pub(crate) enum Mode {
     Buffered,
 }
 
+/// What a send or receive action names.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Message {
+    /// `isend`, `irecv`...: the non-blocking form.
+    pub(crate) nonblocking: bool,
+    /// The other rank (of MPI_COMM_WORLD); -1 for a receive from any source.
+    pub(crate) partner: i32,
+    pub(crate) tag: i32,
+    /// Elements of `dt`.
+    pub(crate) count: i64,
+    pub(crate) dt: Dt,
+}
+
 /// What one line asks for.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Kind {
@@ -50,20 +63,10 @@ pub(crate) enum Kind {
     Nothing,
     Send {
         mode: Mode,
-        nonblocking: bool,
-        partner: i32,
-        tag: i32,
-        count: usize,
-        dt: Dt,
+        message: Message,
     },
     /// `count` < 0: unknown size, probed first (as SMPI).
-    Recv {
-        nonblocking: bool,
-        partner: i32,
-        tag: i32,
-        count: i64,
-        dt: Dt,
-    },
+    Recv(Message),
     Wait {
         src: i32,
         dst: i32,
@@ -393,6 +396,16 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
             .map(Some)
             .ok_or_else(|| bad(format!("datatype id {id} is not a datatype smpirun knows")))
     };
+    // A send's or receive's fields: partner, tag, count (read by the caller), datatype.
+    let message = |nonblocking: bool, any_partner: bool, count: i64| -> Result<Message, String> {
+        Ok(Message {
+            nonblocking,
+            partner: rank_arg(0, "the partner", any_partner)?,
+            tag: int(1, "the tag")?,
+            count,
+            dt: dt(3)?,
+        })
+    };
     let flops = |i: usize| -> Result<f64, String> {
         let f = num(i, "the amount of flops")?;
         if f < 0.0 {
@@ -439,11 +452,7 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
             };
             Kind::Send {
                 mode,
-                nonblocking,
-                partner: rank_arg(0, "the partner", false)?,
-                tag: int(1, "the tag")?,
-                count: count(2, "the count")?,
-                dt: dt(3)?,
+                message: message(nonblocking, false, count(2, "the count")? as i64)?,
             }
         }
         "recv" | "irecv" => {
@@ -452,13 +461,7 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
             if c > i32::MAX as f64 {
                 return Err(bad(format!("the count {} is out of range", args[2])));
             }
-            Kind::Recv {
-                nonblocking: name == "irecv",
-                partner: rank_arg(0, "the partner", true)?,
-                tag: int(1, "the tag")?,
-                count: c as i64,
-                dt: dt(3)?,
-            }
+            Kind::Recv(message(name == "irecv", true, c as i64)?)
         }
         "wait" | "test" => {
             want(3, 0)?;
@@ -629,11 +632,13 @@ mod tests {
             one("0 send 1 0 1e6", 2),
             Ok(Kind::Send {
                 mode: Mode::Standard,
-                nonblocking: false,
-                partner: 1,
-                tag: 0,
-                count: 1_000_000,
-                dt: None
+                message: Message {
+                    nonblocking: false,
+                    partner: 1,
+                    tag: 0,
+                    count: 1_000_000,
+                    dt: None
+                }
             })
         );
         assert_eq!(
@@ -680,7 +685,7 @@ mod tests {
             })
         );
         assert_eq!(
-            one("0 recv -1 5 10 0", 2).map(|k| matches!(k, Kind::Recv { partner: -1, .. })),
+            one("0 recv -1 5 10 0", 2).map(|k| matches!(k, Kind::Recv(Message { partner: -1, .. }))),
             Ok(true)
         );
     }
