@@ -219,21 +219,13 @@ pub(super) unsafe extern "C" fn MPI_Sendrecv_replace(
 ) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
-        let g = enter_call("MPI_Sendrecv_replace");
-        // The buffer is copied before any check of the send: check it first.
-        if let Err(e) = arg_data(buf, count, dt, P2P_BUF) {
-            return entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e);
-        }
-        let n = check_count!(g.me, comm, "MPI_Sendrecv_replace", count);
-        let d = match with_world(|w| w.dtype(dt)) {
-            Ok(d) => d,
-            Err(e) => return entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e),
+        let call = "MPI_Sendrecv_replace";
+        let g = enter_call(call);
+        let (n, mut tmp) = match replace_copy(buf, count, dt) {
+            Ok(c) => c,
+            Err(e) => return entry::handle_error(g.me, comm, call, e),
         };
         ti!(ti_trace::sendrecv(g.me, comm, n, dt, dst, n, dt, src));
-        let mut tmp = coll::TempBuf::new(&d, n);
-        if let Err(e) = coll::local_copy(buf as *const u8, n, dt, tmp.ptr(), n, dt) {
-            return entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e);
-        }
         match rt::sendrecv(
             g.me,
             &p2p(tmp.ptr() as *const c_void, n, dt, dst, stag, comm),
@@ -243,9 +235,22 @@ pub(super) unsafe extern "C" fn MPI_Sendrecv_replace(
                 write_status(st, &s);
                 MPI_SUCCESS
             }
-            Err(e) => entry::handle_error(g.me, comm, "MPI_Sendrecv_replace", e),
+            Err(e) => entry::handle_error(g.me, comm, call, e),
         }
     }
+}
+
+/// The copy of the buffer `MPI_Sendrecv_replace` and `MPI_Isendrecv_replace`
+/// send from (the receive overwrites the buffer), and its element count. The
+/// buffer is checked first: it is read before anything else of the call
+/// (`buf` holds `count` elements of `dt`: the program's promise).
+fn replace_copy(buf: *mut c_void, count: c_int, dt: c_int) -> MpiResult<(usize, coll::TempBuf)> {
+    arg_data(buf, count, dt, P2P_BUF)?;
+    let n = nonneg(count)?;
+    let d = with_world(|w| w.dtype(dt))?;
+    let mut copy = coll::TempBuf::new(&d, n);
+    coll::local_copy(buf as *const u8, n, dt, copy.ptr(), n, dt)?;
+    Ok((n, copy))
 }
 
 /// The end of `MPI_Iprobe` and `MPI_Improbe`: `flag` says whether a message
@@ -525,14 +530,9 @@ pub(super) unsafe extern "C" fn MPI_Isendrecv_replace(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         nb!("MPI_Isendrecv_replace", comm, req, |me| {
-            // The buffer is copied before any check of the send: check it first.
-            arg_data(buf, count, dt, P2P_BUF)?;
-            let n = nonneg(count)?;
+            let (n, copy) = replace_copy(buf, count, dt)?;
             let half = move |peer, tag| p2p(buf, n, dt, peer, tag, comm);
             rt::check_pair(me, &half(dst, stag), &half(src, rtag))?;
-            let d = with_world(|w| w.dtype(dt))?;
-            let mut copy = coll::TempBuf::new(&d, n);
-            coll::local_copy(buf as *const u8, n, dt, copy.ptr(), n, dt)?;
             let keep = Rc::new(std::cell::RefCell::new(copy));
             let k2 = keep.clone();
             let stage: rt::Stage = Box::new(move || {
