@@ -688,11 +688,7 @@ impl Kernel {
             let act = self.act_mut(a);
             act.rate = rate;
             if rate > 0.0 {
-                let t = if act.remains > 0.0 {
-                    now + act.remains / rate
-                } else {
-                    now
-                };
+                let t = finish_date(now, act.remains, rate);
                 if act.finish != t {
                     self.schedule(a, t);
                 }
@@ -785,11 +781,7 @@ impl Kernel {
         let rate = value * act.rate_factor;
         act.rate = rate;
         if rate > 0.0 {
-            let t = if act.remains > 0.0 {
-                now + act.remains / rate
-            } else {
-                now
-            };
+            let t = finish_date(now, act.remains, rate);
             if act.finish == t {
                 // Same date: its heap entry stays valid, only the tie-break stamp is renewed
                 // (the batch of due events is sorted by stamp).
@@ -1738,5 +1730,16 @@ fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
         format!("panicked: {s}")
     } else {
         "panicked".to_string()
+    }
+}
+
+/// When an activity with `remains` left, progressing at `rate` (> 0) from
+/// `now`, ends: now if nothing remains.
+#[inline]
+fn finish_date(now: f64, remains: f64, rate: f64) -> f64 {
+    if remains > 0.0 {
+        now + remains / rate
+    } else {
+        now
     }
 }
