@@ -65,7 +65,7 @@ def scenario_table():
                 os.path.join(HERE, "models", "stampede.toml")) for name, p, q, n in STAMPEDE_SCENARIOS])
 
 
-def folding_cfg(p, q, n, nb):
+def folding_cfg(p, n, nb):
     """The folding thresholds of a scenario. Allocations from 256 KiB up are folded copy-on-write
     (pages a rank writes become its own); from the shared threshold up they are folded shared (all
     ranks write the same pages). HPL keeps its pivot indices at the end of its panel allocation,
@@ -217,7 +217,7 @@ def run(name, p, q, n, platform, hpl, model, extra, timeout, smpirun):
         write_hpl_dat(d, p, q, n, hpl)
         js = os.path.join(d, "run.json")
         cmd = [smpirun, "-platform", os.path.join(REPO, platform), "-np", str(p * q), *COMMON_CFG,
-               *folding_cfg(p, q, n, hpl["nb"]), *extra, "-model", model, "--json", js, "-quiet", xhpl]
+               *folding_cfg(p, n, hpl["nb"]), *extra, "-model", model, "--json", js, "-quiet", xhpl]
         m = measure(cmd, d, timeout)
         if "error" in m:
             return {"name": name, **m}
