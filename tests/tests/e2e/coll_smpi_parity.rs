@@ -46,14 +46,20 @@ const CFG: &[&str] = &[
     "smpi/wtime:0",
 ];
 
-struct Smpi {
+pub(super) struct Smpi {
     coll_time: PathBuf,
     platform: PathBuf,
-    hostfile: PathBuf,
+}
+
+/// A hostfile placing `per_host` consecutive ranks on each of the star's 8
+/// hosts (SMPI's SMP algorithms group the ranks of one host).
+fn hostfile(per_host: usize) -> PathBuf {
+    let hosts: String = (0..8).map(|i| format!("h-{i}:{per_host}\n")).collect();
+    write_scratch(&format!("hosts8x{per_host}"), &hosts)
 }
 
 /// SMPI 3.32 and coll_time built with its smpicc, or `None` (with a message).
-fn smpi() -> Option<&'static Smpi> {
+pub(super) fn smpi() -> Option<&'static Smpi> {
     static S: OnceLock<Option<Smpi>> = OnceLock::new();
     S.get_or_init(|| {
         let version = Command::new("smpirun").arg("-version").output().ok()?;
@@ -74,11 +80,9 @@ fn smpi() -> Option<&'static Smpi> {
             eprintln!("skipped: SMPI's smpicc failed\n{}", r.describe());
             return None;
         }
-        let hosts: String = (0..8).map(|i| format!("h-{i}\n")).collect();
         Some(Smpi {
             coll_time: out,
             platform: write_scratch("star8.xml", PLATFORM),
-            hostfile: write_scratch("hosts8", &hosts),
         })
     })
     .as_ref()
@@ -96,13 +100,15 @@ fn max_time(out: &RunOutput, np: usize) -> Option<f64> {
     (out.code == Some(0) && t.len() == np).then(|| t.into_iter().fold(0.0, f64::max))
 }
 
-/// (SMPI's time, ours) for one configuration.
+/// (SMPI's time, ours) for one configuration, `per_host` ranks on each host.
 fn both(
     s: &Smpi,
     np: usize,
+    per_host: usize,
     cfg: &[String],
     args: &[String],
 ) -> (Option<f64>, Option<f64>, RunOutput, RunOutput) {
+    let hosts = hostfile(per_host);
     let mut cmd = Command::new("smpirun");
     cmd.current_dir(s.coll_time.parent().unwrap_or(Path::new(".")))
         .arg("-np")
@@ -110,7 +116,7 @@ fn both(
         .arg("-platform")
         .arg(&s.platform)
         .arg("-hostfile")
-        .arg(&s.hostfile);
+        .arg(&hosts);
     for c in CFG.iter().map(|c| c.to_string()).chain(cfg.iter().cloned()) {
         cmd.arg(format!("--cfg={c}"));
     }
@@ -118,6 +124,7 @@ fn both(
     let theirs = run_command(cmd, Duration::from_secs(120));
     let mut run = Smpirun::new(build_c(&apps_dir().join("coll/coll_time.c")))
         .platform(&s.platform)
+        .hostfile(&hosts)
         .np(np);
     for c in CFG.iter().map(|c| c.to_string()).chain(cfg.iter().cloned()) {
         run = run.cfg(&c);
@@ -127,10 +134,16 @@ fn both(
 }
 
 /// One comparison: (cfg, np, collective, bytes, root, warm).
-type Case<'a> = (Vec<String>, usize, &'a str, usize, usize, bool);
+pub(super) type Case<'a> = (Vec<String>, usize, &'a str, usize, usize, bool);
 
-/// Compares every case; panics with all the mismatches.
-fn compare(cases: &[Case]) {
+/// Compares every case, one rank per host; panics with all the mismatches.
+pub(super) fn compare(cases: &[Case]) {
+    compare_on(cases, 1)
+}
+
+/// Compares every case with `per_host` ranks on each host (rank r on host
+/// r / per_host); panics with all the mismatches.
+pub(super) fn compare_on(cases: &[Case], per_host: usize) {
     let Some(s) = smpi() else { return };
     let mut bad = Vec::new();
     for (cfg, np, coll, bytes, root, warm) in cases {
@@ -138,11 +151,11 @@ fn compare(cases: &[Case]) {
         if *warm {
             args.push("warm".into());
         }
-        let (theirs, ours, t_out, o_out) = both(s, *np, cfg, &args);
+        let (theirs, ours, t_out, o_out) = both(s, *np, per_host, cfg, &args);
         match (theirs, ours) {
             (Some(a), Some(b)) if (a - b).abs() <= 1e-6 * a.abs().max(1e-12) => {}
             (Some(a), Some(b)) => bad.push(format!(
-                "{coll} np={np} S={bytes} root={root} {cfg:?}: SMPI {a:.9e} s, ours {b:.9e} s"
+                "{coll} np={np} per_host={per_host} S={bytes} root={root} {cfg:?}: SMPI {a:.9e} s, ours {b:.9e} s"
             )),
             (None, _) => bad.push(format!(
                 "{coll} np={np} {cfg:?}: SMPI failed\n{}",
@@ -160,14 +173,14 @@ fn compare(cases: &[Case]) {
 }
 
 /// Sizes (bytes): whole vector for bcast/reduce/allreduce, one block otherwise.
-fn sizes(coll: &str) -> [usize; 2] {
+pub(super) fn sizes(coll: &str) -> [usize; 2] {
     match coll {
         "bcast" | "reduce" | "allreduce" => [16384, 1048576],
         _ => [4096, 262144],
     }
 }
 
-fn algorithms(coll: &str, algos: &[&str]) {
+pub(super) fn algorithms(coll: &str, algos: &[&str]) {
     let mut cases = Vec::new();
     for a in algos {
         for (np, root) in [(4usize, 0usize), (7, 6)] {
