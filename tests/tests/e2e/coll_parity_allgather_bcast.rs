@@ -1,2 +1,0 @@
-//! Parity with SimGrid SMPI 3.32 of the allgather_bcast collective algorithms added
-//! after the first set (see `coll_smpi_parity` for the method).
