@@ -205,20 +205,27 @@ unsafe fn exchange<C: Into<i64>>(
     }
 }
 
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Sendrecv_replace(
-    buf: *mut c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    stag: c_int,
-    src: c_int,
-    rtag: c_int,
-    comm: c_int,
-    st: *mut CStatus,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
+/// `MPI_Sendrecv_replace` and `MPI_Isendrecv_replace`, which MPI defines with
+/// one parameter list (the last argument is the status or the request): the
+/// list is written once, each form gets its body.
+macro_rules! replace_forms {
+    (@one ($($p:ident: $t:ty),*) $name:ident $last:ident $lt:ty { $($body:tt)* }) => {
+        #[no_mangle]
+        pub(super) unsafe extern "C" fn $name($($p: $t,)* $last: $lt) -> c_int {
+            // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
+            unsafe { $($body)* }
+        }
+    };
+    ($params:tt) => {};
+    ($params:tt $name:ident($last:ident: $lt:ty) => { $($body:tt)* } $($rest:tt)*) => {
+        replace_forms!(@one $params $name $last $lt { $($body)* });
+        replace_forms!($params $($rest)*);
+    };
+}
+
+replace_forms! {
+    (buf: *mut c_void, count: c_int, dt: c_int, dst: c_int, stag: c_int, src: c_int, rtag: c_int, comm: c_int)
+    MPI_Sendrecv_replace(st: *mut CStatus) => {
         let call = "MPI_Sendrecv_replace";
         let g = enter_call(call);
         let (n, mut tmp) = match replace_copy(buf, count, dt) {
@@ -237,6 +244,29 @@ pub(super) unsafe extern "C" fn MPI_Sendrecv_replace(
             }
             Err(e) => entry::handle_error(g.me, comm, call, e),
         }
+    }
+    // The send goes from a copy of the buffer, kept until the request ends.
+    MPI_Isendrecv_replace(req: *mut c_int) => {
+        nb!("MPI_Isendrecv_replace", comm, req, |me| {
+            let (n, copy) = replace_copy(buf, count, dt)?;
+            let half = move |peer, tag| p2p(buf, n, dt, peer, tag, comm);
+            rt::check_pair(me, &half(dst, stag), &half(src, rtag))?;
+            let keep = Rc::new(std::cell::RefCell::new(copy));
+            let k2 = keep.clone();
+            let stage: rt::Stage = Box::new(move || {
+                let p = k2.borrow_mut().ptr();
+                let s = p2p(p as *const c_void, n, dt, dst, stag, comm);
+                let r = half(src, rtag);
+                let rid = rt::irecv(me, &r)?;
+                let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
+                Ok(vec![rid, sid])
+            });
+            let hold: rt::Stage = Box::new(move || {
+                drop(keep);
+                Ok(vec![])
+            });
+            rt::start_sendrecv(me, comm, vec![stage, hold])
+        })
     }
 }
 
@@ -509,45 +539,7 @@ pub(super) unsafe extern "C" fn MPI_Isendrecv(
                 let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
                 Ok(vec![rid, sid])
             });
-            rt::start_coll(me, comm, vec![stage])
-        })
-    }
-}
-
-/// MPI_Isendrecv_replace: the send goes from a copy of the buffer.
-#[no_mangle]
-pub(super) unsafe extern "C" fn MPI_Isendrecv_replace(
-    buf: *mut c_void,
-    count: c_int,
-    dt: c_int,
-    dst: c_int,
-    stag: c_int,
-    src: c_int,
-    rtag: c_int,
-    comm: c_int,
-    req: *mut c_int,
-) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        nb!("MPI_Isendrecv_replace", comm, req, |me| {
-            let (n, copy) = replace_copy(buf, count, dt)?;
-            let half = move |peer, tag| p2p(buf, n, dt, peer, tag, comm);
-            rt::check_pair(me, &half(dst, stag), &half(src, rtag))?;
-            let keep = Rc::new(std::cell::RefCell::new(copy));
-            let k2 = keep.clone();
-            let stage: rt::Stage = Box::new(move || {
-                let p = k2.borrow_mut().ptr();
-                let s = p2p(p as *const c_void, n, dt, dst, stag, comm);
-                let r = half(src, rtag);
-                let rid = rt::irecv(me, &r)?;
-                let sid = rt::isend(me, &s, rt::SendMode::Standard, true)?;
-                Ok(vec![rid, sid])
-            });
-            let hold: rt::Stage = Box::new(move || {
-                drop(keep);
-                Ok(vec![])
-            });
-            rt::start_coll(me, comm, vec![stage, hold])
+            rt::start_sendrecv(me, comm, vec![stage])
         })
     }
 }
