@@ -77,7 +77,7 @@ pub(crate) fn finish(me: u32, id: u32) -> StatusInfo {
     let (status, or_cost) = with_world(|w| {
         w.ranks[me as usize].blocked = None;
         let r = w.req(id);
-        let status = if r.kind == ReqKind::Recv {
+        let status = if r.kind == ReqKind::Recv || r.coll.as_ref().is_some_and(|c| c.receive_status) {
             r.status
         } else {
             StatusInfo {
@@ -256,6 +256,16 @@ pub(crate) fn test(me: u32, id: u32) -> Option<StatusInfo> {
 
 /// Starts a non-blocking collective made of `stages`; the first runs now.
 pub(crate) fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
+    start_stages(me, comm, stages, false)
+}
+
+/// Starts a non-blocking send-receive (`MPI_Isendrecv` and its `_replace`
+/// form) as stages like a collective; its status is that of the receive.
+pub(crate) fn start_sendrecv(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u32> {
+    start_stages(me, comm, stages, true)
+}
+
+fn start_stages(me: u32, comm: i32, stages: Vec<Stage>, receive_status: bool) -> MpiResult<u32> {
     let mut stages: VecDeque<Stage> = stages.into();
     let first = stages.pop_front().map(|f| f()).transpose()?.unwrap_or_default();
     let id = with_world(|w| {
@@ -265,7 +275,11 @@ pub(crate) fn start_coll(me: u32, comm: i32, stages: Vec<Stage>) -> MpiResult<u3
                 tag: MPI_ANY_TAG,
                 ..Default::default()
             },
-            coll: Some(Box::new(CollState { subs: first, stages })),
+            coll: Some(Box::new(CollState {
+                subs: first,
+                stages,
+                receive_status,
+            })),
             ..Request::local(ReqKind::Coll, me, comm, None)
         };
         let id = w.alloc_req(r);
@@ -288,7 +302,13 @@ pub(crate) fn progress_coll(me: u32, id: u32) -> bool {
         }
         let subs = with_world(|w| std::mem::take(&mut w.req_mut(id).coll.as_mut().expect("coll").subs));
         for s in subs {
-            finish(me, s);
+            let keep = with_world(|w| {
+                w.req(id).coll.as_ref().is_some_and(|c| c.receive_status) && w.req(s).kind == ReqKind::Recv
+            });
+            let status = finish(me, s);
+            if keep {
+                with_world(|w| w.req_mut(id).status = status);
+            }
         }
         let next = with_world(|w| w.req_mut(id).coll.as_mut().expect("coll").stages.pop_front());
         match next {

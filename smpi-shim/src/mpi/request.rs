@@ -31,6 +31,9 @@ pub(crate) type Stage = Box<dyn FnOnce() -> MpiResult<Vec<u32>>>;
 pub(crate) struct CollState {
     pub subs: Vec<u32>,
     pub stages: VecDeque<Stage>,
+    /// The request's status is that of its receive (`MPI_Isendrecv`,
+    /// `MPI_Isendrecv_replace`); a collective's status is empty.
+    pub receive_status: bool,
 }
 
 /// Send modes.

@@ -266,3 +266,21 @@ fn apps_run_on_one_rank() {
         out.assert_ok();
     }
 }
+
+/// `apps/sendrecv_status.c`: the status of each of the four send-receive
+/// calls (blocking and MPI-4 non-blocking, plain and `_replace`) is its
+/// receive's: source, tag and count of the message that arrived, with
+/// `MPI_ANY_SOURCE`/`MPI_ANY_TAG` posted (the non-blocking forms gave an
+/// empty status before).
+#[test]
+fn send_receive_statuses_are_the_receives() {
+    let out = Smpirun::new(build_app("sendrecv_status"))
+        .platform(platform("cluster_4.toml"))
+        .np(4)
+        .cfg("smpi/simulate-computation:no")
+        .run();
+    out.assert_success();
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("MPI_")).collect();
+    assert_eq!(lines.len(), 16, "{}", out.describe());
+    assert!(lines.iter().all(|l| l.ends_with(" ok")), "{}", out.describe());
+}
