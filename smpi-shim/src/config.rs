@@ -222,6 +222,18 @@ pub(crate) struct SmpiConfig {
     pub tracing_format: String,
     /// `tracing/smpi/computing`.
     pub tracing_computing: bool,
+    /// `tracing/smpi/internals`: collectives' messages on the timeline.
+    pub tracing_internals: bool,
+    /// `tracing/smpi/display-sizes`: sizes on Paje states and links.
+    pub tracing_display_sizes: bool,
+    /// `tracing/smpi/group`: ranks grouped by host on the timeline.
+    pub tracing_grouped: bool,
+    /// `tracing/precision`: digits of Paje dates.
+    pub tracing_precision: usize,
+    /// `tracing/comment`.
+    pub tracing_comment: String,
+    /// `tracing/comment-file`.
+    pub tracing_comment_file: String,
     /// `tracing/smpi/format:TI`: a time-independent trace instead of a timeline.
     pub tracing_ti: bool,
     /// `tracing/smpi/format/ti-one-file`.
@@ -323,6 +335,12 @@ impl SmpiConfig {
             tracing_filename: String::new(),
             tracing_format: String::new(),
             tracing_computing: false,
+            tracing_internals: false,
+            tracing_display_sizes: false,
+            tracing_grouped: false,
+            tracing_precision: 0,
+            tracing_comment: String::new(),
+            tracing_comment_file: String::new(),
             tracing_ti: false,
             tracing_ti_one_file: false,
             tracing_sleeping: false,

@@ -363,6 +363,49 @@ pub(crate) static KEYS: &[Key] = &[
         field!(tracing_computing, yes_no),
     ),
     key(
+        "tracing/smpi/internals",
+        "no",
+        "timeline: also record the messages collectives exchange (links, and the messages of the call)",
+        field!(tracing_internals, yes_no),
+    ),
+    key(
+        "tracing/smpi/display-sizes",
+        "no",
+        "Paje timeline: each MPI call's state and each message's link carry its size in bytes",
+        field!(tracing_display_sizes, yes_no),
+    ),
+    key(
+        "tracing/smpi/group",
+        "no",
+        "timeline: ranks grouped by host (Paje: rank containers inside host containers; JSON: one \
+         process per host; smpirun -trace-grouped)",
+        field!(tracing_grouped, yes_no),
+    ),
+    key(
+        "tracing/precision",
+        "6",
+        "Paje timeline: decimal digits of the dates (seconds)",
+        |cfg: &mut SmpiConfig, value: &str| {
+            cfg.tracing_precision = count(value)?;
+            if cfg.tracing_precision > 15 {
+                return Err("expected at most 15 digits (a double holds no more)".into());
+            }
+            Ok(())
+        },
+    ),
+    key(
+        "tracing/comment",
+        "",
+        "timeline: a comment written at the top of the file (smpirun -trace-comment)",
+        field!(tracing_comment, text),
+    ),
+    key(
+        "tracing/comment-file",
+        "",
+        "timeline: a file whose lines are written as comments at the top (smpirun -trace-comment-file)",
+        field!(tracing_comment_file, text),
+    ),
+    key(
         "tracing/smpi/format",
         "Paje",
         "Paje: a timeline (see tracing/format); TI: a time-independent trace for smpirun -replay, \

@@ -36,7 +36,15 @@ Options:
   -trace               record a timeline (each rank's MPI calls; --cfg=tracing/smpi/computing:yes
                        adds computation): Chrome trace-event JSON when the file name ends in .json
                        (Perfetto, chrome://tracing), else Paje (SimGrid's tools); --cfg=tracing/format
-  -trace-file <file>   the timeline's file (default smpi_simgrid.trace, as SMPI)
+  -trace-file <file>   the timeline's file (default smpi_simgrid.trace, as SMPI). Each message is
+                       drawn from its send to its receive (Paje links, JSON flow arrows);
+                       --cfg=tracing/smpi/internals:yes adds the messages inside collectives,
+                       tracing/smpi/display-sizes:yes puts sizes on Paje states and links,
+                       tracing/precision:<digits> sets the digits of Paje dates (default 6)
+  -trace-grouped       group the ranks by host on the timeline (tracing/smpi/group:yes)
+  -trace-comment <text>, -trace-comment-file <file>
+                       a comment, or a file's lines, at the top of the timeline
+                       (tracing/comment, tracing/comment-file)
   -trace-ti            record a time-independent trace instead (SMPI's TI format, for -replay):
                        each rank's MPI calls with their arguments and its computation in flops;
                        <file> (default smpi_simgrid.txt) lists <file>_files/rank-<r>.txt
@@ -279,6 +287,15 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
                 a.progress_every = Some(secs);
             }
             "-trace" => a.cfg.push("tracing:yes".into()),
+            "-trace-grouped" => a.cfg.push("tracing/smpi/group:yes".into()),
+            "-trace-comment" => {
+                a.cfg.push(format!("tracing/comment:{}", need(i, s)?));
+                i += 1;
+            }
+            "-trace-comment-file" => {
+                a.cfg.push(format!("tracing/comment-file:{}", need(i, s)?));
+                i += 1;
+            }
             "-trace-file" | "--trace-file" => {
                 a.cfg.push(format!("tracing/filename:{}", need(i, s)?));
                 i += 1;

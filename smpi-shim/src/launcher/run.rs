@@ -282,11 +282,30 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
             .iter()
             .map(|h| platform.host(*h).name.clone())
             .collect();
+        let cfg = &world.cfg;
+        let mut comments: Vec<String> = Vec::new();
+        if !cfg.tracing_comment.is_empty() {
+            comments.push(cfg.tracing_comment.clone());
+        }
+        if !cfg.tracing_comment_file.is_empty() {
+            let text = std::fs::read_to_string(&cfg.tracing_comment_file).map_err(|e| {
+                format!(
+                    "tracing/comment-file: cannot read {}: {e}",
+                    cfg.tracing_comment_file
+                )
+            })?;
+            comments.extend(text.lines().map(String::from));
+        }
+        let options = crate::mpi::trace::TraceOptions {
+            computing: cfg.tracing_computing,
+            internals: cfg.tracing_internals,
+            display_sizes: cfg.tracing_display_sizes,
+            grouped: cfg.tracing_grouped,
+            precision: cfg.tracing_precision,
+            comments,
+        };
         world.trace = Some(crate::mpi::trace::Timeline::create(
-            &path,
-            format,
-            world.cfg.tracing_computing,
-            hosts,
+            &path, format, options, hosts,
         )?);
     }
     world.libc = libc_state;

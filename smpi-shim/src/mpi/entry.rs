@@ -60,7 +60,7 @@ pub(crate) fn traced_computation(me: u32, name: &str, flops: f64, compute: impl 
     let start = with_world(|w| {
         w.trace
             .as_mut()
-            .filter(|t| t.computing)
+            .filter(|t| t.computing())
             .map(|t| (t.intern(name), w.kernel.now(), t.begin()))
     });
     compute();

@@ -224,10 +224,12 @@ pub(crate) fn post_send(w: &mut World, id: u32) {
         let tag = w.req(id).tag;
         w.log_request(owner, "send", size, Some(peer_world), tag, None);
     }
-    if w.trace.is_some() && w.req(id).context.is_multiple_of(2) {
-        let tag = w.req(id).tag;
-        if let Some(t) = &mut w.trace {
+    if w.trace.is_some() {
+        let (tag, context, me_local) = (w.req(id).tag, w.req(id).context, w.req(id).me_local);
+        let now = w.kernel.now();
+        if let Some(t) = w.trace.as_mut().filter(|t| t.records(context)) {
             t.note_message(owner, "send", size, Some(peer_world), tag);
+            t.message_sent(now, owner, me_local, peer_world, tag, context, size);
         }
     }
     w.ranks[owner as usize].bytes_sent += size as u64;
@@ -313,11 +315,11 @@ pub(crate) fn post_recv(w: &mut World, id: u32) {
         complete_with_proc_null(w.req_mut(id));
         return;
     }
-    if w.trace.is_some() && w.req(id).context.is_multiple_of(2) {
+    if w.trace.is_some() {
         let r = w.req(id);
-        let (size, tag) = (r.size, r.tag);
+        let (size, tag, context) = (r.size, r.tag, r.context);
         let from = (peer != MPI_ANY_SOURCE).then_some(r.peer_world);
-        if let Some(t) = &mut w.trace {
+        if let Some(t) = w.trace.as_mut().filter(|t| t.records(context)) {
             t.note_message(owner, "recv", size, from, tag);
         }
     }

@@ -86,6 +86,14 @@ pub(crate) fn finish(me: u32, id: u32) -> StatusInfo {
                 ..r.status
             }
         };
+        if r.kind == ReqKind::Recv && w.trace.is_some() && !status.cancelled && status.source >= 0 {
+            let (context, owner) = (r.context, r.owner);
+            let now = w.kernel.now();
+            if let Some(t) = w.trace.as_mut().filter(|t| t.records(context)) {
+                t.message_received(now, status.source, owner, status.tag, context);
+            }
+        }
+        let r = w.req(id);
         let or_cost = if r.kind == ReqKind::Recv && r.matched_detached {
             w.cfg.or.cost(r.size.min(status.bytes) as f64)
         } else {

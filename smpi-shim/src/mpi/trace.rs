@@ -1,11 +1,18 @@
 //! Timelines of a run (`smpirun -trace`): per rank, every MPI call of the
-//! program and, with `tracing/smpi/computing`, every stretch of computation,
-//! with their simulated dates. Two formats, chosen by `tracing/format` or the
-//! file name: Chrome's trace-event JSON (`.json`: opens in Perfetto and
-//! chrome://tracing; written as the run goes) and Paje, the format SimGrid's
-//! tools read (any other name: one container per rank, a state per call;
+//! program, every message from its send to its receive's completion and,
+//! with `tracing/smpi/computing`, every stretch of computation, with their
+//! simulated dates. Two formats, chosen by `tracing/format` or the file name:
+//! Chrome's trace-event JSON (`.json`: opens in Perfetto and chrome://tracing;
+//! written as the run goes; messages are flow arrows) and Paje, the format
+//! SimGrid's tools read (any other name: one container per rank, inside one
+//! per host with `tracing/smpi/group`, a state per call, a link per message;
 //! events are kept and written in date order at the end, as Paje requires).
+//! SMPI's switches say what is recorded: `tracing/smpi/internals` (the
+//! messages inside collectives too), `tracing/smpi/display-sizes` (sizes on
+//! Paje states and links), `tracing/precision` (digits of Paje dates),
+//! `tracing/comment` and `tracing/comment-file` (lines at the top).
 
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -30,6 +37,25 @@ impl TraceFormat {
     }
 }
 
+/// What a timeline records (the `tracing/*` switches).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TraceOptions {
+    /// `tracing/smpi/computing`: computation too.
+    pub computing: bool,
+    /// `tracing/smpi/internals`: the messages collectives exchange too.
+    pub internals: bool,
+    /// `tracing/smpi/display-sizes`: Paje states and links carry sizes.
+    pub display_sizes: bool,
+    /// `tracing/smpi/group`: Paje rank containers inside host containers,
+    /// JSON tracks grouped by host.
+    pub grouped: bool,
+    /// `tracing/precision`: decimal digits of Paje dates.
+    pub precision: usize,
+    /// `tracing/comment` and the lines of `tracing/comment-file`: written at
+    /// the top of the file.
+    pub comments: Vec<String>,
+}
+
 /// One stretch of a rank's time.
 #[derive(Clone, Debug)]
 struct Span {
@@ -41,31 +67,61 @@ struct Span {
     /// ([`Timeline::begin`]): at one date, the program's order.
     begun: u64,
     ended: u64,
+    /// Bytes of the messages the call posted (`tracing/smpi/display-sizes`).
+    bytes: Option<usize>,
 }
+
+/// One end of a message's link (Paje).
+#[derive(Clone, Debug)]
+struct LinkEnd {
+    date: f64,
+    /// Its number in the order things happened.
+    seq: u64,
+    /// The send (`true`) or the receive's completion.
+    start: bool,
+    rank: u32,
+    key: u64,
+    size: usize,
+}
+
+/// A message waiting for its receive to complete: the sender's local rank,
+/// the receiver (world), the tag and the context identify it, as MPI's
+/// matching does; messages between the same pair stay in order.
+type Flow = (i32, u32, i32, u32);
 
 /// The timeline being recorded.
 pub(crate) struct Timeline {
     path: PathBuf,
     format: TraceFormat,
+    options: TraceOptions,
     out: BufWriter<File>,
     /// Chrome JSON: whether an event was written (for the separators).
     written: bool,
-    /// Paje: every span, written sorted at the end.
+    /// Paje: every span and link end, written sorted at the end.
     spans: Vec<Span>,
+    links: Vec<LinkEnd>,
     /// The last number [`Timeline::begin`] handed out.
     happenings: u64,
-    /// Whether computation is recorded too.
-    pub(crate) computing: bool,
     /// Each rank's host name, for the track names.
     hosts: Vec<String>,
+    /// The hosts used, in order of first use, and each rank's index in it.
+    host_names: Vec<String>,
+    rank_host: Vec<usize>,
     /// Per rank, the collective algorithms chosen during its current MPI
     /// call (`bcast: binomial_tree`), attached to the call's span.
     algorithms: Vec<String>,
     /// Per rank, the messages its current MPI call posted (`send to 3, 8 B,
     /// tag 0`), attached to the call's span.
     messages: Vec<String>,
+    /// Per rank, the bytes its current MPI call sent.
+    bytes: Vec<usize>,
+    /// Messages sent and not yet received, by [`Flow`]: their keys and the
+    /// sender's world rank.
+    in_flight: HashMap<Flow, VecDeque<(u64, u32)>>,
+    /// The last message key handed out.
+    last_key: u64,
     /// Kernel names, kept once for the whole run (a model set has a few).
-    names: std::collections::HashMap<String, &'static str>,
+    names: HashMap<String, &'static str>,
 }
 
 impl Timeline {
@@ -73,27 +129,57 @@ impl Timeline {
     pub(crate) fn create(
         path: &Path,
         format: TraceFormat,
-        computing: bool,
+        options: TraceOptions,
         hosts: Vec<String>,
     ) -> Result<Self, String> {
         let file = File::create(path).map_err(|e| format!("trace file {}: {e}", path.display()))?;
+        let n = hosts.len();
+        let mut host_names: Vec<String> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let rank_host = hosts
+            .iter()
+            .map(|h| {
+                *index.entry(h.as_str()).or_insert_with(|| {
+                    host_names.push(h.clone());
+                    host_names.len() - 1
+                })
+            })
+            .collect();
         let mut t = Timeline {
             path: path.to_path_buf(),
             format,
+            options,
             out: BufWriter::new(file),
             written: false,
             spans: Vec::new(),
+            links: Vec::new(),
             happenings: 0,
-            computing,
-            algorithms: vec![String::new(); hosts.len()],
-            messages: vec![String::new(); hosts.len()],
+            algorithms: vec![String::new(); n],
+            messages: vec![String::new(); n],
+            bytes: vec![0; n],
+            host_names,
+            rank_host,
             hosts,
+            in_flight: HashMap::new(),
+            last_key: 0,
             names: Default::default(),
         };
         if format == TraceFormat::ChromeJson {
             t.write_json_header();
         }
         Ok(t)
+    }
+
+    /// Whether computation is recorded.
+    pub(crate) fn computing(&self) -> bool {
+        self.options.computing
+    }
+
+    /// Whether messages of communication context `context` are recorded (the
+    /// program's contexts are even; collectives' odd ones only with
+    /// `tracing/smpi/internals`).
+    pub(crate) fn records(&self, context: u32) -> bool {
+        context.is_multiple_of(2) || self.options.internals
     }
 
     /// `name` with the lifetime of the run (modelled kernels' names).
@@ -121,8 +207,7 @@ impl Timeline {
 
     /// Notes that `rank`'s current MPI call posted a `kind` (send or recv)
     /// of `size` bytes with `peer` (world rank; `None`: any source) and `tag`
-    /// (shown with the call's span in the JSON format; the program's own
-    /// messages, not those inside collectives).
+    /// (shown with the call's span in the JSON format).
     pub(crate) fn note_message(&mut self, rank: u32, kind: &str, size: usize, peer: Option<u32>, tag: i32) {
         if let Some(m) = self.messages.get_mut(rank as usize) {
             if !m.is_empty() {
@@ -132,6 +217,81 @@ impl Timeline {
             let dir = if kind == "send" { "to" } else { "from" };
             m.push_str(&format!("{kind} {dir} {peer}, {size} B, tag {tag}"));
         }
+        if let Some(b) = self.bytes.get_mut(rank as usize) {
+            *b += size;
+        }
+    }
+
+    /// A message leaves `from` (world rank; `from_local` in its
+    /// communicator) for `to` at `date`: the start of its link.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn message_sent(
+        &mut self,
+        date: f64,
+        from: u32,
+        from_local: i32,
+        to: u32,
+        tag: i32,
+        context: u32,
+        size: usize,
+    ) {
+        self.last_key += 1;
+        let key = self.last_key;
+        self.in_flight
+            .entry((from_local, to, tag, context))
+            .or_default()
+            .push_back((key, from));
+        match self.format {
+            TraceFormat::ChromeJson => self.json_event(&format!(
+                "{{\"name\": \"message\", \"cat\": \"message\", \"ph\": \"s\", \"id\": {key}, \"pid\": {}, \
+                 \"tid\": {from}, \"ts\": {:.3}, \"args\": {{\"to\": {to}, \"bytes\": {size}, \"tag\": {tag}}}}}",
+                self.pid(from),
+                date * 1e6
+            )),
+            TraceFormat::Paje => {
+                let seq = self.begin();
+                self.links.push(LinkEnd {
+                    date,
+                    seq,
+                    start: true,
+                    rank: from,
+                    key,
+                    size,
+                });
+            }
+        }
+    }
+
+    /// The receive of the message from `from_local` (in its communicator)
+    /// to `to` with `tag` in `context` completed at `date`: the end of its
+    /// link (nothing when its send was not recorded).
+    pub(crate) fn message_received(&mut self, date: f64, from_local: i32, to: u32, tag: i32, context: u32) {
+        let flow = (from_local, to, tag, context);
+        let Some((key, _from)) = self.in_flight.get_mut(&flow).and_then(|q| q.pop_front()) else {
+            return;
+        };
+        if self.in_flight.get(&flow).is_some_and(|q| q.is_empty()) {
+            self.in_flight.remove(&flow);
+        }
+        match self.format {
+            TraceFormat::ChromeJson => self.json_event(&format!(
+                "{{\"name\": \"message\", \"cat\": \"message\", \"ph\": \"f\", \"bp\": \"e\", \"id\": {key}, \
+                 \"pid\": {}, \"tid\": {to}, \"ts\": {:.3}}}",
+                self.pid(to),
+                date * 1e6
+            )),
+            TraceFormat::Paje => {
+                let seq = self.begin();
+                self.links.push(LinkEnd {
+                    date,
+                    seq,
+                    start: false,
+                    rank: to,
+                    key,
+                    size: 0,
+                });
+            }
+        }
     }
 
     /// The file being written.
@@ -139,18 +299,46 @@ impl Timeline {
         &self.path
     }
 
+    /// The JSON process of `rank`'s track: its host's index when grouped.
+    fn pid(&self, rank: u32) -> usize {
+        if self.options.grouped {
+            self.host_index(rank)
+        } else {
+            0
+        }
+    }
+
+    /// The index of `rank`'s host in [`Timeline::host_names`].
+    fn host_index(&self, rank: u32) -> usize {
+        self.rank_host[rank as usize]
+    }
+
     fn write_json_header(&mut self) {
         // A write error surfaces at `finish` (BufWriter keeps it).
         let _ = self
             .out
             .write_all(b"{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
-        for (rank, host) in self.hosts.clone().iter().enumerate() {
+        for comment in self.options.comments.clone() {
+            let text = serde_json::to_string(&comment).unwrap_or_default();
             self.json_event(&format!(
-                "{{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": {rank}, \
+                "{{\"name\": \"comment\", \"ph\": \"M\", \"pid\": 0, \"args\": {{\"comment\": {text}}}}}"
+            ));
+        }
+        if self.options.grouped {
+            for (pid, host) in self.host_names.clone().iter().enumerate() {
+                self.json_event(&format!(
+                    "{{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": {pid}, \"args\": {{\"name\": \"{host}\"}}}}"
+                ));
+            }
+        }
+        for (rank, host) in self.hosts.clone().iter().enumerate() {
+            let pid = self.pid(rank as u32);
+            self.json_event(&format!(
+                "{{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": {pid}, \"tid\": {rank}, \
                  \"args\": {{\"name\": \"rank {rank} ({host})\"}}}}"
             ));
             self.json_event(&format!(
-                "{{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": 0, \"tid\": {rank}, \
+                "{{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": {pid}, \"tid\": {rank}, \
                  \"args\": {{\"sort_index\": {rank}}}}}"
             ));
         }
@@ -175,9 +363,14 @@ impl Timeline {
     /// `name` (an MPI call, `computation`, or a modelled kernel), begun when
     /// [`Timeline::begin`] returned `begun`.
     pub(crate) fn span(&mut self, rank: u32, name: &'static str, start: f64, end: f64, begun: u64) {
+        let mpi = name.starts_with("MPI_");
+        let bytes = if mpi {
+            self.bytes.get_mut(rank as usize).map(std::mem::take)
+        } else {
+            None
+        };
         match self.format {
             TraceFormat::ChromeJson => {
-                let mpi = name.starts_with("MPI_");
                 let category = if mpi { "MPI" } else { "computation" };
                 let mut args = Vec::new();
                 if mpi {
@@ -197,15 +390,16 @@ impl Timeline {
                 };
                 // Microseconds, with the simulator's nanosecond precision.
                 self.json_event(&format!(
-                    "{{\"name\": \"{name}\", \"cat\": \"{category}\", \"ph\": \"X\", \"pid\": 0, \
+                    "{{\"name\": \"{name}\", \"cat\": \"{category}\", \"ph\": \"X\", \"pid\": {}, \
                      \"tid\": {rank}, \"ts\": {:.3}, \"dur\": {:.3}{algorithms}}}",
+                    self.pid(rank),
                     start * 1e6,
                     (end - start).max(0.0) * 1e6
                 ));
             }
             TraceFormat::Paje => {
                 // (Paje states carry no arguments: the note goes with the call.)
-                if name.starts_with("MPI_") {
+                if mpi {
                     for notes in [&mut self.algorithms, &mut self.messages] {
                         if let Some(n) = notes.get_mut(rank as usize) {
                             n.clear();
@@ -220,6 +414,7 @@ impl Timeline {
                     end,
                     begun,
                     ended,
+                    bytes,
                 })
             }
         }
@@ -239,40 +434,95 @@ impl Timeline {
     }
 
     fn write_paje(&mut self, end: f64) {
-        let mut text = String::from(PAJE_HEADER);
-        text += "0 CT_Rank 0 \"rank\"\n3 ST_Mpi CT_Rank \"MPI_STATE\"\n";
-        for (rank, host) in self.hosts.iter().enumerate() {
-            text += &format!("7 0.000000000 rank-{rank} CT_Rank 0 \"rank-{rank} ({host})\"\n");
+        let sizes = self.options.display_sizes;
+        let digits = self.options.precision;
+        let mut text = String::new();
+        for comment in &self.options.comments {
+            text += &format!("# {comment}\n");
         }
+        text += PAJE_HEADER;
+        text += if sizes { PAJE_SIZED_EVENTS } else { PAJE_EVENTS };
+        let hosts = self.host_names.clone();
+        if self.options.grouped {
+            text += "0 CT_Host 0 \"host\"\n0 CT_Rank CT_Host \"rank\"\n";
+        } else {
+            text += "0 CT_Rank 0 \"rank\"\n";
+        }
+        text += "3 ST_Mpi CT_Rank \"MPI_STATE\"\n4 LT_Ptp 0 CT_Rank CT_Rank \"MPI_LINK\"\n";
+        let zero = format!("{:.digits$}", 0.0);
+        if self.options.grouped {
+            for (i, host) in hosts.iter().enumerate() {
+                text += &format!("7 {zero} host-{i} CT_Host 0 \"{host}\"\n");
+            }
+            for rank in 0..self.hosts.len() {
+                let h = self.host_index(rank as u32);
+                text += &format!("7 {zero} rank-{rank} CT_Rank host-{h} \"rank-{rank}\"\n");
+            }
+        } else {
+            for (rank, host) in self.hosts.iter().enumerate() {
+                text += &format!("7 {zero} rank-{rank} CT_Rank 0 \"rank-{rank} ({host})\"\n");
+            }
+        }
+        let _ = self.out.write_all(text.as_bytes());
         // Paje wants dates in order: a push at a span's start, a pop at its
-        // end; at one date, in the order they happened (a call that took no
-        // time is popped before the next call is pushed; an enclosing call is
-        // pushed before the calls it makes).
-        let mut events: Vec<(f64, u64, bool, &Span)> = Vec::with_capacity(2 * self.spans.len());
+        // end, a link's start at its send, its end at its receive; at one
+        // date, in the order they happened (a call that took no time is
+        // popped before the next call is pushed; an enclosing call is pushed
+        // before the calls it makes).
+        enum Event<'a> {
+            Push(&'a Span),
+            Pop(&'a Span),
+            Link(&'a LinkEnd),
+        }
+        let mut events: Vec<(f64, u64, Event)> = Vec::with_capacity(2 * self.spans.len() + self.links.len());
         for s in &self.spans {
-            events.push((s.start, s.begun, true, s));
-            events.push((s.end.max(s.start), s.ended, false, s));
+            events.push((s.start, s.begun, Event::Push(s)));
+            events.push((s.end.max(s.start), s.ended, Event::Pop(s)));
+        }
+        for l in &self.links {
+            events.push((l.date, l.seq, Event::Link(l)));
         }
         events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let _ = self.out.write_all(text.as_bytes());
-        for (date, _, push, s) in events {
-            let line = if push {
-                format!("11 {date:.9} ST_Mpi rank-{} \"{}\"\n", s.rank, s.name)
-            } else {
-                format!("12 {date:.9} ST_Mpi rank-{}\n", s.rank)
+        for (date, _, event) in events {
+            let line = match event {
+                Event::Push(s) if sizes => format!(
+                    "11 {date:.digits$} ST_Mpi rank-{} \"{}\" {}\n",
+                    s.rank,
+                    s.name,
+                    s.bytes.unwrap_or(0)
+                ),
+                Event::Push(s) => format!("11 {date:.digits$} ST_Mpi rank-{} \"{}\"\n", s.rank, s.name),
+                Event::Pop(s) => format!("12 {date:.digits$} ST_Mpi rank-{}\n", s.rank),
+                Event::Link(l) if l.start && sizes => format!(
+                    "15 {date:.digits$} LT_Ptp 0 PTP rank-{} {} {}\n",
+                    l.rank, l.key, l.size
+                ),
+                Event::Link(l) if l.start => {
+                    format!("15 {date:.digits$} LT_Ptp 0 PTP rank-{} {}\n", l.rank, l.key)
+                }
+                Event::Link(l) => format!("16 {date:.digits$} LT_Ptp 0 PTP rank-{} {}\n", l.rank, l.key),
             };
             let _ = self.out.write_all(line.as_bytes());
         }
+        let end = format!("{end:.digits$}");
         for rank in 0..self.hosts.len() {
             let _ = self
                 .out
-                .write_all(format!("8 {end:.9} CT_Rank rank-{rank}\n").as_bytes());
+                .write_all(format!("8 {end} CT_Rank rank-{rank}\n").as_bytes());
+        }
+        if self.options.grouped {
+            for i in 0..hosts.len() {
+                let _ = self
+                    .out
+                    .write_all(format!("8 {end} CT_Host host-{i}\n").as_bytes());
+            }
         }
     }
 }
 
-/// The Paje event definitions used (PajeDefineContainerType, PajeDefineStateType,
-/// PajeCreateContainer, PajeDestroyContainer, PajePushState, PajePopState).
+/// The Paje event definitions used by every timeline (PajeDefineContainerType,
+/// PajeDefineStateType, PajeDefineLinkType, PajeCreateContainer,
+/// PajeDestroyContainer, PajePopState, PajeEndLink).
 const PAJE_HEADER: &str = "\
 %EventDef PajeDefineContainerType 0
 %       Alias string
@@ -282,6 +532,13 @@ const PAJE_HEADER: &str = "\
 %EventDef PajeDefineStateType 3
 %       Alias string
 %       Type string
+%       Name string
+%EndEventDef
+%EventDef PajeDefineLinkType 4
+%       Alias string
+%       Type string
+%       StartContainerType string
+%       EndContainerType string
 %       Name string
 %EndEventDef
 %EventDef PajeCreateContainer 7
@@ -296,16 +553,57 @@ const PAJE_HEADER: &str = "\
 %       Type string
 %       Name string
 %EndEventDef
+%EventDef PajePopState 12
+%       Time date
+%       Type string
+%       Container string
+%EndEventDef
+%EventDef PajeEndLink 16
+%       Time date
+%       Type string
+%       Container string
+%       Value string
+%       EndContainer string
+%       Key string
+%EndEventDef
+";
+
+/// PajePushState and PajeStartLink as SMPI defines them without sizes.
+const PAJE_EVENTS: &str = "\
 %EventDef PajePushState 11
 %       Time date
 %       Type string
 %       Container string
 %       Value string
 %EndEventDef
-%EventDef PajePopState 12
+%EventDef PajeStartLink 15
 %       Time date
 %       Type string
 %       Container string
+%       Value string
+%       StartContainer string
+%       Key string
+%EndEventDef
+";
+
+/// PajePushState and PajeStartLink with SMPI's extra size field
+/// (`tracing/smpi/display-sizes`).
+const PAJE_SIZED_EVENTS: &str = "\
+%EventDef PajePushState 11
+%       Time date
+%       Type string
+%       Container string
+%       Value string
+%       Size int
+%EndEventDef
+%EventDef PajeStartLink 15
+%       Time date
+%       Type string
+%       Container string
+%       Value string
+%       StartContainer string
+%       Key string
+%       Size int
 %EndEventDef
 ";
 
@@ -367,7 +665,12 @@ mod tests {
 
     fn record(format: TraceFormat, happenings: &[Happening]) -> String {
         let path = std::env::temp_dir().join(format!("smpi-trace-test-{}-{format:?}", std::process::id()));
-        let mut t = Timeline::create(&path, format, true, vec!["a".into(), "b".into()]).unwrap();
+        let options = TraceOptions {
+            computing: true,
+            precision: 9,
+            ..Default::default()
+        };
+        let mut t = Timeline::create(&path, format, options, vec!["a".into(), "b".into()]).unwrap();
         let mut open = Vec::new();
         for &(begins, rank, name, date) in happenings {
             if begins {
