@@ -113,8 +113,15 @@ impl Program {
             prog.libs.push(lib);
             return Ok(prog);
         }
+        let image = std::fs::read(path).map_err(|e| LoadError::Read {
+            path: path.into(),
+            source: e,
+        })?;
+        if let Some(warning) = memory_warning(writable_bytes(&image), ranks, mem_available()) {
+            eprintln!("smpirun: warning: {warning}");
+        }
         if !keep {
-            return load_memfd(path, ranks, prog);
+            return load_memfd(path, &image, ranks, prog);
         }
         let dir = tmpdir.join(format!("smpirun-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| LoadError::Copy {
@@ -162,11 +169,7 @@ impl Drop for Program {
 /// The dynamic loader recognises an already-loaded object by the path it was
 /// opened with, and descriptor numbers are reused once closed, so each copy is
 /// opened through a uniquely named symbolic link to `/proc/self/fd/<n>`.
-fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, LoadError> {
-    let image = std::fs::read(path).map_err(|e| LoadError::Read {
-        path: path.into(),
-        source: e,
-    })?;
+fn load_memfd(path: &Path, image: &[u8], ranks: usize, mut prog: Program) -> Result<Program, LoadError> {
     let links = std::env::temp_dir().join(format!("smpirun-{}-links", std::process::id()));
     std::fs::create_dir_all(&links).map_err(|e| LoadError::Copy {
         rank: 0,
@@ -174,7 +177,7 @@ fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, L
         source: e,
     })?;
     let base = path.file_name().and_then(|s| s.to_str()).unwrap_or("app");
-    let segments = read_only_segments(&image);
+    let segments = read_only_segments(image);
     // The first copy's descriptor and load address, kept while the others load.
     let mut first: Option<(c_int, usize)> = None;
     let mut maps_before = None;
@@ -238,6 +241,37 @@ fn load_memfd(path: &Path, ranks: usize, mut prog: Program) -> Result<Program, L
         unsafe { libc::close(fd0) };
     }
     Ok(prog)
+}
+
+/// The warning for `ranks` private copies of a program whose writable data
+/// (initialized and zeroed globals) is `per_rank` bytes, when together they
+/// could exceed the `available` memory: each rank's globals become its own
+/// memory as it writes them, and a run the kernel's out-of-memory killer
+/// ends loses every line not yet printed.
+fn memory_warning(per_rank: usize, ranks: usize, available: Option<usize>) -> Option<String> {
+    let available = available?;
+    let total = per_rank.saturating_mul(ranks);
+    if ranks < 2 || total <= available / 10 * 9 {
+        return None;
+    }
+    const MIB: f64 = 1024.0 * 1024.0;
+    Some(format!(
+        "the program's global variables take {:.1} MiB per rank: {ranks} private copies can grow to \
+         {:.0} MiB if every rank writes all of them, more than the {:.0} MiB this machine has \
+         available; run fewer ranks, share the globals (-no-privatize, if the program allows), or \
+         allocate large arrays with SMPI_SHARED_MALLOC",
+        per_rank as f64 / MIB,
+        total as f64 / MIB,
+        available as f64 / MIB
+    ))
+}
+
+/// The memory the system can give without swapping (`MemAvailable`), in bytes.
+fn mem_available() -> Option<usize> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// Mappings a coroutine stack takes (the stack and its guard page).
@@ -343,6 +377,31 @@ fn read_only_segments(image: &[u8]) -> Vec<Segment> {
             })
         })
         .collect()
+}
+
+/// The bytes of an ELF64 image's writable loadable segments as loaded
+/// (initialized data and its zeroed tail, `.bss`): what each private copy
+/// may come to own (0 if the image cannot be read as ELF64).
+fn writable_bytes(image: &[u8]) -> usize {
+    let field = |o: usize, n: usize| -> Option<usize> {
+        let b = image.get(o..o + n)?;
+        Some(b.iter().rev().fold(0usize, |acc, &x| (acc << 8) | x as usize))
+    };
+    if image.len() < 64 || image[4] != 2 || image[5] != 1 {
+        return 0;
+    }
+    let (Some(phoff), Some(phentsize), Some(phnum)) = (field(32, 8), field(54, 2), field(56, 2)) else {
+        return 0;
+    };
+    const PT_LOAD: usize = 1;
+    const PF_W: usize = 2;
+    (0..phnum)
+        .filter_map(|i| {
+            let h = phoff.checked_add(i.checked_mul(phentsize)?)?;
+            let (kind, flags, memsz) = (field(h, 4)?, field(h + 4, 4)?, field(h + 40, 8)?);
+            (kind == PT_LOAD && flags & PF_W != 0).then_some(memsz)
+        })
+        .fold(0usize, usize::saturating_add)
 }
 
 /// Where the loader put an object (`l_addr`).
@@ -460,5 +519,26 @@ mod tests {
             assert!(s.file_offset + s.len <= image.len().div_ceil(PAGE) * PAGE);
         }
         assert!(read_only_segments(b"not an elf").is_empty());
+    }
+
+    #[test]
+    fn writable_data_of_an_elf_image_and_the_memory_warning() {
+        // This test binary has globals (its data and bss segments).
+        let image = std::fs::read("/proc/self/exe").unwrap();
+        let per_rank = writable_bytes(&image);
+        assert!(per_rank > 0 && per_rank < image.len() * 4, "{per_rank}");
+        assert_eq!(writable_bytes(b"not an elf"), 0);
+        const MIB: usize = 1 << 20;
+        // 1000 ranks of 100 MiB against 16 GiB: warned, with the numbers and the knobs.
+        let w = memory_warning(100 * MIB, 1000, Some(16 * 1024 * MIB)).unwrap();
+        assert!(
+            w.contains("100.0 MiB per rank") && w.contains("1000 private copies"),
+            "{w}"
+        );
+        assert!(w.contains("-no-privatize") && w.contains("16384 MiB"), "{w}");
+        // Within the memory, a single rank, or no /proc/meminfo: quiet.
+        assert_eq!(memory_warning(MIB, 1000, Some(16 * 1024 * MIB)), None);
+        assert_eq!(memory_warning(100 * 1024 * MIB, 1, Some(MIB)), None);
+        assert_eq!(memory_warning(100 * MIB, 1000, None), None);
     }
 }

@@ -226,3 +226,50 @@ fn more_ranks_than_memory_mappings_allow_is_an_error_naming_the_limit() {
         "-no-privatize",
     ]);
 }
+
+/// `apps/memory/big_globals.c` has 1 GiB of globals: private copies for more
+/// ranks than the machine's available memory could hold if every rank wrote
+/// them all get a warning naming the size and the knobs before the run, and
+/// the run (which writes one page per rank) still works.
+#[test]
+fn globals_that_could_outgrow_memory_are_warned_of() {
+    let Some(available_gib) = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        let kib: u64 = m
+            .lines()
+            .find(|l| l.starts_with("MemAvailable:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
+        Some(kib >> 20)
+    }) else {
+        eprintln!("skipped: /proc/meminfo is not readable here");
+        return;
+    };
+    let np = (available_gib as usize + 8).max(2);
+    let prog = e2e_tests::build_c(&e2e_tests::apps_dir().join("memory/big_globals.c"));
+    let out = Smpirun::new(&prog)
+        .platform(platform("cluster_4.toml"))
+        .np(np)
+        .timeout(TIMEOUT)
+        .run();
+    out.assert_success();
+    out.assert_stderr_has(&[
+        "warning: the program's global variables take 1024.0 MiB per rank",
+        &format!("{np} private copies"),
+        "-no-privatize",
+    ]);
+    assert!(out.stdout.contains("OK"), "{}", out.describe());
+    // Few ranks: no warning.
+    let small = Smpirun::new(&prog)
+        .platform(platform("cluster_4.toml"))
+        .np(2)
+        .timeout(TIMEOUT)
+        .run();
+    small.assert_success();
+    assert!(
+        !small.stderr.contains("global variables take"),
+        "{}",
+        small.describe()
+    );
+}
