@@ -86,7 +86,7 @@ struct LinkEnd {
 
 /// A message waiting for its receive to complete: the sender's local rank,
 /// the receiver (world), the tag and the context identify it, as MPI's
-/// matching does; messages between the same pair stay in order.
+/// matching does; messages of one flow stay in order.
 type Flow = (i32, u32, i32, u32);
 
 /// The timeline being recorded.
@@ -115,9 +115,8 @@ pub(crate) struct Timeline {
     messages: Vec<String>,
     /// Per rank, the bytes its current MPI call sent.
     bytes: Vec<usize>,
-    /// Messages sent and not yet received, by [`Flow`]: their keys and the
-    /// sender's world rank.
-    in_flight: HashMap<Flow, VecDeque<(u64, u32)>>,
+    /// Messages sent and not yet received, by [`Flow`]: their keys.
+    in_flight: HashMap<Flow, VecDeque<u64>>,
     /// The last message key handed out.
     last_key: u64,
     /// Kernel names, kept once for the whole run (a model set has a few).
@@ -240,26 +239,9 @@ impl Timeline {
         self.in_flight
             .entry((from_local, to, tag, context))
             .or_default()
-            .push_back((key, from));
-        match self.format {
-            TraceFormat::ChromeJson => self.json_event(&format!(
-                "{{\"name\": \"message\", \"cat\": \"message\", \"ph\": \"s\", \"id\": {key}, \"pid\": {}, \
-                 \"tid\": {from}, \"ts\": {:.3}, \"args\": {{\"to\": {to}, \"bytes\": {size}, \"tag\": {tag}}}}}",
-                self.pid(from),
-                date * 1e6
-            )),
-            TraceFormat::Paje => {
-                let seq = self.begin();
-                self.links.push(LinkEnd {
-                    date,
-                    seq,
-                    start: true,
-                    rank: from,
-                    key,
-                    size,
-                });
-            }
-        }
+            .push_back(key);
+        let args = format!(", \"args\": {{\"to\": {to}, \"bytes\": {size}, \"tag\": {tag}}}");
+        self.link_end(date, true, from, key, size, &args);
     }
 
     /// The receive of the message from `from_local` (in its communicator)
@@ -267,28 +249,38 @@ impl Timeline {
     /// link (nothing when its send was not recorded).
     pub(crate) fn message_received(&mut self, date: f64, from_local: i32, to: u32, tag: i32, context: u32) {
         let flow = (from_local, to, tag, context);
-        let Some((key, _from)) = self.in_flight.get_mut(&flow).and_then(|q| q.pop_front()) else {
+        let Some(key) = self.in_flight.get_mut(&flow).and_then(|q| q.pop_front()) else {
             return;
         };
         if self.in_flight.get(&flow).is_some_and(|q| q.is_empty()) {
             self.in_flight.remove(&flow);
         }
+        self.link_end(date, false, to, key, 0, "");
+    }
+
+    /// Records one end of message `key`'s link on `rank` at `date` (`start`:
+    /// its send, else its receive's completion): a JSON flow event (`args`:
+    /// its extra fields), or a Paje link event written at the end.
+    fn link_end(&mut self, date: f64, start: bool, rank: u32, key: u64, size: usize, args: &str) {
         match self.format {
-            TraceFormat::ChromeJson => self.json_event(&format!(
-                "{{\"name\": \"message\", \"cat\": \"message\", \"ph\": \"f\", \"bp\": \"e\", \"id\": {key}, \
-                 \"pid\": {}, \"tid\": {to}, \"ts\": {:.3}}}",
-                self.pid(to),
-                date * 1e6
-            )),
+            TraceFormat::ChromeJson => {
+                let phase = if start { "\"s\"" } else { "\"f\", \"bp\": \"e\"" };
+                self.json_event(&format!(
+                    "{{\"name\": \"message\", \"cat\": \"message\", \"ph\": {phase}, \"id\": {key}, \
+                     \"pid\": {}, \"tid\": {rank}, \"ts\": {:.3}{args}}}",
+                    self.pid(rank),
+                    date * 1e6
+                ))
+            }
             TraceFormat::Paje => {
                 let seq = self.begin();
                 self.links.push(LinkEnd {
                     date,
                     seq,
-                    start: false,
-                    rank: to,
+                    start,
+                    rank,
                     key,
-                    size: 0,
+                    size,
                 });
             }
         }
@@ -440,8 +432,7 @@ impl Timeline {
         for comment in &self.options.comments {
             text += &format!("# {comment}\n");
         }
-        text += PAJE_HEADER;
-        text += if sizes { PAJE_SIZED_EVENTS } else { PAJE_EVENTS };
+        text += &paje_header(sizes);
         let hosts = self.host_names.clone();
         if self.options.grouped {
             text += "0 CT_Host 0 \"host\"\n0 CT_Rank CT_Host \"rank\"\n";
@@ -520,92 +511,101 @@ impl Timeline {
     }
 }
 
-/// The Paje event definitions used by every timeline (PajeDefineContainerType,
-/// PajeDefineStateType, PajeDefineLinkType, PajeCreateContainer,
-/// PajeDestroyContainer, PajePopState, PajeEndLink).
-const PAJE_HEADER: &str = "\
-%EventDef PajeDefineContainerType 0
-%       Alias string
-%       Type string
-%       Name string
-%EndEventDef
-%EventDef PajeDefineStateType 3
-%       Alias string
-%       Type string
-%       Name string
-%EndEventDef
-%EventDef PajeDefineLinkType 4
-%       Alias string
-%       Type string
-%       StartContainerType string
-%       EndContainerType string
-%       Name string
-%EndEventDef
-%EventDef PajeCreateContainer 7
-%       Time date
-%       Alias string
-%       Type string
-%       Container string
-%       Name string
-%EndEventDef
-%EventDef PajeDestroyContainer 8
-%       Time date
-%       Type string
-%       Name string
-%EndEventDef
-%EventDef PajePopState 12
-%       Time date
-%       Type string
-%       Container string
-%EndEventDef
-%EventDef PajeEndLink 16
-%       Time date
-%       Type string
-%       Container string
-%       Value string
-%       EndContainer string
-%       Key string
-%EndEventDef
-";
+/// The Paje events a timeline uses: name, id, fields. SMPI's
+/// `tracing/smpi/display-sizes` adds a `Size int` field to the state pushes
+/// and link starts ([`SIZED_EVENTS`]).
+const PAJE_EVENTS: &[(&str, u8, &[&str])] = &[
+    (
+        "PajeDefineContainerType",
+        0,
+        &["Alias string", "Type string", "Name string"],
+    ),
+    (
+        "PajeDefineStateType",
+        3,
+        &["Alias string", "Type string", "Name string"],
+    ),
+    (
+        "PajeDefineLinkType",
+        4,
+        &[
+            "Alias string",
+            "Type string",
+            "StartContainerType string",
+            "EndContainerType string",
+            "Name string",
+        ],
+    ),
+    (
+        "PajeCreateContainer",
+        7,
+        &[
+            "Time date",
+            "Alias string",
+            "Type string",
+            "Container string",
+            "Name string",
+        ],
+    ),
+    (
+        "PajeDestroyContainer",
+        8,
+        &["Time date", "Type string", "Name string"],
+    ),
+    (
+        "PajePushState",
+        11,
+        &["Time date", "Type string", "Container string", "Value string"],
+    ),
+    (
+        "PajePopState",
+        12,
+        &["Time date", "Type string", "Container string"],
+    ),
+    (
+        "PajeStartLink",
+        15,
+        &[
+            "Time date",
+            "Type string",
+            "Container string",
+            "Value string",
+            "StartContainer string",
+            "Key string",
+        ],
+    ),
+    (
+        "PajeEndLink",
+        16,
+        &[
+            "Time date",
+            "Type string",
+            "Container string",
+            "Value string",
+            "EndContainer string",
+            "Key string",
+        ],
+    ),
+];
 
-/// PajePushState and PajeStartLink as SMPI defines them without sizes.
-const PAJE_EVENTS: &str = "\
-%EventDef PajePushState 11
-%       Time date
-%       Type string
-%       Container string
-%       Value string
-%EndEventDef
-%EventDef PajeStartLink 15
-%       Time date
-%       Type string
-%       Container string
-%       Value string
-%       StartContainer string
-%       Key string
-%EndEventDef
-";
+/// The events that carry a size with `tracing/smpi/display-sizes`.
+const SIZED_EVENTS: &[u8] = &[11, 15];
 
-/// PajePushState and PajeStartLink with SMPI's extra size field
-/// (`tracing/smpi/display-sizes`).
-const PAJE_SIZED_EVENTS: &str = "\
-%EventDef PajePushState 11
-%       Time date
-%       Type string
-%       Container string
-%       Value string
-%       Size int
-%EndEventDef
-%EventDef PajeStartLink 15
-%       Time date
-%       Type string
-%       Container string
-%       Value string
-%       StartContainer string
-%       Key string
-%       Size int
-%EndEventDef
-";
+/// The header of a Paje timeline: the definition of each event it uses.
+fn paje_header(sizes: bool) -> String {
+    let mut text = String::new();
+    for (name, id, fields) in PAJE_EVENTS {
+        text += &format!("%EventDef {name} {id}\n");
+        for field in fields.iter() {
+            text += &format!("%       {field}\n");
+        }
+        if sizes && SIZED_EVENTS.contains(id) {
+            text += "%       Size int\n";
+        }
+        text += "%EndEventDef\n";
+    }
+    text
+}
 
 #[cfg(test)]
 mod tests {
