@@ -43,6 +43,7 @@ use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, P2p, SendMode, Stat
 mod allgather;
 mod allreduce;
 mod alltoall;
+mod alltoall_mesh;
 mod alltoall_sync;
 mod barrier;
 mod bcast;

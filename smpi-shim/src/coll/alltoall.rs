@@ -1,7 +1,7 @@
 //! MPI_Alltoall and MPI_Alltoallv.
 
-use super::alltoall_sync;
 use super::select::{self, pick};
+use super::{alltoall_mesh, alltoall_sync};
 use super::{dtype_of, is_pof2, local_copy, CommView, TempBuf, BYTE, IN_PLACE, TAG_ALLTOALL};
 use crate::mpi::MpiResult;
 
@@ -17,6 +17,9 @@ const ALLTOALL: &[&str] = &[
     "ring_light_barrier",
     "ring_mpi_barrier",
     "ring_one_barrier",
+    "rdb",
+    "2dmesh",
+    "3dmesh",
 ];
 const ALLTOALLV: &[&str] = &[
     "ompi_basic_linear",
@@ -113,6 +116,12 @@ pub(crate) fn run(
     } else {
         algo
     };
+    // The gathering algorithms move bytes: block sizes that differ on the two
+    // sides (an erroneous call SMPI refuses) take the linear exchange.
+    let algo = match algo {
+        "rdb" | "2dmesh" | "3dmesh" if sdt.size * scounts[0] != rdt.size * rcounts[0] => "basic_linear",
+        _ => algo,
+    };
     if let Some((order, sync)) = alltoall_sync::parse(algo) {
         return alltoall_sync::run(c, order, sync, &b);
     }
@@ -151,6 +160,9 @@ pub(crate) fn run(
             }
             batched(c, &b, true)?;
         }
+        "rdb" => alltoall_mesh::rdb(c, sbuf, scounts[0], stype, rbuf, rcounts[0], rtype)?,
+        "2dmesh" => alltoall_mesh::mesh_2d(c, sbuf, scounts[0], stype, rbuf, rcounts[0], rtype)?,
+        "3dmesh" => alltoall_mesh::mesh_3d(c, sbuf, scounts[0], stype, rbuf, rcounts[0], rtype)?,
         "bruck" if !regular => {
             // SMPI's alltoallv "bruck" is the same scattered exchange (not
             // Bruck's algorithm), after a local copy of my own block.

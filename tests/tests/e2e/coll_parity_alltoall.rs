@@ -6,12 +6,19 @@
 //! Known differences, skipped below (our behaviour is the correct MPI one):
 //! * `pair_*_barrier` on a non-power-of-two size: SMPI throws; we run the
 //!   `ring_*_barrier` of the same synchronisation.
+//! * `2dmesh` on 1 rank and on primes from 5, `3dmesh` on 1 and 2 ranks:
+//!   SMPI returns MPI_ERR_OTHER without moving any data; we run the
+//!   degenerate mesh (1 × n, 1 × 1 × n).
+//! * `ompi_butterfly` on 1 rank: SMPI leaves the receive buffer alone; we
+//!   copy the block (no message either way).
 
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
-use e2e_tests::{apps_dir, build_c, platform, Smpirun};
+use e2e_tests::{apps_dir, build_c, platform, run_command, scratch_path, RunOutput, Smpirun};
 
-use super::coll_smpi_parity::{compare_on, sizes, Case};
+use super::coll_smpi_parity::{compare_on, sizes, smpi, Case};
 
 /// Cases for `coll` with each algorithm on `np` ranks (root `np - 1`), the
 /// eager and the rendezvous size of `sizes`.
@@ -97,4 +104,91 @@ fn synchronised_exchanges_results() {
 fn alltoallv_bruck_parity_and_results() {
     compare_on(&cases("alltoallv", &["bruck"], &[4, 7, 8]), 1);
     check("alltoallv", "alltoallv", &["bruck"], CHECK_SIZES);
+}
+
+#[test]
+fn gathering_alltoalls_parity() {
+    // 2dmesh where SMPI finds a mesh (2 and 3 ranks: 1 × n), 3dmesh from 3
+    // ranks (1 × 1 × n without a square factor), rdb anywhere.
+    compare_on(&cases("alltoall", &["2dmesh"], &[2, 3, 4, 6, 8]), 1);
+    compare_on(&cases("alltoall", &["2dmesh"], &[9, 12]), 2);
+    compare_on(&cases("alltoall", &["3dmesh"], &[3, 4, 7, 8]), 1);
+    compare_on(&cases("alltoall", &["3dmesh"], &[12, 16]), 2);
+    compare_on(&cases("alltoall", &["rdb"], &[2, 3, 4, 5, 6, 7, 8]), 1);
+    compare_on(&cases("alltoall", &["rdb"], &[12]), 2);
+}
+
+#[test]
+fn gathering_alltoalls_results() {
+    check("alltoall", "alltoall", &["rdb", "2dmesh", "3dmesh"], CHECK_SIZES);
+}
+
+#[test]
+fn butterfly_parity_and_results() {
+    compare_on(
+        &cases("reduce_scatter", &["ompi_butterfly"], &[2, 3, 4, 5, 6, 7, 8]),
+        1,
+    );
+    compare_on(&cases("reduce_scatter", &["ompi_butterfly"], &[12]), 2);
+    check(
+        "reduce_scatter",
+        "reduce_scatter",
+        &["ompi_butterfly"],
+        CHECK_SIZES,
+    );
+}
+
+/// Unequal counts (`apps/coll/reduce_scatter_uneven.c`), with a commutative
+/// and a non-commutative operation: every rank's time and result equal SMPI's.
+#[test]
+fn butterfly_with_unequal_counts_parity() {
+    if smpi().is_none() {
+        return;
+    }
+    let src = apps_dir().join("coll/reduce_scatter_uneven.c");
+    let theirs_exe = scratch_path("reduce_scatter_uneven_smpi_butterfly");
+    let mut cc = Command::new("smpicc");
+    cc.arg("-O2").arg(&src).arg("-o").arg(&theirs_exe);
+    let r = run_command(cc, Duration::from_secs(120));
+    assert_eq!(r.code, Some(0), "SMPI's smpicc failed\n{}", r.describe());
+    let platform = platform("fat_tree_64.xml");
+    let cfg = "smpi/reduce_scatter:ompi_butterfly";
+    let sorted = |out: &RunOutput| {
+        let mut v: Vec<String> = out
+            .stdout
+            .lines()
+            .filter(|l| l.contains("reduce_scatter"))
+            .map(String::from)
+            .collect();
+        v.sort();
+        v
+    };
+    let mut bad = Vec::new();
+    for np in [3usize, 4, 6, 7] {
+        for args in [vec!["10"], vec!["100000"], vec!["10", "noncomm"]] {
+            let mut cmd = Command::new("smpirun");
+            cmd.current_dir(theirs_exe.parent().unwrap_or(Path::new(".")))
+                .arg("-np")
+                .arg(np.to_string())
+                .arg("-platform")
+                .arg(&platform)
+                .arg("--cfg=smpi/simulate-computation:no")
+                .arg(format!("--cfg={cfg}"))
+                .arg(&theirs_exe)
+                .args(&args);
+            let theirs = run_command(cmd, Duration::from_secs(120));
+            let ours = Smpirun::new(build_c(&src))
+                .platform(&platform)
+                .np(np)
+                .cfg("smpi/simulate-computation:no")
+                .cfg(cfg)
+                .args(args.iter().map(|a| a.to_string()))
+                .run();
+            let (a, b) = (sorted(&theirs), sorted(&ours));
+            if a.len() != np || a != b || b.iter().any(|l| !l.ends_with(" ok")) {
+                bad.push(format!("np={np} {args:?}:\nSMPI {a:?}\nours {b:?}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
