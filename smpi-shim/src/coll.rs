@@ -44,6 +44,7 @@ mod allgather;
 mod allreduce;
 mod alltoall;
 mod alltoall_mesh;
+mod alltoall_rma;
 mod alltoall_sync;
 mod barrier;
 mod bcast;

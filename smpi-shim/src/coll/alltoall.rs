@@ -1,7 +1,7 @@
 //! MPI_Alltoall and MPI_Alltoallv.
 
 use super::select::{self, pick};
-use super::{alltoall_mesh, alltoall_sync};
+use super::{alltoall_mesh, alltoall_rma, alltoall_sync};
 use super::{dtype_of, is_pof2, local_copy, CommView, TempBuf, BYTE, IN_PLACE, TAG_ALLTOALL};
 use crate::mpi::MpiResult;
 
@@ -20,6 +20,7 @@ const ALLTOALL: &[&str] = &[
     "rdb",
     "2dmesh",
     "3dmesh",
+    "pair_rma",
 ];
 const ALLTOALLV: &[&str] = &[
     "ompi_basic_linear",
@@ -162,6 +163,7 @@ pub(crate) fn run(
         }
         "rdb" => alltoall_mesh::rdb(c, sbuf, scounts[0], stype, rbuf, rcounts[0], rtype)?,
         "2dmesh" => alltoall_mesh::mesh_2d(c, sbuf, scounts[0], stype, rbuf, rcounts[0], rtype)?,
+        "pair_rma" => alltoall_rma::pair_rma(c, &b)?,
         "3dmesh" => alltoall_mesh::mesh_3d(c, sbuf, scounts[0], stype, rbuf, rcounts[0], rtype)?,
         "bruck" if !regular => {
             // SMPI's alltoallv "bruck" is the same scattered exchange (not

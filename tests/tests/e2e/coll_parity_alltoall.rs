@@ -9,6 +9,10 @@
 //! * `2dmesh` on 1 rank and on primes from 5, `3dmesh` on 1 and 2 ranks:
 //!   SMPI returns MPI_ERR_OTHER without moving any data; we run the
 //!   degenerate mesh (1 × n, 1 × 1 × n).
+//! * `pair_rma` on a non-power-of-two size: SMPI puts to ranks beyond the
+//!   communicator and crashes; we put in the ring order. (SMPI also puts
+//!   block j at byte j × extent of the target instead of j × count × extent,
+//!   which does not change its time; we put it at its place.)
 //! * `ompi_butterfly` on 1 rank: SMPI leaves the receive buffer alone; we
 //!   copy the block (no message either way).
 
@@ -191,4 +195,11 @@ fn butterfly_with_unequal_counts_parity() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn pair_rma_parity_and_results() {
+    compare_on(&cases("alltoall", &["pair_rma"], &[2, 4, 8]), 1);
+    compare_on(&cases("alltoall", &["pair_rma"], &[16]), 2);
+    check("alltoall", "alltoall", &["pair_rma"], CHECK_SIZES);
 }
