@@ -1,7 +1,10 @@
 //! Parity with SimGrid SMPI 3.32 of the alltoall, alltoallv and reduce_scatter
 //! collective algorithms added after the first set (see `coll_smpi_parity` for
 //! the method), and the correctness of their results (`apps/coll/coll_check.c`,
-//! as in `coll_algorithms`).
+//! as in `coll_algorithms`). The times are compared on the 8-host star of
+//! `coll_smpi_parity` (1 or 2 ranks per host) and, for some algorithms and
+//! sizes, on a fat tree whose shared links make the order of the messages
+//! matter.
 //!
 //! Known differences, skipped below (our behaviour is the correct MPI one):
 //! * `pair_*_barrier` on a non-power-of-two size: SMPI throws; we run the
@@ -202,4 +205,80 @@ fn pair_rma_parity_and_results() {
     compare_on(&cases("alltoall", &["pair_rma"], &[2, 4, 8]), 1);
     compare_on(&cases("alltoall", &["pair_rma"], &[16]), 2);
     check("alltoall", "alltoall", &["pair_rma"], CHECK_SIZES);
+}
+
+/// The largest `time` of a coll_time run, if it ran.
+fn slowest(out: &RunOutput, np: usize) -> Option<f64> {
+    let t: Vec<f64> = out
+        .lines_starting_with("time ")
+        .map(|l| e2e_tests::field_f64(l, "t"))
+        .collect();
+    (out.code == Some(0) && t.len() == np).then(|| t.into_iter().fold(0.0, f64::max))
+}
+
+/// On a fat tree (`fat_tree_64.xml`, 16 hosts per leaf pair: links are
+/// shared, so the order of the messages matters), 12 and 16 ranks.
+#[test]
+fn fat_tree_parity() {
+    if smpi().is_none() {
+        return;
+    }
+    let src = apps_dir().join("coll/coll_time.c");
+    let theirs_exe = scratch_path("coll_time_smpi_fat_tree");
+    let mut cc = Command::new("smpicc");
+    cc.arg("-O2").arg(&src).arg("-o").arg(&theirs_exe);
+    let r = run_command(cc, Duration::from_secs(120));
+    assert_eq!(r.code, Some(0), "SMPI's smpicc failed\n{}", r.describe());
+    let platform = platform("fat_tree_64.xml");
+    let cases: &[(&str, &str, usize)] = &[
+        ("alltoall", "pair_light_barrier", 16),
+        ("alltoall", "pair_mpi_barrier", 16),
+        ("alltoall", "ring_light_barrier", 12),
+        ("alltoall", "ring_one_barrier", 12),
+        ("alltoall", "rdb", 12),
+        ("alltoall", "2dmesh", 12),
+        ("alltoall", "2dmesh", 16),
+        ("alltoall", "3dmesh", 12),
+        ("alltoall", "3dmesh", 16),
+        ("alltoall", "pair_rma", 16),
+        ("alltoallv", "bruck", 12),
+        ("alltoallv", "ring", 16),
+        ("alltoallv", "pair_one_barrier", 16),
+        ("alltoallv", "ring_light_barrier", 12),
+        ("reduce_scatter", "ompi_butterfly", 12),
+        ("reduce_scatter", "ompi_butterfly", 16),
+    ];
+    let common = [
+        "network/model:CM02",
+        "smpi/simulate-computation:no",
+        "smpi/wtime:0",
+    ];
+    let mut bad = Vec::new();
+    for &(coll, algo, np) in cases {
+        for bytes in sizes(coll) {
+            let forced = format!("smpi/{coll}:{algo}");
+            let args = [coll.to_string(), bytes.to_string()];
+            let mut cmd = Command::new("smpirun");
+            cmd.current_dir(theirs_exe.parent().unwrap_or(Path::new(".")))
+                .arg("-np")
+                .arg(np.to_string())
+                .arg("-platform")
+                .arg(&platform);
+            for c in common.iter().copied().chain([forced.as_str()]) {
+                cmd.arg(format!("--cfg={c}"));
+            }
+            cmd.arg(&theirs_exe).args(&args);
+            let theirs = run_command(cmd, Duration::from_secs(120));
+            let mut run = Smpirun::new(build_c(&src)).platform(&platform).np(np);
+            for c in common.iter().copied().chain([forced.as_str()]) {
+                run = run.cfg(c);
+            }
+            let ours = run.args(args.iter().cloned()).run();
+            match (slowest(&theirs, np), slowest(&ours, np)) {
+                (Some(a), Some(b)) if (a - b).abs() <= 1e-6 * a.abs().max(1e-12) => {}
+                (a, b) => bad.push(format!("{forced} np={np} S={bytes}: SMPI {a:?}, ours {b:?}")),
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
