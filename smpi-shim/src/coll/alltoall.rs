@@ -1,4 +1,8 @@
 //! MPI_Alltoall and MPI_Alltoallv.
+//!
+//! The pairwise exchanges with barriers are in `alltoall_sync`, the
+//! algorithms that gather whole send buffers (`rdb`, `2dmesh`, `3dmesh`) in
+//! `alltoall_mesh`, the one-sided `pair_rma` in `alltoall_rma`.
 
 use super::select::{self, pick};
 use super::{alltoall_mesh, alltoall_rma, alltoall_sync};

@@ -19,7 +19,7 @@ const KNOWN: &[&str] = &[
 /// rank 0, then a linear scatterv; with unequal counts, MPICH's choice. The
 /// other algorithms need a commutative op (else they run the default), except
 /// `mpich_noncomm`, which needs a power-of-two size and equal counts (else the
-/// default), and `mpich_rdb`, which takes any op.
+/// default), and `mpich_rdb` and `ompi_butterfly`, which take any op.
 pub(crate) fn run(
     c: CommView,
     sbuf: *const u8,

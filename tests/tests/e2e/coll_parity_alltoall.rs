@@ -282,3 +282,32 @@ fn fat_tree_parity() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// An unknown algorithm name is an error listing the algorithms, new ones
+/// included.
+#[test]
+fn unknown_algorithm_lists_the_new_ones() {
+    let exe = build_c(&apps_dir().join("coll/coll_time.c"));
+    for (coll, names) in [
+        (
+            "alltoall",
+            &["ring_one_barrier", "rdb", "2dmesh", "3dmesh", "pair_rma"][..],
+        ),
+        (
+            "alltoallv",
+            &["bruck", "pair_light_barrier", "ring_mpi_barrier"][..],
+        ),
+        ("reduce_scatter", &["ompi_butterfly"][..]),
+    ] {
+        let out = Smpirun::new(&exe)
+            .platform(platform("fat_tree.toml"))
+            .np(2)
+            .cfg(&format!("smpi/{coll}:nope"))
+            .args([coll, "8"])
+            .run();
+        let mut needles = vec![format!("unknown algorithm 'nope' for smpi/{coll}")];
+        needles.extend(names.iter().map(|n| n.to_string()));
+        let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
+        out.assert_failure().assert_stderr_has(&needles);
+    }
+}
