@@ -43,6 +43,9 @@ use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, P2p, SendMode, Stat
 mod allgather;
 mod allreduce;
 mod alltoall;
+mod alltoall_mesh;
+mod alltoall_rma;
+mod alltoall_sync;
 mod barrier;
 mod bcast;
 mod gather;

@@ -1,11 +1,43 @@
 //! MPI_Alltoall and MPI_Alltoallv.
+//!
+//! The pairwise exchanges with barriers are in `alltoall_sync`, the
+//! algorithms that gather whole send buffers (`rdb`, `2dmesh`, `3dmesh`) in
+//! `alltoall_mesh`, the one-sided `pair_rma` in `alltoall_rma`.
 
 use super::select::{self, pick};
+use super::{alltoall_mesh, alltoall_rma, alltoall_sync};
 use super::{dtype_of, is_pof2, local_copy, CommView, TempBuf, BYTE, IN_PLACE, TAG_ALLTOALL};
 use crate::mpi::MpiResult;
 
-const ALLTOALL: &[&str] = &["basic_linear", "pair", "ring", "bruck", "mvapich2_scatter_dest"];
-const ALLTOALLV: &[&str] = &["ompi_basic_linear", "pair", "ring"];
+const ALLTOALL: &[&str] = &[
+    "basic_linear",
+    "pair",
+    "ring",
+    "bruck",
+    "mvapich2_scatter_dest",
+    "pair_light_barrier",
+    "pair_mpi_barrier",
+    "pair_one_barrier",
+    "ring_light_barrier",
+    "ring_mpi_barrier",
+    "ring_one_barrier",
+    "rdb",
+    "2dmesh",
+    "3dmesh",
+    "pair_rma",
+];
+const ALLTOALLV: &[&str] = &[
+    "ompi_basic_linear",
+    "pair",
+    "ring",
+    "bruck",
+    "pair_light_barrier",
+    "pair_mpi_barrier",
+    "pair_one_barrier",
+    "ring_light_barrier",
+    "ring_mpi_barrier",
+    "ring_one_barrier",
+];
 
 /// Alltoall: SMPI's default is the ompi decision. Alltoallv: SMPI's default
 /// posts every receive (ascending) then every send (ascending); mpich: the
@@ -41,8 +73,20 @@ pub(crate) fn run(
     };
     let n = c.size;
     let me = c.rank;
-    let sp = |i: i32| sbuf.wrapping_offset(sdispls[i as usize] * sdt.extent);
-    let rp = |i: i32| rbuf.wrapping_offset(rdispls[i as usize] * rdt.extent);
+    let b = Blocks {
+        sbuf,
+        scounts,
+        sdispls,
+        stype,
+        sext: sdt.extent,
+        rbuf,
+        rcounts,
+        rdispls,
+        rtype,
+        rext: rdt.extent,
+    };
+    let sp = |i: i32| b.sp(i);
+    let rp = |i: i32| b.rp(i);
     let algo = if regular {
         let block = sdt.size * scounts.first().copied().unwrap_or(0);
         pick(
@@ -77,38 +121,25 @@ pub(crate) fn run(
     } else {
         algo
     };
+    // The gathering algorithms move bytes: block sizes that differ on the two
+    // sides (an erroneous call SMPI refuses) take the linear exchange.
+    let algo = match algo {
+        "rdb" | "2dmesh" | "3dmesh" if sdt.size * scounts[0] != rdt.size * rcounts[0] => "basic_linear",
+        _ => algo,
+    };
+    if let Some((order, sync)) = alltoall_sync::parse(algo) {
+        return alltoall_sync::run(c, order, sync, &b);
+    }
     match algo {
-        "ring" => {
+        // SMPI's alltoallv ring is the pair exchange on a power-of-two size.
+        "ring" if regular || !is_pof2(n) => {
             for i in 0..n {
-                let src = (me - i + n) % n;
-                let dst = (me + i) % n;
-                c.sendrecv(
-                    sp(dst),
-                    scounts[dst as usize],
-                    stype,
-                    dst,
-                    rp(src),
-                    rcounts[src as usize],
-                    rtype,
-                    src,
-                    TAG_ALLTOALL,
-                )?;
+                b.exchange(c, (me + i) % n, (me - i + n) % n)?;
             }
         }
-        "pair" => {
+        "ring" | "pair" => {
             for i in 0..n {
-                let peer = me ^ i;
-                c.sendrecv(
-                    sp(peer),
-                    scounts[peer as usize],
-                    stype,
-                    peer,
-                    rp(peer),
-                    rcounts[peer as usize],
-                    rtype,
-                    peer,
-                    TAG_ALLTOALL,
-                )?;
+                b.exchange(c, me ^ i, me ^ i)?;
             }
         }
         "basic_linear" => {
@@ -127,27 +158,23 @@ pub(crate) fn run(
             c.waitall(&reqs);
         }
         "mvapich2_scatter_dest" => {
-            // MVAPICH2's scattered exchange as SMPI runs it: 4 peers at a time
-            // (receive from rank+i, send to rank-i, i = 0, 1, ...), my own block
+            // MVAPICH2's scattered exchange as SMPI runs it, my own block
             // included (a message to myself); nothing at all for empty blocks.
             if rcounts[0] == 0 {
                 return Ok(());
             }
-            let batch = 4.min(n);
-            let mut k0 = 0;
-            while k0 < n {
-                let k1 = (k0 + batch).min(n);
-                let mut reqs = Vec::new();
-                for k in k0..k1 {
-                    let i = (me + k) % n;
-                    reqs.push(c.irecv(rp(i), rcounts[i as usize], rtype, i, TAG_ALLTOALL)?);
-                }
-                for k in k0..k1 {
-                    let i = (me - k + n) % n;
-                    reqs.push(c.isend(sp(i), scounts[i as usize], stype, i, TAG_ALLTOALL)?);
-                }
-                c.waitall_checked(&reqs)?;
-                k0 = k1;
+            batched(c, &b, true)?;
+        }
+        "rdb" => alltoall_mesh::rdb(c, sbuf, scounts[0], stype, rbuf, rcounts[0], rtype)?,
+        "2dmesh" => alltoall_mesh::mesh_2d(c, sbuf, scounts[0], stype, rbuf, rcounts[0], rtype)?,
+        "pair_rma" => alltoall_rma::pair_rma(c, &b)?,
+        "3dmesh" => alltoall_mesh::mesh_3d(c, sbuf, scounts[0], stype, rbuf, rcounts[0], rtype)?,
+        "bruck" if !regular => {
+            // SMPI's alltoallv "bruck" is the same scattered exchange (not
+            // Bruck's algorithm), after a local copy of my own block.
+            own()?;
+            if n > 1 {
+                batched(c, &b, false)?;
             }
         }
         "bruck" => bruck(c, sbuf, scounts[0], stype, rbuf, rcounts[0], rtype)?,
@@ -178,6 +205,78 @@ pub(crate) fn run(
         }
     }
     drop(copy);
+    Ok(())
+}
+
+/// The blocks of an alltoall(v): per peer, a count and a displacement (in
+/// elements) on each side.
+pub(super) struct Blocks<'a> {
+    pub(super) sbuf: *const u8,
+    pub(super) scounts: &'a [usize],
+    pub(super) sdispls: &'a [isize],
+    pub(super) stype: i32,
+    pub(super) sext: isize,
+    pub(super) rbuf: *mut u8,
+    pub(super) rcounts: &'a [usize],
+    pub(super) rdispls: &'a [isize],
+    pub(super) rtype: i32,
+    pub(super) rext: isize,
+}
+
+impl Blocks<'_> {
+    /// Where the block for rank `i` starts.
+    pub(super) fn sp(&self, i: i32) -> *const u8 {
+        self.sbuf.wrapping_offset(self.sdispls[i as usize] * self.sext)
+    }
+
+    /// Where the block from rank `i` goes.
+    pub(super) fn rp(&self, i: i32) -> *mut u8 {
+        self.rbuf.wrapping_offset(self.rdispls[i as usize] * self.rext)
+    }
+
+    /// One step of a pairwise exchange: my block for `dst` out, `src`'s
+    /// block for me in (a local copy when both are me).
+    pub(super) fn exchange(&self, c: CommView, dst: i32, src: i32) -> MpiResult<()> {
+        c.sendrecv(
+            self.sp(dst),
+            self.scounts[dst as usize],
+            self.stype,
+            dst,
+            self.rp(src),
+            self.rcounts[src as usize],
+            self.rtype,
+            src,
+            TAG_ALLTOALL,
+        )
+    }
+}
+
+/// The scattered exchange of MPICH (throttled as Tony Ladd suggested): 4
+/// peers at a time, receives from rank + i then sends to rank − i for i = k,
+/// k+1, ..., k+3, then wait for all of them; my own block is one of them
+/// (`me_too`: a message to myself; else skipped).
+fn batched(c: CommView, b: &Blocks, me_too: bool) -> MpiResult<()> {
+    let (n, me) = (c.size, c.rank);
+    let batch = 4.min(n);
+    let mut k0 = 0;
+    while k0 < n {
+        let k1 = (k0 + batch).min(n);
+        let mut reqs = Vec::new();
+        for k in k0..k1 {
+            let i = (me + k) % n;
+            if me_too || i != me {
+                reqs.push(c.irecv(b.rp(i), b.rcounts[i as usize], b.rtype, i, TAG_ALLTOALL)?);
+            }
+        }
+        for k in k0..k1 {
+            let i = (me - k + n) % n;
+            if me_too || i != me {
+                reqs.push(c.isend(b.sp(i), b.scounts[i as usize], b.stype, i, TAG_ALLTOALL)?);
+            }
+        }
+        c.waitall_checked(&reqs)?;
+        k0 = k1;
+    }
     Ok(())
 }
 

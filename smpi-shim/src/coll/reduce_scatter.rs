@@ -12,13 +12,14 @@ const KNOWN: &[&str] = &[
     "mpich_pair",
     "mpich_noncomm",
     "mpich_rdb",
+    "ompi_butterfly",
 ];
 
 /// SMPI default: with equal counts, the default reduce of the whole vector to
 /// rank 0, then a linear scatterv; with unequal counts, MPICH's choice. The
 /// other algorithms need a commutative op (else they run the default), except
 /// `mpich_noncomm`, which needs a power-of-two size and equal counts (else the
-/// default), and `mpich_rdb`, which takes any op.
+/// default), and `mpich_rdb` and `ompi_butterfly`, which take any op.
 pub(crate) fn run(
     c: CommView,
     sbuf: *const u8,
@@ -42,14 +43,14 @@ pub(crate) fn run(
     )?;
     let algo = match algo {
         "mpich_noncomm" if !(is_pof2(n) && regular) => "default",
-        "mpich_noncomm" | "mpich_rdb" => algo,
+        "mpich_noncomm" | "mpich_rdb" | "ompi_butterfly" => algo,
         _ if !red.commutative => "default",
         _ => algo,
     };
     if algo == "default" {
         return default(c, sbuf, rbuf, rcounts, dtype, op, &red);
     }
-    if total == 0 {
+    if total == 0 && algo != "ompi_butterfly" {
         return Ok(());
     }
     // the input vector (MPI_IN_PLACE: it is in rbuf, which receives the result)
@@ -75,6 +76,7 @@ pub(crate) fn run(
         "ompi_ring" => ring(c, input, rbuf, rcounts, &disp, &red),
         "mpich_pair" => pair(c, input, rbuf, rcounts, &disp, &red),
         "mpich_rdb" => recursive_doubling(c, input, rbuf, rcounts, &disp, &red),
+        "ompi_butterfly" => butterfly(c, input, rbuf, rcounts, &disp, &red),
         _ => noncomm(c, input, rbuf, rcounts[0], &red),
     };
     drop(copy);
@@ -473,4 +475,129 @@ fn noncomm(c: CommView, input: *const u8, rbuf: *mut u8, block: usize, red: &Red
         lo = keep;
     }
     local_copy(red.at(acc.ptr(), lo), block, dtype, rbuf, block, dtype)
+}
+
+/// Open MPI's butterfly (Träff 2005; `ompi_butterfly`, any op, any counts):
+/// the first 2·rem ranks (rem = n − pof2) pair up, even ranks handing their
+/// vector to rank + 1 and dropping out; the pof2 others (virtual ranks; the
+/// first rem stand for two ranks' blocks) halve the vector at distance 1, 2,
+/// 4, ... (sendrecv, the lower partner's data on the left of the op), so that
+/// virtual rank v ends with the blocks of virtual rank mirror(v) (its bits
+/// reversed), which it sends there (and to the dropped-out even rank when
+/// that virtual rank stands for two).
+fn butterfly(
+    c: CommView,
+    input: *const u8,
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    disp: &[usize],
+    red: &Reducer,
+) -> MpiResult<()> {
+    let (n, rank) = (c.size, c.rank);
+    let dtype = red.dtype;
+    let me = rank as usize;
+    if n < 2 {
+        // SMPI returns at once here, leaving the receive buffer alone.
+        return local_copy(input, rcounts[0], dtype, rbuf, rcounts[0], dtype);
+    }
+    let total = disp[n as usize];
+    let mut bufs = [red.temp(total), red.temp(total)];
+    let (mut s, mut r) = (0, 1);
+    local_copy(input, total, dtype, bufs[s].ptr(), total, dtype)?;
+    let pof2 = pof2_floor(n);
+    let rem = n - pof2;
+    let bits = pof2.trailing_zeros();
+    let mirror = |v: i32| ((v as u32).reverse_bits() >> (32 - bits)) as i32;
+    // the rank a virtual rank runs on, the first rank of a virtual block
+    let real = |v: i32| if v < rem { 2 * v + 1 } else { v + rem };
+    let first = |blk: i32| (if blk < rem { 2 * blk } else { blk + rem }) as usize;
+    let last = |blk: i32| (if blk < rem { 2 * blk + 1 } else { blk + rem }) as usize;
+    let span = |lo: i32, hi: i32| disp[last(hi)] + rcounts[last(hi)] - disp[first(lo)];
+    let vrank = if rank < 2 * rem {
+        if rank % 2 == 0 {
+            c.send(bufs[s].ptr(), total, dtype, rank + 1, TAG_REDUCE_SCATTER)?;
+            -1
+        } else {
+            c.recv(bufs[r].ptr(), total, dtype, rank - 1, TAG_REDUCE_SCATTER)?;
+            red.left(bufs[r].ptr(), bufs[s].ptr(), total)?;
+            rank / 2
+        }
+    } else {
+        rank - rem
+    };
+    if vrank < 0 {
+        let peer = real(mirror((rank + 1) / 2));
+        c.recv(rbuf, rcounts[me], dtype, peer, TAG_REDUCE_SCATTER)?;
+        return Ok(());
+    }
+    let (mut nblocks, mut send_index, mut recv_index) = (pof2, 0, 0);
+    let mut mask = 1;
+    while mask < pof2 {
+        let vpeer = vrank ^ mask;
+        let peer = real(vpeer);
+        nblocks /= 2;
+        if vrank & mask == 0 {
+            send_index += nblocks;
+        } else {
+            recv_index += nblocks;
+        }
+        let (scount, sdispl) = (
+            span(send_index, send_index + nblocks - 1),
+            disp[first(send_index)],
+        );
+        let (rcount, rdispl) = (
+            span(recv_index, recv_index + nblocks - 1),
+            disp[first(recv_index)],
+        );
+        c.sendrecv(
+            red.at(bufs[s].ptr(), sdispl),
+            scount,
+            dtype,
+            peer,
+            red.at(bufs[r].ptr(), rdispl),
+            rcount,
+            dtype,
+            peer,
+            TAG_REDUCE_SCATTER,
+        )?;
+        let (mine, theirs) = (red.at(bufs[s].ptr(), rdispl), red.at(bufs[r].ptr(), rdispl));
+        if vrank < vpeer {
+            // mine op theirs, left in the receive buffer, which becomes mine
+            red.left(mine, theirs, rcount)?;
+            std::mem::swap(&mut s, &mut r);
+        } else {
+            red.left(theirs, mine, rcount)?;
+        }
+        send_index = recv_index;
+        mask <<= 1;
+    }
+    let vpeer = mirror(vrank);
+    let peer = real(vpeer);
+    let mut index = first(send_index);
+    if vpeer < rem {
+        c.send(
+            red.at(bufs[s].ptr(), disp[index]),
+            rcounts[index],
+            dtype,
+            peer - 1,
+            TAG_REDUCE_SCATTER,
+        )?;
+        index += 1;
+    }
+    if vpeer != vrank {
+        c.sendrecv(
+            red.at(bufs[s].ptr(), disp[index]),
+            rcounts[index],
+            dtype,
+            peer,
+            rbuf,
+            rcounts[me],
+            dtype,
+            peer,
+            TAG_REDUCE_SCATTER,
+        )
+    } else {
+        let k = rcounts[me];
+        local_copy(red.at(bufs[s].ptr(), disp[me]), k, dtype, rbuf, k, dtype)
+    }
 }
