@@ -7,8 +7,9 @@
  *     operations, roots, ranks, tags and communicators in collectives
  *     (blocking, non-blocking, v/w variants, neighbourhood, reduce_local,
  *     intercommunicator forms), point-to-point (send modes, receives,
- *     sendrecv, probes, persistent and `_c` forms), request completion and
- *     datatype constructors;
+ *     sendrecv, probes, persistent and `_c` forms), request completion,
+ *     datatype constructors (subarray and darray too), MPI_Pack/MPI_Unpack/
+ *     MPI_Pack_size and the process-topology constructors and queries;
  *   - what is valid: MPI_IN_PLACE where allowed, arguments significant only
  *     at the root, MPI_BOTTOM with absolute addresses, zero counts with NULL
  *     buffers, MPI_PROC_NULL peers, MPI_ANY_SOURCE/MPI_ANY_TAG on receives.
@@ -313,6 +314,80 @@ int main(int argc, char **argv)
       MPI_ERR_ARG);
     E("Type_create_indexed_block_c blocklength -1", MPI_Type_create_indexed_block_c(2, -1, cbl, MPI_INT, &t),
       MPI_ERR_COUNT);
+  }
+
+  /* ---- arrays, packing and process topologies (classes as Open MPI 4.1
+   * returns them, except where it accepts what MPI forbids: an edge to a
+   * rank outside a graph, a Cartesian shift along a missing dimension) ---- */
+  {
+    int sz[2] = {4, 4}, sub[2] = {2, 2}, st0[2] = {0, 0}, big[2] = {5, 2}, off[2] = {3, 0}, negs[2] = {-1, 4};
+    int dist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK};
+    int darg[2] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG}, ps[2] = {2, 1}, ps3[2] = {3, 1};
+    int pos = 0, psize, dims[2] = {2, 1}, per[2] = {0, 0}, dneg[2] = {-1, 1}, co[2], r, s1, d1;
+    int ix[2] = {1, 2}, ed[2] = {1, 0}, edbad[2] = {1, 9}, peer[1] = {other}, far[1] = {7}, deg[1] = {1};
+    MPI_Comm c, cart;
+    E("Type_create_subarray ndims -1", MPI_Type_create_subarray(-1, sz, sub, st0, MPI_ORDER_C, MPI_INT, &t),
+      MPI_ERR_COUNT);
+    E("Type_create_subarray sizes NULL", MPI_Type_create_subarray(2, NULL, sub, st0, MPI_ORDER_C, MPI_INT, &t),
+      MPI_ERR_ARG);
+    E("Type_create_subarray sizes[0] -1", MPI_Type_create_subarray(2, negs, sub, st0, MPI_ORDER_C, MPI_INT, &t),
+      MPI_ERR_ARG);
+    E("Type_create_subarray subsizes > sizes", MPI_Type_create_subarray(2, sz, big, st0, MPI_ORDER_C, MPI_INT, &t),
+      MPI_ERR_ARG);
+    E("Type_create_subarray past the end", MPI_Type_create_subarray(2, sz, sub, off, MPI_ORDER_C, MPI_INT, &t),
+      MPI_ERR_ARG);
+    E("Type_create_subarray order invalid", MPI_Type_create_subarray(2, sz, sub, st0, 77, MPI_INT, &t), MPI_ERR_ARG);
+    E("Type_create_subarray oldtype invalid", MPI_Type_create_subarray(2, sz, sub, st0, MPI_ORDER_C, 12345, &t),
+      MPI_ERR_TYPE);
+    E("Type_create_darray rank 5", MPI_Type_create_darray(2, 5, 2, sz, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t),
+      MPI_ERR_ARG);
+    E("Type_create_darray psizes do not make size",
+      MPI_Type_create_darray(2, 0, 2, sz, dist, darg, ps3, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG);
+    E("Type_create_darray gsizes NULL",
+      MPI_Type_create_darray(2, 0, 2, NULL, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG);
+    E("Pack incount -1", MPI_Pack(buf, -1, MPI_INT, out, 1024, &pos, W), MPI_ERR_COUNT);
+    E("Pack datatype invalid", MPI_Pack(buf, 4, 12345, out, 1024, &pos, W), MPI_ERR_TYPE);
+    E("Pack comm MPI_COMM_NULL", MPI_Pack(buf, 4, MPI_INT, out, 1024, &pos, MPI_COMM_NULL), MPI_ERR_COMM);
+    E("Pack position NULL", MPI_Pack(buf, 4, MPI_INT, out, 1024, NULL, W), MPI_ERR_ARG);
+    E("Pack inbuf NULL", MPI_Pack(NULL, 4, MPI_INT, out, 1024, &pos, W), MPI_ERR_BUFFER);
+    E("Pack outbuf NULL", MPI_Pack(buf, 4, MPI_INT, NULL, 1024, &pos, W), MPI_ERR_ARG);
+    E("Pack outsize too small", MPI_Pack(buf, 4, MPI_INT, out, 8, &pos, W), MPI_ERR_TRUNCATE);
+    pos = 0;
+    E("Unpack outcount -1", MPI_Unpack(out, 1024, &pos, buf, -1, MPI_INT, W), MPI_ERR_COUNT);
+    E("Unpack position NULL", MPI_Unpack(out, 1024, NULL, buf, 4, MPI_INT, W), MPI_ERR_ARG);
+    E("Unpack outbuf NULL", MPI_Unpack(out, 1024, &pos, NULL, 4, MPI_INT, W), MPI_ERR_BUFFER);
+    E("Unpack insize too small", MPI_Unpack(out, 8, &pos, buf, 4, MPI_INT, W), MPI_ERR_TRUNCATE);
+    E("Pack_size datatype invalid", MPI_Pack_size(4, 12345, W, &psize), MPI_ERR_TYPE);
+    E("Pack_size size NULL", MPI_Pack_size(4, MPI_INT, W, NULL), MPI_ERR_ARG);
+    E("Cart_create dims NULL", MPI_Cart_create(W, 2, NULL, per, 0, &c), MPI_ERR_ARG);
+    E("Cart_create dims[0] -1", MPI_Cart_create(W, 2, dneg, per, 0, &c), MPI_ERR_DIMS);
+    E("Cart_create comm_cart NULL", MPI_Cart_create(W, 2, dims, per, 0, NULL), MPI_ERR_ARG);
+    E("Graph_create nnodes 5", MPI_Graph_create(W, 5, ix, ed, 0, &c), MPI_ERR_ARG);
+    E("Graph_create edge 9", MPI_Graph_create(W, 2, ix, edbad, 0, &c), MPI_ERR_ARG);
+    E("Graph_create index NULL", MPI_Graph_create(W, 2, NULL, ed, 0, &c), MPI_ERR_ARG);
+    E("Dist_graph_create_adjacent sources NULL",
+      MPI_Dist_graph_create_adjacent(W, 1, NULL, MPI_UNWEIGHTED, 1, peer, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c),
+      MPI_ERR_ARG);
+    E("Dist_graph_create_adjacent source 7",
+      MPI_Dist_graph_create_adjacent(W, 1, far, MPI_UNWEIGHTED, 1, peer, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c),
+      MPI_ERR_RANK);
+    E("Dist_graph_create degrees NULL",
+      MPI_Dist_graph_create(W, 1, &rank, NULL, peer, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c), MPI_ERR_ARG);
+    E("Dist_graph_create destinations NULL",
+      MPI_Dist_graph_create(W, 1, &rank, deg, NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c), MPI_ERR_ARG);
+    MPI_Cart_create(W, 2, dims, per, 0, &cart);
+    MPI_Comm_set_errhandler(cart, MPI_ERRORS_RETURN);
+    E("Cart_coords rank 7", MPI_Cart_coords(cart, 7, 2, co), MPI_ERR_RANK);
+    E("Cart_coords coords NULL", MPI_Cart_coords(cart, 0, 2, NULL), MPI_ERR_ARG);
+    E("Cart_coords comm not Cartesian", MPI_Cart_coords(W, 0, 2, co), MPI_ERR_TOPOLOGY);
+    E("Cart_rank coords NULL", MPI_Cart_rank(cart, NULL, &r), MPI_ERR_ARG);
+    E("Cart_shift direction 5", MPI_Cart_shift(cart, 5, 1, &s1, &d1), MPI_ERR_DIMS);
+    E("Cart_sub remain_dims NULL", MPI_Cart_sub(cart, NULL, &c), MPI_ERR_ARG);
+    E("Cart_get maxdims -1", MPI_Cart_get(cart, -1, co, per, co), MPI_ERR_ARG);
+    E("Cart_get dims NULL", MPI_Cart_get(cart, 2, NULL, per, co), MPI_ERR_ARG);
+    E("Dims_create dims NULL", MPI_Dims_create(4, 2, NULL), MPI_ERR_ARG);
+    E("Graph_neighbors_count comm not a graph", MPI_Graph_neighbors_count(W, 0, &r), MPI_ERR_TOPOLOGY);
+    MPI_Comm_free(&cart);
   }
 
   /* ---- valid corner cases: all MPI_SUCCESS ---- */

@@ -173,6 +173,12 @@ pub(super) struct Names {
 }
 
 impl Names {
+    /// The data argument of `MPI_Pack` (`inbuf`, `incount`) or `MPI_Unpack`
+    /// (`outbuf`, `outcount`), of type `datatype`.
+    pub(super) const fn pack(buf: &'static str, count: &'static str) -> Self {
+        Self::new(buf, count, "displs", "datatype")
+    }
+
     const fn new(buf: &'static str, count: &'static str, displs: &'static str, dtype: &'static str) -> Self {
         Names {
             buf,

@@ -407,7 +407,8 @@ pub(super) unsafe extern "C" fn MPI_Type_create_subarray(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let ext = or_code!(extent_of(old));
-        let nd = ndims.max(0) as usize;
+        or_code!(subarray_args(ndims, sizes, subsizes, starts, order, new));
+        let nd = ndims as usize;
         let get = |p: *const c_int, i: usize| *p.add(if order == 0 { i } else { nd - 1 - i }) as isize;
         // Enumerate the rows of the last (fastest) dimension in C order.
         let mut pieces: Vec<(isize, i32, usize)> = Vec::new();
@@ -462,6 +463,45 @@ pub(super) unsafe extern "C" fn MPI_Type_create_subarray(
         ints.push(order as i64);
         record(h, ints, vec![], &[old]);
         MPI_SUCCESS
+    }
+}
+
+/// `MPI_ORDER_C` and `MPI_ORDER_FORTRAN` (`mpi.h`): row- or column-major arrays.
+const MPI_ORDER_C: c_int = 0;
+const MPI_ORDER_FORTRAN: c_int = 1;
+
+/// The class of `MPI_Type_create_subarray`'s first invalid argument: a
+/// negative dimension count, missing arrays or result, sizes below 1, a
+/// subarray that does not fit inside the array, an unknown order.
+///
+/// # Safety
+/// `sizes`, `subsizes` and `starts` are null or hold `ndims` integers.
+unsafe fn subarray_args(
+    ndims: c_int,
+    sizes: *const c_int,
+    subsizes: *const c_int,
+    starts: *const c_int,
+    order: c_int,
+    new: *mut c_int,
+) -> Result<(), c_int> {
+    if ndims < 0 {
+        return Err(rt::MPI_ERR_COUNT);
+    }
+    if new.is_null() || (ndims > 0 && (sizes.is_null() || subsizes.is_null() || starts.is_null())) {
+        return Err(rt::MPI_ERR_ARG);
+    }
+    if order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN {
+        return Err(rt::MPI_ERR_ARG);
+    }
+    let n = ndims as usize;
+    // Safety: non-null, with `ndims` elements (the caller's contract).
+    let (sz, sub, st) = unsafe { (slice(sizes, n), slice(subsizes, n), slice(starts, n)) };
+    let fits =
+        (0..n).all(|i| sz[i] >= 1 && sub[i] >= 1 && sub[i] <= sz[i] && st[i] >= 0 && st[i] <= sz[i] - sub[i]);
+    if fits {
+        Ok(())
+    } else {
+        Err(rt::MPI_ERR_ARG)
     }
 }
 
@@ -544,6 +584,54 @@ pub(super) unsafe extern "C" fn MPI_Get_address(loc: *const c_void, addr: *mut A
     }
 }
 
+/// The checks `MPI_Pack`, `MPI_Unpack` and `MPI_Pack_size` share: the
+/// program's data (`count` of `dt` at `data`, named by `names`), the packed
+/// buffer (`packed` of `size` bytes, when there is one), the position and
+/// the communicator.
+fn pack_args(
+    data: *const c_void,
+    count: c_int,
+    dt: c_int,
+    names: Names,
+    packed: Option<(*const c_void, c_int)>,
+    pos: Option<*const c_int>,
+    comm: c_int,
+) -> MpiResult<()> {
+    let me = rt::current_rank();
+    with_world(|w| w.ranks[me as usize].comm(comm).map(|_| ()))?;
+    arg_count(count, names.count)?;
+    arg_dtype(dt, names.dtype)?;
+    arg_data(data, count, dt, names)?;
+    if pos.is_some_and(|p| p.is_null()) {
+        return Err(mpi_err(rt::MPI_ERR_ARG, "position is NULL"));
+    }
+    if let Some((buf, size)) = packed {
+        if size < 0 {
+            return Err(mpi_err(
+                rt::MPI_ERR_ARG,
+                format!("negative packed buffer size {size}"),
+            ));
+        }
+        if buf.is_null() && size > 0 {
+            return Err(mpi_err(rt::MPI_ERR_ARG, "the packed buffer is NULL"));
+        }
+    }
+    Ok(())
+}
+
+/// Runs a packing call's `work` once its arguments passed [`pack_args`];
+/// an error goes to `comm`'s handler.
+fn packing(call: &str, comm: c_int, checked: MpiResult<()>, work: impl FnOnce() -> MpiResult<()>) -> c_int {
+    match checked.and_then(|()| work()) {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => crate::mpi::entry::handle_error(rt::current_rank(), comm, call, e),
+    }
+}
+
+/// `MPI_Pack`'s and `MPI_Unpack`'s user data.
+const PACK_IN: Names = Names::pack("inbuf", "incount");
+const UNPACK_OUT: Names = Names::pack("outbuf", "outcount");
+
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Pack(
     inbuf: *const c_void,
@@ -552,15 +640,23 @@ pub(super) unsafe extern "C" fn MPI_Pack(
     out: *mut c_void,
     outsize: c_int,
     pos: *mut c_int,
-    _comm: c_int,
+    comm: c_int,
 ) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let d = or_code!(type_of(dt));
+    let checked = pack_args(inbuf, count, dt, PACK_IN, Some((out, outsize)), Some(pos), comm);
+    packing("MPI_Pack", comm, checked, || {
+        let d = with_world(|w| w.dtype(dt))?;
         let mut v = Vec::new();
-        d.pack(inbuf as *const u8, count.max(0) as usize, &mut v);
-        put_packed(&v, out, outsize.max(0) as usize, pos)
-    }
+        // Safety: `inbuf` holds `count` elements of `dt` (checked above, and the program's promise).
+        unsafe { d.pack(inbuf as *const u8, count as usize, &mut v) };
+        // Safety: `out` has `outsize` bytes and `pos` is valid (checked non-NULL above).
+        match unsafe { put_packed(&v, out, outsize as usize, pos) } {
+            MPI_SUCCESS => Ok(()),
+            code => Err(mpi_err(
+                code,
+                format!("{} packed bytes do not fit in {outsize}", v.len()),
+            )),
+        }
+    })
 }
 
 #[no_mangle]
@@ -571,36 +667,48 @@ pub(super) unsafe extern "C" fn MPI_Unpack(
     out: *mut c_void,
     count: c_int,
     dt: c_int,
-    _comm: c_int,
+    comm: c_int,
 ) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        let d = or_code!(type_of(dt));
-        let need = d.size * count.max(0) as usize;
-        if *pos as usize + need > insize.max(0) as usize {
-            return rt::MPI_ERR_TRUNCATE;
+    let checked = pack_args(out, count, dt, UNPACK_OUT, Some((inbuf, insize)), Some(pos), comm);
+    packing("MPI_Unpack", comm, checked, || {
+        let d = with_world(|w| w.dtype(dt))?;
+        let need = d.size * count as usize;
+        // Safety: `pos` is valid (checked non-NULL above).
+        let at = unsafe { *pos };
+        if at < 0 || at as usize + need > insize as usize {
+            return Err(mpi_err(
+                rt::MPI_ERR_TRUNCATE,
+                format!("{need} bytes at position {at} are not inside the {insize}-byte packed buffer"),
+            ));
         }
-        let data = std::slice::from_raw_parts((inbuf as *const u8).add(*pos as usize), need);
-        d.unpack(data, out as *mut u8, count.max(0) as usize);
-        *pos += need as c_int;
-        MPI_SUCCESS
-    }
+        // Safety: `inbuf` holds `insize` bytes, of which these are inside (checked above).
+        unsafe {
+            let data = std::slice::from_raw_parts((inbuf as *const u8).add(at as usize), need);
+            d.unpack(data, out as *mut u8, count as usize);
+            *pos += need as c_int;
+        }
+        Ok(())
+    })
 }
 
 #[no_mangle]
 pub(super) unsafe extern "C" fn MPI_Pack_size(
     count: c_int,
     dt: c_int,
-    _comm: c_int,
+    comm: c_int,
     size: *mut c_int,
 ) -> c_int {
-    // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
-    unsafe {
-        put(
-            size,
-            type_info(dt, |d| d.size).map(|s| (s * count.max(0) as usize) as c_int),
-        )
-    }
+    // No data is read: only the count, the type and the communicator matter.
+    let checked = pack_args(std::ptr::dangling(), count, dt, PACK_IN, None, None, comm);
+    packing("MPI_Pack_size", comm, checked, || {
+        if size.is_null() {
+            return Err(mpi_err(rt::MPI_ERR_ARG, "size is NULL"));
+        }
+        let bytes = with_world(|w| w.dtype(dt))?.size * count as usize;
+        // Safety: `size` is the program's int (checked non-NULL above).
+        unsafe { set(size, bytes as c_int) };
+        Ok(())
+    })
 }
 
 // ------------------------------------------------------------------ datatype introspection
@@ -947,6 +1055,10 @@ pub(super) unsafe extern "C" fn MPI_Type_create_darray(
             slice(psizes, nd),
         );
         let r = (|| -> MpiResult<c_int> {
+            let missing = [gsizes, distribs, dargs, psizes].iter().any(|p| p.is_null());
+            if new.is_null() || (nd > 0 && missing) {
+                return Err(mpi_err(rt::MPI_ERR_ARG, "darray: an array or the result is NULL"));
+            }
             if size <= 0 || rank < 0 || rank >= size || ndims < 0 {
                 return Err(mpi_err(rt::MPI_ERR_ARG, "invalid darray size, rank or ndims"));
             }

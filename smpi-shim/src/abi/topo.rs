@@ -59,8 +59,10 @@ pub(super) unsafe extern "C" fn MPI_Cart_create(
                 return Err(mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")));
             }
             let nd = ndims as usize;
-            let d: Vec<i32> = (0..nd).map(|i| *dims.add(i)).collect();
-            let p: Vec<bool> = (0..nd).map(|i| *periods.add(i) != 0).collect();
+            arg_array(dims, nd, "dims")?;
+            arg_array(periods, nd, "periods")?;
+            let d: Vec<i32> = ints(nd, dims);
+            let p: Vec<bool> = ints(nd, periods).iter().map(|&x| x != 0).collect();
             let total: i64 = d.iter().map(|&x| x as i64).product();
             let size = CommView::new(me, comm)?.size;
             if d.iter().any(|&x| x <= 0) || total > size as i64 {
@@ -108,10 +110,17 @@ pub(super) unsafe extern "C" fn MPI_Cart_get(
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let me = rt::current_rank();
-        match cart_of(me, comm) {
+        let checked = cart_of(me, comm).and_then(|(c, my)| {
+            let n = count(maxdims, "maxdims")?.min(c.dims.len());
+            for (p, name) in [(dims, "dims"), (periods, "periods"), (coords, "coords")] {
+                arg_array(p, n, name)?;
+            }
+            Ok((c, my))
+        });
+        match checked {
             Ok((c, my)) => {
                 let co = c.coords(my);
-                for (i, x) in co.iter().enumerate().take(maxdims.max(0) as usize) {
+                for (i, x) in co.iter().enumerate().take(maxdims as usize) {
                     set(dims.add(i), c.dims[i]);
                     set(periods.add(i), c.periods[i] as c_int);
                     set(coords.add(i), *x);
@@ -137,6 +146,7 @@ pub(super) unsafe extern "C" fn MPI_Cart_coords(
                 if rank < 0 || rank >= c.size() {
                     return Err(mpi_err(rt::MPI_ERR_RANK, format!("invalid rank {rank}")));
                 }
+                arg_array(coords, maxdims.max(0) as usize, "coords")?;
                 for (i, x) in c.coords(rank).iter().enumerate().take(maxdims.max(0) as usize) {
                     *coords.add(i) = *x;
                 }
@@ -152,7 +162,8 @@ pub(super) unsafe extern "C" fn MPI_Cart_rank(comm: c_int, coords: *const c_int,
     unsafe {
         query("MPI_Cart_rank", comm, |me| {
             cart_of(me, comm).and_then(|(c, _)| {
-                let co: Vec<i32> = (0..c.dims.len()).map(|i| *coords.add(i)).collect();
+                arg_array(coords, c.dims.len(), "coords")?;
+                let co: Vec<i32> = ints(c.dims.len(), coords);
                 let r = c.rank_of(&co).ok_or_else(|| {
                     mpi_err(rt::MPI_ERR_ARG, format!("coordinates {co:?} outside the grid"))
                 })?;
@@ -196,7 +207,10 @@ pub(super) unsafe extern "C" fn MPI_Cart_sub(comm: c_int, remain: *const c_int, 
             Ok(x) => x,
             Err(e) => return entry::handle_error(g.me, comm, "MPI_Cart_sub", e),
         };
-        let keep: Vec<bool> = (0..c.dims.len()).map(|i| *remain.add(i) != 0).collect();
+        if let Err(e) = arg_array(remain, c.dims.len(), "remain_dims") {
+            return entry::handle_error(g.me, comm, "MPI_Cart_sub", e);
+        }
+        let keep: Vec<bool> = ints(c.dims.len(), remain).iter().map(|&x| x != 0).collect();
         let co = c.coords(me);
         // Color: coordinates along dropped dimensions; key: along kept ones.
         let (mut color, mut key) = (0i32, 0i32);
@@ -252,16 +266,16 @@ pub(super) unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dim
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let me = rt::current_rank();
-        if ndims < 0 {
-            return entry::handle_error(
-                me,
-                rt::MPI_COMM_WORLD,
-                "MPI_Dims_create",
-                mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")),
-            );
+        let bad = if ndims < 0 {
+            Some(mpi_err(topo::MPI_ERR_DIMS, format!("negative ndims {ndims}")))
+        } else {
+            arg_array(dims, ndims as usize, "dims").err()
+        };
+        if let Some(e) = bad {
+            return entry::handle_error(me, rt::MPI_COMM_WORLD, "MPI_Dims_create", e);
         }
         let nd = ndims as usize;
-        let mut d: Vec<i32> = (0..nd).map(|i| *dims.add(i)).collect();
+        let mut d: Vec<i32> = ints(nd, dims);
         match topo::dims_create(nnodes, &mut d) {
             Ok(()) => {
                 for (i, x) in d.iter().enumerate() {
@@ -372,7 +386,14 @@ unsafe fn create(
     f: impl FnOnce(u32) -> MpiResult<c_int>,
 ) -> c_int {
     let g = enter_call(call);
-    let r = f(g.me);
+    let r = if new.is_null() {
+        Err(mpi_err(
+            rt::MPI_ERR_ARG,
+            "the new communicator's handle pointer is NULL",
+        ))
+    } else {
+        f(g.me)
+    };
     // Safety: `new` is valid for a write (the caller's contract).
     unsafe { created(g.me, comm, call, r, new) }
 }
@@ -472,8 +493,11 @@ pub(super) unsafe extern "C" fn MPI_Graph_create(
     unsafe {
         create("MPI_Graph_create", comm, new, |me| {
             let c = intra_view(me, comm)?;
-            let index = ints(count(nnodes, "nnodes")?, index);
+            let n = count(nnodes, "nnodes")?;
+            arg_array(index, n, "index")?;
+            let index = ints(n, index);
             let nedges = count(index.last().copied().unwrap_or(0), "edge count")?;
+            arg_array(edges, nedges, "edges")?;
             let graph = Graph::new(c.size, index, ints(nedges, edges))?;
             let group: Vec<u32> = with_world(|w| {
                 w.ranks[me as usize]
@@ -619,6 +643,8 @@ pub(super) unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
         create("MPI_Dist_graph_create_adjacent", comm, new, |me| {
             let c = intra_view(me, comm)?;
             let (nin, nout) = (count(indegree, "indegree")?, count(outdegree, "outdegree")?);
+            arg_array(sources, nin, "sources")?;
+            arg_array(destinations, nout, "destinations")?;
             let graph = DistGraph {
                 sources: ints(nin, sources),
                 source_weights: weights_of(nin, sourceweights),
@@ -710,9 +736,12 @@ pub(super) unsafe extern "C" fn MPI_Dist_graph_create(
         create("MPI_Dist_graph_create", comm, new, |me| {
             let c = intra_view(me, comm)?;
             let n = count(n, "source count")?;
+            arg_array(sources, n, "sources")?;
+            arg_array(degrees, n, "degrees")?;
             let srcs = ints(n, sources);
             let degs = counts(n, degrees)?;
             let total: usize = degs.iter().sum();
+            arg_array(destinations, total, "destinations")?;
             let dsts = ints(total, destinations);
             let wts = weights_of(total, weights);
             check_ranks(c.size, &srcs)?;

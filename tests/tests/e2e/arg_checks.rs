@@ -49,7 +49,7 @@ fn every_bad_argument_returns_the_class_real_mpis_return() {
         out.describe()
     );
     assert!(
-        all.len() >= 180,
+        all.len() >= 225,
         "only {} cases ran\n{}",
         all.len(),
         out.describe()
