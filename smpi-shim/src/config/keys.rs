@@ -445,6 +445,63 @@ pub(crate) static KEYS: &[Key] = &[
          always on here (collective matching, type signatures, truncation, leaks)",
         field!(pedantic, yes_no),
     ),
+    // SimGrid's implementation choices, set by its example platforms and by
+    // users' files: each value gives SimGrid the same results, and the same
+    // as here, so they are checked and accepted.
+    key(
+        "cpu/optim",
+        "Lazy",
+        "SimGrid's CPU-model update strategy (Lazy, TI or Full): the same results with each; accepted",
+        |_, v| one_of(v, &[("Lazy", ()), ("TI", ()), ("Full", ())]),
+    ),
+    key(
+        "network/optim",
+        "Lazy",
+        "SimGrid's network-model update strategy (Lazy or Full): the same results with each; accepted",
+        |_, v| one_of(v, &[("Lazy", ()), ("Full", ())]),
+    ),
+    key(
+        "cpu/maxmin-selective-update",
+        "no",
+        "SimGrid's selective update of the CPU sharing system: the same results either way; accepted",
+        |_, v| yes_no(v).map(|_| ()),
+    ),
+    key(
+        "network/maxmin-selective-update",
+        "yes",
+        "SimGrid's selective update of the network sharing system: the same results either way \
+         (smpi/event-order:simgrid reproduces its order of events); accepted",
+        |_, v| yes_no(v).map(|_| ()),
+    ),
+    key(
+        "cpu/model",
+        "Cas01",
+        "SimGrid's CPU model: Cas01 (each host's speed shared among its running computations), the only one",
+        |_, v| one_of(v, &[("Cas01", ())]),
+    ),
+    key(
+        "host/model",
+        "default",
+        "SimGrid's host model: default or compound (the CPU and network models named by cpu/model and \
+         network/model, as here); ptask_L07 (parallel tasks) is not simulated",
+        |_, v| one_of(v, &[("default", ()), ("compound", ())]),
+    ),
+    key(
+        "contexts/factory",
+        "raw",
+        "SimGrid's implementation of its actors (thread, ucontext, raw, boost): ranks are coroutines here \
+         whichever is named; accepted",
+        |_, v| one_of(v, &[("thread", ()), ("ucontext", ()), ("raw", ()), ("boost", ())]),
+    ),
+    key(
+        "contexts/nthreads",
+        "1",
+        "SimGrid's threads running actors in parallel (the same results with any number); one here; accepted",
+        |_, v| match count(v)? {
+            0 => Err("expected at least 1".into()),
+            _ => Ok(()),
+        },
+    ),
     key(
         "smpi/errors-are-fatal",
         "yes",

@@ -246,14 +246,14 @@ fn unknown_keys_are_rejected_wherever_given() {
         ],
     );
 
-    let platform = platform_with(&[("network/optim", "Lazy")]);
+    let platform = platform_with(&[("network/no-such-key", "Lazy")]);
     let out = on_wire(platform.clone()).run();
     // file:line:column of the entry, the key and the value
     assert_rejected(
         &out,
         &[
             &format!("{}:3:", platform.display()),
-            "<config> network/optim:Lazy",
+            "<config> network/no-such-key:Lazy",
             "unknown configuration key",
         ],
     );
@@ -283,6 +283,38 @@ fn unsupported_and_bad_values_are_rejected_with_the_key() {
             "must be positive",
         ],
     );
+}
+
+/// SimGrid's implementation choices that its own example platforms set
+/// (`examples/platforms/config.xml`: `cpu/optim:TI`, `host/model:compound`)
+/// and users' command lines carry are accepted and change nothing; a value
+/// SimGrid would not take, or a model not simulated here, is rejected with
+/// the key.
+#[test]
+fn simgrid_implementation_keys_are_accepted_and_change_nothing() {
+    let plain = times(&on_wire(platform_with(&[])).run());
+    let choices = [
+        ("cpu/optim", "TI"),
+        ("network/optim", "Full"),
+        ("host/model", "compound"),
+        ("cpu/model", "Cas01"),
+        ("cpu/maxmin-selective-update", "yes"),
+        ("network/maxmin-selective-update", "no"),
+        ("contexts/factory", "thread"),
+    ];
+    let out = on_wire(platform_with(&choices)).cfg("contexts/nthreads:4").run();
+    out.assert_success();
+    let chosen = times(&out);
+    assert_eq!(
+        (chosen.one_way_text.as_str(), chosen.simulated),
+        (plain.one_way_text.as_str(), plain.simulated),
+        "{}",
+        out.describe()
+    );
+    let out = on_wire(platform_with(&[])).cfg("host/model:ptask_L07").run();
+    assert_rejected(&out, &["host/model:ptask_L07", "expected default or compound"]);
+    let out = on_wire(platform_with(&[("cpu/optim", "Fast")])).run();
+    assert_rejected(&out, &["cpu/optim:Fast", "expected Lazy, TI or Full"]);
 }
 
 #[test]
