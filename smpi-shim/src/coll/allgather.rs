@@ -3,7 +3,9 @@
 
 use super::bcast::rdb_allgather_image;
 use super::select::{self, pick};
-use super::{boff, dtype_of, gather, is_pof2, local_copy, CommView, BYTE, IN_PLACE, TAG_ALLGATHER};
+use super::{
+    boff, dtype_of, gather, is_pof2, local_copy, trees_allgather, CommView, BYTE, IN_PLACE, TAG_ALLGATHER,
+};
 use crate::mpi::datatype::Datatype;
 use crate::mpi::MpiResult;
 
@@ -16,6 +18,8 @@ const ALLGATHER: &[&str] = &[
     "ompi_neighborexchange",
     "NTSLR",
     "NTSLR_NB",
+    "rhv",
+    "spreading_simple",
 ];
 const ALLGATHERV: &[&str] = &[
     "GB",
@@ -95,6 +99,20 @@ pub(crate) fn run(
         "bruck" | "ompi_bruck" => ag.bruck(),
         // Open MPI's neighbor exchange needs an even size: its fallback is the ring.
         "ompi_neighborexchange" if n % 2 == 0 => ag.neighbor(),
+        "rhv" | "spreading_simple" => {
+            let b = trees_allgather::Blocks {
+                rbuf,
+                count: rcounts[0],
+                rtype,
+            };
+            if algo == "rhv" {
+                let same = std::ptr::eq(sbuf, IN_PLACE)
+                    || scount as isize * dtype_of(stype)?.extent == rcounts[0] as isize * rdt.extent;
+                trees_allgather::rhv(c, b, same)
+            } else {
+                trees_allgather::spreading_simple(c, b)
+            }
+        }
         _ => ag.ring_forward(),
     }
 }

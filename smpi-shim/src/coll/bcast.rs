@@ -16,6 +16,7 @@ const KNOWN: &[&str] = &[
     "NTSL",
     "NTSB",
     "mvapich2_knomial_intra_node",
+    "NTSL_Isend",
 ];
 
 /// SMPI default: `binomial_tree`.
@@ -62,6 +63,8 @@ pub(crate) fn run(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32
         "NTSL" => ntsl(c, buf, count, dtype, root),
         "NTSB" => ntsb(c, buf, count, dtype, root),
         "flattree_pipeline" => flattree_pipeline(c, buf, count, dtype, root),
+        // SMPI's NTSL_Isend is NTSL (the same code).
+        "NTSL_Isend" => ntsl(c, buf, count, dtype, root),
         _ => knomial(c, buf, count, dtype, root, 4),
     }
 }

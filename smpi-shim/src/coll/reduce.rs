@@ -6,6 +6,7 @@ use super::{
     apply_op, bcast::seg_count, contribution, dtype_of, local_copy, pof2_floor, CommView, Reducer, TempBuf,
     TAG_REDUCE,
 };
+use super::{trees_rab, trees_reduce};
 use crate::mpi::{self as rt, with_world, MpiResult};
 
 const KNOWN: &[&str] = &[
@@ -18,6 +19,9 @@ const KNOWN: &[&str] = &[
     "ompi_binary",
     "ompi_binomial",
     "ompi_in_order_binary",
+    "NTSL",
+    "mvapich2_knomial",
+    "rab",
 ];
 
 /// SMPI default: a non-blocking linear gather to the root (commutative op on a
@@ -58,6 +62,21 @@ pub(crate) fn run(
                 "flat_tree" => flat_tree(c, sbuf, rbuf, count, &red, root),
                 "binomial" => binomial(c, sbuf, rbuf, count, &red, root),
                 "scatter_gather" => scatter_gather(c, sbuf, rbuf, count, &red, root),
+                "rab" => trees_rab::rab(c, sbuf, rbuf, count, &red, Some(root)),
+                "NTSL" | "mvapich2_knomial" => {
+                    let a = trees_reduce::Args {
+                        sbuf,
+                        rbuf,
+                        count,
+                        op,
+                        root,
+                    };
+                    if algo == "NTSL" {
+                        trees_reduce::ntsl(c, &a, &red)
+                    } else {
+                        trees_reduce::knomial(c, &a, &red)
+                    }
+                }
                 // Open MPI's segmented tree reductions. Non-commutative ops use a
                 // tree of consecutive ranks rooted at 0 (then rank 0 forwards the
                 // result), or the in-order binary tree.
