@@ -20,6 +20,8 @@ const ALLGATHER: &[&str] = &[
     "NTSLR_NB",
     "rhv",
     "spreading_simple",
+    "2dmesh",
+    "3dmesh",
 ];
 const ALLGATHERV: &[&str] = &[
     "GB",
@@ -99,7 +101,7 @@ pub(crate) fn run(
         "bruck" | "ompi_bruck" => ag.bruck(),
         // Open MPI's neighbor exchange needs an even size: its fallback is the ring.
         "ompi_neighborexchange" if n % 2 == 0 => ag.neighbor(),
-        "rhv" | "spreading_simple" => {
+        "rhv" | "spreading_simple" | "2dmesh" | "3dmesh" => {
             let b = trees_allgather::Blocks {
                 rbuf,
                 count: rcounts[0],
@@ -109,6 +111,10 @@ pub(crate) fn run(
                 let same = std::ptr::eq(sbuf, IN_PLACE)
                     || scount as isize * dtype_of(stype)?.extent == rcounts[0] as isize * rdt.extent;
                 trees_allgather::rhv(c, b, same)
+            } else if algo == "2dmesh" {
+                trees_allgather::mesh2(c, b)
+            } else if algo == "3dmesh" {
+                trees_allgather::mesh3(c, b)
             } else {
                 trees_allgather::spreading_simple(c, b)
             }

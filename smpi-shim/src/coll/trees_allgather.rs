@@ -109,3 +109,80 @@ pub(crate) fn spreading_simple(c: CommView, b: Blocks) -> MpiResult<()> {
     }
     c.waitall_checked(&reqs)
 }
+
+/// One phase of the mesh allgathers: receives of `k` slots from each source
+/// (into the source's group of `k` slots starting at `base(src)`), then
+/// blocking sends of my group of `k` slots to each destination in order, then
+/// a wait for the receives.
+fn mesh_phase(c: CommView, b: Blocks, peers: &[i32], k: i32, base: impl Fn(i32) -> i32) -> MpiResult<()> {
+    let len = b.count * k as usize;
+    let mut reqs = Vec::with_capacity(peers.len());
+    for &src in peers {
+        reqs.push(c.irecv(b.at(base(src))?, len, b.rtype, src, TAG_ALLGATHER)?);
+    }
+    let mine = b.at(base(c.rank))?;
+    for &dst in peers {
+        c.send(mine, b.count * k as usize, b.rtype, dst, TAG_ALLGATHER)?;
+    }
+    c.waitall_checked(&reqs)
+}
+
+/// SMPI's 2-D mesh shape of `n` ranks: X ≤ Y with X × Y = n, X the first
+/// divisor from ⌊√n⌋ up to n / 2; `None` when there is none.
+fn mesh_2d(n: i32) -> Option<(i32, i32)> {
+    let x0 = (n as f64).sqrt() as i32;
+    (x0..=n / 2)
+        .find(|&x| x > 0 && n % x == 0)
+        .map(|x| (x.min(n / x), x.max(n / x)))
+}
+
+/// SMPI's 3-D mesh shape of `n` ranks: X = Y = x, Z = n / x², x the first
+/// value from ⌊∛n⌋ up to n / 3 with x² dividing n; `None` when there is none.
+fn mesh_3d(n: i32) -> Option<(i32, i32)> {
+    let x0 = (n as f64).cbrt() as i32;
+    (x0..=n / 3)
+        .find(|&x| x > 0 && n % (x * x) == 0)
+        .map(|x| (x, n / (x * x)))
+}
+
+/// SMPI's `2dmesh`: the ranks as X rows of Y consecutive ranks (see
+/// [`mesh_2d`]); an allgather within my row (receives posted, then blocking
+/// sends in rank order), then one within my column of the rows gathered so
+/// far. SMPI aborts on sizes with no such shape (1, and primes from 5 on);
+/// here they run SMPI's default.
+pub(crate) fn mesh2(c: CommView, b: Blocks) -> MpiResult<()> {
+    let Some((x, y)) = mesh_2d(c.size) else {
+        return b.default(c);
+    };
+    let rank = c.rank;
+    let row = rank / y * y;
+    let col = rank % y;
+    let others = |v: Vec<i32>| v.into_iter().filter(|&p| p != rank).collect::<Vec<_>>();
+    mesh_phase(c, b, &others((row..row + y).collect()), 1, |p| p)?;
+    mesh_phase(c, b, &others((0..x).map(|i| i * y + col).collect()), y, |p| {
+        p / y * y
+    })
+}
+
+/// SMPI's `3dmesh`: the ranks as Z planes of x × x (see [`mesh_3d`]); an
+/// allgather within my row of the plane, then within my column (of rows),
+/// then between planes (of whole planes, peers rank + x², rank + 2x², ...
+/// around the ranks). SMPI aborts on sizes with no such shape (2, 10, 11,
+/// ...); here they run SMPI's default.
+pub(crate) fn mesh3(c: CommView, b: Blocks) -> MpiResult<()> {
+    let n = c.size;
+    let Some((x, z)) = mesh_3d(n) else {
+        return b.default(c);
+    };
+    let rank = c.rank;
+    let plane = x * x;
+    let row = rank / x * x;
+    let col = rank % x + rank / plane * plane;
+    let others = |v: Vec<i32>| v.into_iter().filter(|&p| p != rank).collect::<Vec<_>>();
+    mesh_phase(c, b, &others((row..row + x).collect()), 1, |p| p)?;
+    mesh_phase(c, b, &others((0..x).map(|i| i * x + col).collect()), x, |p| {
+        p / x * x
+    })?;
+    let planes: Vec<i32> = (1..z).map(|i| (rank + i * plane) % n).collect();
+    mesh_phase(c, b, &planes, plane, |p| p / plane * plane)
+}
