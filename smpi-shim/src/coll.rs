@@ -57,6 +57,7 @@ mod select;
 mod tree;
 mod trees_allgather;
 mod trees_allreduce;
+mod trees_bcast;
 mod trees_rab;
 mod trees_reduce;
 

@@ -22,6 +22,7 @@ const KNOWN: &[&str] = &[
     "NTSL",
     "mvapich2_knomial",
     "rab",
+    "arrival_pattern_aware",
 ];
 
 /// SMPI default: a non-blocking linear gather to the root (commutative op on a
@@ -63,7 +64,7 @@ pub(crate) fn run(
                 "binomial" => binomial(c, sbuf, rbuf, count, &red, root),
                 "scatter_gather" => scatter_gather(c, sbuf, rbuf, count, &red, root),
                 "rab" => trees_rab::rab(c, sbuf, rbuf, count, &red, Some(root)),
-                "NTSL" | "mvapich2_knomial" => {
+                "NTSL" | "mvapich2_knomial" | "arrival_pattern_aware" => {
                     let a = trees_reduce::Args {
                         sbuf,
                         rbuf,
@@ -73,6 +74,8 @@ pub(crate) fn run(
                     };
                     if algo == "NTSL" {
                         trees_reduce::ntsl(c, &a, &red)
+                    } else if algo == "arrival_pattern_aware" {
+                        trees_reduce::arrival_pattern_aware(c, &a, &red)
                     } else {
                         trees_reduce::knomial(c, &a, &red)
                     }
