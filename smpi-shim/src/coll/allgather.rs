@@ -91,6 +91,12 @@ pub(crate) fn run(
     if n == 1 {
         return Ok(());
     }
+    // regular blocks (these names are allgather-only)
+    let blocks = trees_allgather::Blocks {
+        rbuf,
+        count: rcounts[0],
+        rtype,
+    };
     match algo {
         "GB" => ag.gb(regular),
         "ring" => ag.ring(),
@@ -101,24 +107,14 @@ pub(crate) fn run(
         "bruck" | "ompi_bruck" => ag.bruck(),
         // Open MPI's neighbor exchange needs an even size: its fallback is the ring.
         "ompi_neighborexchange" if n % 2 == 0 => ag.neighbor(),
-        "rhv" | "spreading_simple" | "2dmesh" | "3dmesh" => {
-            let b = trees_allgather::Blocks {
-                rbuf,
-                count: rcounts[0],
-                rtype,
-            };
-            if algo == "rhv" {
-                let same = std::ptr::eq(sbuf, IN_PLACE)
-                    || scount as isize * dtype_of(stype)?.extent == rcounts[0] as isize * rdt.extent;
-                trees_allgather::rhv(c, b, same)
-            } else if algo == "2dmesh" {
-                trees_allgather::mesh2(c, b)
-            } else if algo == "3dmesh" {
-                trees_allgather::mesh3(c, b)
-            } else {
-                trees_allgather::spreading_simple(c, b)
-            }
+        "rhv" => {
+            let same = std::ptr::eq(sbuf, IN_PLACE)
+                || scount as isize * dtype_of(stype)?.extent == rcounts[0] as isize * rdt.extent;
+            trees_allgather::rhv(c, blocks, same)
         }
+        "spreading_simple" => trees_allgather::spreading_simple(c, blocks),
+        "2dmesh" => trees_allgather::mesh2(c, blocks),
+        "3dmesh" => trees_allgather::mesh3(c, blocks),
         _ => ag.ring_forward(),
     }
 }

@@ -50,9 +50,9 @@ pub(crate) fn run(
             trees_allreduce::rab1(c, src, rbuf, count, &red, || rdb(c, sbuf, rbuf, count, &red))
         }
         "rab2" => trees_allreduce::rab2(c, super::contribution(sbuf, rbuf), rbuf, count, &red),
+        "rab" => trees_rab::rab(c, super::contribution(sbuf, rbuf), rbuf, count, &red, None),
         // MVAPICH2's reduce-scatter + allgather is MPICH's (`rab_rdb`), but
         // recursive doubling for fewer elements than the power of two.
-        "rab" => trees_rab::rab(c, super::contribution(sbuf, rbuf), rbuf, count, &red, None),
         "mvapich2_rs" if count == 0 => Ok(()),
         "mvapich2_rs" if count < pof2_floor(n) as usize => rdb(c, sbuf, rbuf, count, &red),
         "mvapich2_rs" => rab_rdb(c, sbuf, rbuf, count, &red),

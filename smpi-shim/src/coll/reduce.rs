@@ -56,6 +56,13 @@ pub(crate) fn run(
                 return Ok(());
             }
             let r = c.rank;
+            let args = trees_reduce::Args {
+                sbuf,
+                rbuf,
+                count,
+                op,
+                root,
+            };
             // A segmented reduction to `root` along tree `t` rooted at `tr`.
             let segmented =
                 |tr: i32, t: &Tree, seg: usize| generic(c, sbuf, rbuf, count, &red, root, tr, t, seg);
@@ -63,23 +70,6 @@ pub(crate) fn run(
                 "flat_tree" => flat_tree(c, sbuf, rbuf, count, &red, root),
                 "binomial" => binomial(c, sbuf, rbuf, count, &red, root),
                 "scatter_gather" => scatter_gather(c, sbuf, rbuf, count, &red, root),
-                "rab" => trees_rab::rab(c, sbuf, rbuf, count, &red, Some(root)),
-                "NTSL" | "mvapich2_knomial" | "arrival_pattern_aware" => {
-                    let a = trees_reduce::Args {
-                        sbuf,
-                        rbuf,
-                        count,
-                        op,
-                        root,
-                    };
-                    if algo == "NTSL" {
-                        trees_reduce::ntsl(c, &a, &red)
-                    } else if algo == "arrival_pattern_aware" {
-                        trees_reduce::arrival_pattern_aware(c, &a, &red)
-                    } else {
-                        trees_reduce::knomial(c, &a, &red)
-                    }
-                }
                 // Open MPI's segmented tree reductions. Non-commutative ops use a
                 // tree of consecutive ranks rooted at 0 (then rank 0 forwards the
                 // result), or the in-order binary tree.
@@ -126,6 +116,10 @@ pub(crate) fn run(
                     let tr = if red.commutative { root } else { 0 };
                     segmented(tr, &tree::binomial(n, r, tr), seg)
                 }
+                "rab" => trees_rab::rab(c, sbuf, rbuf, count, &red, Some(root)),
+                "NTSL" => trees_reduce::ntsl(c, &args, &red),
+                "mvapich2_knomial" => trees_reduce::knomial(c, &args, &red),
+                "arrival_pattern_aware" => trees_reduce::arrival_pattern_aware(c, &args, &red),
                 // in-order binary tree rooted at n-1, no segments
                 _ => segmented(n - 1, &tree::in_order_binary(n, r), count),
             }
