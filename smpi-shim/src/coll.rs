@@ -58,6 +58,11 @@ mod reduce_scatter;
 mod scan;
 mod select;
 mod tree;
+mod trees_allgather;
+mod trees_allreduce;
+mod trees_bcast;
+mod trees_rab;
+mod trees_reduce;
 
 pub(crate) const TAG_BARRIER: i32 = 1;
 pub(crate) const TAG_BCAST: i32 = 2;

@@ -3,7 +3,9 @@
 
 use super::bcast::rdb_allgather_image;
 use super::select::{self, pick};
-use super::{boff, dtype_of, gather, is_pof2, local_copy, CommView, BYTE, IN_PLACE, TAG_ALLGATHER};
+use super::{
+    boff, dtype_of, gather, is_pof2, local_copy, trees_allgather, CommView, BYTE, IN_PLACE, TAG_ALLGATHER,
+};
 use crate::mpi::datatype::Datatype;
 use crate::mpi::MpiResult;
 
@@ -16,6 +18,10 @@ const ALLGATHER: &[&str] = &[
     "ompi_neighborexchange",
     "NTSLR",
     "NTSLR_NB",
+    "rhv",
+    "spreading_simple",
+    "2dmesh",
+    "3dmesh",
 ];
 const ALLGATHERV: &[&str] = &[
     "GB",
@@ -85,6 +91,12 @@ pub(crate) fn run(
     if n == 1 {
         return Ok(());
     }
+    // regular blocks (these names are allgather-only)
+    let blocks = trees_allgather::Blocks {
+        rbuf,
+        count: rcounts[0],
+        rtype,
+    };
     match algo {
         "GB" => ag.gb(regular),
         "ring" => ag.ring(),
@@ -95,6 +107,14 @@ pub(crate) fn run(
         "bruck" | "ompi_bruck" => ag.bruck(),
         // Open MPI's neighbor exchange needs an even size: its fallback is the ring.
         "ompi_neighborexchange" if n % 2 == 0 => ag.neighbor(),
+        "rhv" => {
+            let same = std::ptr::eq(sbuf, IN_PLACE)
+                || scount as isize * dtype_of(stype)?.extent == rcounts[0] as isize * rdt.extent;
+            trees_allgather::rhv(c, blocks, same)
+        }
+        "spreading_simple" => trees_allgather::spreading_simple(c, blocks),
+        "2dmesh" => trees_allgather::mesh2(c, blocks),
+        "3dmesh" => trees_allgather::mesh3(c, blocks),
         _ => ag.ring_forward(),
     }
 }

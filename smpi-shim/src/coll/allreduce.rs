@@ -5,9 +5,20 @@ use super::{
     bcast, bcast::seg_count, local_copy, pof2_floor, reduce, CommView, Reducer, IN_PLACE, TAG_ALLREDUCE,
     TAG_REDUCE,
 };
+use super::{trees_allreduce, trees_rab};
 use crate::mpi::MpiResult;
 
-const KNOWN: &[&str] = &["redbcast", "rdb", "lr", "rab_rdb", "ompi_ring_segmented"];
+const KNOWN: &[&str] = &[
+    "redbcast",
+    "rdb",
+    "lr",
+    "rab_rdb",
+    "ompi_ring_segmented",
+    "rab1",
+    "rab2",
+    "mvapich2_rs",
+    "rab",
+];
 
 /// SMPI default: `reduce__default` to rank 0, then `bcast__default` (binomial).
 pub(crate) fn run(
@@ -34,6 +45,17 @@ pub(crate) fn run(
         "rdb" => rdb(c, sbuf, rbuf, count, &red),
         "lr" => lr(c, sbuf, rbuf, count, dtype, op, &red),
         "rab_rdb" => rab_rdb(c, sbuf, rbuf, count, &red),
+        "rab1" => {
+            let src = super::contribution(sbuf, rbuf);
+            trees_allreduce::rab1(c, src, rbuf, count, &red, || rdb(c, sbuf, rbuf, count, &red))
+        }
+        "rab2" => trees_allreduce::rab2(c, super::contribution(sbuf, rbuf), rbuf, count, &red),
+        "rab" => trees_rab::rab(c, super::contribution(sbuf, rbuf), rbuf, count, &red, None),
+        // MVAPICH2's reduce-scatter + allgather is MPICH's (`rab_rdb`), but
+        // recursive doubling for fewer elements than the power of two.
+        "mvapich2_rs" if count == 0 => Ok(()),
+        "mvapich2_rs" if count < pof2_floor(n) as usize => rdb(c, sbuf, rbuf, count, &red),
+        "mvapich2_rs" => rab_rdb(c, sbuf, rbuf, count, &red),
         _ => ring_segmented(c, sbuf, rbuf, count, dtype, op, &red),
     }
 }

@@ -2,6 +2,7 @@
 
 use super::select::{self, pick};
 use super::tree::{self, Tree};
+use super::trees_bcast;
 use super::{boff, dtype_of, elem, ByteView, CommView, BYTE, TAG_BCAST};
 use crate::mpi::MpiResult;
 
@@ -16,6 +17,10 @@ const KNOWN: &[&str] = &[
     "NTSL",
     "NTSB",
     "mvapich2_knomial_intra_node",
+    "NTSL_Isend",
+    "arrival_pattern_aware",
+    "arrival_pattern_aware_wait",
+    "arrival_scatter",
 ];
 
 /// SMPI default: `binomial_tree`.
@@ -62,6 +67,11 @@ pub(crate) fn run(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32
         "NTSL" => ntsl(c, buf, count, dtype, root),
         "NTSB" => ntsb(c, buf, count, dtype, root),
         "flattree_pipeline" => flattree_pipeline(c, buf, count, dtype, root),
+        // SMPI's NTSL_Isend is NTSL (the same code).
+        "NTSL_Isend" => ntsl(c, buf, count, dtype, root),
+        "arrival_pattern_aware" => trees_bcast::arrival_pattern_aware(c, buf, count, dtype, root),
+        "arrival_pattern_aware_wait" => trees_bcast::arrival_pattern_aware_wait(c, buf, count, dtype, root),
+        "arrival_scatter" => trees_bcast::arrival_scatter(c, buf, count, dtype, root),
         _ => knomial(c, buf, count, dtype, root, 4),
     }
 }

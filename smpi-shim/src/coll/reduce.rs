@@ -6,6 +6,7 @@ use super::{
     apply_op, bcast::seg_count, contribution, dtype_of, local_copy, pof2_floor, CommView, Reducer, TempBuf,
     TAG_REDUCE,
 };
+use super::{trees_rab, trees_reduce};
 use crate::mpi::{self as rt, with_world, MpiResult};
 
 const KNOWN: &[&str] = &[
@@ -18,6 +19,10 @@ const KNOWN: &[&str] = &[
     "ompi_binary",
     "ompi_binomial",
     "ompi_in_order_binary",
+    "NTSL",
+    "mvapich2_knomial",
+    "rab",
+    "arrival_pattern_aware",
 ];
 
 /// SMPI default: a non-blocking linear gather to the root (commutative op on a
@@ -51,6 +56,13 @@ pub(crate) fn run(
                 return Ok(());
             }
             let r = c.rank;
+            let args = trees_reduce::Args {
+                sbuf,
+                rbuf,
+                count,
+                op,
+                root,
+            };
             // A segmented reduction to `root` along tree `t` rooted at `tr`.
             let segmented =
                 |tr: i32, t: &Tree, seg: usize| generic(c, sbuf, rbuf, count, &red, root, tr, t, seg);
@@ -104,6 +116,10 @@ pub(crate) fn run(
                     let tr = if red.commutative { root } else { 0 };
                     segmented(tr, &tree::binomial(n, r, tr), seg)
                 }
+                "rab" => trees_rab::rab(c, sbuf, rbuf, count, &red, Some(root)),
+                "NTSL" => trees_reduce::ntsl(c, &args, &red),
+                "mvapich2_knomial" => trees_reduce::knomial(c, &args, &red),
+                "arrival_pattern_aware" => trees_reduce::arrival_pattern_aware(c, &args, &red),
                 // in-order binary tree rooted at n-1, no segments
                 _ => segmented(n - 1, &tree::in_order_binary(n, r), count),
             }
