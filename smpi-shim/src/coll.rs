@@ -54,6 +54,10 @@ mod reduce;
 mod reduce_scatter;
 mod scan;
 mod select;
+mod smp;
+mod smp_allgather;
+mod smp_allreduce;
+mod smp_bcast;
 mod tree;
 
 pub(crate) const TAG_BARRIER: i32 = 1;

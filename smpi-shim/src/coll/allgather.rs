@@ -16,6 +16,8 @@ const ALLGATHER: &[&str] = &[
     "ompi_neighborexchange",
     "NTSLR",
     "NTSLR_NB",
+    "smp_simple",
+    "SMP_NTS",
 ];
 const ALLGATHERV: &[&str] = &[
     "GB",
@@ -95,6 +97,16 @@ pub(crate) fn run(
         "bruck" | "ompi_bruck" => ag.bruck(),
         // Open MPI's neighbor exchange needs an even size: its fallback is the ring.
         "ompi_neighborexchange" if n % 2 == 0 => ag.neighbor(),
+        "smp_simple" | "SMP_NTS" => super::smp_allgather::run(
+            algo,
+            c,
+            super::smp_allgather::Blocks {
+                buf: rbuf,
+                count: rcounts[0],
+                dtype: rtype,
+                dt: &rdt,
+            },
+        ),
         _ => ag.ring_forward(),
     }
 }

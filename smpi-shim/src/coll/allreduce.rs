@@ -7,7 +7,19 @@ use super::{
 };
 use crate::mpi::MpiResult;
 
-const KNOWN: &[&str] = &["redbcast", "rdb", "lr", "rab_rdb", "ompi_ring_segmented"];
+const KNOWN: &[&str] = &[
+    "redbcast",
+    "rdb",
+    "lr",
+    "rab_rdb",
+    "ompi_ring_segmented",
+    "smp_binomial",
+    "smp_rdb",
+    "smp_binomial_pipeline",
+    "smp_rsag",
+    "smp_rsag_lr",
+    "smp_rsag_rab",
+];
 
 /// SMPI default: `reduce__default` to rank 0, then `bcast__default` (binomial).
 pub(crate) fn run(
@@ -34,6 +46,11 @@ pub(crate) fn run(
         "rdb" => rdb(c, sbuf, rbuf, count, &red),
         "lr" => lr(c, sbuf, rbuf, count, dtype, op, &red),
         "rab_rdb" => rab_rdb(c, sbuf, rbuf, count, &red),
+        "smp_binomial" => super::smp_allreduce::smp_binomial(c, sbuf, rbuf, count, &red),
+        "smp_rdb" => super::smp_allreduce::smp_rdb(c, sbuf, rbuf, count, &red),
+        "smp_binomial_pipeline" => super::smp_allreduce::smp_binomial_pipeline(c, sbuf, rbuf, count, &red),
+        "smp_rsag" | "smp_rsag_lr" => super::smp_allreduce::smp_rsag(c, sbuf, rbuf, count, &red),
+        "smp_rsag_rab" => super::smp_allreduce::smp_rsag_rab(c, sbuf, rbuf, count, &red),
         _ => ring_segmented(c, sbuf, rbuf, count, dtype, op, &red),
     }
 }

@@ -16,6 +16,10 @@ const KNOWN: &[&str] = &[
     "NTSL",
     "NTSB",
     "mvapich2_knomial_intra_node",
+    "SMP_binomial",
+    "SMP_binary",
+    "SMP_linear",
+    "mvapich2_intra_node",
 ];
 
 /// SMPI default: `binomial_tree`.
@@ -62,6 +66,10 @@ pub(crate) fn run(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32
         "NTSL" => ntsl(c, buf, count, dtype, root),
         "NTSB" => ntsb(c, buf, count, dtype, root),
         "flattree_pipeline" => flattree_pipeline(c, buf, count, dtype, root),
+        "SMP_binomial" => super::smp_bcast::binomial(c, buf, count, dtype, root),
+        "SMP_binary" => super::smp_bcast::binary(c, buf, count, dtype, root),
+        "SMP_linear" => super::smp_bcast::linear(c, buf, count, dtype, root),
+        "mvapich2_intra_node" => super::smp_bcast::mvapich2_intra_node(c, buf, count, dtype, root),
         _ => knomial(c, buf, count, dtype, root, 4),
     }
 }
@@ -171,7 +179,7 @@ pub(crate) fn segmented(
 /// binomial tree in `ceil(nbytes / n)`-byte pieces, then allgathered by
 /// recursive doubling (`scatter_rdb_allgather`) or around a ring
 /// (`scatter_LR_allgather`).
-fn scatter_allgather(
+pub(crate) fn scatter_allgather(
     c: CommView,
     buf: *mut u8,
     count: usize,
@@ -576,7 +584,16 @@ fn split_bintree(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32)
 /// `mvapich2_knomial_intra_node`, k = 4): receive from the parent, then for
 /// each level, largest distance first, isend to the (up to k - 1) children of
 /// that level and wait for them.
-fn knomial(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32, k: i32) -> MpiResult<()> {
+pub(crate) fn knomial(
+    c: CommView,
+    buf: *mut u8,
+    count: usize,
+    dtype: i32,
+    root: i32,
+    k: i32,
+) -> MpiResult<()> {
+    // SMPI's version first makes the communicator's SMP layout (its first call pays for it)
+    super::smp::layout(c)?;
     let (n, r) = (c.size, c.rank);
     let rel = (r - root + n) % n;
     let mut mask = 1;
