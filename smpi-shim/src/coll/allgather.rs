@@ -18,6 +18,8 @@ const ALLGATHER: &[&str] = &[
     "NTSLR_NB",
     "smp_simple",
     "SMP_NTS",
+    "loosely_lr",
+    "mvapich2_smp",
 ];
 const ALLGATHERV: &[&str] = &[
     "GB",
@@ -97,7 +99,7 @@ pub(crate) fn run(
         "bruck" | "ompi_bruck" => ag.bruck(),
         // Open MPI's neighbor exchange needs an even size: its fallback is the ring.
         "ompi_neighborexchange" if n % 2 == 0 => ag.neighbor(),
-        "smp_simple" | "SMP_NTS" => super::smp_allgather::run(
+        "smp_simple" | "SMP_NTS" | "loosely_lr" | "mvapich2_smp" => super::smp_allgather::run(
             algo,
             c,
             super::smp_allgather::Blocks {
@@ -141,13 +143,13 @@ pub(crate) fn linear_nb(
 }
 
 /// An allgather in progress: my block is already in its slot of `rbuf`.
-struct Ag<'a> {
-    c: CommView,
-    rbuf: *mut u8,
-    rcounts: &'a [usize],
-    displs: &'a [isize],
-    rtype: i32,
-    rdt: &'a Datatype,
+pub(crate) struct Ag<'a> {
+    pub(crate) c: CommView,
+    pub(crate) rbuf: *mut u8,
+    pub(crate) rcounts: &'a [usize],
+    pub(crate) displs: &'a [isize],
+    pub(crate) rtype: i32,
+    pub(crate) rdt: &'a Datatype,
 }
 
 impl Ag<'_> {
@@ -180,7 +182,7 @@ impl Ag<'_> {
     }
 
     /// SMPI's `ring`: at step i, send my block to rank + i and receive rank − i's.
-    fn ring(&self) -> MpiResult<()> {
+    pub(crate) fn ring(&self) -> MpiResult<()> {
         let (n, r) = (self.n(), self.c.rank);
         for i in 1..n {
             let src = (r - i + n) % n;
@@ -295,7 +297,7 @@ impl Ag<'_> {
 
     /// MPICH's recursive doubling (`rdb`, `mpich_rdb`) on the packed image,
     /// with its tree-forwarding fix-up for non-power-of-two sizes.
-    fn rdb(&self) -> MpiResult<()> {
+    pub(crate) fn rdb(&self) -> MpiResult<()> {
         let c = self.c;
         let n = self.n();
         let mut p = self.packed();
@@ -310,7 +312,7 @@ impl Ag<'_> {
     /// Bruck's algorithm: blocks kept rotated (position j = rank + j); at
     /// distance 1, 2, 4, ... send the first min(d, n − d) blocks to rank − d
     /// and receive as many from rank + d behind them.
-    fn bruck(&self) -> MpiResult<()> {
+    pub(crate) fn bruck(&self) -> MpiResult<()> {
         let c = self.c;
         let (n, rank) = (self.n(), c.rank);
         let p = self.packed();

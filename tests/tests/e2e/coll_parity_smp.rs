@@ -13,6 +13,8 @@
 //! * `smp_rsag` on a count the number of hosts does not divide: SMPI leaves
 //!   the last count % hosts elements unreduced; we reduce them as
 //!   `smp_rsag_lr` does (whose time we match).
+//! * `mvapich2_smp` (allgather) on a non-uniform placement: SMPI throws; we
+//!   run the default allgather.
 //! * `smp_rsag_rab` on a non-power-of-two size: SMPI throws; we run
 //!   `smp_binomial`.
 //! * `mvapich2_intra_node` between 16384 and 131072 B with a root other
@@ -75,7 +77,12 @@ fn none(_: &str, _: usize, _: usize, _: usize, _: usize) -> bool {
 
 #[test]
 fn allgather_smp_parity() {
-    smp_algorithms("allgather", &["smp_simple", "SMP_NTS"], &sizes("allgather"), none);
+    smp_algorithms(
+        "allgather",
+        &["smp_simple", "SMP_NTS", "loosely_lr", "mvapich2_smp"],
+        &sizes("allgather"),
+        |a, per_host, np, _, _| a == "mvapich2_smp" && np % per_host != 0,
+    );
 }
 
 #[test]
@@ -175,7 +182,10 @@ fn check_results(coll: &str, algos: &[&str]) {
 
 #[test]
 fn allgather_smp_results() {
-    check_results("allgather", &["smp_simple", "SMP_NTS"]);
+    check_results(
+        "allgather",
+        &["smp_simple", "SMP_NTS", "loosely_lr", "mvapich2_smp"],
+    );
 }
 
 #[test]
