@@ -58,6 +58,7 @@ mod smp;
 mod smp_allgather;
 mod smp_allreduce;
 mod smp_bcast;
+mod smp_gather;
 mod smp_reduce;
 mod tree;
 

@@ -475,11 +475,9 @@ pub(crate) struct SmpLayout {
     /// Members per host, in leaders-communicator order, when hosts hold
     /// different numbers of ranks (SMPI's `non_uniform_map`); known to the
     /// leaders only.
-    #[allow(dead_code)] // read by the MVAPICH2 two-level algorithms to come
     pub node_sizes: Option<Vec<c_int>>,
     /// Every host holds as many ranks as the others.
     pub uniform: bool,
     /// The ranks of each host are consecutive in the communicator.
-    #[allow(dead_code)] // read by the MVAPICH2 two-level algorithms to come
     pub blocked: bool,
 }

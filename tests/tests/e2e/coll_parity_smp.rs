@@ -21,6 +21,9 @@
 //!   run the default allgather.
 //! * `smp_rsag_rab` on a non-power-of-two size: SMPI throws; we run
 //!   `smp_binomial`.
+//! * `gather` `mvapich2_two_level` on a non-uniform placement or with a
+//!   root that does not lead its host: SMPI crashes; we run the default
+//!   gather.
 //! * `mvapich2_intra_node` between 16384 and 131072 B with a root other
 //!   than 0: SMPI bcasts inside each host from the communicator's root
 //!   rank taken as a host rank (wrong data, or an invalid root); we bcast
@@ -165,6 +168,34 @@ fn reduce_smp_parity() {
     compare_on(&one_host, 4);
 }
 
+/// MVAPICH2's two-level gather and scatters (and all ranks on one host).
+#[test]
+fn gather_scatter_smp_parity() {
+    // SMPI's two-level gather crashes unless the placement is uniform and
+    // the root leads its host
+    smp_algorithms(
+        "gather",
+        &["mvapich2_two_level"],
+        &sizes("gather"),
+        |_, per_host, np, _, root| np % per_host != 0 || root % per_host != 0,
+    );
+    smp_algorithms(
+        "scatter",
+        &["mvapich2_two_level_binomial", "mvapich2_two_level_direct"],
+        &sizes("scatter"),
+        none,
+    );
+    let one_host: Vec<Case> = [
+        ("gather", "mvapich2_two_level", 0usize),
+        ("scatter", "mvapich2_two_level_binomial", 2),
+        ("scatter", "mvapich2_two_level_direct", 2),
+    ]
+    .into_iter()
+    .map(|(coll, a, root)| (vec![format!("smpi/{coll}:{a}")], 4, coll, 4096, root, false))
+    .collect();
+    compare_on(&one_host, 4);
+}
+
 #[test]
 fn barrier_smp_parity() {
     smp_algorithms("barrier", &["mpich_smp"], &[0], none);
@@ -237,6 +268,19 @@ fn allreduce_smp_results() {
             "smp_rsag_rab",
             "mvapich2_two_level",
         ],
+    );
+}
+
+#[test]
+fn gather_smp_results() {
+    check_results("gather", &["mvapich2_two_level"]);
+}
+
+#[test]
+fn scatter_smp_results() {
+    check_results(
+        "scatter",
+        &["mvapich2_two_level_binomial", "mvapich2_two_level_direct"],
     );
 }
 
