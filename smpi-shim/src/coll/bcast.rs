@@ -20,6 +20,7 @@ const KNOWN: &[&str] = &[
     "SMP_binary",
     "SMP_linear",
     "mvapich2_intra_node",
+    "mvapich2_inter_node",
 ];
 
 /// SMPI default: `binomial_tree`.
@@ -70,6 +71,7 @@ pub(crate) fn run(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32
         "SMP_binary" => super::smp_bcast::binary(c, buf, count, dtype, root),
         "SMP_linear" => super::smp_bcast::linear(c, buf, count, dtype, root),
         "mvapich2_intra_node" => super::smp_bcast::mvapich2_intra_node(c, buf, count, dtype, root),
+        "mvapich2_inter_node" => super::smp_bcast::mvapich2_inter_node(c, buf, count, dtype, root),
         _ => knomial(c, buf, count, dtype, root, 4),
     }
 }

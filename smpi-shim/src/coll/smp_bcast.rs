@@ -291,3 +291,23 @@ pub(crate) fn mvapich2_intra_node(
         bcast::knomial(intra, buf, count, dtype, 0, 4)
     }
 }
+
+/// SMPI's `mvapich2_inter_node` forced as a bcast: MVAPICH2's inter-node
+/// step alone, which leaves the ranks that do not lead a host without the
+/// data (SMPI's time only with one rank per host); we complete it inside
+/// each host as the two-level bcast does (SMPI's `bcast__mpich` from the
+/// leader), so with several ranks per host the time is not SMPI's.
+pub(crate) fn mvapich2_inter_node(
+    c: CommView,
+    buf: *mut u8,
+    count: usize,
+    dtype: i32,
+    root: i32,
+) -> MpiResult<()> {
+    inter_node(c, buf, count, dtype, root)?;
+    let intra = CommView::new(c.me, layout(c)?.intra)?;
+    if intra.size > 1 {
+        mpich_fallback(intra, buf, count, dtype, 0)?;
+    }
+    Ok(())
+}
