@@ -24,6 +24,8 @@
 //! * `gather` `mvapich2_two_level` on a non-uniform placement or with a
 //!   root that does not lead its host: SMPI crashes; we run the default
 //!   gather.
+//! * `mvapich2_inter_node` with several ranks per host: SMPI's only reaches
+//!   the host leaders; we complete the bcast inside each host.
 //! * `mvapich2_intra_node` between 16384 and 131072 B with a root other
 //!   than 0: SMPI bcasts inside each host from the communicator's root
 //!   rank taken as a host rank (wrong data, or an invalid root); we bcast
@@ -106,15 +108,22 @@ fn bcast_smp_parity() {
 /// 65536 B: leaders then the mpich bcast in each host; 262144 B: leaders
 /// then the 4-nomial bcast in each host, which sets up the SMP layout of
 /// the host's communicator; 1 MiB: scatter + ring allgather), and the
-/// 4-nomial bcast now that its set-up is simulated (cold calls).
+/// 4-nomial bcast now that its set-up is simulated (cold calls), and the
+/// inter-node step alone (one rank per host).
 #[test]
 fn bcast_mvapich2_parity() {
     smp_algorithms(
         "bcast",
-        &["mvapich2_intra_node", "mvapich2_knomial_intra_node"],
+        &[
+            "mvapich2_intra_node",
+            "mvapich2_knomial_intra_node",
+            "mvapich2_inter_node",
+        ],
         &[16384, 65536, 262144, 1048576],
-        |a, per_host, _, bytes, root| {
-            a == "mvapich2_intra_node" && per_host > 1 && bytes == 65536 && root != 0
+        |a, per_host, _, bytes, root| match a {
+            "mvapich2_intra_node" => per_host > 1 && bytes == 65536 && root != 0,
+            "mvapich2_inter_node" => per_host > 1,
+            _ => false,
         },
     );
 }
@@ -251,7 +260,13 @@ fn allgather_smp_results() {
 fn bcast_smp_results() {
     check_results(
         "bcast",
-        &["SMP_binomial", "SMP_binary", "SMP_linear", "mvapich2_intra_node"],
+        &[
+            "SMP_binomial",
+            "SMP_binary",
+            "SMP_linear",
+            "mvapich2_intra_node",
+            "mvapich2_inter_node",
+        ],
     );
 }
 
