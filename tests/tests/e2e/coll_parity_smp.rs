@@ -36,9 +36,12 @@
 //! * hosts holding a non-power-of-two number of ranks (not tested): SMPI's
 //!   binomial trees inside a host send to the next host's leader.
 
+use std::process::Command;
 use std::time::Duration;
 
-use e2e_tests::{apps_dir, build_c, platform, write_scratch, Smpirun};
+use e2e_tests::{
+    apps_dir, build_c, field_f64, platform, run_command, scratch_path, write_scratch, RunOutput, Smpirun,
+};
 
 use super::coll_smpi_parity::{compare_on, sizes, smpi, Case};
 
@@ -307,4 +310,119 @@ fn reduce_smp_results() {
 #[test]
 fn barrier_smp_results() {
     check_results("barrier", &["mpich_smp"]);
+}
+
+/// Times one collective on two sub-communicators made by MPI_Comm_split:
+/// the first half of the world in rank order, the second half reversed
+/// (its hosts' ranks are then not in increasing order).
+const SPLIT_TIME: &str = r#"#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+  int rank, size;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char *coll = argv[1];
+  int bytes = atoi(argv[2]);
+  int color = rank < size / 2 ? 0 : 1;
+  MPI_Comm c;
+  MPI_Comm_split(MPI_COMM_WORLD, color, color ? -rank : rank, &c);
+  char *s = calloc(bytes * 16 + 64, 1), *r = calloc(bytes * 16 + 64, 1);
+  double t0 = MPI_Wtime();
+  if (!strcmp(coll, "bcast")) MPI_Bcast(s, bytes, MPI_BYTE, 0, c);
+  else if (!strcmp(coll, "allreduce")) MPI_Allreduce(s, r, bytes / 4, MPI_INT, MPI_SUM, c);
+  else if (!strcmp(coll, "allgather")) MPI_Allgather(s, bytes, MPI_BYTE, r, bytes, MPI_BYTE, c);
+  else if (!strcmp(coll, "barrier")) MPI_Barrier(c);
+  double t1 = MPI_Wtime();
+  printf("time rank=%d t=%.12e\n", rank, t1 - t0);
+  MPI_Comm_free(&c);
+  free(s);
+  free(r);
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// `coll_smpi_parity`'s star of 8 hosts.
+const STAR8: &str = r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <cluster id="star" prefix="h-" suffix="" radical="0-7" speed="1Gf" bw="1GBps" lat="10us"/>
+</platform>
+"#;
+
+/// The SMP layout of communicators other than MPI_COMM_WORLD (each rank's
+/// first SMP call on them pays their set-up): 16 ranks, 2 or 4 per host,
+/// split in two halves, one of them in reverse order.
+#[test]
+fn sub_communicator_smp_parity() {
+    if smpi().is_none() {
+        return;
+    }
+    let src = write_scratch("smp_split_time.c", SPLIT_TIME);
+    let ours_exe = build_c(&src);
+    let theirs_exe = scratch_path("smp_split_time_smpi");
+    let mut cc = Command::new("smpicc");
+    cc.arg("-O2").arg(&src).arg("-o").arg(&theirs_exe);
+    let r = run_command(cc, Duration::from_secs(120));
+    assert_eq!(r.code, Some(0), "SMPI's smpicc failed\n{}", r.describe());
+    let star = write_scratch("smp_star8.xml", STAR8);
+    let max_time = |out: &RunOutput| -> Option<f64> {
+        let t: Vec<f64> = out
+            .lines_starting_with("time ")
+            .map(|l| field_f64(l, "t"))
+            .collect();
+        (out.code == Some(0) && t.len() == 16).then(|| t.into_iter().fold(0.0, f64::max))
+    };
+    let cfg = [
+        "network/model:CM02",
+        "network/crosstraffic:0",
+        "smpi/simulate-computation:no",
+        "smpi/wtime:0",
+    ];
+    let cases = [
+        ("bcast", "SMP_binomial", "16384"),
+        ("bcast", "mvapich2_knomial_intra_node", "16384"),
+        ("allreduce", "smp_rdb", "16384"),
+        ("allreduce", "mvapich2_two_level", "16384"),
+        ("allgather", "smp_simple", "4096"),
+        ("barrier", "mpich_smp", "0"),
+    ];
+    let mut bad = Vec::new();
+    for per_host in [2usize, 4] {
+        let hosts: String = (0..8).map(|i| format!("h-{i}:{per_host}\n")).collect();
+        let hostfile = write_scratch(&format!("smp_split_hosts{per_host}"), &hosts);
+        for (coll, algo, bytes) in cases {
+            let forced = format!("smpi/{coll}:{algo}");
+            let mut cmd = Command::new("smpirun");
+            cmd.arg("-np")
+                .arg("16")
+                .arg("-platform")
+                .arg(&star)
+                .arg("-hostfile")
+                .arg(&hostfile);
+            for c in cfg.iter().chain([&forced.as_str()]) {
+                cmd.arg(format!("--cfg={c}"));
+            }
+            cmd.arg(&theirs_exe).args([coll, bytes]);
+            let theirs = run_command(cmd, Duration::from_secs(120));
+            let mut run = Smpirun::new(&ours_exe).platform(&star).hostfile(&hostfile).np(16);
+            for c in cfg.iter().chain([&forced.as_str()]) {
+                run = run.cfg(c);
+            }
+            let ours = run.args([coll, bytes]).run();
+            let (a, b) = (max_time(&theirs), max_time(&ours));
+            match (a, b) {
+                (Some(a), Some(b)) if (a - b).abs() <= 1e-6 * a.abs().max(1e-12) => {}
+                _ => bad.push(format!(
+                    "{forced} per_host={per_host}: SMPI {a:?}, ours {b:?}\n{}\n{}",
+                    theirs.describe(),
+                    ours.describe()
+                )),
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
