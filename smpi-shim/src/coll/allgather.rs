@@ -22,6 +22,10 @@ const ALLGATHER: &[&str] = &[
     "spreading_simple",
     "2dmesh",
     "3dmesh",
+    "smp_simple",
+    "SMP_NTS",
+    "loosely_lr",
+    "mvapich2_smp",
 ];
 const ALLGATHERV: &[&str] = &[
     "GB",
@@ -115,6 +119,16 @@ pub(crate) fn run(
         "spreading_simple" => trees_allgather::spreading_simple(c, blocks),
         "2dmesh" => trees_allgather::mesh2(c, blocks),
         "3dmesh" => trees_allgather::mesh3(c, blocks),
+        "smp_simple" | "SMP_NTS" | "loosely_lr" | "mvapich2_smp" => super::smp_allgather::run(
+            algo,
+            c,
+            super::smp_allgather::Blocks {
+                buf: rbuf,
+                count: rcounts[0],
+                dtype: rtype,
+                dt: &rdt,
+            },
+        ),
         _ => ag.ring_forward(),
     }
 }
@@ -149,13 +163,13 @@ pub(crate) fn linear_nb(
 }
 
 /// An allgather in progress: my block is already in its slot of `rbuf`.
-struct Ag<'a> {
-    c: CommView,
-    rbuf: *mut u8,
-    rcounts: &'a [usize],
-    displs: &'a [isize],
-    rtype: i32,
-    rdt: &'a Datatype,
+pub(crate) struct Ag<'a> {
+    pub(crate) c: CommView,
+    pub(crate) rbuf: *mut u8,
+    pub(crate) rcounts: &'a [usize],
+    pub(crate) displs: &'a [isize],
+    pub(crate) rtype: i32,
+    pub(crate) rdt: &'a Datatype,
 }
 
 impl Ag<'_> {
@@ -188,7 +202,7 @@ impl Ag<'_> {
     }
 
     /// SMPI's `ring`: at step i, send my block to rank + i and receive rank − i's.
-    fn ring(&self) -> MpiResult<()> {
+    pub(crate) fn ring(&self) -> MpiResult<()> {
         let (n, r) = (self.n(), self.c.rank);
         for i in 1..n {
             let src = (r - i + n) % n;
@@ -303,7 +317,7 @@ impl Ag<'_> {
 
     /// MPICH's recursive doubling (`rdb`, `mpich_rdb`) on the packed image,
     /// with its tree-forwarding fix-up for non-power-of-two sizes.
-    fn rdb(&self) -> MpiResult<()> {
+    pub(crate) fn rdb(&self) -> MpiResult<()> {
         let c = self.c;
         let n = self.n();
         let mut p = self.packed();
@@ -318,7 +332,7 @@ impl Ag<'_> {
     /// Bruck's algorithm: blocks kept rotated (position j = rank + j); at
     /// distance 1, 2, 4, ... send the first min(d, n − d) blocks to rank − d
     /// and receive as many from rank + d behind them.
-    fn bruck(&self) -> MpiResult<()> {
+    pub(crate) fn bruck(&self) -> MpiResult<()> {
         let c = self.c;
         let (n, rank) = (self.n(), c.rank);
         let p = self.packed();

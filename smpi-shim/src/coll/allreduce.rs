@@ -18,6 +18,13 @@ const KNOWN: &[&str] = &[
     "rab2",
     "mvapich2_rs",
     "rab",
+    "smp_binomial",
+    "smp_rdb",
+    "smp_binomial_pipeline",
+    "smp_rsag",
+    "smp_rsag_lr",
+    "smp_rsag_rab",
+    "mvapich2_two_level",
 ];
 
 /// SMPI default: `reduce__default` to rank 0, then `bcast__default` (binomial).
@@ -56,6 +63,12 @@ pub(crate) fn run(
         "mvapich2_rs" if count == 0 => Ok(()),
         "mvapich2_rs" if count < pof2_floor(n) as usize => rdb(c, sbuf, rbuf, count, &red),
         "mvapich2_rs" => rab_rdb(c, sbuf, rbuf, count, &red),
+        "smp_binomial" => super::smp_allreduce::smp_binomial(c, sbuf, rbuf, count, &red),
+        "smp_rdb" => super::smp_allreduce::smp_rdb(c, sbuf, rbuf, count, &red),
+        "smp_binomial_pipeline" => super::smp_allreduce::smp_binomial_pipeline(c, sbuf, rbuf, count, &red),
+        "smp_rsag" | "smp_rsag_lr" => super::smp_allreduce::smp_rsag(c, sbuf, rbuf, count, &red),
+        "smp_rsag_rab" => super::smp_allreduce::smp_rsag_rab(c, sbuf, rbuf, count, &red),
+        "mvapich2_two_level" => super::smp_reduce::allreduce_two_level(c, sbuf, rbuf, count, &red),
         _ => ring_segmented(c, sbuf, rbuf, count, dtype, op, &red),
     }
 }
@@ -88,7 +101,7 @@ fn reduce_bcast(
 
 /// Recursive doubling (power-of-two part plus fold-in of the extra ranks:
 /// even ranks below 2·rem hand their data to rank + 1 and get the result back).
-fn rdb(c: CommView, sbuf: *const u8, rbuf: *mut u8, count: usize, red: &Reducer) -> MpiResult<()> {
+pub(crate) fn rdb(c: CommView, sbuf: *const u8, rbuf: *mut u8, count: usize, red: &Reducer) -> MpiResult<()> {
     let dtype = red.dtype;
     if !std::ptr::eq(sbuf, IN_PLACE) {
         local_copy(sbuf, count, dtype, rbuf, count, dtype)?;
@@ -208,7 +221,13 @@ fn lr(
 /// their data to rank + 1; recursive-halving reduce-scatter over pof2 blocks
 /// (count/pof2 elements, the last block takes the rest); recursive-doubling
 /// allgather; results back to the even ranks. Keeps rank order.
-fn rab_rdb(c: CommView, sbuf: *const u8, rbuf: *mut u8, count: usize, red: &Reducer) -> MpiResult<()> {
+pub(crate) fn rab_rdb(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    red: &Reducer,
+) -> MpiResult<()> {
     let dtype = red.dtype;
     if !std::ptr::eq(sbuf, IN_PLACE) {
         local_copy(sbuf, count, dtype, rbuf, count, dtype)?;

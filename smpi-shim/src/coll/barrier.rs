@@ -12,6 +12,7 @@ const KNOWN: &[&str] = &[
     "ompi_tree",
     "ompi_doublering",
     "mvapich2_pair",
+    "mpich_smp",
 ];
 
 /// SMPI default: `ompi_basic_linear`. mpich: `ompi_bruck` (MPICH's
@@ -33,6 +34,7 @@ pub(crate) fn run(c: CommView) -> MpiResult<()> {
         "ompi_bruck" => bruck(c),
         "ompi_tree" => tree(c),
         "ompi_doublering" => double_ring(c),
+        "mpich_smp" => super::smp::mpich_smp_barrier(c),
         _ => basic_linear(c),
     }
 }
@@ -116,7 +118,7 @@ fn recursive_doubling(c: CommView) -> MpiResult<()> {
 }
 
 /// Dissemination: at distance 1, 2, 4, ... send to rank + d, hear from rank - d.
-fn bruck(c: CommView) -> MpiResult<()> {
+pub(crate) fn bruck(c: CommView) -> MpiResult<()> {
     let n = c.size;
     let mut d = 1;
     while d < n {

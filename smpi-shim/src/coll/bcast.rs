@@ -21,6 +21,11 @@ const KNOWN: &[&str] = &[
     "arrival_pattern_aware",
     "arrival_pattern_aware_wait",
     "arrival_scatter",
+    "SMP_binomial",
+    "SMP_binary",
+    "SMP_linear",
+    "mvapich2_intra_node",
+    "mvapich2_inter_node",
 ];
 
 /// SMPI default: `binomial_tree`.
@@ -72,6 +77,11 @@ pub(crate) fn run(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32
         "arrival_pattern_aware" => trees_bcast::arrival_pattern_aware(c, buf, count, dtype, root),
         "arrival_pattern_aware_wait" => trees_bcast::arrival_pattern_aware_wait(c, buf, count, dtype, root),
         "arrival_scatter" => trees_bcast::arrival_scatter(c, buf, count, dtype, root),
+        "SMP_binomial" => super::smp_bcast::binomial(c, buf, count, dtype, root),
+        "SMP_binary" => super::smp_bcast::binary(c, buf, count, dtype, root),
+        "SMP_linear" => super::smp_bcast::linear(c, buf, count, dtype, root),
+        "mvapich2_intra_node" => super::smp_bcast::mvapich2_intra_node(c, buf, count, dtype, root),
+        "mvapich2_inter_node" => super::smp_bcast::mvapich2_inter_node(c, buf, count, dtype, root),
         _ => knomial(c, buf, count, dtype, root, 4),
     }
 }
@@ -181,7 +191,7 @@ pub(crate) fn segmented(
 /// binomial tree in `ceil(nbytes / n)`-byte pieces, then allgathered by
 /// recursive doubling (`scatter_rdb_allgather`) or around a ring
 /// (`scatter_LR_allgather`).
-fn scatter_allgather(
+pub(crate) fn scatter_allgather(
     c: CommView,
     buf: *mut u8,
     count: usize,
@@ -586,7 +596,16 @@ fn split_bintree(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32)
 /// `mvapich2_knomial_intra_node`, k = 4): receive from the parent, then for
 /// each level, largest distance first, isend to the (up to k - 1) children of
 /// that level and wait for them.
-fn knomial(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32, k: i32) -> MpiResult<()> {
+pub(crate) fn knomial(
+    c: CommView,
+    buf: *mut u8,
+    count: usize,
+    dtype: i32,
+    root: i32,
+    k: i32,
+) -> MpiResult<()> {
+    // SMPI's version first makes the communicator's SMP layout (its first call pays for it)
+    super::smp::layout(c)?;
     let (n, r) = (c.size, c.rank);
     let rel = (r - root + n) % n;
     let mut mask = 1;

@@ -7,8 +7,19 @@ use super::{
 };
 use crate::mpi::MpiResult;
 
-const GATHER: &[&str] = &["ompi_basic_linear", "ompi_binomial", "ompi_linear_sync"];
-const SCATTER: &[&str] = &["ompi_basic_linear", "ompi_binomial", "ompi_linear_nb"];
+const GATHER: &[&str] = &[
+    "ompi_basic_linear",
+    "ompi_binomial",
+    "ompi_linear_sync",
+    "mvapich2_two_level",
+];
+const SCATTER: &[&str] = &[
+    "ompi_basic_linear",
+    "ompi_binomial",
+    "ompi_linear_nb",
+    "mvapich2_two_level_binomial",
+    "mvapich2_two_level_direct",
+];
 
 /// MPI_Gather. SMPI default: the non-blocking linear gather. mpich: binomial.
 pub(crate) fn gather(
@@ -58,6 +69,9 @@ pub(crate) fn gather(
             Ok(())
         }
         "ompi_binomial" => binomial_gather(c, sbuf, scount, stype, rbuf, rcount, rtype, root, block),
+        "mvapich2_two_level" => {
+            super::smp_gather::gather_two_level(c, sbuf, scount, stype, rbuf, rcount, rtype, root)
+        }
         _ => linear_sync(c, sbuf, scount, stype, rbuf, rcount, rtype, root, block),
     }
 }
@@ -65,7 +79,7 @@ pub(crate) fn gather(
 /// Open MPI's binomial gather: every node receives its children's subtrees
 /// (packed, in virtual-rank order; children by increasing distance, blocking)
 /// and sends its whole subtree to its parent.
-fn binomial_gather(
+pub(crate) fn binomial_gather(
     c: CommView,
     sbuf: *const u8,
     scount: usize,
@@ -282,6 +296,17 @@ pub(crate) fn scatter(
             }
             Ok(())
         }
+        "mvapich2_two_level_binomial" | "mvapich2_two_level_direct" => super::smp_gather::scatter_two_level(
+            c,
+            sbuf,
+            scount,
+            stype,
+            rbuf,
+            rcount,
+            rtype,
+            root,
+            algo == "mvapich2_two_level_binomial",
+        ),
         _ => binomial_scatter(c, sbuf, scount, stype, rbuf, rcount, rtype, root, block),
     }
 }
@@ -289,7 +314,7 @@ pub(crate) fn scatter(
 /// Open MPI's binomial scatter (SMPI's transcription): the root packs the
 /// blocks in virtual-rank order; every node sends each child its subtree
 /// (children by increasing distance, blocking), then keeps its own block.
-fn binomial_scatter(
+pub(crate) fn binomial_scatter(
     c: CommView,
     sbuf: *const u8,
     scount: usize,

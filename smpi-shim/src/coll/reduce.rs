@@ -23,6 +23,7 @@ const KNOWN: &[&str] = &[
     "mvapich2_knomial",
     "rab",
     "arrival_pattern_aware",
+    "mvapich2_two_level",
 ];
 
 /// SMPI default: a non-blocking linear gather to the root (commutative op on a
@@ -50,6 +51,7 @@ pub(crate) fn run(
     match algo {
         "default" => default_reduce(c, sbuf, rbuf, count, dtype, op, root),
         "ompi_basic_linear" => linear(c, sbuf, rbuf, count, dtype, op, root),
+        "mvapich2_two_level" => super::smp_reduce::mvapich2_two_level(c, sbuf, rbuf, count, dtype, op, root),
         _ => {
             let sbuf = contribution(sbuf, rbuf);
             if count == 0 {
@@ -260,7 +262,7 @@ fn flat_tree(
 /// MPICH's binomial reduce (blocking). Commutative ops use the tree rooted at
 /// `root`; others the tree of ranks rooted at 0 (every subtree is a range of
 /// consecutive ranks), and rank 0 then sends the result to `root`.
-fn binomial(
+pub(crate) fn binomial(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,
@@ -401,7 +403,7 @@ fn generic(
 /// rank order for non-commutative ops. When the root is one of the excluded
 /// odd ranks, rank 0 gathers and then sends the whole result to the root
 /// (MPICH hands over the first piece instead).
-fn scatter_gather(
+pub(crate) fn scatter_gather(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,

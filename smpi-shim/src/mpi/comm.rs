@@ -315,6 +315,7 @@ pub(crate) fn new_entry(shared: CommShared, my_rank: i32, errh: i32) -> CommEntr
         attrs: Default::default(),
         creations: 0,
         topo: None,
+        smp: None,
     }
 }
 
@@ -454,4 +455,29 @@ fn split_group(table: &[[i32; 2]], group: &[u32], color: i32) -> Vec<u32> {
         .collect();
     members.sort();
     members.iter().map(|&(_, i)| group[i]).collect()
+}
+
+/// How a communicator's ranks sit on hosts, as SMPI 3.32's `Comm::init_smp`
+/// finds it (made and paid for by `coll::smp::layout`, on the first SMP
+/// collective a rank calls on the communicator).
+#[derive(Debug)]
+pub(crate) struct SmpLayout {
+    /// The members on this rank's host, in world-rank order (hidden handle).
+    pub intra: c_int,
+    /// One member per host, the lowest world rank of each, in world-rank
+    /// order (hidden handle); `None` on the other ranks.
+    pub leaders: Option<c_int>,
+    /// For each rank of the communicator, the rank (in the communicator) of
+    /// its host's leader (SMPI's `leaders_map`, in ranks rather than pids).
+    pub leader_of: Vec<c_int>,
+    /// The leaders' ranks in the communicator, in leaders-communicator order.
+    pub leader_ranks: Vec<c_int>,
+    /// Members per host, in leaders-communicator order, when hosts hold
+    /// different numbers of ranks (SMPI's `non_uniform_map`); known to the
+    /// leaders only.
+    pub node_sizes: Option<Vec<c_int>>,
+    /// Every host holds as many ranks as the others.
+    pub uniform: bool,
+    /// The ranks of each host are consecutive in the communicator.
+    pub blocked: bool,
 }

@@ -29,6 +29,10 @@ pub(crate) const MPI_COMM_SELF: i32 = 2;
 /// Largest tag (`MPI_TAG_UB`).
 pub(crate) const TAG_UB: i32 = 0x3fff_ffff;
 
+/// The first handle of the communicators the library makes for itself
+/// ([`Rank::add_hidden_comm`]).
+pub(crate) const HIDDEN_COMM_BASE: i32 = 1 << 28;
+
 /// Group of processes: world ranks in group order.
 pub(crate) type Group = Rc<Vec<u32>>;
 
@@ -55,6 +59,9 @@ pub(crate) struct CommEntry {
     pub creations: u64,
     /// Process topology (Cartesian, graph, distributed graph), kept by dups.
     pub topo: Option<Rc<crate::mpi::topo::Topology>>,
+    /// How its ranks sit on hosts, made by the first SMP collective on it
+    /// (SMPI's `Comm::init_smp`; see `coll/smp.rs`).
+    pub smp: Option<Rc<crate::mpi::comm::SmpLayout>>,
 }
 
 impl CommEntry {
@@ -93,6 +100,8 @@ pub(crate) struct Rank {
     pub ctx: *const Ctx,
     pub host: HostId,
     pub comms: Vec<Option<CommEntry>>,
+    /// Communicators of the library's own (handles from [`HIDDEN_COMM_BASE`]).
+    pub hidden_comms: Vec<CommEntry>,
     pub groups: Vec<Option<Group>>,
     pub bench_start: f64,
     pub initialized: bool,
@@ -125,6 +134,12 @@ impl Rank {
     }
 
     pub(crate) fn comm(&self, h: i32) -> MpiResult<&CommEntry> {
+        if h >= HIDDEN_COMM_BASE {
+            return self
+                .hidden_comms
+                .get((h - HIDDEN_COMM_BASE) as usize)
+                .ok_or_else(|| mpi_err(MPI_ERR_COMM, format!("unknown communicator handle {h}")));
+        }
         if h <= 0 {
             return Err(mpi_err(MPI_ERR_COMM, format!("invalid communicator handle {h}")));
         }
@@ -135,6 +150,12 @@ impl Rank {
     }
 
     pub(crate) fn comm_mut(&mut self, h: i32) -> MpiResult<&mut CommEntry> {
+        if h >= HIDDEN_COMM_BASE {
+            return self
+                .hidden_comms
+                .get_mut((h - HIDDEN_COMM_BASE) as usize)
+                .ok_or_else(|| mpi_err(MPI_ERR_COMM, format!("unknown communicator handle {h}")));
+        }
         if h <= 0 {
             return Err(mpi_err(MPI_ERR_COMM, format!("invalid communicator handle {h}")));
         }
@@ -145,6 +166,14 @@ impl Rank {
     }
 
     /// Adds a communicator to this rank's table, returns its handle.
+    /// Adds a communicator the library uses internally (SMPI's intra-host
+    /// and leaders communicators): the program never sees its handle, and it
+    /// is not one of the rank's handles to free.
+    pub(crate) fn add_hidden_comm(&mut self, c: CommEntry) -> i32 {
+        self.hidden_comms.push(c);
+        HIDDEN_COMM_BASE + self.hidden_comms.len() as i32 - 1
+    }
+
     pub(crate) fn add_comm(&mut self, c: CommEntry) -> i32 {
         if let Some(i) = self.comms.iter().skip(3).position(|c| c.is_none()) {
             self.comms[i + 3] = Some(c);
@@ -298,6 +327,7 @@ impl World {
                 attrs: BTreeMap::new(),
                 creations: 0,
                 topo: None,
+                smp: None,
             };
             let self_shared = Rc::new(CommShared {
                 context: 2 + 2 * i as u32,
@@ -312,6 +342,7 @@ impl World {
                     Some(entry(world_shared.clone(), i as i32, "MPI_COMM_WORLD")),
                     Some(entry(self_shared, 0, "MPI_COMM_SELF")),
                 ],
+                hidden_comms: Vec::new(),
                 groups: vec![None, Some(Rc::new(Vec::new()))],
                 bench_start: 0.0,
                 initialized: false,
