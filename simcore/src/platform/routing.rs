@@ -16,6 +16,7 @@ pub(crate) mod fat_tree;
 pub(crate) mod full;
 pub(crate) mod star;
 pub(crate) mod torus;
+pub(crate) mod zones;
 
 use super::build::Builder;
 use super::error::PlatformError;
@@ -25,7 +26,7 @@ use super::{Host, HostId, LinkId, Router, SharingPolicy};
 /// Builds the hosts, links and router of a `<cluster>`.
 pub(crate) fn build_cluster(c: &ClusterSpec, b: &mut Builder) -> Result<Box<dyn Router>, PlatformError> {
     match &c.topology {
-        Topology::Flat => star::build_cluster(c, b),
+        Topology::Flat => Ok(Box::new(star::build_cluster(c, b)?)),
         Topology::FatTree(p) => fat_tree::build(c, p, b),
         Topology::Torus(dims) => torus::build(c, dims, b),
         Topology::Dragonfly(p) => dragonfly::build(c, p, b),

@@ -20,7 +20,7 @@ use std::collections::{BinaryHeap, HashMap};
 
 use crate::platform::build::Builder;
 use crate::platform::error::{PlatformError, PlatformErrorKind as K};
-use crate::platform::spec::{Direction, LinkRef, Policy, Routing, Spec};
+use crate::platform::spec::{Direction, LinkRef, LinkSpec, Policy, Routing, Spec};
 use crate::platform::{Host, HostId, LinkId, ModelLoopback, Router, SharingPolicy};
 
 /// Name of the model-level loopback link.
@@ -50,6 +50,76 @@ struct Declared {
     up: LinkId,
     down: LinkId,
     split: bool,
+}
+
+/// The `<link>`s of a file, by name, to resolve the `<link_ctn>`s of its routes.
+#[derive(Debug, Default)]
+pub(crate) struct DeclaredLinks {
+    by_name: HashMap<String, Declared>,
+    /// The other half of each SPLITDUPLEX half.
+    mirror: HashMap<LinkId, LinkId>,
+}
+
+impl DeclaredLinks {
+    /// Creates the links (both halves of a SPLITDUPLEX one).
+    pub(crate) fn add(links: &[LinkSpec], b: &mut Builder) -> Result<Self, PlatformError> {
+        let mut declared = DeclaredLinks::default();
+        for l in links {
+            let (up, down) = b.add_cable(&l.name, l.bandwidth, l.latency, l.policy, l.loc)?;
+            let split = l.policy == Policy::SplitDuplex;
+            declared
+                .by_name
+                .insert(l.name.clone(), Declared { up, down, split });
+            if split {
+                declared.mirror.insert(up, down);
+                declared.mirror.insert(down, up);
+            }
+        }
+        Ok(declared)
+    }
+
+    /// The link a `<link_ctn>` names: a SPLITDUPLEX link needs a direction (or the name of a
+    /// half); any other link of the platform (a cluster's, say) may be named too.
+    pub(crate) fn resolve(&self, b: &Builder, r: &LinkRef) -> Result<LinkId, PlatformError> {
+        if let Some(d) = self.by_name.get(&r.name) {
+            if !d.split {
+                return Ok(d.up);
+            }
+            return match r.direction {
+                Direction::Up => Ok(d.up),
+                Direction::Down => Ok(d.down),
+                Direction::None => Err(b.err(
+                    r.loc,
+                    K::InvalidValue {
+                        key: "direction".to_string(),
+                        value: "NONE".to_string(),
+                        reason: format!(
+                            "link `{}` is SPLITDUPLEX: give direction UP or DOWN (or name `{0}_UP` / `{0}_DOWN`)",
+                            r.name
+                        ),
+                    },
+                )),
+            };
+        }
+        b.link_index
+            .get(&r.name)
+            .copied()
+            .ok_or_else(|| b.err(r.loc, K::UnknownLink(r.name.clone())))
+    }
+
+    /// The links of a route as written.
+    pub(crate) fn resolve_all(&self, b: &Builder, links: &[LinkRef]) -> Result<Vec<LinkId>, PlatformError> {
+        links.iter().map(|r| self.resolve(b, r)).collect()
+    }
+
+    /// The reverse of a route: its links in reverse order, SPLITDUPLEX halves swapped.
+    pub(crate) fn reversed(&self, links: &[LinkId]) -> Vec<LinkId> {
+        links
+            .iter()
+            .rev()
+            .map(|l| self.mirror.get(l).copied().unwrap_or(*l))
+            .collect()
+    }
 }
 
 /// Builds hosts, routers, links and the routes of a Full/Floyd/Dijkstra zone; `model_loopback`
@@ -96,44 +166,7 @@ pub(crate) fn build(
         nodes.push(b.add_router(&r.text, r.loc)?);
         point_index.insert(r.text.clone(), nodes.len() - 1);
     }
-    let mut declared: HashMap<String, Declared> = HashMap::new();
-    let mut mirror: HashMap<LinkId, LinkId> = HashMap::new();
-    for l in &spec.links {
-        let (up, down) = b.add_cable(&l.name, l.bandwidth, l.latency, l.policy, l.loc)?;
-        let split = l.policy == Policy::SplitDuplex;
-        declared.insert(l.name.clone(), Declared { up, down, split });
-        if split {
-            mirror.insert(up, down);
-            mirror.insert(down, up);
-        }
-    }
-
-    let resolve = |r: &LinkRef| -> Result<LinkId, PlatformError> {
-        if let Some(d) = declared.get(&r.name) {
-            if !d.split {
-                return Ok(d.up);
-            }
-            return match r.direction {
-                Direction::Up => Ok(d.up),
-                Direction::Down => Ok(d.down),
-                Direction::None => Err(b.err(
-                    r.loc,
-                    K::InvalidValue {
-                        key: "direction".to_string(),
-                        value: "NONE".to_string(),
-                        reason: format!(
-                            "link `{}` is SPLITDUPLEX: give direction UP or DOWN (or name `{0}_UP` / `{0}_DOWN`)",
-                            r.name
-                        ),
-                    },
-                )),
-            };
-        }
-        b.link_index
-            .get(&r.name)
-            .copied()
-            .ok_or_else(|| b.err(r.loc, K::UnknownLink(r.name.clone())))
-    };
+    let declared = DeclaredLinks::add(&spec.links, b)?;
 
     // Declared segments between points, in declaration order.
     let mut segments: HashMap<(usize, usize), Vec<LinkId>> = HashMap::new();
@@ -146,7 +179,7 @@ pub(crate) fn build(
                 .ok_or_else(|| b.err(v.loc, K::UnknownHost(v.text.clone())))
         };
         let (s, d) = (point(&r.src)?, point(&r.dst)?);
-        let links = r.links.iter().map(&resolve).collect::<Result<Vec<_>, _>>()?;
+        let links = declared.resolve_all(b, &r.links)?;
         let mut insert = |key: (usize, usize), links: Vec<LinkId>, what: &str| {
             if segments.insert(key, links).is_some() {
                 return Err(b.err(
@@ -165,11 +198,7 @@ pub(crate) fn build(
             Ok(())
         };
         if r.symmetrical && s != d {
-            let reverse: Vec<LinkId> = links
-                .iter()
-                .rev()
-                .map(|l| mirror.get(l).copied().unwrap_or(*l))
-                .collect();
+            let reverse = declared.reversed(&links);
             insert(
                 (s, d),
                 links,
