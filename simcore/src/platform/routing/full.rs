@@ -12,8 +12,9 @@
 //!
 //! A host without a declared route to itself uses the network model's `__loopback__` link
 //! (FATPIPE; its bandwidth and latency, `network/loopback-bw` and `network/loopback-lat`, are
-//! given by the loader: [`ModelLoopback`]), created only if some host needs it. All host pairs must be routable: a missing route is a load
-//! error rather than a failure in the middle of a simulation.
+//! given by the loader: [`ModelLoopback`]), created only if some host needs it. As in SimGrid, a
+//! host pair without a route is an error only when a message takes it: the simulation stops
+//! there, naming both hosts.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -21,7 +22,7 @@ use std::collections::{BinaryHeap, HashMap};
 use crate::platform::build::Builder;
 use crate::platform::error::{PlatformError, PlatformErrorKind as K};
 use crate::platform::spec::{Direction, LinkRef, LinkSpec, Policy, Routing, Spec};
-use crate::platform::{Host, HostId, LinkId, ModelLoopback, Router, SharingPolicy};
+use crate::platform::{Host, HostId, LinkId, ModelLoopback, NoRoute, Router, SharingPolicy};
 
 /// Name of the model-level loopback link.
 pub(crate) const LOOPBACK_NAME: &str = "__loopback__";
@@ -30,16 +31,28 @@ pub(crate) const LOOPBACK_NAME: &str = "__loopback__";
 /// of the hosts, and Floyd's search as the cube of the points (2048 points: a few seconds).
 pub(crate) const MAX_POINTS: usize = 2048;
 
-/// Precomputed routes between every pair of hosts.
+/// Precomputed routes between the pairs of hosts that have one.
 #[derive(Debug)]
 pub(crate) struct FullRouter {
     routes: HashMap<(u32, u32), Box<[LinkId]>>,
+    /// Host names, for the message of a missing route.
+    names: Vec<String>,
 }
 
 impl Router for FullRouter {
-    fn route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
-        if let Some(r) = self.routes.get(&(src.0, dst.0)) {
-            out.extend_from_slice(r);
+    fn try_route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) -> Result<(), NoRoute> {
+        match self.routes.get(&(src.0, dst.0)) {
+            Some(r) => {
+                out.extend_from_slice(r);
+                Ok(())
+            }
+            None => Err(NoRoute {
+                src: self.names[src.0 as usize].clone(),
+                dst: self.names[dst.0 as usize].clone(),
+                reason:
+                    "the platform declares none (declare one, or use Floyd/Dijkstra routing through routers)"
+                        .to_string(),
+            }),
         }
     }
 }
@@ -244,20 +257,11 @@ pub(crate) fn build(
     }
 
     let mut routes = HashMap::with_capacity(n_hosts * n_hosts);
-    let no_route = |b: &Builder, s: usize, d: usize| {
-        b.err(
-            spec.routing_loc,
-            K::NoRoute {
-                src: b.hosts[s].name.clone(),
-                dst: b.hosts[d].name.clone(),
-            },
-        )
-    };
     match spec.routing {
         Routing::Full | Routing::Cluster => {
             for s in 0..n_hosts {
                 for d in 0..n_hosts {
-                    let r = segments.get(&(s, d)).ok_or_else(|| no_route(b, s, d))?;
+                    let Some(r) = segments.get(&(s, d)) else { continue };
                     routes.insert((s as u32, d as u32), r.clone().into_boxed_slice());
                 }
             }
@@ -286,13 +290,13 @@ pub(crate) fn build(
                 }
             }
             for s in 0..n_hosts {
-                for d in 0..n_hosts {
+                'pairs: for d in 0..n_hosts {
                     let mut stack = Vec::new();
                     let mut cur = d;
                     loop {
                         let p = pred[s * n + cur];
                         if p == usize::MAX || stack.len() > n {
-                            return Err(no_route(b, s, d));
+                            continue 'pairs;
                         }
                         stack.push((p, cur));
                         cur = p;
@@ -341,7 +345,7 @@ pub(crate) fn build(
                         continue;
                     }
                     if pred[d] == usize::MAX {
-                        return Err(no_route(b, s, d));
+                        continue;
                     }
                     let mut hops = Vec::new();
                     let mut cur = d;
@@ -359,7 +363,8 @@ pub(crate) fn build(
             }
         }
     }
-    Ok(Box::new(FullRouter { routes }))
+    let names = b.hosts.iter().map(|h| h.name.clone()).collect();
+    Ok(Box::new(FullRouter { routes, names }))
 }
 
 fn point_name(b: &Builder, routers: &[crate::platform::spec::Val], point: usize) -> String {

@@ -17,7 +17,7 @@ use crate::platform::error::{PlatformError, PlatformErrorKind as K};
 use crate::platform::graph::{connect_both, connect_cable};
 use crate::platform::routing::add_cluster_host;
 use crate::platform::spec::{ClusterSpec, Spec};
-use crate::platform::{Host, HostId, LinkId, Router, SharingPolicy};
+use crate::platform::{Host, HostId, LinkId, NoRoute, Router, SharingPolicy};
 
 /// Routes of a star zone, for its hosts `first_host..first_host + up.len()`.
 #[derive(Debug)]
@@ -53,8 +53,9 @@ impl StarRouter {
     }
 }
 
-impl Router for StarRouter {
-    fn route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
+impl StarRouter {
+    /// Appends the links from `src` to `dst` (every pair of its hosts has a route).
+    pub(crate) fn links(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
         let (s, d) = (
             (src.0 - self.first_host) as usize,
             (dst.0 - self.first_host) as usize,
@@ -71,6 +72,13 @@ impl Router for StarRouter {
                 out.push(l);
             }
         }
+    }
+}
+
+impl Router for StarRouter {
+    fn try_route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) -> Result<(), NoRoute> {
+        self.links(src, dst, out);
+        Ok(())
     }
 }
 

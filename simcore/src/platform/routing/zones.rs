@@ -36,7 +36,7 @@ use crate::platform::routing;
 use crate::platform::routing::full::{DeclaredLinks, LOOPBACK_NAME, MAX_POINTS};
 use crate::platform::routing::star::StarRouter;
 use crate::platform::spec::{GatewayRoute, Routing, Spec, Topology, Val, ZoneItem, ZoneKind, ZoneSpec};
-use crate::platform::{Host, HostId, LinkId, ModelLoopback, Router, SharingPolicy};
+use crate::platform::{Host, HostId, LinkId, ModelLoopback, NoRoute, Router, SharingPolicy};
 
 /// A point of the platform: a host, a router or a zone.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -53,9 +53,9 @@ struct Segment {
     gateways: Option<(Point, Point)>,
 }
 
-/// Why a route cannot be found (the zone and the points it lacks a route between).
+/// Why a route cannot be found: the zone and the points it has no route between.
 #[derive(Debug)]
-struct NoRoute(String);
+struct Missing(String);
 
 /// A zone of declared routes.
 #[derive(Debug)]
@@ -100,18 +100,19 @@ pub(crate) struct ZoneRouter {
 }
 
 impl Router for ZoneRouter {
-    fn route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
+    fn try_route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) -> Result<(), NoRoute> {
         let start = out.len();
-        let found = self.global(Point::Host(src.0), Point::Host(dst.0), out);
-        let why = match found {
-            Ok(()) if out.len() > start => return,
+        let reason = match self.global(Point::Host(src.0), Point::Host(dst.0), out) {
+            Ok(()) if out.len() > start => return Ok(()),
             Ok(()) => "the route found has no link".to_string(),
-            Err(NoRoute(why)) => why,
+            Err(Missing(why)) => why,
         };
-        panic!(
-            "no route from `{}` to `{}`: {why} (SimGrid stops here too; declare the missing route)",
-            self.host_names[src.0 as usize], self.host_names[dst.0 as usize]
-        );
+        out.truncate(start);
+        Err(NoRoute {
+            src: self.host_names[src.0 as usize].clone(),
+            dst: self.host_names[dst.0 as usize].clone(),
+            reason,
+        })
     }
 }
 
@@ -153,7 +154,7 @@ impl ZoneRouter {
         (ps, pd, shared)
     }
 
-    fn global(&self, src: Point, dst: Point, out: &mut Vec<LinkId>) -> Result<(), NoRoute> {
+    fn global(&self, src: Point, dst: Point, out: &mut Vec<LinkId>) -> Result<(), Missing> {
         let (common, sa, da) = if self.zone_of(src) == self.zone_of(dst) {
             let z = self.zone_of(src);
             (z, z, z)
@@ -172,7 +173,7 @@ impl ZoneRouter {
         }
         if sa == da {
             if self.zone_of(src) != common || self.zone_of(dst) != common {
-                return Err(NoRoute(format!(
+                return Err(Missing(format!(
                     "`{}` is in zone `{}`, which holds the zone of `{}`: SimGrid routes only between \
                      points of one zone or of sibling zones",
                     self.name(if self.zone_of(src) == common { src } else { dst }),
@@ -187,7 +188,7 @@ impl ZoneRouter {
         let (gw_src, gw_dst) = self
             .local(common, Point::Zone(sa), Point::Zone(da), &mut links)?
             .ok_or_else(|| {
-                NoRoute(format!(
+                Missing(format!(
                     "the route from zone `{}` to zone `{}` in zone `{}` has no gateways",
                     self.zones[sa as usize].id, self.zones[da as usize].id, self.zones[common as usize].id
                 ))
@@ -203,7 +204,7 @@ impl ZoneRouter {
     }
 
     /// Uses a bypass route of zone `common` from `src` to `dst` if there is one.
-    fn bypass(&self, common: u32, src: Point, dst: Point, out: &mut Vec<LinkId>) -> Result<bool, NoRoute> {
+    fn bypass(&self, common: u32, src: Point, dst: Point, out: &mut Vec<LinkId>) -> Result<bool, Missing> {
         let table = &self.zones[common as usize].bypass;
         if table.is_empty() {
             return Ok(false);
@@ -259,10 +260,10 @@ impl ZoneRouter {
         src: Point,
         dst: Point,
         out: &mut Vec<LinkId>,
-    ) -> Result<Option<(Point, Point)>, NoRoute> {
+    ) -> Result<Option<(Point, Point)>, Missing> {
         let zone = &self.zones[z as usize];
         let missing = |what: &str| {
-            NoRoute(format!(
+            Missing(format!(
                 "zone `{}` {what} from `{}` to `{}`",
                 zone.id,
                 self.name(src),
@@ -272,17 +273,17 @@ impl ZoneRouter {
         match &zone.local {
             Local::Empty => Err(missing("(routing=\"None\") has no route")),
             Local::Topology(router) => match (src, dst) {
-                (Point::Host(s), Point::Host(d)) => {
-                    router.route(HostId(s), HostId(d), out);
-                    Ok(None)
-                }
+                (Point::Host(s), Point::Host(d)) => match router.try_route(HostId(s), HostId(d), out) {
+                    Ok(()) => Ok(None),
+                    Err(e) => Err(Missing(e.reason)),
+                },
                 _ => Err(missing(
                     "(a FAT_TREE, TORUS or DRAGONFLY cluster) routes only between hosts, not",
                 )),
             },
             Local::Star(star) => {
                 match (src, dst) {
-                    (Point::Host(s), Point::Host(d)) => star.route(HostId(s), HostId(d), out),
+                    (Point::Host(s), Point::Host(d)) => star.links(HostId(s), HostId(d), out),
                     (Point::Host(s), Point::Router(_)) => star.half(HostId(s), true, out),
                     (Point::Router(_), Point::Host(d)) => star.half(HostId(d), false, out),
                     (Point::Router(_), Point::Router(_)) => {}
@@ -661,10 +662,11 @@ impl TreeBuilder<'_> {
         ))
     }
 
-    /// The zone called `v`, which must be a child of zone `parent`.
-    fn child_zone(&self, v: &Val, parent: usize, b: &Builder) -> Result<u32, PlatformError> {
+    /// The zone called `v`, which must be a child of zone `parent` (any zone when `anywhere`:
+    /// the ends of a bypass route).
+    fn child_zone(&self, v: &Val, parent: usize, anywhere: bool, b: &Builder) -> Result<u32, PlatformError> {
         match self.zone_index.get(&v.text) {
-            Some(&z) if self.zones[z as usize].parent == Some(parent as u32) => Ok(z),
+            Some(&z) if anywhere || self.zones[z as usize].parent == Some(parent as u32) => Ok(z),
             _ => Err(b.err(
                 v.loc,
                 K::InvalidValue {
@@ -676,11 +678,12 @@ impl TreeBuilder<'_> {
         }
     }
 
-    /// The two ends of a route of zone `z`, and its gateways.
+    /// The two ends of a route (a bypass route when `bypass`) of zone `z`, and its gateways.
     fn ends(
         &self,
         z: usize,
         r: &GatewayRoute,
+        bypass: bool,
         b: &Builder,
     ) -> Result<(Point, Point, Option<(Point, Point)>), PlatformError> {
         match &r.gateways {
@@ -691,8 +694,8 @@ impl TreeBuilder<'_> {
             )),
             Some((gs, gd)) => {
                 let (s, d) = (
-                    self.child_zone(&r.route.src, z, b)?,
-                    self.child_zone(&r.route.dst, z, b)?,
+                    self.child_zone(&r.route.src, z, bypass, b)?,
+                    self.child_zone(&r.route.dst, z, bypass, b)?,
                 );
                 let gateways = (self.point(gs, Some(s), b)?, self.point(gd, Some(d), b)?);
                 Ok((Point::Zone(s), Point::Zone(d), Some(gateways)))
@@ -713,7 +716,7 @@ impl TreeBuilder<'_> {
         let spec: &ZoneSpec = &self.spec.zones[z];
         for item in &spec.items {
             if let ZoneItem::Bypass(r) = item {
-                let (s, d, gateways) = self.ends(z, r, b)?;
+                let (s, d, gateways) = self.ends(z, r, true, b)?;
                 let links = self.declared.resolve_all(b, &r.route.links)?.into_boxed_slice();
                 let seg = Segment { links, gateways };
                 if self.zones[z].bypass.insert((s, d), seg).is_some() {
@@ -772,7 +775,7 @@ impl TreeBuilder<'_> {
                 ZoneItem::ZoneRoute(r) => r.clone(),
                 _ => continue,
             };
-            let (s, d, gateways) = self.ends(z, &r, b)?;
+            let (s, d, gateways) = self.ends(z, &r, false, b)?;
             let local = |p: Point| {
                 index.get(&p).copied().ok_or_else(|| {
                     b.err(
