@@ -800,6 +800,41 @@ fn zones_without_a_zone_route_fail_only_when_used() {
     );
 }
 
+#[test]
+fn vivaldi_zones_add_the_latency_of_the_distance() {
+    let p = Platform::from_xml_str(
+        &xml_platform(
+            "<peer id=\"p1\" coordinates=\"25.5 9.4 1.4\" speed=\"1Gf\" bw_in=\"100MBps\" bw_out=\"50MBps\"/>\n\
+             <peer id=\"p2\" coordinates=\"-12.7 -9.9 2.1\" speed=\"1Gf\" bw_in=\"80MBps\" bw_out=\"40MBps\"/>\n\
+             <host id=\"h\" coordinates=\"3 4 0\" speed=\"1Gf\"/>\n\
+             <host id=\"lost\" speed=\"1Gf\"/>",
+        )
+        .replace("routing=\"Full\"", "routing=\"Vivaldi\""),
+        "vivaldi.xml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        names(&p, "p1", "p2"),
+        ["link_p1_UP", "link_p2_DOWN", "vivaldi_p1_p2"]
+    );
+    assert_eq!(
+        names(&p, "p2", "p1"),
+        ["link_p2_UP", "link_p1_DOWN", "vivaldi_p1_p2"]
+    );
+    assert_eq!(names(&p, "h", "p1"), ["link_p1_DOWN", "vivaldi_p1_h"]);
+    assert_eq!(
+        names(&p, "p1", "p1"),
+        ["link_p1_UP", "link_p1_DOWN", "vivaldi_p1_p1"]
+    );
+    let route = p.route(host(&p, "p1"), host(&p, "p2"));
+    let distance = ((25.5f64 + 12.7).powi(2) + (9.4f64 + 9.9).powi(2)).sqrt() + 1.4 + 2.1;
+    assert!((p.route_latency(&route) - distance / 1000.0).abs() < 1e-15);
+    let l = p.link(p.link_by_name("link_p1_UP").unwrap());
+    assert_eq!((l.bandwidth, l.latency), (50e6, 0.0));
+    let e = p.try_route(host(&p, "h"), host(&p, "lost")).unwrap_err();
+    assert!(e.to_string().contains("lacks the coordinates of `lost`"), "{e}");
+}
+
 /// Loading in two steps: the `<config>` entries are read first (with their place), and the
 /// caller's model loopback replaces the one the file's `<config>` asks for.
 #[test]

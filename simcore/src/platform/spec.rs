@@ -1022,7 +1022,6 @@ pub(crate) struct PeerSpec {
     pub(crate) host: HostSpec,
     pub(crate) bw_in: f64,
     pub(crate) bw_out: f64,
-    pub(crate) lat: f64,
     pub(crate) coordinates: Val,
 }
 

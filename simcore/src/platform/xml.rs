@@ -443,11 +443,12 @@ impl<'a> Reader<'a, '_> {
                         disks: Vec::new(),
                         loc,
                     };
+                    // SimGrid reads a peer's `lat` but does not use it.
+                    a.latency("lat")?;
                     let peer = PeerSpec {
                         host,
                         bw_in: a.bandwidth("bw_in")?.unwrap_or_default(),
                         bw_out: a.bandwidth("bw_out")?.unwrap_or_default(),
-                        lat: a.latency("lat")?.unwrap_or(0.0),
                         coordinates: a.get("coordinates").cloned().unwrap_or(Val {
                             text: String::new(),
                             loc,

@@ -78,6 +78,49 @@ enum Local {
     Star(StarRouter),
     Topology(Box<dyn Router>),
     Empty,
+    Vivaldi(Vivaldi),
+}
+
+/// A Vivaldi zone: a peer's link up, the other's link down, and the latency of their distance.
+///
+/// SimGrid adds that latency to the route without a link; here each pair of points with
+/// coordinates gets a link of its own carrying it, FATPIPE and of [`VIVALDI_BANDWIDTH`], which
+/// no flow can fill: it adds the latency and never limits a rate.
+#[derive(Debug, Default)]
+struct Vivaldi {
+    /// The `<peer>`s' links (`link_<id>_UP`, `link_<id>_DOWN`).
+    peers: HashMap<Point, (LinkId, LinkId)>,
+    /// Points with coordinates.
+    coordinates: HashMap<Point, [f64; 3]>,
+    /// The latency link of each pair (the lower point first) at a distance above zero.
+    distance: HashMap<(Point, Point), LinkId>,
+}
+
+/// The bandwidth of the links that carry the latency of Vivaldi distances (bytes/s).
+const VIVALDI_BANDWIDTH: f64 = 1e300;
+
+/// The most pairs of points with coordinates in a Vivaldi zone (each gets a link).
+const MAX_VIVALDI_PAIRS: usize = 1 << 18;
+
+impl Vivaldi {
+    /// SimGrid's Vivaldi distance, in seconds: the distance in the plane of the first two
+    /// coordinates plus both heights, read as milliseconds.
+    fn latency(a: [f64; 3], b: [f64; 3]) -> f64 {
+        (((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt() + a[2].abs() + b[2].abs()) / 1000.0
+    }
+
+    fn pair(a: Point, b: Point) -> (Point, Point) {
+        let key = |p: Point| match p {
+            Point::Host(h) => (0, h),
+            Point::Router(r) => (1, r),
+            Point::Zone(z) => (2, z),
+        };
+        if key(a) <= key(b) {
+            (a, b)
+        } else {
+            (b, a)
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -272,6 +315,29 @@ impl ZoneRouter {
         };
         match &zone.local {
             Local::Empty => Err(missing("(routing=\"None\") has no route")),
+            Local::Vivaldi(v) => {
+                for p in [src, dst] {
+                    if !v.coordinates.contains_key(&p) {
+                        return Err(missing(&format!(
+                            "(Vivaldi) lacks the coordinates of `{}` for a route",
+                            self.name(p)
+                        )));
+                    }
+                }
+                let start = out.len();
+                let links = v
+                    .peers
+                    .get(&src)
+                    .map(|l| l.0)
+                    .into_iter()
+                    .chain(v.peers.get(&dst).map(|l| l.1));
+                for l in links.chain(v.distance.get(&Vivaldi::pair(src, dst)).copied()) {
+                    if !out[start..].contains(&l) {
+                        out.push(l);
+                    }
+                }
+                Ok(None)
+            }
             Local::Topology(router) => match (src, dst) {
                 (Point::Host(s), Point::Host(d)) => match router.try_route(HostId(s), HostId(d), out) {
                     Ok(()) => Ok(None),
@@ -495,15 +561,7 @@ impl TreeBuilder<'_> {
                 self.zones[z].local = local;
                 return Ok(());
             }
-            ZoneKind::Vivaldi => {
-                return Err(b.err(
-                    spec.loc,
-                    K::Unsupported {
-                        what: "zone routing `Vivaldi`".to_string(),
-                        reason: "not implemented by this simulator".to_string(),
-                    },
-                ))
-            }
+            ZoneKind::Vivaldi => self.zones[z].local = Local::Vivaldi(Vivaldi::default()),
             _ => {}
         }
         let first_host = b.hosts.len() as u32;
@@ -524,13 +582,31 @@ impl TreeBuilder<'_> {
                     self.create(*child, b)?;
                 }
                 ZoneItem::Peer(p) => {
-                    return Err(b.err(
-                        p.host.loc,
-                        K::Unsupported {
-                            what: "<peer>".to_string(),
-                            reason: "Vivaldi zones are not implemented".to_string(),
-                        },
-                    ))
+                    let h = &p.host;
+                    let host = Host {
+                        name: h.name.clone(),
+                        speed: h.speed,
+                        cores: h.cores,
+                        properties: h.properties.clone(),
+                    };
+                    let id = self.add_host(z, host, h.loc, b)?;
+                    let up = b.add_link(
+                        format!("link_{}_UP", h.name),
+                        p.bw_out,
+                        0.0,
+                        SharingPolicy::Shared,
+                        h.loc,
+                    )?;
+                    let down = b.add_link(
+                        format!("link_{}_DOWN", h.name),
+                        p.bw_in,
+                        0.0,
+                        SharingPolicy::Shared,
+                        h.loc,
+                    )?;
+                    if let Local::Vivaldi(v) = &mut self.zones[z].local {
+                        v.peers.insert(Point::Host(id.0), (up, down));
+                    }
                 }
                 _ => {}
             }
@@ -539,7 +615,97 @@ impl TreeBuilder<'_> {
             let star = self.star(z, first_host, b)?;
             self.zones[z].local = Local::Star(star);
         }
+        if let ZoneKind::Vivaldi = spec.kind {
+            self.vivaldi(z, b)?;
+        }
         Ok(())
+    }
+
+    /// The coordinates of the points of Vivaldi zone `z`, and a latency link for each pair.
+    fn vivaldi(&mut self, z: usize, b: &mut Builder) -> Result<(), PlatformError> {
+        let spec: &ZoneSpec = &self.spec.zones[z];
+        let mut points = Vec::new();
+        for (name, val) in &spec.coordinates {
+            let numbers: Vec<f64> = val
+                .text
+                .split_whitespace()
+                .filter_map(|t| t.parse().ok())
+                .collect();
+            let (Ok(c), 3) = (
+                <[f64; 3]>::try_from(numbers.as_slice()),
+                val.text.split_whitespace().count(),
+            ) else {
+                return Err(b.err(
+                    val.loc,
+                    K::InvalidValue {
+                        key: "coordinates".to_string(),
+                        value: val.text.clone(),
+                        reason: "expected three numbers separated by spaces".to_string(),
+                    },
+                ));
+            };
+            if c.iter().any(|x| !x.is_finite() || x.abs() > 1e9) {
+                return Err(b.err(
+                    val.loc,
+                    K::InvalidValue {
+                        key: "coordinates".to_string(),
+                        value: val.text.clone(),
+                        reason: "coordinates are milliseconds of latency, at most 1e9".to_string(),
+                    },
+                ));
+            }
+            points.push((
+                self.point(
+                    &Val {
+                        text: name.clone(),
+                        loc: val.loc,
+                    },
+                    None,
+                    b,
+                )?,
+                c,
+            ));
+        }
+        let pairs = points.len() * (points.len() + 1) / 2;
+        if pairs > MAX_VIVALDI_PAIRS {
+            return Err(b.err(
+                spec.loc,
+                K::Unsupported {
+                    what: format!(
+                        "Vivaldi zone `{}` with {} points with coordinates",
+                        spec.id,
+                        points.len()
+                    ),
+                    reason: format!("each pair gets a latency link; at most {MAX_VIVALDI_PAIRS} pairs"),
+                },
+            ));
+        }
+        let mut v = match std::mem::replace(&mut self.zones[z].local, Local::Empty) {
+            Local::Vivaldi(v) => v,
+            _ => unreachable!("zone {z} is a Vivaldi zone"),
+        };
+        for (i, &(a, ca)) in points.iter().enumerate() {
+            v.coordinates.insert(a, ca);
+            for &(c, cc) in &points[i..] {
+                let latency = Vivaldi::latency(ca, cc);
+                if latency > 0.0 {
+                    let (p, q) = Vivaldi::pair(a, c);
+                    let name = format!("vivaldi_{}_{}", self.point_name(p, b), self.point_name(q, b));
+                    let l = b.add_link(name, VIVALDI_BANDWIDTH, latency, SharingPolicy::FatPipe, spec.loc)?;
+                    v.distance.insert((p, q), l);
+                }
+            }
+        }
+        self.zones[z].local = Local::Vivaldi(v);
+        Ok(())
+    }
+
+    fn point_name(&self, p: Point, b: &Builder) -> String {
+        match p {
+            Point::Host(h) => b.hosts[h as usize].name.clone(),
+            Point::Router(r) => self.routers[r as usize].1.clone(),
+            Point::Zone(z) => self.zones[z as usize].id.clone(),
+        }
     }
 
     /// The routes of a hand-made cluster zone: `<host_link>`s and `<cabinet>`s, and its
