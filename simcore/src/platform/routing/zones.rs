@@ -46,11 +46,14 @@ enum Point {
     Zone(u32),
 }
 
+/// The gateways `(gw_src, gw_dst)` of a route between zones (`None` for other routes).
+type Gateways = Option<(Point, Point)>;
+
 /// A declared route between two points of a zone; `gateways` for a route between zones.
 #[derive(Clone, Debug)]
 struct Segment {
     links: Box<[LinkId]>,
-    gateways: Option<(Point, Point)>,
+    gateways: Gateways,
 }
 
 /// Why a route cannot be found: the zone and the points it has no route between.
@@ -297,13 +300,7 @@ impl ZoneRouter {
 
     /// Appends the local route of zone `z` between two of its points; returns its gateways
     /// (for a route between zones).
-    fn local(
-        &self,
-        z: u32,
-        src: Point,
-        dst: Point,
-        out: &mut Vec<LinkId>,
-    ) -> Result<Option<(Point, Point)>, Missing> {
+    fn local(&self, z: u32, src: Point, dst: Point, out: &mut Vec<LinkId>) -> Result<Gateways, Missing> {
         let zone = &self.zones[z as usize];
         let missing = |what: &str| {
             Missing(format!(
@@ -364,13 +361,7 @@ impl ZoneRouter {
     }
 
     /// The local route of a zone of declared routes; `None` when it has none.
-    fn routed(
-        &self,
-        r: &Routed,
-        src: Point,
-        dst: Point,
-        out: &mut Vec<LinkId>,
-    ) -> Option<Option<(Point, Point)>> {
+    fn routed(&self, r: &Routed, src: Point, dst: Point, out: &mut Vec<LinkId>) -> Option<Gateways> {
         let (s, d) = (*r.index.get(&src)?, *r.index.get(&dst)?);
         let hops: Vec<(usize, usize)> = match r.routing {
             Routing::Full | Routing::Cluster => vec![(s, d)],
@@ -851,7 +842,7 @@ impl TreeBuilder<'_> {
         r: &GatewayRoute,
         bypass: bool,
         b: &Builder,
-    ) -> Result<(Point, Point, Option<(Point, Point)>), PlatformError> {
+    ) -> Result<(Point, Point, Gateways), PlatformError> {
         match &r.gateways {
             None => Ok((
                 self.point(&r.route.src, None, b)?,
