@@ -7,9 +7,11 @@
 //! | FAT_TREE cluster | [`fat_tree`] | D-mod-K up to the nearest common ancestor, then down |
 //! | TORUS cluster | [`torus`] | dimension order, shorter way round |
 //! | DRAGONFLY cluster | [`dragonfly`] | SimGrid's minimal routing |
+//! | several zones (SimGrid XML) | [`zones`] | each zone's own route, joined through the gateways of `<zoneRoute>`s; bypass routes; None and Vivaldi zones |
 //!
 //! Every router here is cheap per query (a hash lookup, or O(levels/dimensions) arithmetic on
-//! precomputed link tables), so routes are not cached.
+//! precomputed link tables), so routes are not cached; the exception, [`zones`], walks a few zones
+//! and may run a Dijkstra search per query, which the engine's own cache of used routes absorbs.
 
 pub(crate) mod dragonfly;
 pub(crate) mod fat_tree;

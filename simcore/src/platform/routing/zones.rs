@@ -9,7 +9,9 @@
 //! - star zones (a FLAT `<cluster>`, `routing="Cluster"` with `<host_link>`s and `<cabinet>`s):
 //!   a host's links up, then the other's links down; a router of the zone has no links;
 //! - FAT_TREE, TORUS and DRAGONFLY clusters: between their hosts only;
-//! - `routing="None"` zones: no local route at all.
+//! - `routing="None"` zones: no local route at all;
+//! - Vivaldi zones ([`Vivaldi`]): a `<peer>`'s link up, the other's link down, and the latency
+//!   of the distance between their coordinates.
 //!
 //! A route from `src` to `dst` starts at their closest common zone. If both are points of it,
 //! its local route is the route. Otherwise the local route between the two child zones holding
