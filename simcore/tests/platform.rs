@@ -614,6 +614,227 @@ fn floyd_and_dijkstra_route_through_routers() {
     }
 }
 
+/// Zones routing between themselves (SimGrid's `<zoneRoute>`), each with its own routing.
+const ZONES: &str = r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="world" routing="Floyd">
+    <zone id="A" routing="Full">
+      <host id="a1" speed="1Gf"/>
+      <host id="a2" speed="1Gf"/>
+      <router id="a_gw"/>
+      <link id="a1_l" bandwidth="1GBps" latency="10us"/>
+      <link id="a2_l" bandwidth="500MBps" latency="20us" sharing_policy="SPLITDUPLEX"/>
+      <route src="a1" dst="a2"><link_ctn id="a1_l"/><link_ctn id="a2_l" direction="DOWN"/></route>
+      <route src="a1" dst="a_gw"><link_ctn id="a1_l"/></route>
+      <route src="a2" dst="a_gw"><link_ctn id="a2_l" direction="UP"/></route>
+    </zone>
+    <zone id="B" routing="Dijkstra">
+      <host id="b1" speed="1Gf"/>
+      <router id="b_in"/>
+      <router id="b_mid"/>
+      <router id="b_out"/>
+      <link id="b1_l" bandwidth="200MBps" latency="7us"/>
+      <link id="b_x" bandwidth="2GBps" latency="3us"/>
+      <link id="b_y" bandwidth="2GBps" latency="4us"/>
+      <route src="b1" dst="b_mid"><link_ctn id="b1_l"/></route>
+      <route src="b_in" dst="b_mid"><link_ctn id="b_x"/></route>
+      <route src="b_mid" dst="b_out"><link_ctn id="b_y"/></route>
+    </zone>
+    <cluster id="C" prefix="c" suffix="" radical="1-2" speed="1Gf" bw="125MBps" lat="50us"
+             bb_bw="1GBps" bb_lat="5us" router_id="c_gw"/>
+    <zone id="D" routing="Cluster">
+      <router id="d_gw"/>
+      <cabinet id="cab" prefix="d" suffix="" radical="1-2" speed="1Gf" bw="125MBps" lat="30us"/>
+      <backbone id="d_bb" bandwidth="2GBps" latency="3us"/>
+    </zone>
+    <zone id="E" routing="None">
+      <host id="e1" speed="1Gf"/>
+    </zone>
+    <link id="wan_ab" bandwidth="100MBps" latency="1ms"/>
+    <link id="wan_bc" bandwidth="80MBps" latency="2ms"/>
+    <link id="wan_bd" bandwidth="60MBps" latency="3ms" sharing_policy="FATPIPE"/>
+    <link id="wan_ce" bandwidth="10MBps" latency="5ms"/>
+    <zoneRoute src="A" dst="B" gw_src="a_gw" gw_dst="b_in"><link_ctn id="wan_ab"/></zoneRoute>
+    <zoneRoute src="B" dst="C" gw_src="b_out" gw_dst="c_gw"><link_ctn id="wan_bc"/></zoneRoute>
+    <zoneRoute src="B" dst="D" gw_src="b_out" gw_dst="d_gw"><link_ctn id="wan_bd"/></zoneRoute>
+    <zoneRoute src="C" dst="E" gw_src="c_gw" gw_dst="e1"><link_ctn id="wan_ce"/></zoneRoute>
+  </zone>
+</platform>
+"#;
+
+#[test]
+fn zone_routes_go_through_gateways() {
+    let p = Platform::from_xml_str(ZONES, "zones.xml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.hosts.len(), 8);
+    // Full zone A to gateway, the zone route, Dijkstra zone B from its gateway down to b1.
+    assert_eq!(names(&p, "a1", "b1"), ["a1_l", "wan_ab", "b_x", "b1_l"]);
+    assert_eq!(names(&p, "b1", "a1"), ["b1_l", "b_x", "wan_ab", "a1_l"]);
+    // Floyd chains two zone routes, crossing B from one gateway to the other.
+    assert_eq!(
+        names(&p, "a1", "c1"),
+        [
+            "a1_l",
+            "wan_ab",
+            "b_x",
+            "b_y",
+            "wan_bc",
+            "C_backbone",
+            "C_link_1_DOWN"
+        ]
+    );
+    assert_eq!(
+        names(&p, "c2", "a2"),
+        [
+            "C_link_2_UP",
+            "C_backbone",
+            "wan_bc",
+            "b_y",
+            "b_x",
+            "wan_ab",
+            "a2_l_DOWN"
+        ]
+    );
+    // The gateway of a None zone is its host.
+    assert_eq!(names(&p, "c1", "e1"), ["C_link_1_UP", "C_backbone", "wan_ce"]);
+    // Cabinets of a hand-made cluster: private links and the backbone (once).
+    assert_eq!(names(&p, "d1", "d2"), ["link_d1_UP", "d_bb", "link_d2_DOWN"]);
+    assert_eq!(
+        names(&p, "d2", "b1"),
+        ["link_d2_UP", "d_bb", "wan_bd", "b_y", "b1_l"]
+    );
+    // SPLITDUPLEX halves swap in the reverse of a symmetrical route.
+    assert_eq!(names(&p, "a1", "a2"), ["a1_l", "a2_l_DOWN"]);
+    assert_eq!(names(&p, "a2", "a1"), ["a2_l_UP", "a1_l"]);
+    // A zone without child zones gives its hosts the model's loopback; a None zone has no route.
+    assert_eq!(names(&p, "a1", "a1"), ["__loopback__"]);
+    let e = p.try_route(host(&p, "e1"), host(&p, "e1")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "no route from `e1` to `e1`: zone `E` (routing=\"None\") has no route from `e1` to `e1`"
+    );
+}
+
+#[test]
+fn bypass_routes_replace_routes() {
+    let bypass = BYPASS_ROUTES;
+    let p = Platform::from_xml_str(bypass, "bypass.xml").unwrap_or_else(|e| panic!("{e}"));
+    // <bypassRoute>: one way only.
+    assert_eq!(names(&p, "a1", "a2"), ["a_fast"]);
+    assert_eq!(names(&p, "a2", "a1"), ["a2_l", "a1_l"]);
+    // <bypassZoneRoute> to a zone nested deeper than the zone route it replaces.
+    assert_eq!(names(&p, "a1", "b1"), ["a1_l", "short_ab", "b1_l"]);
+    assert_eq!(names(&p, "b1", "a1"), ["b1_l", "wan_ab", "a1_l"]);
+    assert_eq!(names(&p, "a1", "c1"), ["a1_l", "wan_ac", "c1_l"]);
+    assert_eq!(names(&p, "c1", "b1"), ["c1_l", "wan_bc", "b1_l"]);
+}
+
+const BYPASS_ROUTES: &str = r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="world" routing="Full">
+    <zone id="A" routing="Floyd">
+      <host id="a1" speed="1Gf"/>
+      <host id="a2" speed="1Gf"/>
+      <router id="a_gw"/>
+      <link id="a1_l" bandwidth="1GBps" latency="10us"/>
+      <link id="a2_l" bandwidth="1GBps" latency="10us"/>
+      <link id="a_fast" bandwidth="4GBps" latency="1us"/>
+      <route src="a1" dst="a_gw"><link_ctn id="a1_l"/></route>
+      <route src="a2" dst="a_gw"><link_ctn id="a2_l"/></route>
+      <bypassRoute src="a1" dst="a2"><link_ctn id="a_fast"/></bypassRoute>
+    </zone>
+    <zone id="outer" routing="Full">
+      <zone id="B" routing="Full">
+        <host id="b1" speed="1Gf"/>
+        <router id="b_gw"/>
+        <link id="b1_l" bandwidth="300MBps" latency="20us"/>
+        <route src="b1" dst="b_gw"><link_ctn id="b1_l"/></route>
+      </zone>
+    </zone>
+    <zone id="C" routing="Full">
+      <host id="c1" speed="1Gf"/>
+      <router id="c_gw"/>
+      <link id="c1_l" bandwidth="300MBps" latency="30us"/>
+      <route src="c1" dst="c_gw"><link_ctn id="c1_l"/></route>
+    </zone>
+    <link id="wan_ab" bandwidth="100MBps" latency="1ms"/>
+    <link id="wan_ac" bandwidth="100MBps" latency="2ms"/>
+    <link id="wan_bc" bandwidth="100MBps" latency="3ms"/>
+    <link id="short_ab" bandwidth="50MBps" latency="100us"/>
+    <zoneRoute src="A" dst="outer" gw_src="a_gw" gw_dst="b_gw"><link_ctn id="wan_ab"/></zoneRoute>
+    <zoneRoute src="A" dst="C" gw_src="a_gw" gw_dst="c_gw"><link_ctn id="wan_ac"/></zoneRoute>
+    <zoneRoute src="outer" dst="C" gw_src="b_gw" gw_dst="c_gw"><link_ctn id="wan_bc"/></zoneRoute>
+    <bypassZoneRoute src="A" dst="B" gw_src="a_gw" gw_dst="b_gw"><link_ctn id="short_ab"/></bypassZoneRoute>
+  </zone>
+</platform>
+"#;
+
+#[test]
+fn zones_without_a_zone_route_fail_only_when_used() {
+    let p = Platform::from_xml_str(
+        &xml_platform(
+            "<cluster id=\"c\" prefix=\"n\" suffix=\"\" radical=\"0-1\" speed=\"1Gf\" bw=\"1GBps\" lat=\"1us\"/>\n\
+             <host id=\"h\" speed=\"1Gf\"/>",
+        ),
+        "two.xml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(names(&p, "n0", "n1"), ["c_link_0_UP", "c_link_1_DOWN"]);
+    let e = p.try_route(host(&p, "n0"), host(&p, "h")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "no route from `n0` to `h`: `h` is in zone `z`, which holds the zone of `n0`: SimGrid routes only \
+         between points of one zone or of sibling zones"
+    );
+    let e = xml_err(&xml_platform(
+        "<zone id=\"x\" routing=\"Full\"><host id=\"a\" speed=\"1Gf\"/></zone>\n\
+         <zone id=\"y\" routing=\"Full\"><host id=\"b\" speed=\"1Gf\"/></zone>\n\
+         <link id=\"l\" bandwidth=\"1GBps\"/>\n\
+         <zoneRoute src=\"x\" dst=\"y\" gw_src=\"b\" gw_dst=\"a\"><link_ctn id=\"l\"/></zoneRoute>",
+    ));
+    assert_msg(
+        &e,
+        "bad.xml:7:",
+        "invalid value `b` for `gateway`: it is not inside zone `x`",
+    );
+}
+
+#[test]
+fn vivaldi_zones_add_the_latency_of_the_distance() {
+    let p = Platform::from_xml_str(
+        &xml_platform(
+            "<peer id=\"p1\" coordinates=\"25.5 9.4 1.4\" speed=\"1Gf\" bw_in=\"100MBps\" bw_out=\"50MBps\"/>\n\
+             <peer id=\"p2\" coordinates=\"-12.7 -9.9 2.1\" speed=\"1Gf\" bw_in=\"80MBps\" bw_out=\"40MBps\"/>\n\
+             <host id=\"h\" coordinates=\"3 4 0\" speed=\"1Gf\"/>\n\
+             <host id=\"lost\" speed=\"1Gf\"/>",
+        )
+        .replace("routing=\"Full\"", "routing=\"Vivaldi\""),
+        "vivaldi.xml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        names(&p, "p1", "p2"),
+        ["link_p1_UP", "link_p2_DOWN", "vivaldi_p1_p2"]
+    );
+    assert_eq!(
+        names(&p, "p2", "p1"),
+        ["link_p2_UP", "link_p1_DOWN", "vivaldi_p1_p2"]
+    );
+    assert_eq!(names(&p, "h", "p1"), ["link_p1_DOWN", "vivaldi_p1_h"]);
+    assert_eq!(
+        names(&p, "p1", "p1"),
+        ["link_p1_UP", "link_p1_DOWN", "vivaldi_p1_p1"]
+    );
+    let route = p.route(host(&p, "p1"), host(&p, "p2"));
+    let distance = ((25.5f64 + 12.7).powi(2) + (9.4f64 + 9.9).powi(2)).sqrt() + 1.4 + 2.1;
+    assert!((p.route_latency(&route) - distance / 1000.0).abs() < 1e-15);
+    let l = p.link(p.link_by_name("link_p1_UP").unwrap());
+    assert_eq!((l.bandwidth, l.latency), (50e6, 0.0));
+    let e = p.try_route(host(&p, "h"), host(&p, "lost")).unwrap_err();
+    assert!(e.to_string().contains("lacks the coordinates of `lost`"), "{e}");
+}
+
 /// Loading in two steps: the `<config>` entries are read first (with their place), and the
 /// caller's model loopback replaces the one the file's `<config>` asks for.
 #[test]
@@ -770,9 +991,14 @@ fn xml_errors() {
     assert!(matches!(&e.kind, PlatformErrorKind::Duplicate { name, .. } if name == "a"));
     assert_msg(&e, "bad.xml:6:", "duplicate host `a`");
 
-    let e = xml_err(&xml_platform(TWO_HOSTS));
-    assert!(matches!(&e.kind, PlatformErrorKind::NoRoute { src, dst } if src == "a" && dst == "b"));
-    assert_msg(&e, "bad.xml:3:", "no route from `a` to `b`");
+    // A missing route is no load error (SimGrid fails only when a message takes it).
+    let p = Platform::from_xml_str(&xml_platform(TWO_HOSTS), "partial.xml").expect("loads");
+    let e = p.try_route(host(&p, "a"), host(&p, "b")).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("no route from `a` to `b`: the platform declares none"),
+        "{e}"
+    );
 
     let e = xml_err(&xml_platform("<host id=\"a\" speed=\"1Gf\" core=\"0\"/>"));
     assert_msg(&e, "bad.xml:4:", "invalid value `0` for `core`");
@@ -781,10 +1007,13 @@ fn xml_errors() {
     assert_msg(&e, "bad.xml:4:", "speed must be positive");
 
     let e = xml_err(&xml_platform(
-        "<zoneRoute src=\"x\" dst=\"y\" gw_src=\"a\" gw_dst=\"b\"/>",
+        "<host id=\"a\" speed=\"1Gf\"/>\n<zoneRoute src=\"x\" dst=\"y\" gw_src=\"a\" gw_dst=\"b\"/>",
     ));
-    assert!(matches!(&e.kind, PlatformErrorKind::Unsupported { .. }));
-    assert_msg(&e, "bad.xml:4:", "unsupported element <zoneRoute>");
+    assert_msg(
+        &e,
+        "bad.xml:5:",
+        "invalid value `x` for `zone`: no zone of that name inside zone `z`",
+    );
 
     let e = xml_err("<platform version=\"3\">\n</platform>");
     assert_msg(&e, "bad.xml:1:", "unsupported platform version `3`");

@@ -7,7 +7,7 @@ use petgraph::graph::NodeIndex;
 use super::error::{Loc, PlatformError, PlatformErrorKind as K};
 use super::graph::{NetNode, PlatformGraph};
 use super::routing;
-use super::spec::{Policy, Routing, Spec, MAX_LATENCY};
+use super::spec::{Policy, Routing, Spec, ZoneItem, MAX_LATENCY};
 use super::{Disk, Host, HostId, Link, LinkId, ModelLoopback, Platform, Router, SharingPolicy};
 
 /// Accumulates hosts, links and graph nodes, rejecting duplicate names.
@@ -195,7 +195,9 @@ pub(crate) fn build(spec: Spec, file: &str, loopback: ModelLoopback) -> Result<P
             "a platform holds one cluster (inter-zone routes are not implemented)",
         ));
     }
-    let router: Box<dyn Router> = if let Some(cluster) = spec.clusters.first() {
+    let router: Box<dyn Router> = if !spec.zones.is_empty() {
+        routing::zones::build(&spec, &mut b, loopback)?
+    } else if let Some(cluster) = spec.clusters.first() {
         if let Some(loc) = spec
             .hosts
             .first()
@@ -232,7 +234,12 @@ pub(crate) fn build(spec: Spec, file: &str, loopback: ModelLoopback) -> Result<P
     };
     let config = spec.config.into_iter().map(|(k, v)| (k, v.text)).collect();
     let mut disks = Vec::new();
-    for h in &spec.hosts {
+    let zone_hosts = spec.zones.iter().flat_map(|z| &z.items).filter_map(|i| match i {
+        ZoneItem::Host(h) => Some(h),
+        ZoneItem::Peer(p) => Some(&p.host),
+        _ => None,
+    });
+    for h in spec.hosts.iter().chain(zone_hosts) {
         let host = *b.host_index.get(&h.name).expect("every declared host was added");
         for (i, d) in h.disks.iter().enumerate() {
             if h.disks[..i].iter().any(|o| o.name == d.name) {

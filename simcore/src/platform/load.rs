@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use super::error::{Loc, PlatformError, PlatformErrorKind};
-use super::spec::Spec;
+use super::spec::{Spec, ZoneKind};
 use super::{build, toml_format, units, xml, LinkId, Platform};
 
 /// The network model's loopback link (`__loopback__`, FATPIPE): what a host talking to itself
@@ -103,7 +103,11 @@ impl PlatformFile {
                 ));
             };
             let mut matched = 0;
-            for c in self.spec.clusters.iter_mut() {
+            let in_zones = self.spec.zones.iter_mut().filter_map(|z| match &mut z.kind {
+                ZoneKind::Cluster(c) => Some(&mut **c),
+                _ => None,
+            });
+            for c in self.spec.clusters.iter_mut().chain(in_zones) {
                 if cluster == "cluster" || c.id == cluster {
                     *c = c
                         .with_attribute(&self.file, attribute, value)
@@ -112,7 +116,17 @@ impl PlatformFile {
                 }
             }
             if matched == 0 {
-                let ids: Vec<&str> = self.spec.clusters.iter().map(|c| c.id.as_str()).collect();
+                let in_zones = self.spec.zones.iter().filter_map(|z| match &z.kind {
+                    ZoneKind::Cluster(c) => Some(c.id.as_str()),
+                    _ => None,
+                });
+                let ids: Vec<&str> = self
+                    .spec
+                    .clusters
+                    .iter()
+                    .map(|c| c.id.as_str())
+                    .chain(in_zones)
+                    .collect();
                 return Err(if ids.is_empty() {
                     format!("{setting}: {} has no cluster", self.file)
                 } else {

@@ -7,15 +7,18 @@
 //! | FAT_TREE cluster | [`fat_tree`] | D-mod-K up to the nearest common ancestor, then down |
 //! | TORUS cluster | [`torus`] | dimension order, shorter way round |
 //! | DRAGONFLY cluster | [`dragonfly`] | SimGrid's minimal routing |
+//! | several zones (SimGrid XML) | [`zones`] | each zone's own route, joined through the gateways of `<zoneRoute>`s; bypass routes; None and Vivaldi zones |
 //!
 //! Every router here is cheap per query (a hash lookup, or O(levels/dimensions) arithmetic on
-//! precomputed link tables), so routes are not cached.
+//! precomputed link tables), so routes are not cached; the exception, [`zones`], walks a few zones
+//! and may run a Dijkstra search per query, which the engine's own cache of used routes absorbs.
 
 pub(crate) mod dragonfly;
 pub(crate) mod fat_tree;
 pub(crate) mod full;
 pub(crate) mod star;
 pub(crate) mod torus;
+pub(crate) mod zones;
 
 use super::build::Builder;
 use super::error::PlatformError;
@@ -25,7 +28,7 @@ use super::{Host, HostId, LinkId, Router, SharingPolicy};
 /// Builds the hosts, links and router of a `<cluster>`.
 pub(crate) fn build_cluster(c: &ClusterSpec, b: &mut Builder) -> Result<Box<dyn Router>, PlatformError> {
     match &c.topology {
-        Topology::Flat => star::build_cluster(c, b),
+        Topology::Flat => Ok(Box::new(star::build_cluster(c, b)?)),
         Topology::FatTree(p) => fat_tree::build(c, p, b),
         Topology::Torus(dims) => torus::build(c, dims, b),
         Topology::Dragonfly(p) => dragonfly::build(c, p, b),

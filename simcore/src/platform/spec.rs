@@ -958,9 +958,107 @@ fn parse_dragonfly(a: &Attrs, val: &Val, hosts: usize) -> Result<DragonflyParams
     Ok(p)
 }
 
-/// Everything a platform file declares, flattened (nested zones are merged).
+/// What a SimGrid zone routes with, once read (`routing=` of a `<zone>`, or a `<cluster>`).
+#[derive(Clone, Debug)]
+pub(crate) enum ZoneKind {
+    /// Declared routes: Full, Floyd or Dijkstra.
+    Routed(Routing),
+    /// `routing="Cluster"`: a hand-made star (`<host_link>`, `<backbone>`, `<cabinet>`).
+    Star,
+    /// A `<cluster>` element: a zone of its own.
+    Cluster(Box<ClusterSpec>),
+    /// `routing="None"`: no route inside; its hosts are reached through the zone routes of its
+    /// parent.
+    Empty,
+    /// `routing="Vivaldi"`: routes from coordinates and per-host links (`<peer>`).
+    Vivaldi,
+}
+
+/// A `<zoneRoute>` (`<ASroute>`), or a bypass route: `gateways` is `(gw_src, gw_dst)` when the
+/// ends are zones (always for a zone route; for a bypass, only for `<bypassZoneRoute>`).
+#[derive(Clone, Debug)]
+pub(crate) struct GatewayRoute {
+    pub(crate) route: RouteSpec,
+    pub(crate) gateways: Option<(Val, Val)>,
+}
+
+/// A `<cabinet>` of a `routing="Cluster"` zone: hosts `<prefix><radical><suffix>`, each with
+/// its own `link_<host>_UP` and `link_<host>_DOWN` (SHARED).
+#[derive(Clone, Debug)]
+pub(crate) struct CabinetSpec {
+    pub(crate) prefix: String,
+    pub(crate) suffix: String,
+    pub(crate) radicals: Radicals,
+    pub(crate) speed: f64,
+    pub(crate) bw: f64,
+    pub(crate) lat: f64,
+    pub(crate) loc: Loc,
+}
+
+impl CabinetSpec {
+    pub(crate) const KEYS: &'static [&'static str] =
+        &["id", "prefix", "suffix", "radical", "speed", "bw", "lat"];
+
+    pub(crate) fn from_attrs(a: &Attrs) -> Result<Self, PlatformError> {
+        a.check_known(Self::KEYS)?;
+        a.required("id")?;
+        a.required("bw")?;
+        a.required("lat")?;
+        Ok(CabinetSpec {
+            prefix: a.required("prefix")?.text.clone(),
+            suffix: a.required("suffix")?.text.clone(),
+            radicals: parse_radicals(a, a.required("radical")?)?,
+            speed: a.speed("speed", 0)?,
+            bw: a.bandwidth("bw")?.unwrap_or_default(),
+            lat: a.latency("lat")?.unwrap_or_default(),
+            loc: a.loc,
+        })
+    }
+}
+
+/// A `<peer>` of a Vivaldi zone: a host with its own links in and out and coordinates.
+#[derive(Clone, Debug)]
+pub(crate) struct PeerSpec {
+    pub(crate) host: HostSpec,
+    pub(crate) bw_in: f64,
+    pub(crate) bw_out: f64,
+    pub(crate) coordinates: Val,
+}
+
+/// One element of a zone, in file order.
+#[derive(Clone, Debug)]
+pub(crate) enum ZoneItem {
+    Host(HostSpec),
+    Router(Val),
+    Zone(usize),
+    Route(RouteSpec),
+    ZoneRoute(GatewayRoute),
+    Bypass(GatewayRoute),
+    HostLink(HostLinkSpec),
+    Backbone(LinkSpec),
+    Cabinet(CabinetSpec),
+    Peer(PeerSpec),
+}
+
+/// A zone as written, for platforms whose zones route between themselves.
+#[derive(Clone, Debug)]
+pub(crate) struct ZoneSpec {
+    pub(crate) id: String,
+    pub(crate) kind: ZoneKind,
+    pub(crate) parent: Option<usize>,
+    pub(crate) loc: Loc,
+    pub(crate) items: Vec<ZoneItem>,
+    /// `coordinates` of hosts and routers (Vivaldi zones), by name.
+    pub(crate) coordinates: Vec<(String, Val)>,
+}
+
+/// Everything a platform file declares, flattened (nested zones are merged) when one zone holds
+/// it all; otherwise `zones` holds the tree and the flat fields only the links and the config.
 #[derive(Debug)]
 pub(crate) struct Spec {
+    /// The zone tree (`zones[0]` is the outermost) when the platform needs SimGrid's routing
+    /// between zones; empty when the flat fields describe it.
+    pub(crate) zones: Vec<ZoneSpec>,
     pub(crate) config: Vec<(String, Val)>,
     pub(crate) routing: Routing,
     /// Id of the zone whose routing is used (graph node of a hand-made star zone).
@@ -978,6 +1076,7 @@ pub(crate) struct Spec {
 impl Spec {
     pub(crate) fn new() -> Self {
         Spec {
+            zones: Vec::new(),
             config: Vec::new(),
             routing: Routing::Full,
             zone_id: String::from("AS0"),

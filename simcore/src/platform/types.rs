@@ -76,10 +76,34 @@ impl Disk {
 }
 
 /// Answers route queries. Implemented by each zone kind (full/explicit routes,
-/// star clusters, fat tree, torus, dragonfly).
+/// star clusters, fat tree, torus, dragonfly) and by platforms of several zones.
 pub trait Router: std::fmt::Debug + Send + Sync {
+    /// Appends to `out` the links crossed from `src` to `dst`, in order; `Err` when the
+    /// platform has no route between them (SimGrid accepts such platforms and fails only when a
+    /// message takes the missing route).
+    fn try_route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) -> Result<(), NoRoute>;
+
     /// Appends to `out` the links crossed from `src` to `dst`, in order.
-    fn route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>);
+    ///
+    /// # Panics
+    /// When there is no route: a message cannot be sent, and SimGrid stops there too.
+    fn route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
+        if let Err(e) = self.try_route(src, dst, out) {
+            panic!("{e}");
+        }
+    }
+}
+
+/// A host pair without a route, and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no route from `{src}` to `{dst}`: {reason}")]
+pub struct NoRoute {
+    /// The source host.
+    pub src: String,
+    /// The destination host.
+    pub dst: String,
+    /// What lacks: the zone and the points it has no route between.
+    pub reason: String,
 }
 
 /// A loaded platform.
@@ -134,10 +158,23 @@ impl Platform {
     }
 
     /// Links crossed from `src` to `dst`, in order.
+    ///
+    /// # Panics
+    /// When the platform has no route from `src` to `dst` (see [`Platform::try_route`]).
     pub fn route(&self, src: HostId, dst: HostId) -> Vec<LinkId> {
         let mut out = Vec::new();
         self.router.route(src, dst, &mut out);
         out
+    }
+
+    /// Links crossed from `src` to `dst`, in order, or why there is no route. A SimGrid
+    /// platform may leave host pairs without a route (a Full zone that does not declare one,
+    /// zones without a `<zoneRoute>` between them): it is an error only for a message between
+    /// them.
+    pub fn try_route(&self, src: HostId, dst: HostId) -> Result<Vec<LinkId>, NoRoute> {
+        let mut out = Vec::new();
+        self.router.try_route(src, dst, &mut out)?;
+        Ok(out)
     }
 
     /// Sum of the latencies of the links of a route.

@@ -1,29 +1,26 @@
 //! SimGrid v4 XML platform files (`<platform version="4.1">`), read with `roxmltree`.
 //!
-//! Supported elements: `platform`, `config`/`prop`, `zone` (or the older `AS`; nested zones are
-//! flattened), `host` (+ `prop`, `disk` (+ `prop`)), `router`, `link` (+ `prop`, ignored), `route` + `link_ctn`,
-//! `cluster` (+ `prop`), and in a `routing="Cluster"` zone `host_link` and `backbone`.
-//! Known SimGrid elements that this simulator does not implement (`zoneRoute`, `bypassRoute`,
-//! `cabinet`, `peer`, `storage`, traces, deployment elements, ...) are reported as unsupported;
-//! anything else is an unknown element. Attribute defaults follow SimGrid's DTD.
+//! Supported elements: `platform`, `config`/`prop`, `zone` (or the older `AS`), `host` (+ `prop`,
+//! `disk` (+ `prop`)), `router`, `link` (+ `prop`, ignored), `route` + `link_ctn`, `zoneRoute`
+//! (`ASroute`), `bypassRoute`, `bypassZoneRoute` (`bypassASroute`), `cluster` (+ `prop`), in a
+//! `routing="Cluster"` zone `host_link`, `backbone` and `cabinet`, and in a `routing="Vivaldi"`
+//! zone `peer`. When one zone holds every host and route, the platform is read flat (the zones
+//! around it change nothing); otherwise the zone tree is kept and routed as SimGrid does
+//! ([`super::routing::zones`]).
+//! Known SimGrid elements that this simulator does not implement (`storage`, traces, deployment
+//! elements, ...) are reported as unsupported; anything else is an unknown element. Attribute
+//! defaults follow SimGrid's DTD.
 
 use roxmltree::{Document, Node, ParsingOptions};
 
 use super::error::{Loc, PlatformError, PlatformErrorKind as K};
 use super::spec::{
-    Attrs, ClusterSpec, Direction, DiskSpec, HostLinkSpec, HostSpec, LinkRef, LinkSpec, Policy, RouteSpec,
-    Routing, Spec,
+    Attrs, CabinetSpec, ClusterSpec, Direction, DiskSpec, GatewayRoute, HostLinkSpec, HostSpec, LinkRef,
+    LinkSpec, PeerSpec, Policy, RouteSpec, Routing, Spec, Val, ZoneItem, ZoneKind, ZoneSpec,
 };
 
 /// Elements of SimGrid's DTD that we do not implement.
 const UNSUPPORTED: &[&str] = &[
-    "zoneRoute",
-    "ASroute",
-    "bypassRoute",
-    "bypassZoneRoute",
-    "bypassASroute",
-    "cabinet",
-    "peer",
     "storage",
     "storage_type",
     "mount",
@@ -46,16 +43,8 @@ struct Reader<'a, 'f> {
     spec: Spec,
     /// Zones open around the element being read.
     depth: usize,
-    /// Routing of the zone that declared the first host/route, with the zone id and position.
-    routing_set: bool,
-}
-
-/// Zone context while walking the tree.
-#[derive(Clone)]
-struct Zone {
-    id: String,
-    routing: Routing,
-    loc: Loc,
+    /// The zone tree, in file order (`zones[0]`: the `<platform>` itself, a Full zone).
+    zones: Vec<ZoneSpec>,
 }
 
 /// The deepest nesting of elements given to the XML parser, which recurses once per level (its
@@ -149,7 +138,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Spec, PlatformError> {
         file,
         spec: Spec::new(),
         depth: 0,
-        routing_set: false,
+        zones: Vec::new(),
     };
     let root = doc.root_element();
     let loc = reader.loc(root.range().start);
@@ -177,13 +166,77 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Spec, PlatformError> {
         ));
     }
     reader.spec.routing_loc = loc;
-    let zone = Zone {
+    reader.zones.push(ZoneSpec {
         id: "AS0".to_string(),
-        routing: Routing::Full,
+        kind: ZoneKind::Routed(Routing::Full),
+        parent: None,
         loc,
-    };
-    reader.children(root, &zone)?;
-    Ok(reader.spec)
+        items: Vec::new(),
+        coordinates: Vec::new(),
+    });
+    reader.children(root, 0)?;
+    Ok(reader.finish())
+}
+
+/// Whether zone `z` declares anything but zones.
+fn has_content(z: &ZoneSpec) -> bool {
+    matches!(z.kind, ZoneKind::Cluster(_)) || z.items.iter().any(|i| !matches!(i, ZoneItem::Zone(_)))
+}
+
+impl Reader<'_, '_> {
+    /// The spec: flat when at most one zone declares hosts, routers or routes, and only in ways
+    /// the flat builders know; the zone tree otherwise.
+    fn finish(mut self) -> Spec {
+        let mut content = self.zones.iter().filter(|z| has_content(z));
+        let first = content.next();
+        let flat = content.next().is_none()
+            && first.is_none_or(|z| {
+                matches!(
+                    z.kind,
+                    ZoneKind::Routed(_) | ZoneKind::Star | ZoneKind::Cluster(_)
+                ) && z.items.iter().all(|i| {
+                    matches!(
+                        i,
+                        ZoneItem::Host(_)
+                            | ZoneItem::Router(_)
+                            | ZoneItem::Zone(_)
+                            | ZoneItem::Route(_)
+                            | ZoneItem::HostLink(_)
+                            | ZoneItem::Backbone(_)
+                    )
+                })
+            });
+        if !flat {
+            self.spec.zones = self.zones;
+            return self.spec;
+        }
+        let Some(zone) = self.zones.into_iter().find(has_content) else {
+            return self.spec;
+        };
+        let spec = &mut self.spec;
+        match zone.kind {
+            ZoneKind::Cluster(c) => spec.clusters.push(*c),
+            kind => {
+                spec.routing = match kind {
+                    ZoneKind::Routed(r) => r,
+                    _ => Routing::Cluster,
+                };
+                spec.zone_id = zone.id;
+                spec.routing_loc = zone.loc;
+            }
+        }
+        for item in zone.items {
+            match item {
+                ZoneItem::Host(h) => spec.hosts.push(h),
+                ZoneItem::Router(r) => spec.routers.push(r),
+                ZoneItem::Route(r) => spec.routes.push(r),
+                ZoneItem::HostLink(h) => spec.host_links.push(h),
+                ZoneItem::Backbone(b) => spec.backbone = Some(b),
+                _ => {}
+            }
+        }
+        self.spec
+    }
 }
 
 impl<'a> Reader<'a, '_> {
@@ -229,28 +282,35 @@ impl<'a> Reader<'a, '_> {
         }
     }
 
-    /// Records that `zone` holds hosts or routes; all such zones must share one routing.
-    fn use_zone(&mut self, zone: &Zone, loc: Loc) -> Result<(), PlatformError> {
-        if !self.routing_set {
-            self.routing_set = true;
-            self.spec.routing = zone.routing;
-            self.spec.zone_id = zone.id.clone();
-            self.spec.routing_loc = zone.loc;
-            Ok(())
-        } else if self.spec.routing != zone.routing {
-            Err(self.err(
-                loc,
-                K::Unsupported {
-                    what: format!("hosts or routes in zone `{}`", zone.id),
-                    reason: format!(
-                        "zones are flattened into one, and zone `{}` already uses another routing",
-                        self.spec.zone_id
-                    ),
-                },
-            ))
-        } else {
-            Ok(())
+    /// Adds `item` to zone `zone`.
+    fn push(&mut self, zone: usize, item: ZoneItem) {
+        self.zones[zone].items.push(item);
+    }
+
+    /// Errors unless zone `zone` routes as `wanted` (an element only such zones accept).
+    fn only_in(
+        &self,
+        zone: usize,
+        loc: Loc,
+        element: &str,
+        wanted: &str,
+        reason: &str,
+    ) -> Result<(), PlatformError> {
+        let fits = match &self.zones[zone].kind {
+            ZoneKind::Star => wanted == "Cluster",
+            ZoneKind::Vivaldi => wanted == "Vivaldi",
+            _ => false,
+        };
+        if fits {
+            return Ok(());
         }
+        Err(self.err(
+            loc,
+            K::Unsupported {
+                what: format!("<{element}> outside a routing=\"{wanted}\" zone"),
+                reason: reason.to_string(),
+            },
+        ))
     }
 
     /// The `<prop id= value=>` children of `node` (no other child is allowed).
@@ -267,7 +327,7 @@ impl<'a> Reader<'a, '_> {
         Ok(out)
     }
 
-    fn children(&mut self, node: Node<'a, 'a>, zone: &Zone) -> Result<(), PlatformError> {
+    fn children(&mut self, node: Node<'a, 'a>, zone: usize) -> Result<(), PlatformError> {
         for child in Self::elements(node) {
             let loc = self.loc(child.range().start);
             match child.tag_name().name() {
@@ -288,22 +348,37 @@ impl<'a> Reader<'a, '_> {
                 "zone" | "AS" => {
                     let a = self.attrs(child, "zone");
                     a.check_known(&["id", "routing"])?;
-                    let inner = Zone {
-                        id: a.required("id")?.text.clone(),
-                        routing: Routing::parse(&a, "routing")?,
-                        loc,
+                    let id = a.required("id")?.text.clone();
+                    let routing = a.required("routing")?;
+                    let kind = match routing.text.trim().to_ascii_lowercase().as_str() {
+                        "none" => ZoneKind::Empty,
+                        "vivaldi" => ZoneKind::Vivaldi,
+                        _ => match Routing::parse(&a, "routing")? {
+                            Routing::Cluster => ZoneKind::Star,
+                            r => ZoneKind::Routed(r),
+                        },
                     };
                     if self.depth == MAX_ZONE_DEPTH {
                         return Err(self.err(
                             loc,
                             K::Unsupported {
-                                what: format!("zone `{}` nested in {MAX_ZONE_DEPTH} zones", inner.id),
+                                what: format!("zone `{id}` nested in {MAX_ZONE_DEPTH} zones"),
                                 reason: format!("zones nest at most {MAX_ZONE_DEPTH} deep"),
                             },
                         ));
                     }
+                    let inner = self.zones.len();
+                    self.zones.push(ZoneSpec {
+                        id,
+                        kind,
+                        parent: Some(zone),
+                        loc,
+                        items: Vec::new(),
+                        coordinates: Vec::new(),
+                    });
+                    self.push(zone, ZoneItem::Zone(inner));
                     self.depth += 1;
-                    self.children(child, &inner)?;
+                    self.children(child, inner)?;
                     self.depth -= 1;
                 }
                 "prop" => {
@@ -315,10 +390,18 @@ impl<'a> Reader<'a, '_> {
                     let a = self.attrs(child, "cluster");
                     let props = self.props(child)?;
                     let c = ClusterSpec::from_attrs(&a, props)?;
-                    self.spec.clusters.push(c);
+                    let inner = self.zones.len();
+                    self.zones.push(ZoneSpec {
+                        id: c.id.clone(),
+                        kind: ZoneKind::Cluster(Box::new(c)),
+                        parent: Some(zone),
+                        loc,
+                        items: Vec::new(),
+                        coordinates: Vec::new(),
+                    });
+                    self.push(zone, ZoneItem::Zone(inner));
                 }
                 "host" => {
-                    self.use_zone(zone, loc)?;
                     let a = self.attrs(child, "host");
                     let mut props = Vec::new();
                     let mut disks = Vec::new();
@@ -341,13 +424,47 @@ impl<'a> Reader<'a, '_> {
                     }
                     let mut host = HostSpec::from_attrs(&a, props)?;
                     host.disks = disks;
-                    self.spec.hosts.push(host);
+                    let c = a.get("coordinates").cloned();
+                    self.coordinates(zone, &host.name, c);
+                    self.push(zone, ZoneItem::Host(host));
+                }
+                "peer" => {
+                    self.only_in(zone, loc, "peer", "Vivaldi", "a peer is a host of a Vivaldi zone")?;
+                    let a = self.attrs(child, "peer");
+                    self.props(child)?;
+                    a.check_known(&["id", "speed", "bw_in", "bw_out", "lat", "coordinates"])?;
+                    a.required("bw_in")?;
+                    a.required("bw_out")?;
+                    let host = HostSpec {
+                        name: a.required("id")?.text.clone(),
+                        speed: a.speed("speed", 0)?,
+                        cores: 1,
+                        properties: Vec::new(),
+                        disks: Vec::new(),
+                        loc,
+                    };
+                    // SimGrid reads a peer's `lat` but does not use it.
+                    a.latency("lat")?;
+                    let peer = PeerSpec {
+                        host,
+                        bw_in: a.bandwidth("bw_in")?.unwrap_or_default(),
+                        bw_out: a.bandwidth("bw_out")?.unwrap_or_default(),
+                        coordinates: a.get("coordinates").cloned().unwrap_or(Val {
+                            text: String::new(),
+                            loc,
+                        }),
+                    };
+                    let name = peer.host.name.clone();
+                    self.coordinates(zone, &name, Some(peer.coordinates.clone()));
+                    self.push(zone, ZoneItem::Peer(peer));
                 }
                 "router" => {
                     let a = self.attrs(child, "router");
                     a.check_known(&["id", "coordinates"])?;
                     let id = a.required("id")?.clone();
-                    self.spec.routers.push(id);
+                    let c = a.get("coordinates").cloned();
+                    self.coordinates(zone, &id.text, c);
+                    self.push(zone, ZoneItem::Router(id));
                 }
                 "link" => {
                     let a = self.attrs(child, "link");
@@ -355,60 +472,83 @@ impl<'a> Reader<'a, '_> {
                     self.spec.links.push(LinkSpec::from_attrs(&a)?);
                 }
                 "backbone" => {
-                    self.use_zone(zone, loc)?;
-                    if zone.routing != Routing::Cluster {
-                        return Err(self.err(
-                            loc,
-                            K::Unsupported {
-                                what: "<backbone> outside a routing=\"Cluster\" zone".to_string(),
-                                reason: "use <cluster bb_bw=..> or a <zone routing=\"Cluster\">".to_string(),
-                            },
-                        ));
-                    }
+                    self.only_in(
+                        zone,
+                        loc,
+                        "backbone",
+                        "Cluster",
+                        "use <cluster bb_bw=..> or a <zone routing=\"Cluster\">",
+                    )?;
                     let a = self.attrs(child, "backbone");
                     a.check_known(&["id", "bandwidth", "latency"])?;
-                    if self.spec.backbone.is_some() {
+                    if self.zones[zone]
+                        .items
+                        .iter()
+                        .any(|i| matches!(i, ZoneItem::Backbone(_)))
+                    {
                         return Err(self.err(
                             loc,
                             K::Duplicate {
                                 what: "backbone".to_string(),
-                                name: zone.id.clone(),
+                                name: self.zones[zone].id.clone(),
                             },
                         ));
                     }
                     a.required("bandwidth")?;
-                    self.spec.backbone = Some(LinkSpec {
+                    let backbone = LinkSpec {
                         name: a.required("id")?.text.clone(),
                         bandwidth: a.bandwidth("bandwidth")?.unwrap_or_default(),
                         latency: a.latency("latency")?.unwrap_or(0.0),
                         policy: Policy::Shared,
                         loc,
-                    });
+                    };
+                    self.push(zone, ZoneItem::Backbone(backbone));
                 }
                 "host_link" => {
-                    self.use_zone(zone, loc)?;
-                    if zone.routing != Routing::Cluster {
-                        return Err(self.err(
-                            loc,
-                            K::Unsupported {
-                                what: "<host_link> outside a routing=\"Cluster\" zone".to_string(),
-                                reason: "only hand-made cluster zones give hosts private links".to_string(),
-                            },
-                        ));
-                    }
+                    self.only_in(
+                        zone,
+                        loc,
+                        "host_link",
+                        "Cluster",
+                        "only hand-made cluster zones give hosts private links",
+                    )?;
                     let a = self.attrs(child, "host_link");
                     a.check_known(&["id", "up", "down"])?;
-                    self.spec.host_links.push(HostLinkSpec {
+                    let host_link = HostLinkSpec {
                         host: a.required("id")?.clone(),
                         up: a.required("up")?.clone(),
                         down: a.required("down")?.clone(),
                         loc,
-                    });
+                    };
+                    self.push(zone, ZoneItem::HostLink(host_link));
+                }
+                "cabinet" => {
+                    self.only_in(
+                        zone,
+                        loc,
+                        "cabinet",
+                        "Cluster",
+                        "cabinets are hosts of a hand-made cluster zone",
+                    )?;
+                    let a = self.attrs(child, "cabinet");
+                    let cabinet = CabinetSpec::from_attrs(&a)?;
+                    self.push(zone, ZoneItem::Cabinet(cabinet));
                 }
                 "route" => {
-                    self.use_zone(zone, loc)?;
-                    let route = self.route(child)?;
-                    self.spec.routes.push(route);
+                    let route = self.route(child, "route", false)?;
+                    self.push(zone, ZoneItem::Route(route.route));
+                }
+                "zoneRoute" | "ASroute" => {
+                    let route = self.route(child, "zoneRoute", true)?;
+                    self.push(zone, ZoneItem::ZoneRoute(route));
+                }
+                "bypassRoute" => {
+                    let route = self.route(child, "bypassRoute", false)?;
+                    self.push(zone, ZoneItem::Bypass(route));
+                }
+                "bypassZoneRoute" | "bypassASroute" => {
+                    let route = self.route(child, "bypassZoneRoute", true)?;
+                    self.push(zone, ZoneItem::Bypass(route));
                 }
                 _ => return Err(self.unknown(child)),
             }
@@ -416,9 +556,29 @@ impl<'a> Reader<'a, '_> {
         Ok(())
     }
 
-    fn route(&self, node: Node<'a, 'a>) -> Result<RouteSpec, PlatformError> {
-        let a = self.attrs(node, "route");
-        a.check_known(&["src", "dst", "symmetrical"])?;
+    /// Keeps the `coordinates` of a host, peer or router of a Vivaldi zone.
+    fn coordinates(&mut self, zone: usize, name: &str, coordinates: Option<Val>) {
+        if let (ZoneKind::Vivaldi, Some(c)) = (&self.zones[zone].kind, coordinates) {
+            self.zones[zone].coordinates.push((name.to_string(), c));
+        }
+    }
+
+    /// A route-like element: `<route>`, `<bypassRoute>`, or with `gateways` a zone route.
+    fn route(
+        &self,
+        node: Node<'a, 'a>,
+        element: &'static str,
+        gateways: bool,
+    ) -> Result<GatewayRoute, PlatformError> {
+        let a = self.attrs(node, element);
+        let bypass = element.starts_with("bypass");
+        let keys: &[&str] = match (gateways, bypass) {
+            (false, false) => &["src", "dst", "symmetrical"],
+            (true, false) => &["src", "dst", "gw_src", "gw_dst", "symmetrical"],
+            (false, true) => &["src", "dst"],
+            (true, true) => &["src", "dst", "gw_src", "gw_dst"],
+        };
+        a.check_known(keys)?;
         let mut links = Vec::new();
         for child in Self::elements(node) {
             if child.tag_name().name() != "link_ctn" {
@@ -450,12 +610,18 @@ impl<'a> Reader<'a, '_> {
                 loc: l.loc,
             });
         }
-        Ok(RouteSpec {
+        let route = RouteSpec {
             src: a.required("src")?.clone(),
             dst: a.required("dst")?.clone(),
             links,
-            symmetrical: a.flag("symmetrical", true)?,
+            symmetrical: !bypass && a.flag("symmetrical", true)?,
             loc: a.loc,
-        })
+        };
+        let gateways = if gateways {
+            Some((a.required("gw_src")?.clone(), a.required("gw_dst")?.clone()))
+        } else {
+            None
+        };
+        Ok(GatewayRoute { route, gateways })
     }
 }

@@ -36,6 +36,7 @@ mod request_log;
 mod rma;
 mod sampling;
 mod simgrid_api;
+mod simgrid_platforms;
 mod smpi_compare;
 mod stop;
 mod study;

@@ -30,7 +30,7 @@ use crate::platform::error::PlatformError;
 use crate::platform::graph::connect_cable;
 use crate::platform::routing::{add_cluster_host, LeafLinks};
 use crate::platform::spec::{ClusterSpec, DragonflyParams};
-use crate::platform::{HostId, LinkId, Router};
+use crate::platform::{HostId, LinkId, NoRoute, Router};
 
 #[derive(Clone, Debug, Default)]
 struct DfRouter {
@@ -85,8 +85,9 @@ fn wired(link: Option<LinkId>) -> LinkId {
     link.expect("dragonfly links used by minimal routing are all wired")
 }
 
-impl Router for DragonflyRouter {
-    fn route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
+impl DragonflyRouter {
+    /// Appends the links from `src` to `dst` (every pair of its hosts has a route).
+    pub(crate) fn links(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
         let s = (src.0 - self.first_host) as usize;
         let d = (dst.0 - self.first_host) as usize;
         if s == d {
@@ -132,6 +133,13 @@ impl Router for DragonflyRouter {
         out.extend(self.routers[target_router].limiter);
         out.push(self.routers[target_router].local[target.node].1);
         out.extend(self.leaves[d].limiter);
+    }
+}
+
+impl Router for DragonflyRouter {
+    fn try_route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) -> Result<(), NoRoute> {
+        self.links(src, dst, out);
+        Ok(())
     }
 }
 

@@ -37,7 +37,7 @@ use crate::platform::error::PlatformError;
 use crate::platform::graph::connect_cable;
 use crate::platform::routing::add_cluster_host;
 use crate::platform::spec::{ClusterSpec, FatTreeParams};
-use crate::platform::{HostId, LinkId, Router};
+use crate::platform::{HostId, LinkId, NoRoute, Router};
 
 /// One cable between a node and one of its parents.
 #[derive(Copy, Clone, Debug)]
@@ -80,8 +80,9 @@ impl FatTreeRouter {
     }
 }
 
-impl Router for FatTreeRouter {
-    fn route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
+impl FatTreeRouter {
+    /// Appends the links from `src` to `dst` (every pair of its hosts has a route).
+    pub(crate) fn links(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
         let s = (src.0 - self.first_host) as usize;
         let d = (dst.0 - self.first_host) as usize;
         debug_assert!(s < self.hosts && d < self.hosts, "host outside the fat tree");
@@ -129,6 +130,13 @@ impl Router for FatTreeRouter {
             );
         }
         out.extend(self.nodes[d].limiter);
+    }
+}
+
+impl Router for FatTreeRouter {
+    fn try_route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) -> Result<(), NoRoute> {
+        self.links(src, dst, out);
+        Ok(())
     }
 }
 

@@ -12,16 +12,17 @@
 //!
 //! A host without a declared route to itself uses the network model's `__loopback__` link
 //! (FATPIPE; its bandwidth and latency, `network/loopback-bw` and `network/loopback-lat`, are
-//! given by the loader: [`ModelLoopback`]), created only if some host needs it. All host pairs must be routable: a missing route is a load
-//! error rather than a failure in the middle of a simulation.
+//! given by the loader: [`ModelLoopback`]), created only if some host needs it. As in SimGrid, a
+//! host pair without a route is an error only when a message takes it: the simulation stops
+//! there, naming both hosts.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use crate::platform::build::Builder;
 use crate::platform::error::{PlatformError, PlatformErrorKind as K};
-use crate::platform::spec::{Direction, LinkRef, Policy, Routing, Spec};
-use crate::platform::{Host, HostId, LinkId, ModelLoopback, Router, SharingPolicy};
+use crate::platform::spec::{Direction, LinkRef, LinkSpec, Policy, Routing, Spec};
+use crate::platform::{Host, HostId, LinkId, ModelLoopback, NoRoute, Router, SharingPolicy};
 
 /// Name of the model-level loopback link.
 pub(crate) const LOOPBACK_NAME: &str = "__loopback__";
@@ -30,16 +31,28 @@ pub(crate) const LOOPBACK_NAME: &str = "__loopback__";
 /// of the hosts, and Floyd's search as the cube of the points (2048 points: a few seconds).
 pub(crate) const MAX_POINTS: usize = 2048;
 
-/// Precomputed routes between every pair of hosts.
+/// Precomputed routes between the pairs of hosts that have one.
 #[derive(Debug)]
 pub(crate) struct FullRouter {
     routes: HashMap<(u32, u32), Box<[LinkId]>>,
+    /// Host names, for the message of a missing route.
+    names: Vec<String>,
 }
 
 impl Router for FullRouter {
-    fn route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
-        if let Some(r) = self.routes.get(&(src.0, dst.0)) {
-            out.extend_from_slice(r);
+    fn try_route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) -> Result<(), NoRoute> {
+        match self.routes.get(&(src.0, dst.0)) {
+            Some(r) => {
+                out.extend_from_slice(r);
+                Ok(())
+            }
+            None => Err(NoRoute {
+                src: self.names[src.0 as usize].clone(),
+                dst: self.names[dst.0 as usize].clone(),
+                reason:
+                    "the platform declares none (declare one, or use Floyd/Dijkstra routing through routers)"
+                        .to_string(),
+            }),
         }
     }
 }
@@ -50,6 +63,76 @@ struct Declared {
     up: LinkId,
     down: LinkId,
     split: bool,
+}
+
+/// The `<link>`s of a file, by name, to resolve the `<link_ctn>`s of its routes.
+#[derive(Debug, Default)]
+pub(crate) struct DeclaredLinks {
+    by_name: HashMap<String, Declared>,
+    /// The other half of each SPLITDUPLEX half.
+    mirror: HashMap<LinkId, LinkId>,
+}
+
+impl DeclaredLinks {
+    /// Creates the links (both halves of a SPLITDUPLEX one).
+    pub(crate) fn add(links: &[LinkSpec], b: &mut Builder) -> Result<Self, PlatformError> {
+        let mut declared = DeclaredLinks::default();
+        for l in links {
+            let (up, down) = b.add_cable(&l.name, l.bandwidth, l.latency, l.policy, l.loc)?;
+            let split = l.policy == Policy::SplitDuplex;
+            declared
+                .by_name
+                .insert(l.name.clone(), Declared { up, down, split });
+            if split {
+                declared.mirror.insert(up, down);
+                declared.mirror.insert(down, up);
+            }
+        }
+        Ok(declared)
+    }
+
+    /// The link a `<link_ctn>` names: a SPLITDUPLEX link needs a direction (or the name of a
+    /// half); any other link of the platform (a cluster's, say) may be named too.
+    pub(crate) fn resolve(&self, b: &Builder, r: &LinkRef) -> Result<LinkId, PlatformError> {
+        if let Some(d) = self.by_name.get(&r.name) {
+            if !d.split {
+                return Ok(d.up);
+            }
+            return match r.direction {
+                Direction::Up => Ok(d.up),
+                Direction::Down => Ok(d.down),
+                Direction::None => Err(b.err(
+                    r.loc,
+                    K::InvalidValue {
+                        key: "direction".to_string(),
+                        value: "NONE".to_string(),
+                        reason: format!(
+                            "link `{}` is SPLITDUPLEX: give direction UP or DOWN (or name `{0}_UP` / `{0}_DOWN`)",
+                            r.name
+                        ),
+                    },
+                )),
+            };
+        }
+        b.link_index
+            .get(&r.name)
+            .copied()
+            .ok_or_else(|| b.err(r.loc, K::UnknownLink(r.name.clone())))
+    }
+
+    /// The links of a route as written.
+    pub(crate) fn resolve_all(&self, b: &Builder, links: &[LinkRef]) -> Result<Vec<LinkId>, PlatformError> {
+        links.iter().map(|r| self.resolve(b, r)).collect()
+    }
+
+    /// The reverse of a route: its links in reverse order, SPLITDUPLEX halves swapped.
+    pub(crate) fn reversed(&self, links: &[LinkId]) -> Vec<LinkId> {
+        links
+            .iter()
+            .rev()
+            .map(|l| self.mirror.get(l).copied().unwrap_or(*l))
+            .collect()
+    }
 }
 
 /// Builds hosts, routers, links and the routes of a Full/Floyd/Dijkstra zone; `model_loopback`
@@ -96,44 +179,7 @@ pub(crate) fn build(
         nodes.push(b.add_router(&r.text, r.loc)?);
         point_index.insert(r.text.clone(), nodes.len() - 1);
     }
-    let mut declared: HashMap<String, Declared> = HashMap::new();
-    let mut mirror: HashMap<LinkId, LinkId> = HashMap::new();
-    for l in &spec.links {
-        let (up, down) = b.add_cable(&l.name, l.bandwidth, l.latency, l.policy, l.loc)?;
-        let split = l.policy == Policy::SplitDuplex;
-        declared.insert(l.name.clone(), Declared { up, down, split });
-        if split {
-            mirror.insert(up, down);
-            mirror.insert(down, up);
-        }
-    }
-
-    let resolve = |r: &LinkRef| -> Result<LinkId, PlatformError> {
-        if let Some(d) = declared.get(&r.name) {
-            if !d.split {
-                return Ok(d.up);
-            }
-            return match r.direction {
-                Direction::Up => Ok(d.up),
-                Direction::Down => Ok(d.down),
-                Direction::None => Err(b.err(
-                    r.loc,
-                    K::InvalidValue {
-                        key: "direction".to_string(),
-                        value: "NONE".to_string(),
-                        reason: format!(
-                            "link `{}` is SPLITDUPLEX: give direction UP or DOWN (or name `{0}_UP` / `{0}_DOWN`)",
-                            r.name
-                        ),
-                    },
-                )),
-            };
-        }
-        b.link_index
-            .get(&r.name)
-            .copied()
-            .ok_or_else(|| b.err(r.loc, K::UnknownLink(r.name.clone())))
-    };
+    let declared = DeclaredLinks::add(&spec.links, b)?;
 
     // Declared segments between points, in declaration order.
     let mut segments: HashMap<(usize, usize), Vec<LinkId>> = HashMap::new();
@@ -146,7 +192,7 @@ pub(crate) fn build(
                 .ok_or_else(|| b.err(v.loc, K::UnknownHost(v.text.clone())))
         };
         let (s, d) = (point(&r.src)?, point(&r.dst)?);
-        let links = r.links.iter().map(&resolve).collect::<Result<Vec<_>, _>>()?;
+        let links = declared.resolve_all(b, &r.links)?;
         let mut insert = |key: (usize, usize), links: Vec<LinkId>, what: &str| {
             if segments.insert(key, links).is_some() {
                 return Err(b.err(
@@ -165,11 +211,7 @@ pub(crate) fn build(
             Ok(())
         };
         if r.symmetrical && s != d {
-            let reverse: Vec<LinkId> = links
-                .iter()
-                .rev()
-                .map(|l| mirror.get(l).copied().unwrap_or(*l))
-                .collect();
+            let reverse = declared.reversed(&links);
             insert(
                 (s, d),
                 links,
@@ -215,20 +257,11 @@ pub(crate) fn build(
     }
 
     let mut routes = HashMap::with_capacity(n_hosts * n_hosts);
-    let no_route = |b: &Builder, s: usize, d: usize| {
-        b.err(
-            spec.routing_loc,
-            K::NoRoute {
-                src: b.hosts[s].name.clone(),
-                dst: b.hosts[d].name.clone(),
-            },
-        )
-    };
     match spec.routing {
         Routing::Full | Routing::Cluster => {
             for s in 0..n_hosts {
                 for d in 0..n_hosts {
-                    let r = segments.get(&(s, d)).ok_or_else(|| no_route(b, s, d))?;
+                    let Some(r) = segments.get(&(s, d)) else { continue };
                     routes.insert((s as u32, d as u32), r.clone().into_boxed_slice());
                 }
             }
@@ -257,13 +290,13 @@ pub(crate) fn build(
                 }
             }
             for s in 0..n_hosts {
-                for d in 0..n_hosts {
+                'pairs: for d in 0..n_hosts {
                     let mut stack = Vec::new();
                     let mut cur = d;
                     loop {
                         let p = pred[s * n + cur];
                         if p == usize::MAX || stack.len() > n {
-                            return Err(no_route(b, s, d));
+                            continue 'pairs;
                         }
                         stack.push((p, cur));
                         cur = p;
@@ -312,7 +345,7 @@ pub(crate) fn build(
                         continue;
                     }
                     if pred[d] == usize::MAX {
-                        return Err(no_route(b, s, d));
+                        continue;
                     }
                     let mut hops = Vec::new();
                     let mut cur = d;
@@ -330,7 +363,8 @@ pub(crate) fn build(
             }
         }
     }
-    Ok(Box::new(FullRouter { routes }))
+    let names = b.hosts.iter().map(|h| h.name.clone()).collect();
+    Ok(Box::new(FullRouter { routes, names }))
 }
 
 fn point_name(b: &Builder, routers: &[crate::platform::spec::Val], point: usize) -> String {

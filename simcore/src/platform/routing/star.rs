@@ -17,19 +17,49 @@ use crate::platform::error::{PlatformError, PlatformErrorKind as K};
 use crate::platform::graph::{connect_both, connect_cable};
 use crate::platform::routing::add_cluster_host;
 use crate::platform::spec::{ClusterSpec, Spec};
-use crate::platform::{Host, HostId, LinkId, Router, SharingPolicy};
+use crate::platform::{Host, HostId, LinkId, NoRoute, Router, SharingPolicy};
 
-/// Routes of a star zone.
+/// Routes of a star zone, for its hosts `first_host..first_host + up.len()`.
 #[derive(Debug)]
 pub(crate) struct StarRouter {
-    up: Vec<Box<[LinkId]>>,
-    down: Vec<Box<[LinkId]>>,
-    loopback: Vec<Option<LinkId>>,
+    pub(crate) first_host: u32,
+    pub(crate) up: Vec<Box<[LinkId]>>,
+    pub(crate) down: Vec<Box<[LinkId]>>,
+    pub(crate) loopback: Vec<Option<LinkId>>,
 }
 
-impl Router for StarRouter {
-    fn route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
-        let (s, d) = (src.0 as usize, dst.0 as usize);
+impl StarRouter {
+    /// An empty star for hosts numbered from `first_host`.
+    pub(crate) fn new(first_host: u32) -> Self {
+        StarRouter {
+            first_host,
+            up: Vec::new(),
+            down: Vec::new(),
+            loopback: Vec::new(),
+        }
+    }
+
+    /// The links between `host` and the centre (the zone's routers, which have no links of
+    /// their own): up from it when `up`, else down to it; a link listed twice is crossed once.
+    pub(crate) fn half(&self, host: HostId, up: bool, out: &mut Vec<LinkId>) {
+        let h = (host.0 - self.first_host) as usize;
+        let links = if up { &self.up[h] } else { &self.down[h] };
+        let start = out.len();
+        for &l in links.iter() {
+            if !out[start..].contains(&l) {
+                out.push(l);
+            }
+        }
+    }
+}
+
+impl StarRouter {
+    /// Appends the links from `src` to `dst` (every pair of its hosts has a route).
+    pub(crate) fn links(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
+        let (s, d) = (
+            (src.0 - self.first_host) as usize,
+            (dst.0 - self.first_host) as usize,
+        );
         if s == d {
             if let Some(l) = self.loopback[s] {
                 out.push(l);
@@ -45,8 +75,15 @@ impl Router for StarRouter {
     }
 }
 
+impl Router for StarRouter {
+    fn try_route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) -> Result<(), NoRoute> {
+        self.links(src, dst, out);
+        Ok(())
+    }
+}
+
 /// Builds a FLAT cluster (SimGrid's `sg_platf_new_cluster_flat`).
-pub(crate) fn build_cluster(c: &ClusterSpec, b: &mut Builder) -> Result<Box<dyn Router>, PlatformError> {
+pub(crate) fn build_cluster(c: &ClusterSpec, b: &mut Builder) -> Result<StarRouter, PlatformError> {
     let backbone = match c.backbone {
         Some((bw, lat, policy)) => {
             let sharing = match policy {
@@ -57,11 +94,7 @@ pub(crate) fn build_cluster(c: &ClusterSpec, b: &mut Builder) -> Result<Box<dyn 
         }
         None => None,
     };
-    let mut router = StarRouter {
-        up: Vec::new(),
-        down: Vec::new(),
-        loopback: Vec::new(),
-    };
+    let mut router = StarRouter::new(u32::try_from(b.hosts.len()).expect("fewer than 2^32 hosts"));
     let mut hosts = Vec::with_capacity(c.radicals.len());
     for r in c.radicals.iter() {
         let (host, leaf) = add_cluster_host(c, b, r)?;
@@ -91,7 +124,7 @@ pub(crate) fn build_cluster(c: &ClusterSpec, b: &mut Builder) -> Result<Box<dyn 
         let node = b.host_node(host);
         connect_cable(&mut b.graph, node, centre, up, down);
     }
-    Ok(Box::new(router))
+    Ok(router)
 }
 
 /// Builds a hand-made `<zone routing="Cluster">`: `<host>`s, `<link>`s, one `<host_link>` per
@@ -150,11 +183,8 @@ pub(crate) fn build_zone(spec: &Spec, b: &mut Builder) -> Result<Box<dyn Router>
             ));
         }
     }
-    let mut router = StarRouter {
-        up: Vec::new(),
-        down: Vec::new(),
-        loopback: vec![None; n],
-    };
+    let mut router = StarRouter::new(0);
+    router.loopback = vec![None; n];
     for (i, p) in private.into_iter().enumerate() {
         let Some((up, down)) = p else {
             let name = b.hosts[i].name.clone();

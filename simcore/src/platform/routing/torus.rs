@@ -21,7 +21,7 @@ use crate::platform::error::PlatformError;
 use crate::platform::graph::connect_cable;
 use crate::platform::routing::{add_cluster_host, LeafLinks};
 use crate::platform::spec::ClusterSpec;
-use crate::platform::{HostId, LinkId, Router};
+use crate::platform::{HostId, LinkId, NoRoute, Router};
 
 /// A built torus.
 #[derive(Debug)]
@@ -57,8 +57,9 @@ impl TorusRouter {
     }
 }
 
-impl Router for TorusRouter {
-    fn route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
+impl TorusRouter {
+    /// Appends the links from `src` to `dst` (every pair of its hosts has a route).
+    pub(crate) fn links(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) {
         let s = (src.0 - self.first_host) as usize;
         let t = (dst.0 - self.first_host) as usize;
         if s == t {
@@ -88,6 +89,13 @@ impl Router for TorusRouter {
             cur = next;
         }
         out.extend(self.leaves[t].limiter);
+    }
+}
+
+impl Router for TorusRouter {
+    fn try_route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) -> Result<(), NoRoute> {
+        self.links(src, dst, out);
+        Ok(())
     }
 }
 
