@@ -449,9 +449,25 @@ impl Kernel {
         if let Some(r) = self.routes.get(&(src, dst)) {
             return r.clone();
         }
-        let links = self.platform.route(src, dst);
+        let links = match self.platform.try_route(src, dst) {
+            Ok(links) => links,
+            Err(no_route) => {
+                // SimGrid stops there: the actor that starts the message fails
+                // with the hosts named (when it next yields), and the message
+                // goes nowhere meanwhile.
+                self.fail_current(no_route.to_string());
+                return Rc::new(Route {
+                    links: Vec::new(),
+                    back: Vec::new(),
+                    latency: 0.0,
+                    min_bw: f64::INFINITY,
+                    inv_bw_sum: 0.0,
+                });
+            }
+        };
+        // A route declared one way only has no return traffic (as SimGrid).
         let back = if self.cfg_net.crosstraffic {
-            self.platform.route(dst, src)
+            self.platform.try_route(dst, src).unwrap_or_default()
         } else {
             Vec::new()
         };
@@ -473,6 +489,19 @@ impl Kernel {
         });
         self.routes.insert((src, dst), r.clone());
         r
+    }
+
+    /// Ends the running actor with `message` as soon as it yields (the run
+    /// then stops with [`SimError::ActorFailed`]); outside any actor there is
+    /// no one to blame, and the kernel stops here.
+    fn fail_current(&mut self, message: String) {
+        let Some(id) = self.current else {
+            panic!("{message}");
+        };
+        let slot = &mut self.actors[id.0 as usize];
+        if slot.exited.is_none() {
+            slot.exited = Some(Err(message));
+        }
     }
 
     /// The actors that have not ended, with what each waits on.
@@ -1627,6 +1656,8 @@ impl Simulation {
                 self.k.borrow_mut().current = None;
                 let exited = self.k.borrow_mut().actors[id.0 as usize].exited.take();
                 let res = match (res, exited) {
+                    // An actor the kernel failed while it ran to its end.
+                    (CoroutineResult::Return(_), Some(Err(message))) => CoroutineResult::Return(Err(message)),
                     (CoroutineResult::Yield(()), Some(r)) => {
                         // The stack holds foreign frames that must not be unwound.
                         if let Some(co) = self.coroutines[id.0 as usize].take() {

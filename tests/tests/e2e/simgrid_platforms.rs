@@ -399,6 +399,10 @@ fn a_missing_route_stops_the_run_naming_both_hosts() {
         "{}",
         out.describe()
     );
+    // A clean end that names the rank which sent it, no panic.
+    assert_eq!(out.code, Some(1), "{}", out.describe());
+    assert!(out.stderr.contains("smpirun: error: rank"), "{}", out.describe());
+    assert!(!out.stderr.contains("panicked"), "{}", out.describe());
 }
 
 #[test]
