@@ -42,6 +42,10 @@ pub(crate) fn run(
     let algo = pick(
         "allreduce",
         KNOWN,
+        select::Facts {
+            commutative: red.commutative,
+            ..select::Facts::new(c, bytes)
+        },
         || "default",
         || select::ompi_allreduce(n, bytes, red.commutative),
         || select::mpich_allreduce(n, count, bytes, red.commutative),

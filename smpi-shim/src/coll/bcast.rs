@@ -36,6 +36,7 @@ pub(crate) fn run(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32
     let algo = pick(
         "bcast",
         KNOWN,
+        select::Facts::new(c, bytes),
         || "binomial_tree",
         || select::ompi_bcast(c.size, bytes),
         || select::mpich_bcast(c.size, bytes),

@@ -44,6 +44,10 @@ pub(crate) fn run(
     let algo = pick(
         "reduce",
         KNOWN,
+        select::Facts {
+            commutative: red.commutative,
+            ..select::Facts::new(c, bytes)
+        },
         || "default",
         || select::ompi_reduce(n, bytes, red.commutative),
         || select::mpich_reduce(n, count, bytes, red.commutative),
