@@ -47,9 +47,23 @@ pub(crate) fn run(
         mpich,
     )?;
     if algo == "mvapich2_noncomm_rdb" {
-        // SMPI's MVAPICH2 selector: both, one after the other.
+        // SMPI's MVAPICH2 selector: both, one after the other (in place,
+        // SMPI's second run reads the first one's result; both read the
+        // input here).
+        let mut keep = None;
+        let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
+            let mut t = red.temp(total);
+            local_copy(rbuf, total, dtype, t.ptr(), total, dtype)?;
+            let p = t.ptr() as *const u8;
+            keep = Some(t);
+            p
+        } else {
+            sbuf
+        };
         run_named(c, sbuf, rbuf, rcounts, dtype, op, "mpich_noncomm")?;
-        return run_named(c, sbuf, rbuf, rcounts, dtype, op, "mpich_rdb");
+        let r = run_named(c, sbuf, rbuf, rcounts, dtype, op, "mpich_rdb");
+        drop(keep);
+        return r;
     }
     run_named(c, sbuf, rbuf, rcounts, dtype, op, algo)
 }

@@ -33,8 +33,14 @@
 //! * allgather on 16 ranks per host names a placeholder that does nothing
 //!   (SMPI returns `MPI_ERR_OTHER` with the buffer untouched): `rdb` here.
 //! * reduce_scatter with a non-commutative operation on a power-of-two size
-//!   with equal blocks runs `mpich_noncomm` and then `mpich_rdb` (both; the
-//!   result is right): the same here.
+//!   with equal blocks runs `mpich_noncomm` and then `mpich_rdb` (both): the
+//!   same here. In place, SMPI's second run reads the first one's result
+//!   (wrong data); here both read the input.
+//! * scatter's two-level algorithms run with the intra-host scatter the
+//!   table names in SMPI (`ompi_binomial` or `ompi_basic_linear`); this
+//!   library's run SMPI's `scatter__mpich` there, so those entries (two ranks
+//!   per host on 5 to 128 ranks, 16 ranks per host on more than 32) are not
+//!   SMPI's time; likewise gather's two-level entries (more than 16 ranks).
 //! * SMPI's tables set global inner functions that later forced
 //!   `mvapich2_two_level` calls keep using; here a forced algorithm always
 //!   runs as when forced first.
