@@ -15,8 +15,8 @@
 //!   slips (alltoall `pair` on odd sizes; allgatherv thresholds on element
 //!   counts instead of bytes).
 //! * `mvapich2`: SMPI 3.32's MVAPICH2 selector with its Stampede tables, for
-//!   barrier, gather, scatter, allgather(v), alltoall(v) and reduce_scatter
-//!   (see `select_mvapich2.rs`; bcast, reduce and allreduce are refused).
+//!   barrier, bcast, reduce, gather, scatter, allgather(v), alltoall(v) and
+//!   reduce_scatter (see `select_mvapich2.rs`; allreduce is refused).
 //!
 //! Each collective passes the facts of its call ([`Facts`]) to [`pick`], which
 //! hands them to the selector in force.
@@ -48,6 +48,8 @@ pub(crate) struct Facts {
     pub bytes: usize,
     /// Total bytes gathered (allgather), else `bytes`.
     pub total: usize,
+    /// Elements (reduce).
+    pub count: usize,
     pub commutative: bool,
     /// All counts equal (v-collectives and reduce_scatter).
     pub regular: bool,
@@ -62,6 +64,7 @@ impl Facts {
             c,
             bytes,
             total: bytes,
+            count: 0,
             commutative: true,
             regular: true,
             in_place: false,

@@ -22,12 +22,18 @@
 //!   and blocked (SMPI asks `is_blocked` without setting the layout up);
 //!   otherwise SMPI's `gather__mpich`, the Open MPI binomial gather.
 //! * allgatherv, reduce_scatter: by total bytes.
+//! * bcast: sets up the host layout; MVAPICH2's two-level bcast with the
+//!   leaders' bcast the table names (`smp_bcast::mvapich2_tuned`).
 //!
-//! Not carried over (the selector refuses them with an error instead of
-//! giving a time that is not SMPI's): bcast, reduce and allreduce. SMPI's
-//! versions run MVAPICH2's two-level algorithms with the inner functions the
-//! tables name (which this library's two-level algorithms do not take), and
-//! its allreduce crashes (segmentation fault) on 1000 `MPI_INT` on 4 ranks.
+//! * reduce: MVAPICH2's two-level reduce with the host's and the leaders'
+//!   reductions the table names (`smp_reduce::mvapich2_two_level` with
+//!   [`Tuned`]), or the table's flat reduce.
+//!
+//! Not carried over (the selector refuses it with an error instead of giving
+//! a time that is not SMPI's): allreduce. SMPI's runs MVAPICH2's two-level
+//! allreduce with, inside it, a whole-communicator reduce by the configured
+//! selector, and crashes (segmentation fault) on 1000 `MPI_INT` on 4 ranks,
+//! one per host.
 //!
 //! SMPI's slips and what is done instead:
 //! * allgather on 16 ranks per host names a placeholder that does nothing
@@ -47,6 +53,7 @@
 
 use super::select::Facts;
 use super::smp;
+use super::smp_reduce::{Inner, Tuned};
 use super::CommView;
 use crate::mpi::MpiResult;
 
@@ -344,11 +351,361 @@ const SCATTER_16PPN: &[Row] = &[
     ),
 ];
 
+const B_MPICH: &str = "mv2_tuned_mpich";
+const B_BINOMIAL: &str = "mv2_tuned_binomial";
+const B_SCATTER_RING: &str = "mv2_tuned_scatter_LR";
+const B_SCATTER_DOUBLING: &str = "mv2_tuned_scatter_rdb";
+/// The one entry that is not two-level: scatter + ring allgather on the
+/// whole communicator.
+const B_FLAT_SCATTER_RING: &str = "scatter_LR_allgather";
+
+/// Bcast, inter-leader functions. MVAPICH2's zero-copy and plain pipelined
+/// bcasts and its shared-memory bcast are all SMPI's `bcast__mpich`; every
+/// entry is two-level (the leaders' bcast, then `bcast__mpich` inside each
+/// host from its leader) except [`B_FLAT_SCATTER_RING`].
+const BCAST: &[Row] = &[
+    row(
+        16,
+        11,
+        &[
+            (8, B_MPICH),
+            (16, B_MPICH),
+            (1024, B_MPICH),
+            (8192, B_MPICH),
+            (16384, B_BINOMIAL),
+            (32768, B_MPICH),
+            (65536, B_MPICH),
+            (131072, B_SCATTER_RING),
+            (262144, B_SCATTER_RING),
+            (524288, B_SCATTER_DOUBLING),
+            (NO_MAX, B_SCATTER_RING),
+        ],
+    ),
+    row(
+        32,
+        8,
+        &[
+            (128, B_MPICH),
+            (256, B_MPICH),
+            (32768, B_MPICH),
+            (65536, B_MPICH),
+            (131072, B_MPICH),
+            (262144, B_MPICH),
+            (524288, B_MPICH),
+            (NO_MAX, B_MPICH),
+        ],
+    ),
+    row(
+        64,
+        9,
+        &[
+            (2, B_MPICH),
+            (4, B_MPICH),
+            (16, B_MPICH),
+            (32, B_MPICH),
+            (128, B_MPICH),
+            (256, B_MPICH),
+            (4096, B_MPICH),
+            (32768, B_MPICH),
+            (NO_MAX, B_MPICH),
+        ],
+    ),
+    row(
+        128,
+        4,
+        &[(8192, B_MPICH), (16384, B_MPICH), (524288, B_MPICH), (NO_MAX, B_FLAT_SCATTER_RING)],
+    ),
+    row(
+        256,
+        5,
+        &[
+            (16384, B_MPICH),
+            (131072, B_MPICH),
+            (262144, B_SCATTER_RING),
+            (524288, B_MPICH),
+            (NO_MAX, B_SCATTER_RING),
+        ],
+    ),
+    row(
+        512,
+        5,
+        &[
+            (4096, B_MPICH),
+            (16384, B_MPICH),
+            (131072, B_MPICH),
+            (262144, B_MPICH),
+            (NO_MAX, B_SCATTER_RING),
+        ],
+    ),
+    row(
+        1024,
+        5,
+        &[
+            (8192, B_MPICH),
+            (16384, B_MPICH),
+            (65536, B_MPICH),
+            (524288, B_MPICH),
+            (NO_MAX, B_SCATTER_RING),
+        ],
+    ),
+    row(
+        2048,
+        7,
+        &[
+            (16, B_MPICH),
+            (32, B_MPICH),
+            (4096, B_MPICH),
+            (16384, B_MPICH),
+            (32768, B_MPICH),
+            (524288, B_MPICH),
+            (NO_MAX, B_SCATTER_RING),
+        ],
+    ),
+];
+
+const R_KNOMIAL: &str = "mvapich2_knomial";
+const R_BINOMIAL: &str = "binomial";
+const R_REDSCAT_GATHER: &str = "scatter_gather";
+const R_SHMEM: &str = "ompi_basic_linear";
+
+/// One reduce size row: inter-leader entries (with whether each is
+/// two-level) and intra-node entries.
+struct ReduceRow {
+    inter: Row,
+    two_level: &'static [bool],
+    intra: Row,
+}
+
+const fn rrow(
+    numproc: i32,
+    two_level: &'static [bool],
+    inter: &'static [(i64, &'static str)],
+    intra: &'static [(i64, &'static str)],
+) -> ReduceRow {
+    ReduceRow {
+        inter: row(numproc, inter.len(), inter),
+        two_level,
+        intra: row(numproc, intra.len(), intra),
+    }
+}
+
+/// Reduce (all rows: inter and intra k-nomial factor 4).
+const REDUCE: &[ReduceRow] = &[
+    rrow(
+        16,
+        &[true, false, false],
+        &[(262144, R_KNOMIAL), (1048576, R_BINOMIAL), (NO_MAX, R_REDSCAT_GATHER)],
+        &[(65536, R_SHMEM), (NO_MAX, R_BINOMIAL)],
+    ),
+    rrow(
+        32,
+        &[true, true, true, true, false, false, false],
+        &[
+            (8192, R_KNOMIAL),
+            (16384, R_KNOMIAL),
+            (32768, R_KNOMIAL),
+            (65536, R_BINOMIAL),
+            (262144, R_KNOMIAL),
+            (1048576, R_BINOMIAL),
+            (NO_MAX, R_REDSCAT_GATHER),
+        ],
+        &[
+            (8192, R_SHMEM),
+            (16384, R_KNOMIAL),
+            (32768, R_SHMEM),
+            (65536, R_SHMEM),
+            (262144, R_SHMEM),
+            (NO_MAX, R_BINOMIAL),
+        ],
+    ),
+    rrow(
+        64,
+        &[true, true, true, true, false],
+        &[
+            (8192, R_KNOMIAL),
+            (16384, R_KNOMIAL),
+            (65536, R_BINOMIAL),
+            (262144, R_KNOMIAL),
+            (NO_MAX, R_REDSCAT_GATHER),
+        ],
+        &[
+            (8192, R_SHMEM),
+            (16384, R_KNOMIAL),
+            (65536, R_SHMEM),
+            (262144, R_KNOMIAL),
+            (NO_MAX, R_BINOMIAL),
+        ],
+    ),
+    rrow(
+        128,
+        &[true, false, true, false, true, false],
+        &[
+            (8192, R_KNOMIAL),
+            (16384, R_KNOMIAL),
+            (65536, R_BINOMIAL),
+            (262144, R_KNOMIAL),
+            (1048576, R_BINOMIAL),
+            (NO_MAX, R_REDSCAT_GATHER),
+        ],
+        &[
+            (8192, R_SHMEM),
+            (16384, R_KNOMIAL),
+            (65536, R_SHMEM),
+            (262144, R_KNOMIAL),
+            (NO_MAX, R_BINOMIAL),
+        ],
+    ),
+    rrow(
+        256,
+        &[true, true, true, false, true, true, false],
+        &[
+            (8192, R_KNOMIAL),
+            (16384, R_KNOMIAL),
+            (32768, R_BINOMIAL),
+            (65536, R_BINOMIAL),
+            (262144, R_BINOMIAL),
+            (1048576, R_BINOMIAL),
+            (NO_MAX, R_REDSCAT_GATHER),
+        ],
+        &[
+            (8192, R_SHMEM),
+            (16384, R_KNOMIAL),
+            (32768, R_SHMEM),
+            (65536, R_SHMEM),
+            (262144, R_KNOMIAL),
+            (NO_MAX, R_BINOMIAL),
+        ],
+    ),
+    rrow(
+        512,
+        &[true, false, true, true, true, false],
+        &[
+            (8192, R_KNOMIAL),
+            (16384, R_KNOMIAL),
+            (65536, R_BINOMIAL),
+            (262144, R_BINOMIAL),
+            (1048576, R_BINOMIAL),
+            (NO_MAX, R_REDSCAT_GATHER),
+        ],
+        &[
+            (8192, R_SHMEM),
+            (16384, R_KNOMIAL),
+            (65536, R_SHMEM),
+            (262144, R_KNOMIAL),
+            (NO_MAX, R_BINOMIAL),
+        ],
+    ),
+    rrow(
+        1024,
+        &[true, false, true, true, true],
+        &[
+            (8192, R_KNOMIAL),
+            (16384, R_KNOMIAL),
+            (65536, R_BINOMIAL),
+            (262144, R_BINOMIAL),
+            (NO_MAX, R_BINOMIAL),
+        ],
+        &[
+            (8192, R_SHMEM),
+            (16384, R_KNOMIAL),
+            (65536, R_SHMEM),
+            (262144, R_KNOMIAL),
+            (NO_MAX, R_BINOMIAL),
+        ],
+    ),
+    rrow(
+        2048,
+        &[true, false, true, true, true, true],
+        &[
+            (2048, R_KNOMIAL),
+            (4096, R_KNOMIAL),
+            (16384, R_BINOMIAL),
+            (65536, R_BINOMIAL),
+            (131072, R_BINOMIAL),
+            (NO_MAX, R_BINOMIAL),
+        ],
+        &[
+            (2048, R_SHMEM),
+            (4096, R_SHMEM),
+            (16384, R_SHMEM),
+            (65536, R_KNOMIAL),
+            (131072, R_BINOMIAL),
+            (NO_MAX, R_SHMEM),
+        ],
+    ),
+];
+
+/// The two-level reduces' names: `mv2_tl_<intra>_<inter>`.
+const REDUCE_TWO_LEVEL: &[(&str, &str, &str)] = &[
+    ("mv2_tl_shmem_knomial", R_SHMEM, R_KNOMIAL),
+    ("mv2_tl_shmem_binomial", R_SHMEM, R_BINOMIAL),
+    ("mv2_tl_knomial_knomial", R_KNOMIAL, R_KNOMIAL),
+    ("mv2_tl_knomial_binomial", R_KNOMIAL, R_BINOMIAL),
+    ("mv2_tl_binomial_knomial", R_BINOMIAL, R_KNOMIAL),
+    ("mv2_tl_binomial_binomial", R_BINOMIAL, R_BINOMIAL),
+];
+
+fn inner_of(name: &str) -> Inner {
+    match name {
+        R_SHMEM => Inner::Shmem,
+        R_KNOMIAL => Inner::Knomial,
+        _ => Inner::Binomial,
+    }
+}
+
+/// The reductions of a `mv2_tl_*` name (see [`REDUCE_TWO_LEVEL`]).
+pub(crate) fn reduce_two_level(name: &str) -> Tuned {
+    let (_, intra, inter) = REDUCE_TWO_LEVEL
+        .iter()
+        .find(|t| t.0 == name)
+        .expect("a two-level reduce name");
+    Tuned {
+        intra: inner_of(intra),
+        inter: inner_of(inter),
+    }
+}
+
+/// SMPI's `reduce__mvapich2` (count > 0).
+fn reduce(f: &Facts) -> MpiResult<&'static str> {
+    let n = f.c.size;
+    let bytes = f.bytes as i64;
+    let r = &REDUCE[find_row_by(REDUCE.len(), |i| REDUCE[i].inter.numproc, n)];
+    let i = find_entry(&r.inter, bytes, 1);
+    let inter = r.inter.entries[i].1;
+    let intra = r.intra.entries[find_entry(&r.intra, bytes, 1)].1;
+    if r.two_level[i] {
+        if !f.commutative {
+            return Ok(R_BINOMIAL);
+        }
+        smp::layout(f.c)?;
+        return Ok(REDUCE_TWO_LEVEL
+            .iter()
+            .find(|t| t.1 == intra && t.2 == inter)
+            .expect("tables name these")
+            .0);
+    }
+    Ok(match inter {
+        R_KNOMIAL if !f.commutative => R_BINOMIAL,
+        R_REDSCAT_GATHER if (f.count as i64) < super::pof2_floor(n) as i64 => R_BINOMIAL,
+        x => x,
+    })
+}
+
+fn find_row_by(len: usize, numproc: impl Fn(usize) -> i32, n: i32) -> usize {
+    let mut r = 0;
+    while r + 1 < len && n > numproc(r) {
+        r += 1;
+    }
+    r
+}
+
 /// The collectives this selector covers (`choice` refuses it for the others).
 pub(crate) fn covers(coll: &str) -> bool {
     matches!(
         coll,
         "barrier"
+            | "bcast"
+            | "reduce"
             | "gather"
             | "scatter"
             | "allgather"
@@ -376,6 +733,16 @@ pub(crate) fn choose(coll: &str, f: &Facts) -> MpiResult<&'static str> {
     let bytes = f.bytes as i64;
     Ok(match coll {
         "barrier" => "mvapich2_pair",
+        // a zero count returns at once (the reduce module does too)
+        "reduce" if f.count == 0 => R_BINOMIAL,
+        "reduce" => reduce(f)?,
+        // (a zero count returns before anything; the bcast module does too)
+        "bcast" if f.bytes == 0 => "mv2_tuned_mpich",
+        "bcast" => {
+            smp::layout(f.c)?;
+            let r = &BCAST[find_row(BCAST, n)];
+            r.entries[find_entry(r, bytes, 1)].1
+        }
         "alltoallv" if f.in_place => "ompi_basic_linear",
         "alltoallv" => "ring",
         "alltoall" => {

@@ -36,6 +36,55 @@ fn mpich_reduce(
     }
 }
 
+/// The reductions of MVAPICH2's two-level reduce when SMPI's MVAPICH2
+/// selector (`select_mvapich2.rs`) names them: inside each host, then
+/// between the leaders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tuned {
+    pub intra: Inner,
+    pub inter: Inner,
+}
+
+/// One of MVAPICH2's reductions as SMPI maps them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Inner {
+    /// `MPIR_Reduce_shmem_MV2`: SMPI's `reduce__ompi_basic_linear`.
+    Shmem,
+    /// `reduce__mvapich2_knomial` (factor 4, the tables' value).
+    Knomial,
+    /// `reduce__binomial`.
+    Binomial,
+}
+
+/// Runs `f` (operation `op`) on `c` to `root`.
+#[allow(clippy::too_many_arguments)]
+fn inner(
+    f: Inner,
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    red: &Reducer,
+    op: i32,
+    root: i32,
+) -> MpiResult<()> {
+    match f {
+        Inner::Shmem => reduce::linear(c, sbuf, rbuf, count, red.dtype, op, root),
+        Inner::Binomial => reduce::binomial(c, sbuf, rbuf, count, red, root),
+        Inner::Knomial => super::trees_reduce::knomial(
+            c,
+            &super::trees_reduce::Args {
+                sbuf,
+                rbuf,
+                count,
+                op,
+                root,
+            },
+            red,
+        ),
+    }
+}
+
 /// SMPI's `reduce__mvapich2_two_level`: SMPI's `reduce__mpich` inside each
 /// host to its leader, then between the leaders to the root's leader, which
 /// sends the result to the root if it is another rank.
@@ -45,6 +94,13 @@ fn mpich_reduce(
 /// to the root; above, SMPI runs MVAPICH2's k-nomial reduce over the whole
 /// communicator, which we do not have: we run `reduce__mpich` instead (not
 /// SMPI's time).
+///
+/// With `tuned` (SMPI's MVAPICH2 selector), the host's reduction is the
+/// table's: `Shmem` (for a commutative operation below 131072 B per rank of
+/// the host, else the k-nomial), `Binomial` or `Knomial`; the leaders'
+/// reduction is the table's; a host of one rank reduces from its send
+/// buffer (no copy).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn mvapich2_two_level(
     c: CommView,
     sbuf: *const u8,
@@ -53,6 +109,7 @@ pub(crate) fn mvapich2_two_level(
     dtype: i32,
     op: i32,
     root: i32,
+    tuned: Option<Tuned>,
 ) -> MpiResult<()> {
     let l = layout(c)?;
     let red = Reducer::new(op, dtype)?;
@@ -85,7 +142,19 @@ pub(crate) fn mvapich2_two_level(
     }
     // The leaders' partial results in `tmp`.
     if intra.size > 1 {
-        mpich_reduce(intra, mine, tmp.ptr(), count, &red, 0)?;
+        match tuned {
+            None => mpich_reduce(intra, mine, tmp.ptr(), count, &red, 0)?,
+            Some(t) => {
+                let f = if t.intra == Inner::Shmem
+                    && !(red.commutative && red.bytes(count) < intra.size as usize * 131072)
+                {
+                    Inner::Knomial
+                } else {
+                    t.intra
+                };
+                inner(f, intra, mine, tmp.ptr(), count, &red, op, 0)?
+            }
+        }
     } else {
         local_copy(mine, count, dtype, tmp.ptr(), count, dtype)?;
     }
@@ -97,7 +166,10 @@ pub(crate) fn mvapich2_two_level(
             let mut copy = red.temp(count);
             local_copy(tmp.ptr(), count, dtype, copy.ptr(), count, dtype)?;
             let out = if c.rank == root { rbuf } else { tmp.ptr() };
-            mpich_reduce(leaders, copy.ptr(), out, count, &red, leader_root)?;
+            match tuned {
+                None => mpich_reduce(leaders, copy.ptr(), out, count, &red, leader_root)?,
+                Some(t) => inner(t.inter, leaders, copy.ptr(), out, count, &red, op, leader_root)?,
+            }
         }
     }
     if intra.size > 1 {
