@@ -85,7 +85,9 @@ pub(crate) fn run(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32
         "mvapich2_intra_node" => super::smp_bcast::mvapich2_intra_node(c, buf, count, dtype, root),
         "mvapich2_inter_node" => super::smp_bcast::mvapich2_inter_node(c, buf, count, dtype, root),
         // the mvapich2 selector's two-level bcasts (select_mvapich2.rs)
-        "mv2_tuned_mpich" => super::smp_bcast::mvapich2_tuned(c, buf, count, dtype, root, LeadersBcast::Mpich),
+        "mv2_tuned_mpich" => {
+            super::smp_bcast::mvapich2_tuned(c, buf, count, dtype, root, LeadersBcast::Mpich)
+        }
         "mv2_tuned_binomial" => {
             super::smp_bcast::mvapich2_tuned(c, buf, count, dtype, root, LeadersBcast::Binomial)
         }

@@ -56,7 +56,9 @@ pub(crate) fn run(
     match algo {
         "default" => default_reduce(c, sbuf, rbuf, count, dtype, op, root),
         "ompi_basic_linear" => linear(c, sbuf, rbuf, count, dtype, op, root),
-        "mvapich2_two_level" => super::smp_reduce::mvapich2_two_level(c, sbuf, rbuf, count, dtype, op, root, None),
+        "mvapich2_two_level" => {
+            super::smp_reduce::mvapich2_two_level(c, sbuf, rbuf, count, dtype, op, root, None)
+        }
         // the mvapich2 selector's two-level reduces (select_mvapich2.rs)
         _ if algo.starts_with("mv2_tl_") => {
             let tuned = super::select_mvapich2::reduce_two_level(algo);

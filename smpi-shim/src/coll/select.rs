@@ -15,8 +15,7 @@
 //!   slips (alltoall `pair` on odd sizes; allgatherv thresholds on element
 //!   counts instead of bytes).
 //! * `mvapich2`: SMPI 3.32's MVAPICH2 selector with its Stampede tables, for
-//!   barrier, bcast, reduce, gather, scatter, allgather(v), alltoall(v) and
-//!   reduce_scatter (see `select_mvapich2.rs`; allreduce is refused).
+//!   every collective (see `select_mvapich2.rs`).
 //!
 //! Each collective passes the facts of its call ([`Facts`]) to [`pick`], which
 //! hands them to the selector in force.
@@ -88,14 +87,7 @@ pub(crate) fn choice(coll: &str, known: &[&'static str]) -> MpiResult<Choice> {
         "" | "default" => Ok(Choice::Default),
         "ompi" => Ok(Choice::Ompi),
         "mpich" => Ok(Choice::Mpich),
-        "mvapich2" if super::select_mvapich2::covers(coll) => Ok(Choice::Mvapich2),
-        "mvapich2" => Err(mpi_err(
-            rt::MPI_ERR_ARG,
-            format!(
-                "the mvapich2 selector is not available for smpi/{coll} (SMPI's does not reach the same times here); \
-                 choose another selector or algorithm for it"
-            ),
-        )),
+        "mvapich2" => Ok(Choice::Mvapich2),
         v if from_selector => Err(mpi_err(
             rt::MPI_ERR_ARG,
             format!("unknown collective selector '{v}' for smpi/coll-selector (known: {SELECTORS})"),

@@ -24,18 +24,17 @@
 //! * allgatherv, reduce_scatter: by total bytes.
 //! * bcast: sets up the host layout; MVAPICH2's two-level bcast with the
 //!   leaders' bcast the table names (`smp_bcast::mvapich2_tuned`).
-//!
 //! * reduce: MVAPICH2's two-level reduce with the host's and the leaders'
 //!   reductions the table names (`smp_reduce::mvapich2_two_level` with
 //!   [`Tuned`]), or the table's flat reduce.
-//!
-//! Not carried over (the selector refuses it with an error instead of giving
-//! a time that is not SMPI's): allreduce. SMPI's runs MVAPICH2's two-level
-//! allreduce with, inside it, a whole-communicator reduce by the configured
-//! selector, and crashes (segmentation fault) on 1000 `MPI_INT` on 4 ranks,
-//! one per host.
+//! * allreduce: the two-level entries run `smp_reduce::allreduce_mv2_tuned`
+//!   (the configured reduce and bcast inside each host, recursive doubling
+//!   or MVAPICH2's reduce-scatter + allgather between the leaders);
+//!   non-commutative operations recursive doubling.
 //!
 //! SMPI's slips and what is done instead:
+//! * allreduce's row for 1025 to 2048 ranks names, for 65 to 512 B, a
+//!   reduce to rank 0 alone: recursive doubling here.
 //! * allgather on 16 ranks per host names a placeholder that does nothing
 //!   (SMPI returns `MPI_ERR_OTHER` with the buffer untouched): `rdb` here.
 //! * reduce_scatter with a non-commutative operation on a power-of-two size
@@ -413,7 +412,12 @@ const BCAST: &[Row] = &[
     row(
         128,
         4,
-        &[(8192, B_MPICH), (16384, B_MPICH), (524288, B_MPICH), (NO_MAX, B_FLAT_SCATTER_RING)],
+        &[
+            (8192, B_MPICH),
+            (16384, B_MPICH),
+            (524288, B_MPICH),
+            (NO_MAX, B_FLAT_SCATTER_RING),
+        ],
     ),
     row(
         256,
@@ -494,7 +498,11 @@ const REDUCE: &[ReduceRow] = &[
     rrow(
         16,
         &[true, false, false],
-        &[(262144, R_KNOMIAL), (1048576, R_BINOMIAL), (NO_MAX, R_REDSCAT_GATHER)],
+        &[
+            (262144, R_KNOMIAL),
+            (1048576, R_BINOMIAL),
+            (NO_MAX, R_REDSCAT_GATHER),
+        ],
         &[(65536, R_SHMEM), (NO_MAX, R_BINOMIAL)],
     ),
     rrow(
@@ -699,21 +707,82 @@ fn find_row_by(len: usize, numproc: impl Fn(usize) -> i32, n: i32) -> usize {
     r
 }
 
-/// The collectives this selector covers (`choice` refuses it for the others).
-pub(crate) fn covers(coll: &str) -> bool {
-    matches!(
-        coll,
-        "barrier"
-            | "bcast"
-            | "reduce"
-            | "gather"
-            | "scatter"
-            | "allgather"
-            | "allgatherv"
-            | "alltoall"
-            | "alltoallv"
-            | "reduce_scatter"
-    )
+const AR_RD: &str = "rdb";
+const AR_RS: &str = "mvapich2_rs";
+/// MVAPICH2's multicast allreduces: never available, recursive doubling runs.
+const AR_MCST: &str = "mcst";
+/// SMPI's `MPIR_Allreduce_reduce_p2p_MV2` as an inter-leader function: a
+/// reduce to rank 0 only (the other ranks get nothing).
+const AR_REDUCE_P2P: &str = "reduce_p2p";
+
+/// Allreduce, inter-leader entries and whether each is two-level (the
+/// intra-node entries all name SMPI's reduce to the host's leader).
+const ALLREDUCE: &[(Row, &[bool])] = &[
+    (row(16, 2, &[(1024, AR_RD), (NO_MAX, AR_RS)]), &[true, false]),
+    (
+        row(32, 3, &[(1024, AR_RD), (16384, AR_RD), (NO_MAX, AR_RS)]),
+        &[true, true, false],
+    ),
+    (
+        row(64, 3, &[(512, AR_RD), (16384, AR_RD), (NO_MAX, AR_RS)]),
+        &[true, true, false],
+    ),
+    (
+        row(128, 3, &[(512, AR_RD), (16384, AR_RD), (NO_MAX, AR_RS)]),
+        &[true, true, false],
+    ),
+    (
+        row(256, 3, &[(512, AR_RD), (16384, AR_RD), (NO_MAX, AR_RS)]),
+        &[true, true, false],
+    ),
+    (
+        row(512, 3, &[(512, AR_RD), (16384, AR_RD), (NO_MAX, AR_RS)]),
+        &[true, true, false],
+    ),
+    (
+        row(
+            1024,
+            4,
+            &[(512, AR_RD), (8192, AR_RD), (65536, AR_RS), (NO_MAX, AR_RS)],
+        ),
+        &[true, true, true, false],
+    ),
+    (
+        row(
+            2048,
+            4,
+            &[
+                (64, AR_RD),
+                (512, AR_REDUCE_P2P),
+                (4096, AR_MCST),
+                (16384, AR_RS),
+                (NO_MAX, AR_RS),
+            ],
+        ),
+        &[true, true, true, false],
+    ),
+];
+
+/// SMPI's `allreduce__mvapich2` (count > 0).
+fn allreduce(f: &Facts) -> MpiResult<&'static str> {
+    let n = f.c.size;
+    let ri = find_row_by(ALLREDUCE.len(), |i| ALLREDUCE[i].0.numproc, n);
+    let (r, two_level) = &ALLREDUCE[ri];
+    let i = find_entry(r, f.bytes as i64, 1);
+    let alg = match r.entries[i].1 {
+        AR_MCST => AR_RD,
+        a => a,
+    };
+    if two_level[i] {
+        if !f.commutative {
+            return Ok(AR_RD);
+        }
+        smp::layout(f.c)?;
+        return Ok(if alg == AR_RD { "mv2_tl_rd" } else { "mv2_tl_rs" });
+    }
+    // SMPI's reduce_p2p leaves all but rank 0 without the result: recursive
+    // doubling instead (a size of 1025 to 2048 ranks, 65 to 512 B).
+    Ok(if alg == AR_REDUCE_P2P { AR_RD } else { alg })
 }
 
 /// Ranks per host if the placement is uniform and SMPI has a table for that
@@ -736,6 +805,8 @@ pub(crate) fn choose(coll: &str, f: &Facts) -> MpiResult<&'static str> {
         // a zero count returns at once (the reduce module does too)
         "reduce" if f.count == 0 => R_BINOMIAL,
         "reduce" => reduce(f)?,
+        "allreduce" if f.count == 0 => AR_RS,
+        "allreduce" => allreduce(f)?,
         // (a zero count returns before anything; the bcast module does too)
         "bcast" if f.bytes == 0 => "mv2_tuned_mpich",
         "bcast" => {
@@ -813,7 +884,8 @@ pub(crate) fn choose(coll: &str, f: &Facts) -> MpiResult<&'static str> {
         }
         "reduce_scatter" if super::is_pof2(n) && f.regular => "mvapich2_noncomm_rdb",
         "reduce_scatter" => "mpich_rdb",
-        _ => unreachable!("mvapich2 selector asked for {coll}"),
+        // collectives without an MVAPICH2 rule (none today): SMPI's default
+        _ => "default",
     })
 }
 

@@ -218,3 +218,54 @@ pub(crate) fn allreduce_two_level(
     }
     super::bcast(intra, rbuf, count, red.dtype, 0)
 }
+
+/// SMPI's MVAPICH2 selector's two-level allreduce (`select_mvapich2.rs`):
+/// the configured reduce (`smpi/reduce`, else the selector) to each host's
+/// leader, inside the host; between the leaders (when there are several
+/// hosts) recursive doubling, or MVAPICH2's reduce-scatter + allgather if
+/// `rs`; then the configured bcast inside each host from its leader. (SMPI's
+/// inner reduce is the selector's own `MPIR_Allreduce_reduce_shmem_MV2`,
+/// which its two-level allreduce does not recognise, so it runs on the host
+/// communicator.)
+pub(crate) fn allreduce_mv2_tuned(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    op: i32,
+    red: &Reducer,
+    rs: bool,
+) -> MpiResult<()> {
+    let l = layout(c)?;
+    if count == 0 {
+        return Ok(());
+    }
+    let intra = CommView::new(c.me, l.intra)?;
+    let mine = contribution(sbuf, rbuf);
+    let mut keep = None;
+    let mine = if std::ptr::eq(mine, rbuf) {
+        // in place: the reduce's input must not be its output
+        let mut t = red.temp(count);
+        local_copy(rbuf, count, red.dtype, t.ptr(), count, red.dtype)?;
+        let p = t.ptr() as *const u8;
+        keep = Some(t);
+        p
+    } else {
+        mine
+    };
+    super::reduce(intra, mine, rbuf, count, red.dtype, op, 0)?;
+    drop(keep);
+    if let Some(lh) = l.leaders {
+        if intra.size != c.size {
+            let leaders = CommView::new(c.me, lh)?;
+            let mut copy = red.temp(count);
+            local_copy(rbuf, count, red.dtype, copy.ptr(), count, red.dtype)?;
+            if rs && count >= pof2_floor(leaders.size) as usize {
+                allreduce::rab_rdb(leaders, copy.ptr(), rbuf, count, red)?;
+            } else {
+                allreduce::rdb(leaders, copy.ptr(), rbuf, count, red)?;
+            }
+        }
+    }
+    super::bcast(intra, rbuf, count, red.dtype, 0)
+}
