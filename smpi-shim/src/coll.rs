@@ -57,6 +57,7 @@ mod reduce;
 mod reduce_scatter;
 mod scan;
 mod select;
+mod select_impi;
 mod select_mvapich2;
 mod smp;
 mod smp_allgather;

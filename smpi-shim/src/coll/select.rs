@@ -1,5 +1,5 @@
 //! Algorithm selection: `--cfg=smpi/<coll>:<algo>` and
-//! `--cfg=smpi/coll-selector:default|ompi|mpich|mvapich2` (a selector name is
+//! `--cfg=smpi/coll-selector:default|ompi|mpich|mvapich2|impi` (a selector name is
 //! also accepted as `smpi/<coll>`'s value).
 //!
 //! * `default` is SMPI 3.32's default selector (each collective module says
@@ -16,6 +16,7 @@
 //!   counts instead of bytes).
 //! * `mvapich2`: SMPI 3.32's MVAPICH2 selector with its Stampede tables, for
 //!   every collective (see `select_mvapich2.rs`).
+//! * `impi`: SMPI 3.32's Intel MPI selector and tables (`select_impi.rs`).
 //!
 //! Each collective passes the facts of its call ([`Facts`]) to [`pick`], which
 //! hands them to the selector in force.
@@ -32,6 +33,7 @@ pub(crate) enum Choice {
     Ompi,
     Mpich,
     Mvapich2,
+    Impi,
     Named(&'static str),
 }
 
@@ -72,7 +74,7 @@ impl Facts {
 }
 
 /// The selectors `smpi/coll-selector` takes.
-const SELECTORS: &str = "default, ompi, mpich, mvapich2";
+const SELECTORS: &str = "default, ompi, mpich, mvapich2, impi";
 
 /// Reads `smpi/<coll>` (else `smpi/coll-selector`) and validates it against
 /// `known` (the algorithm names this collective implements).
@@ -88,6 +90,7 @@ pub(crate) fn choice(coll: &str, known: &[&'static str]) -> MpiResult<Choice> {
         "ompi" => Ok(Choice::Ompi),
         "mpich" => Ok(Choice::Mpich),
         "mvapich2" => Ok(Choice::Mvapich2),
+        "impi" => Ok(Choice::Impi),
         v if from_selector => Err(mpi_err(
             rt::MPI_ERR_ARG,
             format!("unknown collective selector '{v}' for smpi/coll-selector (known: {SELECTORS})"),
@@ -123,6 +126,7 @@ pub(crate) fn pick(
         Choice::Ompi => ompi(),
         Choice::Mpich => mpich(),
         Choice::Mvapich2 => super::select_mvapich2::choose(coll, &facts)?,
+        Choice::Impi => super::select_impi::choose(coll, &facts)?,
         Choice::Named(n) => n,
     };
     with_world(|w| {

@@ -1,6 +1,7 @@
 //! Whole-collective selectors beyond `default` / `ompi` / `mpich`:
-//! `smpi/coll-selector:mvapich2` compared with SMPI 3.32 (simulated times),
-//! one and two ranks per host, and checked for results (`coll_check.c`).
+//! `smpi/coll-selector:mvapich2` and `impi` compared with SMPI 3.32
+//! (simulated times), one and two ranks per host, and checked for results
+//! (`coll_check.c`).
 //!
 //! Nothing is skipped: SMPI's mvapich2 selector gives right data and runs on
 //! all these cases.
@@ -77,13 +78,32 @@ fn run_check(np: usize, cfg: &str, filter: &str) -> RunOutput {
 }
 
 #[test]
+fn impi_one_rank_per_host() {
+    compare_on(&cases("smpi/coll-selector:impi", MVAPICH2), 1);
+}
+
+#[test]
+fn impi_two_ranks_per_host() {
+    compare_on(&cases("smpi/coll-selector:impi", MVAPICH2), 2);
+}
+
+#[test]
 fn mvapich2_results_are_right() {
+    results_are_right("mvapich2");
+}
+
+#[test]
+fn impi_results_are_right() {
+    results_are_right("impi");
+}
+
+fn results_are_right(selector: &str) {
     let mut bad = Vec::new();
     for coll in MVAPICH2 {
         let filter = if *coll == "scatter" { "gather" } else { coll };
         for np in [1, 2, 3, 4, 5, 7, 8, 11, 16, 17] {
             // per collective: coll_check verifies with other collectives
-            let out = run_check(np, &format!("smpi/{coll}:mvapich2"), filter);
+            let out = run_check(np, &format!("smpi/{coll}:{selector}"), filter);
             if !(out.code == Some(0) && out.stdout.lines().last() == Some("OK")) {
                 bad.push(format!("{coll} np={np}\n{}", out.describe()));
             }
