@@ -32,8 +32,11 @@ use crate::mpi::MpiResult;
 /// entries `(max_size, algorithm number)`.
 struct Table {
     algorithms: &'static [&'static str],
-    by_ppn: &'static [(i32, &'static [(i32, usize, &'static [(u32, usize)])])],
+    by_ppn: &'static [(i32, &'static [SizeRow])],
 }
+
+/// `(max_num_proc, num, entries)`, entries `(max_size, algorithm number)`.
+type SizeRow = (i32, usize, &'static [(u32, usize)]);
 
 /// The algorithm number `t` gives.
 fn lookup(t: &Table, local_size: i32, n: i32, bytes: usize) -> usize {
