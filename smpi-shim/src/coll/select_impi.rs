@@ -97,23 +97,6 @@ pub(crate) fn choose(coll: &str, f: &Facts) -> MpiResult<&'static str> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lookups_follow_smpi() {
-        // allreduce, 1 rank per host, 4 ranks: 16 B is past the first bound (exclusive)
-        assert_eq!(lookup(&ALLREDUCE, 1, 4, 15), 7);
-        assert_eq!(lookup(&ALLREDUCE, 1, 4, 16), 1);
-        // an unknown ranks-per-host value uses the first table
-        assert_eq!(lookup(&ALLREDUCE, 3, 4, 16), 1);
-        // reduce_scatter, 2 per host, 16 ranks: one counted entry, then the next one
-        assert_eq!(lookup(&REDUCE_SCATTER, 2, 16, 3), 4);
-        assert_eq!(lookup(&REDUCE_SCATTER, 2, 16, 1 << 20), 1);
-    }
-}
-
 /// allreduce: Intel MPI's algorithms 1.. as SMPI runs them: 1 `rdb`, 2 `rab1`, 3 `redbcast`, 4 `mvapich2_two_level`, 5 `smp_binomial`, 6 `mvapich2_two_level`, 7 `ompi_ring_segmented`, 8 `ompi_ring_segmented`.
 const ALLREDUCE: Table = Table {
     algorithms: &[
@@ -1636,3 +1619,20 @@ const ALLTOALLV: Table = Table {
         ),
     ],
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups_follow_smpi() {
+        // allreduce, 1 rank per host, 4 ranks: 16 B is past the first bound (exclusive)
+        assert_eq!(lookup(&ALLREDUCE, 1, 4, 15), 7);
+        assert_eq!(lookup(&ALLREDUCE, 1, 4, 16), 1);
+        // an unknown ranks-per-host value uses the first table
+        assert_eq!(lookup(&ALLREDUCE, 3, 4, 16), 1);
+        // reduce_scatter, 2 per host, 16 ranks: one counted entry, then the next one
+        assert_eq!(lookup(&REDUCE_SCATTER, 2, 16, 3), 4);
+        assert_eq!(lookup(&REDUCE_SCATTER, 2, 16, 1 << 20), 1);
+    }
+}
