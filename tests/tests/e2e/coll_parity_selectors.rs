@@ -116,3 +116,21 @@ fn results_are_right(selector: &str) {
         bad.join("\n")
     );
 }
+
+#[test]
+fn unknown_names_list_the_new_selectors() {
+    let out = run_check(2, "smpi/coll-selector:bogus", "barrier");
+    assert_ne!(out.code, Some(0), "{}", out.describe());
+    assert!(
+        out.stderr.contains("known: default, ompi, mpich, mvapich2, impi"),
+        "{}",
+        out.describe()
+    );
+    let out = run_check(2, "smpi/bcast:bogus", "bcast");
+    assert!(
+        out.stderr
+            .contains("known: default, ompi, mpich, mvapich2, impi, binomial_tree"),
+        "{}",
+        out.describe()
+    );
+}
