@@ -41,11 +41,13 @@
 //!   with equal blocks runs `mpich_noncomm` and then `mpich_rdb` (both): the
 //!   same here. In place, SMPI's second run reads the first one's result
 //!   (wrong data); here both read the input.
-//! * scatter's two-level algorithms run with the intra-host scatter the
-//!   table names in SMPI (`ompi_binomial` or `ompi_basic_linear`); this
-//!   library's run SMPI's `scatter__mpich` there, so those entries (two ranks
-//!   per host on 5 to 128 ranks, 16 ranks per host on more than 32) are not
-//!   SMPI's time; likewise gather's two-level entries (more than 16 ranks).
+//! * scatter's two-level algorithms run, in SMPI, with the intra-host
+//!   scatter the table names; this library's run SMPI's `scatter__mpich`
+//!   (Open MPI's binomial) there, which is the table's choice except where
+//!   it names the direct scatter (16 ranks per host; 2 ranks per host on 65
+//!   to 128 ranks below 128 B): those entries are not SMPI's time. (Gather's
+//!   two-level entries name `gather__mpich` inside hosts, as the forced
+//!   algorithm runs.)
 //! * SMPI's tables set global inner functions that later forced
 //!   `mvapich2_two_level` calls keep using; here a forced algorithm always
 //!   runs as when forced first.
