@@ -20,6 +20,10 @@
 //! halving for a commutative operation, else the MVAPICH2 selector. SMPI's
 //! forced `mvapich2_two_level` keeps the inner functions an earlier MVAPICH2
 //! selection set; here it always runs as when forced first.
+//!
+//! SMPI crashes (segmentation fault) on a gather of 1 MiB blocks on 32
+//! ranks, 16 per host, root 31 (its MVAPICH2 two-level gather, through the
+//! `MV2` entry); here that gather runs and gives the right data.
 
 use super::select::Facts;
 use super::select_mvapich2;

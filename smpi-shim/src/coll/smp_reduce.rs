@@ -91,9 +91,8 @@ fn inner(
 ///
 /// All ranks on one host: below 2049 B with a commutative operation, the
 /// linear reduce (`ompi_basic_linear`) to the leader, which sends the result
-/// to the root; above, SMPI runs MVAPICH2's k-nomial reduce over the whole
-/// communicator, which we do not have: we run `reduce__mpich` instead (not
-/// SMPI's time).
+/// to the root; above (or non-commutative), MVAPICH2's k-nomial reduce
+/// (`mvapich2_knomial`) over the whole communicator.
 ///
 /// With `tuned` (SMPI's MVAPICH2 selector), the host's reduction is the
 /// table's: `Shmem` (for a commutative operation below 131072 B per rank of
@@ -128,7 +127,7 @@ pub(crate) fn mvapich2_two_level(
     if intra.size == c.size {
         let stride = count as isize * red.dt.extent.max(red.dt.true_ub - red.dt.true_lb);
         if stride > 2048 || !red.commutative {
-            return mpich_reduce(c, mine, rbuf, count, &red, root);
+            return inner(Inner::Knomial, c, mine, rbuf, count, &red, op, root);
         }
         let out = if c.rank == root { rbuf } else { tmp.ptr() };
         reduce::linear(intra, mine, out, count, dtype, op, 0)?;
