@@ -4,9 +4,10 @@
 //! The algorithms and the default choices follow SMPI 3.32's `default`
 //! selector (see `notes/smpi-3.32-collectives.md`). Other algorithms are
 //! chosen with `--cfg=smpi/<coll>:<algo>` (SMPI's algorithm names) or with a
-//! whole selector, `--cfg=smpi/coll-selector:ompi|mpich` (see `coll/select.rs`).
-//! A per-collective setting wins over the selector; its value may also be
-//! `default`, `ompi` or `mpich` (that selector's decision for this collective).
+//! whole selector, `--cfg=smpi/coll-selector:ompi|mpich|mvapich2|impi` (see
+//! `coll/select.rs`). A per-collective setting wins over the selector; its
+//! value may also be `default`, `ompi`, `mpich`, `mvapich2` or `impi` (that
+//! selector's decision for this collective).
 //!
 //! | collective | algorithms (first = SMPI default) |
 //! |---|---|
@@ -57,6 +58,8 @@ mod reduce;
 mod reduce_scatter;
 mod scan;
 mod select;
+mod select_impi;
+mod select_mvapich2;
 mod smp;
 mod smp_allgather;
 mod smp_allreduce;

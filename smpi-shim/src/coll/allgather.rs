@@ -58,6 +58,10 @@ pub(crate) fn run(
         pick(
             "allgather",
             ALLGATHER,
+            select::Facts {
+                total,
+                ..select::Facts::new(c, block)
+            },
             || "default",
             || select::ompi_allgather(n, block),
             || select::mpich_allgather(n, total, false),
@@ -66,6 +70,10 @@ pub(crate) fn run(
         pick(
             "allgatherv",
             ALLGATHERV,
+            select::Facts {
+                regular: false,
+                ..select::Facts::new(c, total)
+            },
             || "default",
             || select::ompi_allgatherv(n, total / n as usize),
             || select::mpich_allgather(n, total, true),

@@ -42,6 +42,11 @@ pub(crate) fn run(
     let algo = pick(
         "allreduce",
         KNOWN,
+        select::Facts {
+            commutative: red.commutative,
+            count,
+            ..select::Facts::new(c, bytes)
+        },
         || "default",
         || select::ompi_allreduce(n, bytes, red.commutative),
         || select::mpich_allreduce(n, count, bytes, red.commutative),
@@ -69,6 +74,9 @@ pub(crate) fn run(
         "smp_rsag" | "smp_rsag_lr" => super::smp_allreduce::smp_rsag(c, sbuf, rbuf, count, &red),
         "smp_rsag_rab" => super::smp_allreduce::smp_rsag_rab(c, sbuf, rbuf, count, &red),
         "mvapich2_two_level" => super::smp_reduce::allreduce_two_level(c, sbuf, rbuf, count, &red),
+        // the mvapich2 selector's two-level allreduces (select_mvapich2.rs)
+        "mv2_tl_rd" => super::smp_reduce::allreduce_mv2_tuned(c, sbuf, rbuf, count, op, &red, false),
+        "mv2_tl_rs" => super::smp_reduce::allreduce_mv2_tuned(c, sbuf, rbuf, count, op, &red, true),
         _ => ring_segmented(c, sbuf, rbuf, count, dtype, op, &red),
     }
 }

@@ -58,6 +58,7 @@ pub(crate) fn run(
     let rdt = dtype_of(rtype)?;
     // MPI_IN_PLACE: send from a copy of the receive buffer.
     let mut copy: Option<TempBuf> = None;
+    let in_place = std::ptr::eq(sbuf, IN_PLACE);
     let (sbuf, scounts, sdispls, stype, sdt) = if std::ptr::eq(sbuf, IN_PLACE) {
         let total: usize = (0..c.size as usize)
             .map(|i| rdispls[i].max(0) as usize + rcounts[i])
@@ -92,6 +93,7 @@ pub(crate) fn run(
         pick(
             "alltoall",
             ALLTOALL,
+            select::Facts::new(c, block),
             || select::ompi_alltoall(n, block),
             || select::ompi_alltoall(n, block),
             || select::mpich_alltoall(n, block),
@@ -100,6 +102,11 @@ pub(crate) fn run(
         pick(
             "alltoallv",
             ALLTOALLV,
+            select::Facts {
+                in_place,
+                regular: false,
+                ..select::Facts::new(c, 0)
+            },
             || "default",
             || select::ompi_alltoallv(n),
             || "ompi_basic_linear",

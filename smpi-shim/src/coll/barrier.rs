@@ -21,6 +21,7 @@ pub(crate) fn run(c: CommView) -> MpiResult<()> {
     let algo = pick(
         "barrier",
         KNOWN,
+        select::Facts::new(c, 0),
         || "ompi_basic_linear",
         || select::ompi_barrier(c.size),
         || "ompi_bruck",

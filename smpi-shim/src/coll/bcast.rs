@@ -1,6 +1,7 @@
 //! MPI_Bcast.
 
 use super::select::{self, pick};
+use super::smp_bcast::LeadersBcast;
 use super::tree::{self, Tree};
 use super::trees_bcast;
 use super::{boff, dtype_of, elem, ByteView, CommView, BYTE, TAG_BCAST};
@@ -36,6 +37,7 @@ pub(crate) fn run(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32
     let algo = pick(
         "bcast",
         KNOWN,
+        select::Facts::new(c, bytes),
         || "binomial_tree",
         || select::ompi_bcast(c.size, bytes),
         || select::mpich_bcast(c.size, bytes),
@@ -82,6 +84,19 @@ pub(crate) fn run(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32
         "SMP_linear" => super::smp_bcast::linear(c, buf, count, dtype, root),
         "mvapich2_intra_node" => super::smp_bcast::mvapich2_intra_node(c, buf, count, dtype, root),
         "mvapich2_inter_node" => super::smp_bcast::mvapich2_inter_node(c, buf, count, dtype, root),
+        // the mvapich2 selector's two-level bcasts (select_mvapich2.rs)
+        "mv2_tuned_mpich" => {
+            super::smp_bcast::mvapich2_tuned(c, buf, count, dtype, root, LeadersBcast::Mpich)
+        }
+        "mv2_tuned_binomial" => {
+            super::smp_bcast::mvapich2_tuned(c, buf, count, dtype, root, LeadersBcast::Binomial)
+        }
+        "mv2_tuned_scatter_LR" => {
+            super::smp_bcast::mvapich2_tuned(c, buf, count, dtype, root, LeadersBcast::ScatterRing)
+        }
+        "mv2_tuned_scatter_rdb" => {
+            super::smp_bcast::mvapich2_tuned(c, buf, count, dtype, root, LeadersBcast::ScatterDoubling)
+        }
         _ => knomial(c, buf, count, dtype, root, 4),
     }
 }

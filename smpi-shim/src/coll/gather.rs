@@ -42,6 +42,7 @@ pub(crate) fn gather(
     let algo = pick(
         "gather",
         GATHER,
+        select::Facts::new(c, block),
         || "default",
         || select::ompi_gather(c.size, block),
         || "ompi_binomial",
@@ -269,6 +270,7 @@ pub(crate) fn scatter(
     let algo = pick(
         "scatter",
         SCATTER,
+        select::Facts::new(c, block),
         || "default",
         || select::ompi_scatter(c.size, block),
         || "ompi_binomial",

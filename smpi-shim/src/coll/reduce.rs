@@ -44,6 +44,11 @@ pub(crate) fn run(
     let algo = pick(
         "reduce",
         KNOWN,
+        select::Facts {
+            commutative: red.commutative,
+            count,
+            ..select::Facts::new(c, bytes)
+        },
         || "default",
         || select::ompi_reduce(n, bytes, red.commutative),
         || select::mpich_reduce(n, count, bytes, red.commutative),
@@ -51,7 +56,14 @@ pub(crate) fn run(
     match algo {
         "default" => default_reduce(c, sbuf, rbuf, count, dtype, op, root),
         "ompi_basic_linear" => linear(c, sbuf, rbuf, count, dtype, op, root),
-        "mvapich2_two_level" => super::smp_reduce::mvapich2_two_level(c, sbuf, rbuf, count, dtype, op, root),
+        "mvapich2_two_level" => {
+            super::smp_reduce::mvapich2_two_level(c, sbuf, rbuf, count, dtype, op, root, None)
+        }
+        // the mvapich2 selector's two-level reduces (select_mvapich2.rs)
+        _ if algo.starts_with("mv2_tl_") => {
+            let tuned = super::select_mvapich2::reduce_two_level(algo);
+            super::smp_reduce::mvapich2_two_level(c, sbuf, rbuf, count, dtype, op, root, Some(tuned))
+        }
         _ => {
             let sbuf = contribution(sbuf, rbuf);
             if count == 0 {

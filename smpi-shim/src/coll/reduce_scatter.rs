@@ -37,10 +37,51 @@ pub(crate) fn run(
     let algo = pick(
         "reduce_scatter",
         KNOWN,
+        select::Facts {
+            commutative: red.commutative,
+            regular,
+            ..select::Facts::new(c, bytes)
+        },
         || if regular { "default" } else { mpich() },
         || select::ompi_reduce_scatter(n, bytes, red.commutative),
         mpich,
     )?;
+    if algo == "mvapich2_noncomm_rdb" {
+        // SMPI's MVAPICH2 selector: both, one after the other (in place,
+        // SMPI's second run reads the first one's result; both read the
+        // input here).
+        let mut keep = None;
+        let sbuf = if std::ptr::eq(sbuf, IN_PLACE) {
+            let mut t = red.temp(total);
+            local_copy(rbuf, total, dtype, t.ptr(), total, dtype)?;
+            let p = t.ptr() as *const u8;
+            keep = Some(t);
+            p
+        } else {
+            sbuf
+        };
+        run_named(c, sbuf, rbuf, rcounts, dtype, op, "mpich_noncomm")?;
+        let r = run_named(c, sbuf, rbuf, rcounts, dtype, op, "mpich_rdb");
+        drop(keep);
+        return r;
+    }
+    run_named(c, sbuf, rbuf, rcounts, dtype, op, algo)
+}
+
+/// Runs `algo` (after the fallbacks for operations and sizes it does not take).
+fn run_named(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    dtype: i32,
+    op: i32,
+    algo: &'static str,
+) -> MpiResult<()> {
+    let red = Reducer::new(op, dtype)?;
+    let total: usize = rcounts.iter().sum();
+    let n = c.size;
+    let regular = rcounts.iter().all(|&k| k == rcounts[0]);
     let algo = match algo {
         "mpich_noncomm" if !(is_pof2(n) && regular) => "default",
         "mpich_noncomm" | "mpich_rdb" | "ompi_butterfly" => algo,

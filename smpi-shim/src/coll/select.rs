@@ -1,5 +1,6 @@
 //! Algorithm selection: `--cfg=smpi/<coll>:<algo>` and
-//! `--cfg=smpi/coll-selector:default|ompi|mpich`.
+//! `--cfg=smpi/coll-selector:default|ompi|mpich|mvapich2|impi` (a selector name is
+//! also accepted as `smpi/<coll>`'s value).
 //!
 //! * `default` is SMPI 3.32's default selector (each collective module says
 //!   what it does).
@@ -13,10 +14,17 @@
 //!   (which need node-level sub-communicators) and without its two known
 //!   slips (alltoall `pair` on odd sizes; allgatherv thresholds on element
 //!   counts instead of bytes).
+//! * `mvapich2`: SMPI 3.32's MVAPICH2 selector with its Stampede tables, for
+//!   every collective (see `select_mvapich2.rs`).
+//! * `impi`: SMPI 3.32's Intel MPI selector and tables (`select_impi.rs`).
+//!
+//! Each collective passes the facts of its call ([`Facts`]) to [`pick`], which
+//! hands them to the selector in force.
 //!
 //! A decision depends only on values that are the same on every rank
 //! (communicator size, message size, operation), so all ranks agree.
 
+use super::CommView;
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult};
 
 /// Which selector applies to a collective, or a forced algorithm name.
@@ -24,8 +32,49 @@ pub(crate) enum Choice {
     Default,
     Ompi,
     Mpich,
+    Mvapich2,
+    Impi,
     Named(&'static str),
 }
+
+/// What a selector may look at in a call (the same on every rank of a
+/// correct program, except where said).
+pub(crate) struct Facts {
+    pub c: CommView,
+    /// The message size the MVAPICH2 selector tests: count × type size for
+    /// bcast / reduce / allreduce; one block (send block for alltoall and
+    /// scatter at the root, receive block for allgather and gather at the
+    /// root, the rank's own block elsewhere); the total for allgatherv and
+    /// reduce_scatter.
+    pub bytes: usize,
+    /// Total bytes gathered (allgather), else `bytes`.
+    pub total: usize,
+    /// Elements (reduce).
+    pub count: usize,
+    pub commutative: bool,
+    /// All counts equal (v-collectives and reduce_scatter).
+    pub regular: bool,
+    /// The send buffer is `MPI_IN_PLACE`.
+    pub in_place: bool,
+}
+
+impl Facts {
+    /// Facts of a call of `bytes` bytes (commutative, regular, not in place).
+    pub(crate) fn new(c: CommView, bytes: usize) -> Self {
+        Facts {
+            c,
+            bytes,
+            total: bytes,
+            count: 0,
+            commutative: true,
+            regular: true,
+            in_place: false,
+        }
+    }
+}
+
+/// The selectors `smpi/coll-selector` takes.
+const SELECTORS: &str = "default, ompi, mpich, mvapich2, impi";
 
 /// Reads `smpi/<coll>` (else `smpi/coll-selector`) and validates it against
 /// `known` (the algorithm names this collective implements).
@@ -40,9 +89,11 @@ pub(crate) fn choice(coll: &str, known: &[&'static str]) -> MpiResult<Choice> {
         "" | "default" => Ok(Choice::Default),
         "ompi" => Ok(Choice::Ompi),
         "mpich" => Ok(Choice::Mpich),
+        "mvapich2" => Ok(Choice::Mvapich2),
+        "impi" => Ok(Choice::Impi),
         v if from_selector => Err(mpi_err(
             rt::MPI_ERR_ARG,
-            format!("unknown collective selector '{v}' for smpi/coll-selector (known: default, ompi, mpich)"),
+            format!("unknown collective selector '{v}' for smpi/coll-selector (known: {SELECTORS})"),
         )),
         v => known
             .iter()
@@ -52,7 +103,7 @@ pub(crate) fn choice(coll: &str, known: &[&'static str]) -> MpiResult<Choice> {
                 mpi_err(
                     rt::MPI_ERR_ARG,
                     format!(
-                        "unknown algorithm '{v}' for smpi/{coll} (known: default, ompi, mpich, {})",
+                        "unknown algorithm '{v}' for smpi/{coll} (known: {SELECTORS}, {})",
                         known.join(", ")
                     ),
                 )
@@ -60,10 +111,12 @@ pub(crate) fn choice(coll: &str, known: &[&'static str]) -> MpiResult<Choice> {
     }
 }
 
-/// Resolves a choice to an algorithm name with the three selectors' rules.
+/// Resolves a choice to an algorithm name with the selectors' rules
+/// (`default`, `ompi`, `mpich` given by the caller; `mvapich2` from `facts`).
 pub(crate) fn pick(
     coll: &str,
     known: &[&'static str],
+    facts: Facts,
     default: impl FnOnce() -> &'static str,
     ompi: impl FnOnce() -> &'static str,
     mpich: impl FnOnce() -> &'static str,
@@ -72,6 +125,8 @@ pub(crate) fn pick(
         Choice::Default => default(),
         Choice::Ompi => ompi(),
         Choice::Mpich => mpich(),
+        Choice::Mvapich2 => super::select_mvapich2::choose(coll, &facts)?,
+        Choice::Impi => super::select_impi::choose(coll, &facts)?,
         Choice::Named(n) => n,
     };
     with_world(|w| {

@@ -40,6 +40,11 @@ const MPI_LAND: i32 = 5;
 const INTRA_CREATION: u64 = u64::MAX - 1;
 const LEADERS_CREATION: u64 = u64::MAX - 2;
 
+/// The host layout of `c` if a collective already made it (costs nothing).
+pub(crate) fn known_layout(c: CommView) -> MpiResult<Option<Rc<SmpLayout>>> {
+    with_world(|w| w.ranks[c.me as usize].comm(c.comm).map(|e| e.smp.clone()))
+}
+
 /// The host layout of `c` (made, and paid for, on the first call).
 pub(crate) fn layout(c: CommView) -> MpiResult<Rc<SmpLayout>> {
     let known = with_world(|w| w.ranks[c.me as usize].comm(c.comm).map(|e| e.smp.clone()))?;

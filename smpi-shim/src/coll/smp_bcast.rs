@@ -235,6 +235,29 @@ pub(crate) fn linear(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: 
 /// sends to that leader, then the leaders run SMPI's `bcast__mpich` among
 /// themselves from the root's leader. The other ranks get nothing yet.
 fn inter_node(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32) -> MpiResult<()> {
+    inter_node_with(c, buf, count, dtype, root, LeadersBcast::Mpich)
+}
+
+/// The bcast between the leaders in MVAPICH2's inter-node step: SMPI's
+/// `bcast__mpich` unless MVAPICH2's tuning table (`select_mvapich2.rs`)
+/// names another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LeadersBcast {
+    Mpich,
+    Binomial,
+    ScatterRing,
+    ScatterDoubling,
+}
+
+/// [`inter_node`] with the leaders' bcast `leaders`.
+fn inter_node_with(
+    c: CommView,
+    buf: *mut u8,
+    count: usize,
+    dtype: i32,
+    root: i32,
+    leaders: LeadersBcast,
+) -> MpiResult<()> {
     let l = layout(c)?;
     let intra = CommView::new(c.me, l.intra)?;
     let leader_of_root = l.leader_of[root as usize];
@@ -252,9 +275,34 @@ fn inter_node(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32) ->
             .iter()
             .position(|&r| r == leader_of_root)
             .expect("a leader") as i32;
-        mpich_fallback(CommView::new(c.me, lh)?, buf, count, dtype, leader_root)?;
+        let lc = CommView::new(c.me, lh)?;
+        match leaders {
+            LeadersBcast::Mpich => mpich_fallback(lc, buf, count, dtype, leader_root)?,
+            LeadersBcast::Binomial => bcast::binomial_tree(lc, buf, count, dtype, leader_root)?,
+            LeadersBcast::ScatterRing => bcast::scatter_allgather(lc, buf, count, dtype, leader_root, true)?,
+            LeadersBcast::ScatterDoubling => {
+                bcast::scatter_allgather(lc, buf, count, dtype, leader_root, false)?
+            }
+        }
     }
     Ok(())
+}
+
+/// SMPI's MVAPICH2 selector's two-level bcast: the inter-node step with the
+/// leaders' bcast the table names, then SMPI's `bcast__mpich` inside each
+/// host from its leader (also on a host of one rank, where it sends
+/// nothing).
+pub(crate) fn mvapich2_tuned(
+    c: CommView,
+    buf: *mut u8,
+    count: usize,
+    dtype: i32,
+    root: i32,
+    leaders: LeadersBcast,
+) -> MpiResult<()> {
+    inter_node_with(c, buf, count, dtype, root, leaders)?;
+    let intra = CommView::new(c.me, layout(c)?.intra)?;
+    mpich_fallback(intra, buf, count, dtype, 0)
 }
 
 /// SMPI's `mvapich2_intra_node` (MVAPICH2's two-level bcast): on up to 64

@@ -36,15 +36,70 @@ fn mpich_reduce(
     }
 }
 
+/// The reductions of MVAPICH2's two-level reduce when SMPI's MVAPICH2
+/// selector (`select_mvapich2.rs`) names them: inside each host, then
+/// between the leaders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tuned {
+    pub intra: Inner,
+    pub inter: Inner,
+}
+
+/// One of MVAPICH2's reductions as SMPI maps them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Inner {
+    /// `MPIR_Reduce_shmem_MV2`: SMPI's `reduce__ompi_basic_linear`.
+    Shmem,
+    /// `reduce__mvapich2_knomial` (factor 4, the tables' value).
+    Knomial,
+    /// `reduce__binomial`.
+    Binomial,
+}
+
+/// Runs `f` (operation `op`) on `c` to `root`.
+#[allow(clippy::too_many_arguments)]
+fn inner(
+    f: Inner,
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    red: &Reducer,
+    op: i32,
+    root: i32,
+) -> MpiResult<()> {
+    match f {
+        Inner::Shmem => reduce::linear(c, sbuf, rbuf, count, red.dtype, op, root),
+        Inner::Binomial => reduce::binomial(c, sbuf, rbuf, count, red, root),
+        Inner::Knomial => super::trees_reduce::knomial(
+            c,
+            &super::trees_reduce::Args {
+                sbuf,
+                rbuf,
+                count,
+                op,
+                root,
+            },
+            red,
+        ),
+    }
+}
+
 /// SMPI's `reduce__mvapich2_two_level`: SMPI's `reduce__mpich` inside each
 /// host to its leader, then between the leaders to the root's leader, which
 /// sends the result to the root if it is another rank.
 ///
 /// All ranks on one host: below 2049 B with a commutative operation, the
 /// linear reduce (`ompi_basic_linear`) to the leader, which sends the result
-/// to the root; above, SMPI runs MVAPICH2's k-nomial reduce over the whole
-/// communicator, which we do not have: we run `reduce__mpich` instead (not
-/// SMPI's time).
+/// to the root; above (or non-commutative), MVAPICH2's k-nomial reduce
+/// (`mvapich2_knomial`) over the whole communicator.
+///
+/// With `tuned` (SMPI's MVAPICH2 selector), the host's reduction is the
+/// table's: `Shmem` (for a commutative operation below 131072 B per rank of
+/// the host, else the k-nomial), `Binomial` or `Knomial`; the leaders'
+/// reduction is the table's; a host of one rank reduces from its send
+/// buffer (no copy).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn mvapich2_two_level(
     c: CommView,
     sbuf: *const u8,
@@ -53,6 +108,7 @@ pub(crate) fn mvapich2_two_level(
     dtype: i32,
     op: i32,
     root: i32,
+    tuned: Option<Tuned>,
 ) -> MpiResult<()> {
     let l = layout(c)?;
     let red = Reducer::new(op, dtype)?;
@@ -71,7 +127,7 @@ pub(crate) fn mvapich2_two_level(
     if intra.size == c.size {
         let stride = count as isize * red.dt.extent.max(red.dt.true_ub - red.dt.true_lb);
         if stride > 2048 || !red.commutative {
-            return mpich_reduce(c, mine, rbuf, count, &red, root);
+            return inner(Inner::Knomial, c, mine, rbuf, count, &red, op, root);
         }
         let out = if c.rank == root { rbuf } else { tmp.ptr() };
         reduce::linear(intra, mine, out, count, dtype, op, 0)?;
@@ -85,7 +141,19 @@ pub(crate) fn mvapich2_two_level(
     }
     // The leaders' partial results in `tmp`.
     if intra.size > 1 {
-        mpich_reduce(intra, mine, tmp.ptr(), count, &red, 0)?;
+        match tuned {
+            None => mpich_reduce(intra, mine, tmp.ptr(), count, &red, 0)?,
+            Some(t) => {
+                let f = if t.intra == Inner::Shmem
+                    && !(red.commutative && red.bytes(count) < intra.size as usize * 131072)
+                {
+                    Inner::Knomial
+                } else {
+                    t.intra
+                };
+                inner(f, intra, mine, tmp.ptr(), count, &red, op, 0)?
+            }
+        }
     } else {
         local_copy(mine, count, dtype, tmp.ptr(), count, dtype)?;
     }
@@ -97,7 +165,10 @@ pub(crate) fn mvapich2_two_level(
             let mut copy = red.temp(count);
             local_copy(tmp.ptr(), count, dtype, copy.ptr(), count, dtype)?;
             let out = if c.rank == root { rbuf } else { tmp.ptr() };
-            mpich_reduce(leaders, copy.ptr(), out, count, &red, leader_root)?;
+            match tuned {
+                None => mpich_reduce(leaders, copy.ptr(), out, count, &red, leader_root)?,
+                Some(t) => inner(t.inter, leaders, copy.ptr(), out, count, &red, op, leader_root)?,
+            }
         }
     }
     if intra.size > 1 {
@@ -142,6 +213,57 @@ pub(crate) fn allreduce_two_level(
             let mut copy = red.temp(count);
             local_copy(rbuf, count, red.dtype, copy.ptr(), count, red.dtype)?;
             allreduce::rdb(CommView::new(c.me, lh)?, copy.ptr(), rbuf, count, red)?;
+        }
+    }
+    super::bcast(intra, rbuf, count, red.dtype, 0)
+}
+
+/// SMPI's MVAPICH2 selector's two-level allreduce (`select_mvapich2.rs`):
+/// the configured reduce (`smpi/reduce`, else the selector) to each host's
+/// leader, inside the host; between the leaders (when there are several
+/// hosts) recursive doubling, or MVAPICH2's reduce-scatter + allgather if
+/// `rs`; then the configured bcast inside each host from its leader. (SMPI's
+/// inner reduce is the selector's own `MPIR_Allreduce_reduce_shmem_MV2`,
+/// which its two-level allreduce does not recognise, so it runs on the host
+/// communicator.)
+pub(crate) fn allreduce_mv2_tuned(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    op: i32,
+    red: &Reducer,
+    rs: bool,
+) -> MpiResult<()> {
+    let l = layout(c)?;
+    if count == 0 {
+        return Ok(());
+    }
+    let intra = CommView::new(c.me, l.intra)?;
+    let mine = contribution(sbuf, rbuf);
+    let mut keep = None;
+    let mine = if std::ptr::eq(mine, rbuf) {
+        // in place: the reduce's input must not be its output
+        let mut t = red.temp(count);
+        local_copy(rbuf, count, red.dtype, t.ptr(), count, red.dtype)?;
+        let p = t.ptr() as *const u8;
+        keep = Some(t);
+        p
+    } else {
+        mine
+    };
+    super::reduce(intra, mine, rbuf, count, red.dtype, op, 0)?;
+    drop(keep);
+    if let Some(lh) = l.leaders {
+        if intra.size != c.size {
+            let leaders = CommView::new(c.me, lh)?;
+            let mut copy = red.temp(count);
+            local_copy(rbuf, count, red.dtype, copy.ptr(), count, red.dtype)?;
+            if rs && count >= pof2_floor(leaders.size) as usize {
+                allreduce::rab_rdb(leaders, copy.ptr(), rbuf, count, red)?;
+            } else {
+                allreduce::rdb(leaders, copy.ptr(), rbuf, count, red)?;
+            }
         }
     }
     super::bcast(intra, rbuf, count, red.dtype, 0)

@@ -9,6 +9,7 @@ mod calibration_programs;
 mod cli;
 mod coll_algorithms;
 mod coll_parity_alltoall;
+mod coll_parity_selectors;
 mod coll_parity_smp;
 mod coll_parity_trees;
 mod coll_smpi_parity;
