@@ -11,17 +11,17 @@
 //!
 //! | collective | algorithms (first = SMPI default) |
 //! |---|---|
-//! | barrier | `ompi_basic_linear`, `ompi_two_procs`, `ompi_recursivedoubling`, `ompi_bruck`, `ompi_tree`, `ompi_doublering`, `mvapich2_pair` |
-//! | bcast | `binomial_tree`, `flattree`, `flattree_pipeline`, `scatter_rdb_allgather`, `scatter_LR_allgather`, `ompi_pipeline`, `ompi_split_bintree`, `NTSL`, `NTSB`, `mvapich2_knomial_intra_node` |
-//! | reduce | (non-blocking linear), `ompi_basic_linear`, `flat_tree`, `binomial`, `scatter_gather`, `ompi_chain`, `ompi_pipeline`, `ompi_binary`, `ompi_binomial`, `ompi_in_order_binary` |
-//! | allreduce | (reduce + bcast), `redbcast`, `rdb`, `lr`, `rab_rdb`, `ompi_ring_segmented` |
-//! | gather | (non-blocking linear), `ompi_basic_linear`, `ompi_binomial`, `ompi_linear_sync` |
-//! | scatter | (non-blocking linear), `ompi_basic_linear`, `ompi_binomial`, `ompi_linear_nb` |
-//! | allgather | (non-blocking linear), `GB`, `ring`, `rdb`, `bruck`, `pair`, `ompi_neighborexchange`, `NTSLR`, `NTSLR_NB` |
+//! | barrier | `ompi_basic_linear`, `ompi_two_procs`, `ompi_recursivedoubling`, `ompi_bruck`, `ompi_tree`, `ompi_doublering`, `mvapich2_pair`, `mpich_smp` |
+//! | bcast | `binomial_tree`, `flattree`, `flattree_pipeline`, `scatter_rdb_allgather`, `scatter_LR_allgather`, `ompi_pipeline`, `ompi_split_bintree`, `NTSL`, `NTSB`, `mvapich2_knomial_intra_node`, `NTSL_Isend`, `arrival_pattern_aware`, `arrival_pattern_aware_wait`, `arrival_scatter`, `SMP_binomial`, `SMP_binary`, `SMP_linear`, `mvapich2_intra_node`, `mvapich2_inter_node` |
+//! | reduce | (non-blocking linear), `ompi_basic_linear`, `flat_tree`, `binomial`, `scatter_gather`, `ompi_chain`, `ompi_pipeline`, `ompi_binary`, `ompi_binomial`, `ompi_in_order_binary`, `NTSL`, `mvapich2_knomial`, `rab`, `arrival_pattern_aware`, `mvapich2_two_level` |
+//! | allreduce | (reduce + bcast), `redbcast`, `rdb`, `lr`, `rab_rdb`, `ompi_ring_segmented`, `rab1`, `rab2`, `mvapich2_rs`, `rab`, `smp_binomial`, `smp_rdb`, `smp_binomial_pipeline`, `smp_rsag`, `smp_rsag_lr`, `smp_rsag_rab`, `mvapich2_two_level` |
+//! | gather | (non-blocking linear), `ompi_basic_linear`, `ompi_binomial`, `ompi_linear_sync`, `mvapich2_two_level` |
+//! | scatter | (non-blocking linear), `ompi_basic_linear`, `ompi_binomial`, `ompi_linear_nb`, `mvapich2_two_level_binomial`, `mvapich2_two_level_direct` |
+//! | allgather | (non-blocking linear), `GB`, `ring`, `rdb`, `bruck`, `pair`, `ompi_neighborexchange`, `NTSLR`, `NTSLR_NB`, `rhv`, `spreading_simple`, `2dmesh`, `3dmesh`, `smp_simple`, `SMP_NTS`, `loosely_lr`, `mvapich2_smp` |
 //! | allgatherv | (non-blocking linear), `GB`, `ring`, `pair`, `mpich_ring`, `mpich_rdb`, `ompi_bruck`, `ompi_neighborexchange` |
-//! | alltoall | (ompi decision), `basic_linear`, `pair`, `ring`, `bruck`, `mvapich2_scatter_dest` |
-//! | alltoallv | (non-blocking linear), `ompi_basic_linear`, `pair`, `ring` |
-//! | reduce_scatter | (reduce + scatterv; MPICH's choice for unequal counts), `ompi_basic_recursivehalving`, `ompi_ring`, `mpich_pair`, `mpich_noncomm`, `mpich_rdb` |
+//! | alltoall | (ompi decision), `basic_linear`, `pair`, `ring`, `bruck`, `mvapich2_scatter_dest`, `pair_light_barrier`, `pair_mpi_barrier`, `pair_one_barrier`, `ring_light_barrier`, `ring_mpi_barrier`, `ring_one_barrier`, `rdb`, `2dmesh`, `3dmesh`, `pair_rma` |
+//! | alltoallv | (non-blocking linear), `ompi_basic_linear`, `pair`, `ring`, `bruck`, `pair_light_barrier`, `pair_mpi_barrier`, `pair_one_barrier`, `ring_light_barrier`, `ring_mpi_barrier`, `ring_one_barrier` |
+//! | reduce_scatter | (reduce + scatterv; MPICH's choice for unequal counts), `ompi_basic_recursivehalving`, `ompi_ring`, `mpich_pair`, `mpich_noncomm`, `mpich_rdb`, `ompi_butterfly` |
 //!
 //! Every algorithm works for any communicator size, any root, `MPI_IN_PLACE`
 //! where MPI allows it, non-contiguous datatypes and non-commutative operations
@@ -67,6 +67,25 @@ mod smp_bcast;
 mod smp_gather;
 mod smp_reduce;
 mod tree;
+
+/// The algorithm names `--cfg=smpi/<coll>:<name>` takes for collective `coll`
+/// (SMPI's names; besides the selectors' names), for `smpirun --help-cfg`.
+pub(crate) fn algorithm_names(coll: &str) -> Option<&'static [&'static str]> {
+    Some(match coll {
+        "barrier" => barrier::KNOWN,
+        "bcast" => bcast::KNOWN,
+        "reduce" => reduce::KNOWN,
+        "allreduce" => allreduce::KNOWN,
+        "gather" => gather::GATHER,
+        "scatter" => gather::SCATTER,
+        "allgather" => allgather::ALLGATHER,
+        "allgatherv" => allgather::ALLGATHERV,
+        "alltoall" => alltoall::ALLTOALL,
+        "alltoallv" => alltoall::ALLTOALLV,
+        "reduce_scatter" => reduce_scatter::KNOWN,
+        _ => return None,
+    })
+}
 mod trees_allgather;
 mod trees_allreduce;
 mod trees_bcast;

@@ -9,7 +9,7 @@ use super::{
 use crate::mpi::datatype::Datatype;
 use crate::mpi::MpiResult;
 
-const ALLGATHER: &[&str] = &[
+pub(super) const ALLGATHER: &[&str] = &[
     "GB",
     "ring",
     "rdb",
@@ -27,7 +27,7 @@ const ALLGATHER: &[&str] = &[
     "loosely_lr",
     "mvapich2_smp",
 ];
-const ALLGATHERV: &[&str] = &[
+pub(super) const ALLGATHERV: &[&str] = &[
     "GB",
     "ring",
     "pair",

@@ -8,7 +8,7 @@ use super::{
 use super::{trees_allreduce, trees_rab};
 use crate::mpi::MpiResult;
 
-const KNOWN: &[&str] = &[
+pub(super) const KNOWN: &[&str] = &[
     "redbcast",
     "rdb",
     "lr",

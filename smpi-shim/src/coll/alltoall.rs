@@ -9,7 +9,7 @@ use super::{alltoall_mesh, alltoall_rma, alltoall_sync};
 use super::{dtype_of, is_pof2, local_copy, CommView, TempBuf, BYTE, IN_PLACE, TAG_ALLTOALL};
 use crate::mpi::MpiResult;
 
-const ALLTOALL: &[&str] = &[
+pub(super) const ALLTOALL: &[&str] = &[
     "basic_linear",
     "pair",
     "ring",
@@ -26,7 +26,7 @@ const ALLTOALL: &[&str] = &[
     "3dmesh",
     "pair_rma",
 ];
-const ALLTOALLV: &[&str] = &[
+pub(super) const ALLTOALLV: &[&str] = &[
     "ompi_basic_linear",
     "pair",
     "ring",

@@ -4,7 +4,7 @@ use super::select::{self, pick};
 use super::{CommView, BYTE, TAG_BARRIER};
 use crate::mpi::MpiResult;
 
-const KNOWN: &[&str] = &[
+pub(super) const KNOWN: &[&str] = &[
     "ompi_basic_linear",
     "ompi_two_procs",
     "ompi_recursivedoubling",

@@ -7,7 +7,7 @@ use super::trees_bcast;
 use super::{boff, dtype_of, elem, ByteView, CommView, BYTE, TAG_BCAST};
 use crate::mpi::MpiResult;
 
-const KNOWN: &[&str] = &[
+pub(super) const KNOWN: &[&str] = &[
     "binomial_tree",
     "flattree",
     "flattree_pipeline",

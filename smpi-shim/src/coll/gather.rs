@@ -7,13 +7,13 @@ use super::{
 };
 use crate::mpi::MpiResult;
 
-const GATHER: &[&str] = &[
+pub(super) const GATHER: &[&str] = &[
     "ompi_basic_linear",
     "ompi_binomial",
     "ompi_linear_sync",
     "mvapich2_two_level",
 ];
-const SCATTER: &[&str] = &[
+pub(super) const SCATTER: &[&str] = &[
     "ompi_basic_linear",
     "ompi_binomial",
     "ompi_linear_nb",

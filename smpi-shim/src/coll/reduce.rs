@@ -9,7 +9,7 @@ use super::{
 use super::{trees_rab, trees_reduce};
 use crate::mpi::{self as rt, with_world, MpiResult};
 
-const KNOWN: &[&str] = &[
+pub(super) const KNOWN: &[&str] = &[
     "ompi_basic_linear",
     "flat_tree",
     "binomial",

@@ -6,7 +6,7 @@ use super::{
 };
 use crate::mpi::MpiResult;
 
-const KNOWN: &[&str] = &[
+pub(super) const KNOWN: &[&str] = &[
     "ompi_basic_recursivehalving",
     "ompi_ring",
     "mpich_pair",

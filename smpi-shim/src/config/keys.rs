@@ -280,7 +280,7 @@ pub(crate) static KEYS: &[Key] = &[
     key(
         "smpi/coll-selector",
         "default",
-        "collective algorithm selector: default, ompi or mpich (checked at the first collective)",
+        "collective algorithm selector: default, ompi, mpich, mvapich2 or impi (SMPI 3.32's; checked at the first collective)",
         field!(coll_selector, text),
     ),
     key(
@@ -561,6 +561,14 @@ pub(crate) fn help() -> String {
         out += &format!("{:34} default '{}'\n{:34} {}\n", k.name, k.default, "", k.help);
         if !k.aliases.is_empty() {
             out += &format!("{:34} (also accepted as {})\n", "", k.aliases.join(", "));
+        }
+        let coll = k.name.strip_prefix("smpi/");
+        if let Some(names) = coll.and_then(crate::coll::algorithm_names) {
+            out += &format!(
+                "{:34} default, ompi, mpich, mvapich2, impi (selectors) or {}\n",
+                "",
+                names.join(", ")
+            );
         }
     }
     out

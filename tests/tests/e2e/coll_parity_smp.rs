@@ -9,9 +9,9 @@
 //! first call is timed (`cold`): it pays SMPI's SMP set-up (`Comm::init_smp`),
 //! which we simulate message for message; a second, warm call is timed too.
 //!
-//! Not compared: `reduce` `mvapich2_two_level` with every rank on one host
-//! and more than 2048 B (SMPI runs MVAPICH2's k-nomial reduce there, which
-//! we do not have; we run `reduce__mpich`).
+//! (`reduce` `mvapich2_two_level` with every rank on one host and more than
+//! 2048 B runs MVAPICH2's k-nomial reduce, as SMPI: compared in
+//! `coll_parity_selectors`.)
 //!
 //! Known differences, skipped below (SMPI misbehaves, we stay correct):
 //! * `smp_rsag` on a count the number of hosts does not divide: SMPI leaves

@@ -331,6 +331,14 @@ fn help_cfg_states_the_precedence() {
         "{}",
         out.describe()
     );
+    // Each smpi/<collective> key lists the selectors and its algorithms.
+    assert!(
+        text.contains("smpi/bcast default '' force the bcast algorithm default, ompi, mpich, mvapich2, impi")
+            && text.contains("SMP_binomial")
+            && text.contains("ompi_butterfly"),
+        "{}",
+        out.describe()
+    );
 }
 
 /// SMPI reads the host properties `smpi/os`, `smpi/or` and `smpi/ois` as that host's own
