@@ -165,7 +165,6 @@ impl Rank {
             .ok_or_else(|| mpi_err(MPI_ERR_COMM, format!("unknown communicator handle {h}")))
     }
 
-    /// Adds a communicator to this rank's table, returns its handle.
     /// Adds a communicator the library uses internally (SMPI's intra-host
     /// and leaders communicators): the program never sees its handle, and it
     /// is not one of the rank's handles to free.
@@ -174,6 +173,7 @@ impl Rank {
         HIDDEN_COMM_BASE + self.hidden_comms.len() as i32 - 1
     }
 
+    /// Adds a communicator to this rank's table, returns its handle.
     pub(crate) fn add_comm(&mut self, c: CommEntry) -> i32 {
         if let Some(i) = self.comms.iter().skip(3).position(|c| c.is_none()) {
             self.comms[i + 3] = Some(c);
