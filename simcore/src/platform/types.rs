@@ -83,6 +83,12 @@ pub trait Router: std::fmt::Debug + Send + Sync {
     /// message takes the missing route).
     fn try_route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) -> Result<(), NoRoute>;
 
+    /// Where this platform's routes are known to give other times than SimGrid's, one sentence
+    /// each, for the run to warn about (none by default).
+    fn caveats(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Appends to `out` the links crossed from `src` to `dst`, in order.
     ///
     /// # Panics

@@ -252,6 +252,9 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     .map_err(|e| e.0)?;
     // Each coroutine stack is a mapping and its guard page another.
     crate::host::folding::reserve_mappings(2 * np + 64);
+    for caveat in platform.router.caveats() {
+        eprintln!("smpirun: warning: {caveat}");
+    }
     let mut sim = Simulation::new(platform.clone(), kcfg);
     let display_timing = cfg.display_timing;
     let request_log = match &args.request_log {

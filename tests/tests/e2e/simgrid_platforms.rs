@@ -15,7 +15,8 @@
 //! Known difference: SimGrid's `vivaldi.xml` (hosts with coordinates and no `<peer>` links) loads
 //! and routes as in SimGrid, but its times differ: SimGrid ends a message that crosses no link
 //! once its latency is paid, whereas ours, on the link that carries the Vivaldi latency, is
-//! bounded by the TCP window (`network/TCP-gamma` / (2 × latency)) like any other.
+//! bounded by the TCP window (`network/TCP-gamma` / (2 × latency)) like any other; smpirun warns
+//! of it when it loads such a zone (`hosts_without_peer_links_in_a_vivaldi_zone_are_warned_of`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -372,6 +373,40 @@ fn bypass_routes_match_smpi() {
 fn vivaldi_zones_match_smpi() {
     let p = write_scratch("vivaldi.xml", VIVALDI);
     compare(&p, &["p1", "p2", "p3", "p4"]);
+}
+
+/// Hosts with coordinates but no `<peer>` link in a Vivaldi zone (SimGrid's `vivaldi.xml`):
+/// their messages' times are not SimGrid's, and the run says so; a zone of peers gets no warning.
+#[test]
+fn hosts_without_peer_links_in_a_vivaldi_zone_are_warned_of() {
+    let lone = write_scratch(
+        "vivaldi_hosts.xml",
+        r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Vivaldi">
+    <host id="a" coordinates="25.5 9.4 1.4" speed="1Gf"/>
+    <host id="b" coordinates="-12.7 -9.9 2.1" speed="1Gf"/>
+  </zone>
+</platform>
+"#,
+    );
+    let prog = build_c(&write_scratch("zone_pairs.c", PAIRS_C));
+    for (platform, warned) in [(lone, true), (write_scratch("vivaldi.xml", VIVALDI), false)] {
+        let out = Smpirun::new(&prog)
+            .platform(&platform)
+            .np(2)
+            .cfg("smpi/simulate-computation:no")
+            .run();
+        out.assert_success();
+        assert_eq!(
+            out.stderr
+                .contains("warning: Vivaldi zone `AS0`: 2 hosts have coordinates but no <peer> link"),
+            warned,
+            "{}",
+            out.describe()
+        );
+    }
 }
 
 #[test]
