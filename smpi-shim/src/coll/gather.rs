@@ -282,21 +282,7 @@ pub(crate) fn scatter(
             scatterv_linear(c, sbuf, &counts, &displs, stype, rbuf, rcount, rtype, root)
         }
         "ompi_basic_linear" => {
-            if c.rank != root {
-                return c.recv(rbuf, rcount, rtype, root, TAG_SCATTER).map(|_| ());
-            }
-            let sdt = dtype_of(stype)?;
-            for i in 0..c.size {
-                let src = elem(sbuf, &sdt, i as usize * scount);
-                if i == root {
-                    if rbuf != IN_PLACE {
-                        local_copy(src, scount, stype, rbuf, rcount, rtype)?;
-                    }
-                } else {
-                    c.send(src, scount, stype, i, TAG_SCATTER)?;
-                }
-            }
-            Ok(())
+            super::smp_gather::linear_scatter(c, sbuf, scount, stype, rbuf, rcount, rtype, root)
         }
         "mvapich2_two_level_binomial" | "mvapich2_two_level_direct" => super::smp_gather::scatter_two_level(
             c,

@@ -86,8 +86,9 @@ pub(crate) fn gather_two_level(
 }
 
 /// Open MPI's basic linear scatter (SMPI's `scatter__ompi_basic_linear`):
-/// the root sends each block in rank order with blocking sends.
-fn linear_scatter(
+/// the root sends each block in rank order with blocking sends (also
+/// `smpi/scatter:ompi_basic_linear`).
+pub(super) fn linear_scatter(
     c: CommView,
     sbuf: *const u8,
     scount: usize,
