@@ -184,21 +184,7 @@ pub(crate) fn arrival_pattern_aware(
         if let Some(to) = next {
             c.send(h.as_ptr().cast(), h.len(), MPI_INT, to, TAG_ARRIVAL)?;
         }
-        let mut recvs = Vec::with_capacity(pipe);
-        for i in 0..pipe {
-            recvs.push(c.irecv(at(i), seg, dtype, rt::MPI_ANY_SOURCE, TAG_ARRIVAL)?);
-        }
-        match next {
-            Some(to) => {
-                let mut sends = Vec::with_capacity(pipe);
-                for (i, &rq) in recvs.iter().enumerate() {
-                    c.wait(rq)?;
-                    sends.push(c.isend(at(i), seg, dtype, to, TAG_ARRIVAL)?);
-                }
-                c.waitall(&sends);
-            }
-            None => c.waitall_checked(&recvs)?,
-        }
+        relay(c, &at, pipe, seg, dtype, rt::MPI_ANY_SOURCE, next)?;
     }
     if pipelined && pipe * seg < count {
         bcast::run(c, at(pipe), count - pipe * seg, dtype, root)?;
@@ -285,26 +271,42 @@ pub(crate) fn arrival_pattern_aware_wait(
         if let Some(to) = next {
             c.send(h.as_ptr().cast(), h.len(), MPI_INT, to, TAG_ARRIVAL)?;
         }
-        let mut recvs = Vec::with_capacity(pipe);
-        for i in 0..pipe {
-            recvs.push(c.irecv(at(i), seg, dtype, from, TAG_ARRIVAL)?);
-        }
-        match next {
-            Some(to) => {
-                let mut sends = Vec::with_capacity(pipe);
-                for (i, &rq) in recvs.iter().enumerate() {
-                    c.wait(rq)?;
-                    sends.push(c.isend(at(i), seg, dtype, to, TAG_ARRIVAL)?);
-                }
-                c.waitall(&sends);
-            }
-            None => c.waitall_checked(&recvs)?,
-        }
+        relay(c, &at, pipe, seg, dtype, from, next)?;
     }
     if pipelined && pipe * seg < count {
         bcast::run(c, at(pipe), count - pipe * seg, dtype, root)?;
     }
     Ok(())
+}
+
+/// A chain member's part of the arrival-pattern bcasts: post the receives of
+/// the `pipe` segments (of `seg` elements, at `at(i)`) from `from`, and pass
+/// each one on to `next` as it arrives (isends, waited for at the end).
+fn relay(
+    c: CommView,
+    at: &dyn Fn(usize) -> *mut u8,
+    pipe: usize,
+    seg: usize,
+    dtype: i32,
+    from: i32,
+    next: Option<i32>,
+) -> MpiResult<()> {
+    let mut recvs = Vec::with_capacity(pipe);
+    for i in 0..pipe {
+        recvs.push(c.irecv(at(i), seg, dtype, from, TAG_ARRIVAL)?);
+    }
+    match next {
+        Some(to) => {
+            let mut sends = Vec::with_capacity(pipe);
+            for (i, &rq) in recvs.iter().enumerate() {
+                c.wait(rq)?;
+                sends.push(c.isend(at(i), seg, dtype, to, TAG_ARRIVAL)?);
+            }
+            c.waitall(&sends);
+            Ok(())
+        }
+        None => c.waitall_checked(&recvs),
+    }
 }
 
 /// SMPI's `arrival_scatter`. Rank 0 (after the root hands it the data)
