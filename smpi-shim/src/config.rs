@@ -20,6 +20,7 @@
 
 mod given;
 mod keys;
+mod unsupported;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::keys::{self, KEYS};
+use super::unsupported;
 use super::{ConfigError, Source};
 
 /// One given value and its source.
@@ -76,9 +77,12 @@ impl RawConfig {
     }
 }
 
-/// What to say about an unknown key: that it is unknown, and the closest names if they are
-/// close (a typo, `_` for `-`).
+/// What to say about an unknown key: that SimGrid has it but this simulator does not (and why),
+/// or that it is unknown, with the closest names if they are close (a typo, `_` for `-`).
 fn unknown_key_problem(key: &str) -> String {
+    if let Some(why) = unsupported::reason(key) {
+        return format!("a SimGrid 3.32 key that this simulator does not support: {why}");
+    }
     let names = KEYS
         .iter()
         .flat_map(|k| std::iter::once(k.name).chain(k.aliases.iter().copied()));

@@ -90,6 +90,17 @@ fn aliases_and_unknown_keys() {
     assert!(e.to_string().contains("unknown configuration key"), "{e}");
     let e = raw.set_pair("smpi/wtim:0").unwrap_err();
     assert!(e.to_string().contains("did you mean smpi/wtime"), "{e}");
+    // SimGrid's own keys that are not implemented say so, and why.
+    let e = raw
+        .set_pair("model-check/reduction:dpor")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("--cfg=model-check/reduction:dpor: a SimGrid 3.32 key that this simulator does not support: model checking"), "{e}");
+    let e = raw
+        .set_pair("smpi/papi-events:PAPI_TOT_CYC")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("does not support: PAPI"), "{e}");
 }
 
 #[test]
