@@ -503,6 +503,33 @@ pub(crate) static KEYS: &[Key] = &[
         },
     ),
     key(
+        "contexts/synchro",
+        "futex",
+        "how SimGrid's parallel threads synchronize (futex, posix, busy_wait): there are none here; accepted",
+        |_, v| one_of(v, &[("futex", ()), ("posix", ()), ("busy_wait", ())]),
+    ),
+    key(
+        "disk/model",
+        "S19",
+        "SimGrid's disk model: S19 (the only one SimGrid 3.32 has) is the one simulated",
+        |_, v| one_of(v, &[("S19", ())]),
+    ),
+    key(
+        "disk/solver",
+        "maxmin",
+        "SimGrid's solver of the disk model: maxmin (bmf and fairbottleneck are not implemented)",
+        |_, v| one_of(v, &[("maxmin", ())]),
+    ),
+    key(
+        "tracing/smpi",
+        "yes",
+        "SimGrid's switch for MPI calls in the trace: the timeline here is the MPI calls (no is refused)",
+        |_, v| match yes_no(v)? {
+            true => Ok(()),
+            false => Err("not supported: the trace (-trace) is the MPI timeline; leave tracing off instead".into()),
+        },
+    ),
+    key(
         "smpi/errors-are-fatal",
         "yes",
         "MPI errors abort unless an error handler says otherwise",

@@ -2,10 +2,12 @@
 //! with the reason, so that a configuration written for SimGrid is refused with a sentence that
 //! says why instead of "unknown key" (or, worse, silently ignored).
 
-/// `(key or key prefix ending in '/', why it is refused)`. Keys we implement are in
-/// [`super::keys::KEYS`]; a name is looked up here only when it is not one of them.
+/// `(name, why it is refused)`: a name covers the key of that name and its family (the keys that
+/// continue it with `/`, `-` or `_`: `tracing/disable` covers `tracing/disable-destroy` and
+/// `tracing/disable_link`). Keys we implement are in [`super::keys::KEYS`]; a name is looked up
+/// here only when it is not one of them.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    ("model-check/", "model checking (SimGrid's simgrid-mc) is not implemented"),
+    ("model-check", "model checking (SimGrid's simgrid-mc) is not implemented"),
     (
         "bmf/",
         "the BMF solver of parallel tasks (host/model:ptask_L07) is not implemented; max-min is the only solver",
@@ -15,8 +17,25 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "actions are never queued per resource here: every action shares its resources at once (SimGrid's default, -1)",
     ),
     (
-        "contexts/synchro",
-        "ranks run one at a time in one thread (SimGrid's contexts/nthreads:1); there is no parallel mode to synchronize",
+        "plugin/dvfs/",
+        "SimGrid's host_dvfs plugin is not implemented (programs can set pstates with sg_host_set_pstate)",
+    ),
+    (
+        "tracing/categorized",
+        "resource-utilization traces are not written; the trace (-trace) is the MPI timeline",
+    ),
+    (
+        "tracing/uncategorized",
+        "resource-utilization traces are not written; the trace (-trace) is the MPI timeline",
+    ),
+    ("tracing/platform", "the platform's graph is not written into traces"),
+    ("tracing/actor", "the trace holds MPI ranks, not SimGrid actors' states"),
+    ("tracing/vm", "virtual machines are not simulated"),
+    ("tracing/basic", "SimGrid's basic (uncategorized, no-state) trace is not written"),
+    ("tracing/disable", "SimGrid's resource-utilization traces are not written, so there is nothing to disable"),
+    (
+        "smpi/trace-call",
+        "call locations (file and line of each MPI call) are not recorded in traces",
     ),
     ("debug/breakpoint", "stopping in a debugger at a simulated date is not implemented"),
     ("debug/clean-atexit", "SimGrid's exit handlers do not exist here: the run always cleans up"),
@@ -54,11 +73,9 @@ pub(super) fn reason(key: &str) -> Option<&'static str> {
     UNSUPPORTED
         .iter()
         .find(|(name, _)| {
-            if name.ends_with('/') {
-                key.starts_with(name)
-            } else {
-                key == *name
-            }
+            key.strip_prefix(name).is_some_and(|rest| {
+                rest.is_empty() || name.ends_with('/') || rest.starts_with(['/', '-', '_'])
+            })
         })
         .map(|(_, why)| *why)
 }
@@ -87,5 +104,9 @@ mod tests {
         assert!(reason("smpi/buffering").is_some());
         assert!(reason("smpi/buffer").is_none());
         assert!(reason("model-checker").is_none());
+        assert!(reason("tracing/disable_link").is_some());
+        assert!(reason("tracing/platform/topology").is_some());
+        assert!(reason("smpi/trace-call-use-absolute-path").is_some());
+        assert!(reason("tracing/smpi").is_none());
     }
 }
