@@ -301,6 +301,10 @@ fn simgrid_implementation_keys_are_accepted_and_change_nothing() {
         ("cpu/maxmin-selective-update", "yes"),
         ("network/maxmin-selective-update", "no"),
         ("contexts/factory", "thread"),
+        ("contexts/synchro", "posix"),
+        ("disk/model", "S19"),
+        ("disk/solver", "maxmin"),
+        ("tracing/smpi", "yes"),
     ];
     let out = on_wire(platform_with(&choices)).cfg("contexts/nthreads:4").run();
     out.assert_success();
@@ -315,6 +319,20 @@ fn simgrid_implementation_keys_are_accepted_and_change_nothing() {
     assert_rejected(&out, &["host/model:ptask_L07", "expected default or compound"]);
     let out = on_wire(platform_with(&[("cpu/optim", "Fast")])).run();
     assert_rejected(&out, &["cpu/optim:Fast", "expected Lazy, TI or Full"]);
+    // SimGrid keys for what is not simulated here say so, with the reason, wherever given.
+    let out = on_wire(platform_with(&[("tracing/categorized", "yes")])).run();
+    assert_rejected(
+        &out,
+        &[
+            "tracing/categorized:yes",
+            "a SimGrid 3.32 key that this simulator does not support",
+            "resource-utilization traces are not written",
+        ],
+    );
+    let out = on_wire(platform_with(&[]))
+        .cfg("model-check/reduction:dpor")
+        .run();
+    assert_rejected(&out, &["--cfg=model-check/reduction:dpor", "model checking"]);
 }
 
 #[test]
