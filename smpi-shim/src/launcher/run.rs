@@ -312,6 +312,8 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         )?);
     }
     world.libc = libc_state;
+    // A replay sends from scratch buffers: copying them would cost wall time for nothing.
+    world.payloads_meaningless = replay.is_some();
     if let Some(net) = model_set.network.as_ref().filter(|n| !n.noise.is_none()) {
         world.net_noise = Some(crate::mpi::NetNoise::new(net.noise.clone(), seed, np));
     }

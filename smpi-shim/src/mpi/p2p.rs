@@ -152,7 +152,11 @@ pub(crate) fn isend_kept(
         let detached = mode == SendMode::Buffered
             || (mode != SendMode::Sync && size < w.cfg.detached_thresh && a.peer != MPI_PROC_NULL);
         // Detached sends are copied when posted (see `post_send`).
-        let payload = send_payload(&dt, a.buf, a.count, size);
+        let payload = if w.payloads_meaningless {
+            Payload::Folded
+        } else {
+            send_payload(&dt, a.buf, a.count, size)
+        };
         // As SMPI: software overheads are evaluated on the payload (no envelope).
         let overhead = if immediate {
             w.cfg.ois.cost(size as f64)

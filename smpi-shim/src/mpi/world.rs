@@ -261,6 +261,9 @@ pub(crate) struct World {
     pub wins: crate::mpi::rma::Windows,
     /// The MPI-IO files.
     pub files: crate::mpi::io::Files,
+    /// Whether message contents mean nothing (a replayed trace: every send is from a scratch
+    /// buffer), so point-to-point payloads are not copied.
+    pub(crate) payloads_meaningless: bool,
 }
 
 thread_local! {
@@ -410,6 +413,7 @@ impl World {
             libc: crate::host::libc_state::LibcState::new(1),
             wins: Default::default(),
             files: Default::default(),
+            payloads_meaningless: false,
         }
     }
 
