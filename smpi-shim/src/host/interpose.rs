@@ -289,6 +289,22 @@ unsafe fn exported_by(name: &str, smpirun_base: usize) -> bool {
     }
 }
 
+/// The address at which `smpirun`'s own image is loaded. Looked up once: `dladdr` also
+/// searches the image's symbol table for the nearest symbol (about 10^5 instructions in
+/// `smpirun`), and every rank's copy of the program asks.
+fn smpirun_base() -> Result<usize, String> {
+    static BASE: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let base = *BASE.get_or_init(|| {
+        // Safety: `dladdr` only reads the loader's tables; `info` is a plain C struct.
+        unsafe {
+            let mut info: libc::Dl_info = std::mem::zeroed();
+            let here = smpirun_base as *const c_void;
+            (libc::dladdr(here, &mut info) != 0).then_some(info.dli_fbase as usize)
+        }
+    });
+    base.ok_or_else(|| "cannot locate smpirun's own image".to_string())
+}
+
 /// Binds the program's references to its own global symbols to its own
 /// definitions, as they would bind in an executable: a program is loaded as a
 /// shared object after `smpirun` and libc, so without this a global of the
@@ -313,12 +329,7 @@ pub(crate) unsafe fn bind_own_symbols(
 ) -> Result<usize, String> {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
     unsafe {
-        let mut info: libc::Dl_info = std::mem::zeroed();
-        let here = bind_own_symbols as *const c_void;
-        if libc::dladdr(here, &mut info) == 0 {
-            return Err("cannot locate smpirun's own image".into());
-        }
-        let smpirun_base = info.dli_fbase as usize;
+        let smpirun_base = smpirun_base()?;
         let mut rebound = 0usize;
         for_each_symbol_reloc(handle, |base, r| {
             let defined = r.sym.st_shndx != SHN_UNDEF && r.sym.st_shndx != SHN_ABS;
