@@ -168,9 +168,11 @@ impl Drop for Program {
 ///
 /// The dynamic loader recognises an already-loaded object by the path it was
 /// opened with, and descriptor numbers are reused once closed, so each copy is
-/// opened through a uniquely named symbolic link to `/proc/self/fd/<n>`.
+/// opened through a uniquely named symbolic link to `/proc/self/fd/<n>`. Each `dlopen` compares
+/// its path with every object already loaded (`strcmp`: a quarter of the start-up of a thousand
+/// ranks), so the links have short paths that differ early: `<tmp>/smpi<pid>/<rank>-<program>.so`.
 fn load_memfd(path: &Path, image: &[u8], ranks: usize, mut prog: Program) -> Result<Program, LoadError> {
-    let links = std::env::temp_dir().join(format!("smpirun-{}-links", std::process::id()));
+    let links = std::env::temp_dir().join(format!("smpi{}", std::process::id()));
     std::fs::create_dir_all(&links).map_err(|e| LoadError::Copy {
         rank: 0,
         dir: links.clone(),
@@ -202,7 +204,7 @@ fn load_memfd(path: &Path, image: &[u8], ranks: usize, mut prog: Program) -> Res
             }
             written += n as usize;
         }
-        let link = links.join(format!("{base}-{rank}.so"));
+        let link = links.join(format!("{rank}-{base}.so"));
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(format!("/proc/self/fd/{fd}"), &link).map_err(copy_err)?;
         let opened = open(&link);
