@@ -349,7 +349,8 @@ pub struct EnergyReport {
 }
 
 impl EnergyReport {
-    /// The hosts in SimGrid's order (by name).
+    /// The hosts by name: SimGrid's order for the total, and for its per-host lines on a
+    /// platform of one zone (it prints those zone by zone, child zones first).
     pub fn by_name(&self) -> Vec<&(String, f64, bool)> {
         let mut v: Vec<&(String, f64, bool)> = self.hosts.iter().collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
