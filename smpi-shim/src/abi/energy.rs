@@ -23,16 +23,25 @@ use crate::mpi::{entry, with_world, world_exists};
 /// The category chain of the plugin's messages, nearest first.
 const CATEGORY: [&str; 2] = ["host_energy", "kernel"];
 
-/// Prints one line of category `category` (with its ancestors `chain`) in SimGrid's layout
-/// when `--log` lets it through: from the rank running now, else from no actor, at the
-/// simulated time `now`. C's stdio is flushed first, so the line follows the program's output.
-fn log(chain: &[&str], prio: Priority, location: Option<(&str, i32)>, message: &str, now: f64) {
+/// Prints one line of the category `chain[0]` (`chain`: it and its ancestors) in SimGrid's
+/// layout when `--log` lets it through, at the simulated time `now`: from the rank running now
+/// when `from_rank`, else from no actor (SimGrid's kernel). C's stdio is flushed first, so the
+/// line follows the program's output.
+fn log(
+    chain: &[&str],
+    prio: Priority,
+    location: Option<(&str, i32)>,
+    message: &str,
+    now: f64,
+    from_rank: bool,
+) {
     if prio < xbt_log::threshold(chain).0 {
         return;
     }
     let location = location.filter(|_| !xbt_log::no_loc());
-    let origin =
-        current().map(|r| with_world(|w| (w.platform.host(w.ranks[r as usize].host).name.clone(), r)));
+    let origin = current()
+        .filter(|_| from_rank)
+        .map(|r| with_world(|w| (w.platform.host(w.ranks[r as usize].host).name.clone(), r)));
     let origin = origin.as_ref().map(|(host, rank)| Origin { host, rank: *rank });
     // Safety: flushing C stdio.
     unsafe { libc::fflush(std::ptr::null_mut()) };
@@ -42,9 +51,10 @@ fn log(chain: &[&str], prio: Priority, location: Option<(&str, i32)>, message: &
     );
 }
 
-/// Prints a `host_energy` message (the end report, the warnings of the start).
+/// Prints a `host_energy` message (the end report, the warnings of the start), from no actor
+/// as SimGrid's plugin does (it logs from the kernel).
 pub(crate) fn log_energy(prio: Priority, location: Option<(&str, i32)>, message: &str, now: f64) {
-    log(&CATEGORY, prio, location, message, now);
+    log(&CATEGORY, prio, location, message, now, false);
 }
 
 /// The rank running now, if any.
@@ -73,7 +83,7 @@ fn now() -> f64 {
 /// A failed `xbt_assert` of the plugin: SimGrid's `root/CRITICAL` line, then the run ends
 /// (exit status 134, as SimGrid aborts).
 fn assert_failed(message: String) -> ! {
-    log(&["root"], Priority::Critical, None, &message, now());
+    log(&["root"], Priority::Critical, None, &message, now(), true);
     stop(format!("aborted by xbt_assert: {message}"))
 }
 

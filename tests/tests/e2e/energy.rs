@@ -273,6 +273,16 @@ fn recorded_smpi_lines_on_energy_mixed_are_ours() {
         ours.assert_success();
         assert_eq!(energy_lines(&ours), expected, "{cfgs:?}\n{}", ours.describe());
     }
+    // Started by the program at time 0 instead: the same lines (the warning too, from no rank).
+    let ours = Smpirun::new(program())
+        .platform(mixed())
+        .hostfile(&hf)
+        .np(5)
+        .cfg("smpi/simulate-computation:no")
+        .args(["1e8", "init"])
+        .run();
+    ours.assert_success();
+    assert_eq!(energy_lines(&ours), expected, "init\n{}", ours.describe());
 }
 
 #[test]
