@@ -49,6 +49,7 @@ use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use crate::crash;
+use crate::energy;
 use crate::lmm::{self, CnstId, Sharing, VarId};
 use crate::platform::{DiskId, HostId, LinkId, Platform, SharingPolicy};
 use crate::sgorder::SgOrder;
@@ -402,6 +403,8 @@ struct Kernel {
     disk_cnst: Vec<[CnstId; 3]>,
     /// Running I/Os, in start order (SimGrid's started-action set).
     ios: Vec<u32>,
+    /// The host energy plugin, when on.
+    energy: Option<Box<energy::Meter>>,
 }
 
 impl Kernel {
@@ -626,6 +629,7 @@ impl Kernel {
     }
 
     fn start_exec(&mut self, a: ActivityId, host: HostId, flops: f64) {
+        self.energy_update(host);
         let speed = self.platform.host(host).speed;
         let now = self.now;
         let var = self.lmm.add_variable(1.0, speed);
@@ -968,6 +972,10 @@ impl Kernel {
     }
 
     fn finish_activity(&mut self, a: ActivityId) {
+        let act = &self.acts[a.0 as usize];
+        if matches!(act.kind, ActKind::Exec | ActKind::Sleep) {
+            self.energy_update(act.src);
+        }
         self.sg_sleep_free(a);
         let now = self.now;
         let act = self.act_mut(a);
@@ -1036,6 +1044,44 @@ impl Kernel {
             ActKind::Manual => format!("event #{}", a.0),
             ActKind::Io => format!("disk I/O #{} on {} ({} B)", a.0, p.host(act.src).name, act.size),
         }
+    }
+}
+
+impl Kernel {
+    /// The host energy plugin's update of `host` (nothing when the plugin is off): the ONE
+    /// entry point for whatever changes what a host dissipates. Called just before a
+    /// computation starts on the host and when a computation or sleep on it ends (before its
+    /// variable leaves the system); call it too right after the host's speed, pstate or on/off
+    /// state changed, before the max-min system is re-solved. The interval that ends is counted
+    /// at the load of the last solve and at the pstate recorded when it began; the pstate (or
+    /// off) of the next one is read from the [`energy::Hosts`] view below.
+    fn energy_update(&mut self, host: HostId) {
+        if let Some(mut meter) = self.energy.take() {
+            meter.update(host, self.now, &*self);
+            self.energy = Some(meter);
+        }
+    }
+}
+
+/// The kernel's hosts as the energy plugin sees them: the ONE place that tells it a host's
+/// pstate, pstate speeds and state. The platform keeps one speed per host (its initial
+/// pstate's) and hosts never turn off, so every host is on, in pstate 0, at that speed.
+impl energy::Hosts for Kernel {
+    fn state(&self, host: HostId) -> energy::HostState {
+        energy::HostState {
+            on: true,
+            pstate: 0,
+            cores: self.platform.host(host).cores,
+            load: self.lmm.constraint_load(self.host_cnst[host.0 as usize]),
+        }
+    }
+
+    fn pstate_speed(&self, host: HostId, _pstate: usize) -> f64 {
+        self.platform.host(host).speed
+    }
+
+    fn pstate_count(&self, _host: HostId) -> Option<usize> {
+        None
     }
 }
 
@@ -1116,15 +1162,15 @@ impl Ctx {
         let now = k.now;
         k.act_mut(a).state = ActState::Latency;
         k.act_mut(a).start = now;
+        let host = k.actors[self.me.0 as usize].host;
+        k.act_mut(a).src = host;
         if k.sg.is_some() {
             // SimGrid sleeps at least its timing precision and is dated at the next solve.
-            let host = k.actors[self.me.0 as usize].host;
             let seconds = if seconds > 0.0 {
                 seconds.max(k.timing_precision)
             } else {
                 0.0
             };
-            k.act_mut(a).src = host;
             k.act_mut(a).due = now + seconds;
             k.sg.as_mut().expect("checked").sleep_start(a.0, host.0);
         } else {
@@ -1375,6 +1421,28 @@ impl KernelHandle {
             k.finish_activity(a);
         }
     }
+
+    /// Turns the host energy plugin on now (nothing if it is on): SimGrid's warnings, or the
+    /// first malformed power property.
+    pub fn enable_host_energy(&self) -> Result<Vec<String>, energy::PropertyError> {
+        let mut k = self.k.borrow_mut();
+        if k.energy.is_some() {
+            return Ok(Vec::new());
+        }
+        let platform = k.platform.clone();
+        let (meter, warnings) = energy::Meter::new(&platform.hosts, k.now, &*k)?;
+        k.energy = Some(Box::new(meter));
+        Ok(warnings)
+    }
+
+    /// `f` on the host energy plugin at the current date; `None` when the plugin is off.
+    pub fn energy<R>(&self, f: impl FnOnce(&mut energy::Access<'_>) -> R) -> Option<R> {
+        let mut k = self.k.borrow_mut();
+        let mut meter = k.energy.take()?;
+        let r = f(&mut energy::Access::new(&mut meter, k.now, &*k));
+        k.energy = Some(meter);
+        Some(r)
+    }
 }
 
 /// Statistics of a finished run.
@@ -1479,6 +1547,7 @@ impl Simulation {
             disk_lmm,
             disk_cnst,
             ios: Vec::new(),
+            energy: None,
         };
         Simulation {
             k: Rc::new(RefCell::new(k)),

@@ -7,6 +7,7 @@
 //! - [`crash`]: clear reports when an actor's code crashes or overflows its stack.
 
 pub mod crash;
+pub mod energy;
 pub mod engine;
 pub mod lmm;
 pub mod platform;

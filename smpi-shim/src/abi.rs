@@ -45,6 +45,7 @@ mod blas;
 mod coll;
 mod comm;
 mod datatype;
+pub(crate) mod energy;
 mod errhandler;
 mod fortran;
 mod group;

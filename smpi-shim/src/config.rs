@@ -201,6 +201,8 @@ pub(crate) struct SmpiConfig {
     pub simcall_yield: bool,
     /// `smpi/event-order` is `simgrid`: SimGrid's order among same-date events.
     pub simgrid_order: bool,
+    /// `plugin:host_energy`: SimGrid's host energy plugin (`simcore::energy`).
+    pub host_energy: bool,
     /// `smpi/finalization-barrier` (SimGrid 3.32's name; `smpi/barrier-finalization` also accepted).
     pub barrier_finalization: bool,
     /// `smpi/coll-selector`.
@@ -324,6 +326,7 @@ impl SmpiConfig {
             init: f64::NAN,
             simcall_yield: false,
             simgrid_order: false,
+            host_energy: false,
             barrier_finalization: false,
             coll_selector: String::new(),
             coll_forced: BTreeMap::new(),

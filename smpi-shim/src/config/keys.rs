@@ -554,6 +554,13 @@ pub(crate) static KEYS: &[Key] = &[
         "comma-separated BLAS kernels always run for real",
         field!(blas_compute, comma_list),
     ),
+    key(
+        "plugin",
+        "",
+        "SimGrid plugin: host_energy (energy per host from its wattage_per_state and wattage_off \
+         properties, printed at the end and in --json); SimGrid's other plugins are not supported",
+        field!(host_energy, plugin),
+    ),
     key("smpi/bcast", "", "force the bcast algorithm", |c, v| force(c, "bcast", v)),
     key("smpi/barrier", "", "force the barrier algorithm", |c, v| force(c, "barrier", v)),
     key("smpi/reduce", "", "force the reduce algorithm", |c, v| force(c, "reduce", v)),
@@ -787,6 +794,37 @@ fn shared_malloc_mode(value: &str) -> Result<String, String> {
     match value {
         "global" | "local" | "no" | "off" | "yes" => Ok(value.to_string()),
         _ => Err("expected global, local or no".to_string()),
+    }
+}
+
+/// The plugins SimGrid 3.32 registers, in its order (`--cfg=plugin:help`).
+const SIMGRID_PLUGINS: [&str; 7] = [
+    "link_load",
+    "link_energy_wifi",
+    "link_energy",
+    "host_load",
+    "host_energy",
+    "host_dvfs",
+    "cmonkey",
+];
+
+/// `plugin`: whether the host energy plugin is on (the only one smpirun has). SimGrid's other
+/// plugins (and the file system and wifi energy modules, initialised from programs) are refused
+/// as not supported; other names as unknown, with the list.
+fn plugin(value: &str) -> Result<bool, String> {
+    match value {
+        "" => Ok(false),
+        "host_energy" => Ok(true),
+        "file_system" | "wifi_energy" => Err(format!(
+            "SimGrid's {value} plugin is not supported by smpirun (only host_energy is)"
+        )),
+        _ if SIMGRID_PLUGINS.contains(&value) => Err(format!(
+            "SimGrid's plugin {value} is not supported by smpirun (only host_energy is)"
+        )),
+        _ => Err(format!(
+            "unknown plugin; SimGrid's plugins are {} (smpirun supports host_energy)",
+            SIMGRID_PLUGINS.join(", ")
+        )),
     }
 }
 

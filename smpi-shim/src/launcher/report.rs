@@ -27,6 +27,8 @@ pub(super) struct Report {
     pub compute_times: Vec<f64>,
     /// `--link-stats`: the busiest links, most saturated first.
     pub links: Option<Vec<LinkReport>>,
+    /// `plugin:host_energy`: each host's energy at the end.
+    pub energy: Option<simcore::energy::EnergyReport>,
 }
 
 /// One link's traffic (`--link-stats`).
@@ -212,6 +214,30 @@ pub(super) struct Ending {
     pub(super) error: Option<String>,
 }
 
+/// The `energy` object of the JSON summary (`plugin:host_energy`): the totals as SimGrid's last
+/// lines give them, and each host by name.
+fn energy_json(e: &simcore::energy::EnergyReport) -> serde_json::Value {
+    let (total, used) = e.totals();
+    serde_json::json!({
+        "date": e.date,
+        "total_joules": total,
+        "used_hosts_joules": used,
+        "unused_hosts_joules": total - used,
+        "hosts": e.by_name().into_iter().map(|(name, joules, used)| serde_json::json!({
+            "name": name,
+            "joules": joules,
+            "used": used,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// SimGrid's end lines of the energy plugin (`host_energy/INFO`), on stderr.
+pub(super) fn print_energy(e: &simcore::energy::EnergyReport) {
+    for line in e.lines() {
+        crate::abi::energy::log_energy(crate::host::xbt_log::Priority::Info, None, &line, e.date);
+    }
+}
+
 /// Writes the `--json` summary (format `smpirun-summary/2`, documented in
 /// the README): everything deterministic at the top level, what depends on
 /// the machine and its load (wall time, memory) under `host`, so two runs of
@@ -255,6 +281,7 @@ pub(super) fn write_json(
             "saturated_time": l.saturated,
             "peak_flows": l.peak_flows,
         })).collect::<Vec<_>>()),
+        "energy": r.energy.as_ref().map(energy_json),
         "host": {
             "wall_time": r.wall_time,
             "peak_pss_kb": r.peak_pss_kb,

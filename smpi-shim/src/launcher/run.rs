@@ -257,6 +257,7 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     }
     let mut sim = Simulation::new(platform.clone(), kcfg);
     let display_timing = cfg.display_timing;
+    let cfg_host_energy = cfg.host_energy;
     let request_log = match &args.request_log {
         Some(path) => Some(std::io::BufWriter::new(std::fs::File::create(path).map_err(
             |e| format!("-request-log {}: cannot create it: {e}", path.display()),
@@ -318,6 +319,10 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         world.net_noise = Some(crate::mpi::NetNoise::new(net.noise.clone(), seed, np));
     }
     rt::install_world(world);
+    if cfg_host_energy {
+        crate::abi::energy::start_plugin(&sim.handle())
+            .map_err(|e| format!("{}: {e}", platform_path.display()))?;
+    }
     let buffers = replay
         .as_ref()
         .map(|t| Rc::new(crate::abi::replay::Buffers::for_trace(t)));
@@ -527,6 +532,14 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     if let Some(warning) = with_world(|w| crate::mpi::leaks::unreceived_messages(w)) {
         eprintln!("smpirun: warning: {warning}");
     }
+    // SimGrid's plugin updates every host at the end of the simulation.
+    let energy = sim.handle().energy(|e| e.report());
+    if let Some(e) = energy
+        .as_ref()
+        .filter(|_| matches!(ending.status, "ok" | "rank-failed" | "deadlock"))
+    {
+        super::report::print_energy(e);
+    }
     let peak_pss_kb = pss_sampler.finish();
     let report = with_world(|w| Report {
         simulated_time: summary.time,
@@ -542,14 +555,20 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         links: sim
             .link_stats()
             .map(|stats| super::report::busiest_links(&stats, &w.platform, LINKS_SHOWN)),
+        energy,
     });
     if ending.status == "ok" || ending.status == "rank-failed" {
         super::report::print_link_stats(&report);
     }
     if (ending.status == "ok" || ending.status == "rank-failed") && (!args.quiet || display_timing) {
         let total: u64 = report.messages.iter().sum();
+        let energy = report
+            .energy
+            .as_ref()
+            .map(|e| format!(" | energy {:.6} J", e.totals().0))
+            .unwrap_or_default();
         eprintln!(
-            "[smpirun] simulated time: {:.9} s | {} ranks | {} messages | {} events | wall {:.3} s | peak PSS {:.1} MiB",
+            "[smpirun] simulated time: {:.9} s | {} ranks | {} messages | {} events{energy} | wall {:.3} s | peak PSS {:.1} MiB",
             report.simulated_time,
             np,
             total,

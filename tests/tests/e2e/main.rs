@@ -18,6 +18,7 @@ mod config;
 mod cxx;
 mod datatypes;
 mod determinism;
+mod energy;
 mod failures;
 mod fortran;
 mod hpl;
