@@ -45,7 +45,9 @@
 //!
 //! Refused ("not supported"), because SMPI 3.32 itself does not get through:
 //! * bcast on more than one rank (a candidate receives another's message and
-//!   aborts with `MPI_ERR_TRUNCATE`);
+//!   aborts with `MPI_ERR_TRUNCATE`; on one rank SMPI's MPI_Bcast runs no
+//!   algorithm, nor does this one);
+//! * barrier, reduce and allreduce on one rank (SMPI crashes or deadlocks);
 //! * barrier on more than two ranks (`ompi_two_procs` pairs every rank with
 //!   rank 0 or 1: deadlock);
 //! * alltoall on a non-power-of-two size (SMPI crashes);
@@ -60,7 +62,9 @@
 //! `smp_rsag` (non-power-of-two sizes), gather `ompi_linear_sync` (blocks
 //! above 64 KiB). SMPI's own messages from inside the candidates (its
 //! `XBT_INFO`s) are not printed, as elsewhere in smpirun. `smpi/coll-selector`
-//! does not take `automatic` (SMPI's does). A call the library makes itself
+//! does not take `automatic` (SMPI's does). MPI_Allgatherv with the regular
+//! counts and displacements of an allgather goes by `smpi/allgather`, as
+//! everywhere in smpirun (SMPI: `smpi/allgatherv`). A call the library makes itself
 //! outside the collectives' dispatch (e.g. MPI_Comm_split's gather) runs the
 //! default, as SMPI's; but a candidate that calls another collective's
 //! algorithm module directly (e.g. `ring_mpi_barrier`'s barriers) runs that
@@ -628,6 +632,9 @@ fn refusal(coll: &str, s: &Shape) -> Option<String> {
             "with unequal receive counts, where SMPI 3.32's candidate mpich_noncomm fails an assertion"
                 .into(),
         ),
+        "barrier" | "reduce" | "allreduce" if n == 1 => {
+            Some("on one rank: SMPI 3.32 crashes or deadlocks there".into())
+        }
         "barrier" if n > 2 => Some(format!(
             "on {n} ranks: SMPI 3.32 deadlocks there (its candidate ompi_two_procs pairs every rank \
              with rank 0 or 1)"
@@ -826,6 +833,10 @@ pub(crate) fn barrier(c: CommView) -> MpiResult<()> {
 
 pub(crate) fn bcast(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32) -> MpiResult<()> {
     c.check_root(root)?;
+    if c.size == 1 {
+        // SMPI's MPI_Bcast calls no algorithm on one rank.
+        return super::bcast::run(c, buf, count, dtype, root);
+    }
     bench("bcast", shape(c), || {
         super::bcast::run(c, buf, count, dtype, root)
     })
@@ -1032,7 +1043,10 @@ mod tests {
                     ["ompi", "mpich", "mvapich2", "impi"].contains(name) || ours.contains(name),
                     "{coll}: SMPI's candidate {name} is not one of ours"
                 );
-                assert!(*name != "default" && *name != NAME, "{coll}: {name} is not a candidate");
+                assert!(
+                    *name != "default" && *name != NAME,
+                    "{coll}: {name} is not a candidate"
+                );
             }
             assert!(ours.contains(&NAME), "{coll}: --help-cfg lists automatic");
         }
