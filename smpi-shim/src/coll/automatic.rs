@@ -60,7 +60,9 @@
 //! algorithms have SMPI's largest time but not its per-rank times, which the
 //! ranking compares: reduce `flat_tree` (3 ranks or more), allreduce
 //! `smp_rsag` (non-power-of-two sizes), gather `ompi_linear_sync` (blocks
-//! above 64 KiB). SMPI's own messages from inside the candidates (its
+//! above 64 KiB). With `-trace`, SMPI adds an event per candidate (an event
+//! type named after the collective) that our traces do not have (a warning
+//! says so). SMPI's own messages from inside the candidates (its
 //! `XBT_INFO`s) are not printed, as elsewhere in smpirun. `smpi/coll-selector`
 //! does not take `automatic` (SMPI's does). MPI_Allgatherv with the regular
 //! counts and displacements of an allgather goes by `smpi/allgather`, as
@@ -312,11 +314,10 @@ fn candidates(coll: &str) -> (&'static [&'static str], i32) {
     }
 }
 
-/// The names `--cfg=smpi/<coll>:` takes besides the algorithms: SMPI's
-/// `automatic`.
+/// The value of `--cfg=smpi/<coll>:` that asks for this selector.
 pub(crate) const NAME: &str = "automatic";
 
-// ------------------------------------------------------------------ trials
+// ------------------------------------------------------------------ state
 
 /// SMPI's MVAPICH2 two-level reduce and allreduce run the inter-leader and
 /// intra-node functions of process-wide pointers, which the `mvapich2`
@@ -343,8 +344,8 @@ struct State {
     picked: Vec<(u32, String, &'static str)>,
     /// The MVAPICH2 pointers of `reduce` and `allreduce`, once set.
     mv2: Vec<(&'static str, Mv2Pointers)>,
-    /// The collectives whose known gap was reported (once per run).
-    warned: Vec<&'static str>,
+    /// The warnings given (once per run).
+    warned: Vec<String>,
 }
 
 thread_local! {
@@ -687,17 +688,16 @@ pub(crate) fn bench(coll: &'static str, s: Shape, mut run: impl FnMut() -> MpiRe
         ));
     }
     if let Some(gap) = known_gap(coll, &s) {
-        let first = STATE.with(|st| {
-            let warned = &mut st.borrow_mut().warned;
-            let first = !warned.contains(&coll);
-            if first {
-                warned.push(coll);
-            }
-            first
-        });
-        if first {
-            eprintln!("smpirun: warning: smpi/{coll}:automatic: {gap}; its printed times and ranking may differ from SMPI 3.32's");
-        }
+        warn_once(
+            coll,
+            &format!("{gap}; its printed times and ranking may differ from SMPI 3.32's"),
+        );
+    }
+    if with_world(|w| w.trace.is_some()) {
+        warn_once(
+            coll,
+            &format!("the trace does not carry SMPI's events of each candidate (its '{coll}' event type)"),
+        );
     }
     let (names, line) = candidates(coll);
     let mut mine: Option<(usize, f64)> = None;
@@ -771,6 +771,22 @@ pub(crate) fn bench(coll: &'static str, s: Shape, mut run: impl FnMut() -> MpiRe
     };
     warn(c.me, line, &message);
     Ok(())
+}
+
+/// Prints smpirun's warning `smpi/<coll>:automatic: <what>` once per run.
+fn warn_once(coll: &str, what: &str) {
+    let line = format!("smpirun: warning: smpi/{coll}:automatic: {what}");
+    let first = STATE.with(|st| {
+        let warned = &mut st.borrow_mut().warned;
+        let first = !warned.contains(&line);
+        if first {
+            warned.push(line.clone());
+        }
+        first
+    });
+    if first {
+        eprintln!("{line}");
+    }
 }
 
 /// Prints SMPI's warning line of rank `me` (category `smpi_colls`).

@@ -12,11 +12,13 @@
 //!   to have SMPI's largest time but not its per-rank times (the module's
 //!   known gaps), smpirun warns, and the times agree within 1e-5;
 //! * where SMPI aborts, deadlocks or crashes, we refuse with a message saying
-//!   so (and SMPI indeed fails).
+//!   so (and SMPI indeed fails);
+//! * a second call (SMPI's MVAPICH2 function pointers and SMP layout left by
+//!   the first) gives SMPI's times and lines too.
 //!
 //! Without SMPI: the data of every supported collective (also `MPI_IN_PLACE`)
-//! is right (`apps/coll_automatic/check.c`), the refusals, `--log` filtering
-//! and `--help-cfg`.
+//! is right (`apps/coll_automatic/check.c`), the refusals, `--log` filtering,
+//! the once-per-run warnings (known gaps, `-trace`) and `--help-cfg`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -468,4 +470,69 @@ fn help_cfg_lists_automatic() {
             lines[at..].iter().take(4).copied().collect::<Vec<_>>().join("\n")
         );
     }
+}
+
+/// SMPI's trace has an event per candidate, ours not: smpirun says so (once),
+/// and the known gaps are said once per run too.
+#[test]
+fn trace_and_known_gaps_are_warned_of_once() {
+    let app = coll_time();
+    let file = scratch_path("automatic.paje");
+    let trace = format!("--cfg=tracing/filename:{}", file.display());
+    let args = vec!["allreduce".to_string(), "16384".into(), "0".into(), "warm".into()];
+    let o = ours(&app, "allreduce", 7, &["-trace", &trace], &args);
+    o.assert_success();
+    let count = |needle: &str| o.stderr.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(
+        count("smpirun: warning: smpi/allreduce:automatic: the trace does not carry SMPI's events"),
+        1,
+        "{}",
+        o.describe()
+    );
+    assert_eq!(
+        count("smpirun: warning: smpi/allreduce:automatic: candidate smp_rsag's per-rank times differ"),
+        1,
+        "{}",
+        o.describe()
+    );
+    // two calls (warm), each reported by the 7 ranks, plus `lr`'s nested ones
+    assert!(reports(&o).len() >= 14, "{}", o.describe());
+    let plain = ours(&app, "allreduce", 4, &[], &args);
+    assert!(
+        !plain
+            .stderr
+            .contains("smpirun: warning: smpi/allreduce:automatic"),
+        "{}",
+        plain.describe()
+    );
+}
+
+/// A second call starts from what the first left: SMPI's MVAPICH2 pointers
+/// (reduce and allreduce `mpich` run the two-level algorithm with the
+/// `mvapich2` candidate's functions) and the SMP layout.
+#[test]
+fn second_call_as_smpi() {
+    let Some(s) = smpi_coll_time() else { return };
+    let app = coll_time();
+    let mut bad = Vec::new();
+    for (coll, bytes) in [
+        ("reduce", 16384usize),
+        ("reduce", 1048576),
+        ("allreduce", 16384),
+        ("allreduce", 1048576),
+        ("allgather", 4096),
+        ("alltoall", 262144),
+    ] {
+        let args = vec![coll.to_string(), bytes.to_string(), "0".into(), "warm".into()];
+        let o = ours(&app, coll, 4, &[], &args);
+        let t = theirs(s, coll, 4, &args);
+        if o.code != Some(0) || times(&o).len() != 4 || (times(&t), reports(&t)) != (times(&o), reports(&o)) {
+            bad.push(format!(
+                "{coll} S={bytes}\nSMPI:\n{}\nours:\n{}",
+                t.describe(),
+                o.describe()
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
