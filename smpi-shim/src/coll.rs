@@ -47,6 +47,7 @@ mod alltoall;
 mod alltoall_mesh;
 mod alltoall_rma;
 mod alltoall_sync;
+mod automatic;
 mod barrier;
 mod bcast;
 mod gather;
@@ -69,8 +70,39 @@ mod smp_reduce;
 mod tree;
 
 /// The algorithm names `--cfg=smpi/<coll>:<name>` takes for collective `coll`
-/// (SMPI's names; besides the selectors' names), for `smpirun --help-cfg`.
+/// (SMPI's names, `automatic` last; besides the selectors' names), for
+/// `smpirun --help-cfg`.
 pub(crate) fn algorithm_names(coll: &str) -> Option<&'static [&'static str]> {
+    static WITH_AUTOMATIC: std::sync::OnceLock<Vec<(&'static str, Vec<&'static str>)>> =
+        std::sync::OnceLock::new();
+    let all = WITH_AUTOMATIC.get_or_init(|| {
+        let colls = [
+            "barrier",
+            "bcast",
+            "reduce",
+            "allreduce",
+            "gather",
+            "scatter",
+            "allgather",
+            "allgatherv",
+            "alltoall",
+            "alltoallv",
+            "reduce_scatter",
+        ];
+        colls
+            .iter()
+            .filter_map(|&c| {
+                let mut names = own_algorithm_names(c)?.to_vec();
+                names.push(automatic::NAME);
+                Some((c, names))
+            })
+            .collect()
+    });
+    all.iter().find(|(c, _)| *c == coll).map(|(_, v)| v.as_slice())
+}
+
+/// The algorithms this library implements for collective `coll`.
+fn own_algorithm_names(coll: &str) -> Option<&'static [&'static str]> {
     Some(match coll {
         "barrier" => barrier::KNOWN,
         "bcast" => bcast::KNOWN,
@@ -562,14 +594,129 @@ fn boff(p: *mut u8, off: usize) -> *mut u8 {
 
 // The blocking collectives on an intracommunicator: each module's entry
 // point (the rooted ones check the root first).
-pub(crate) use allreduce::run as allreduce;
-pub(crate) use alltoall::run as alltoallv;
-pub(crate) use barrier::run as barrier;
-pub(crate) use bcast::run as bcast;
-pub(crate) use gather::{gather, gatherv_linear as gatherv, scatter, scatterv_linear as scatterv};
-pub(crate) use reduce::run as reduce;
-pub(crate) use reduce_scatter::run as reduce_scatter;
+// `smpi/<coll>:automatic` is dispatched here (see `automatic.rs`).
+pub(crate) use gather::{gatherv_linear as gatherv, scatterv_linear as scatterv};
 pub(crate) use scan::run as scan;
+
+/// MPI_Barrier on an intracommunicator.
+pub(crate) fn barrier(c: CommView) -> MpiResult<()> {
+    if automatic::configured("barrier") {
+        return automatic::barrier(c);
+    }
+    barrier::run(c)
+}
+
+/// MPI_Bcast on an intracommunicator.
+pub(crate) fn bcast(c: CommView, buf: *mut u8, count: usize, dtype: i32, root: i32) -> MpiResult<()> {
+    if automatic::configured("bcast") {
+        return automatic::bcast(c, buf, count, dtype, root);
+    }
+    bcast::run(c, buf, count, dtype, root)
+}
+
+/// MPI_Reduce on an intracommunicator.
+pub(crate) fn reduce(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    dtype: i32,
+    op: i32,
+    root: i32,
+) -> MpiResult<()> {
+    if automatic::configured("reduce") {
+        return automatic::reduce(c, sbuf, rbuf, count, dtype, op, root);
+    }
+    reduce::run(c, sbuf, rbuf, count, dtype, op, root)
+}
+
+/// MPI_Allreduce on an intracommunicator.
+pub(crate) fn allreduce(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    count: usize,
+    dtype: i32,
+    op: i32,
+) -> MpiResult<()> {
+    if automatic::configured("allreduce") {
+        return automatic::allreduce(c, sbuf, rbuf, count, dtype, op);
+    }
+    allreduce::run(c, sbuf, rbuf, count, dtype, op)
+}
+
+/// MPI_Reduce_scatter(_block) on an intracommunicator.
+pub(crate) fn reduce_scatter(
+    c: CommView,
+    sbuf: *const u8,
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    dtype: i32,
+    op: i32,
+) -> MpiResult<()> {
+    if automatic::configured("reduce_scatter") {
+        return automatic::reduce_scatter(c, sbuf, rbuf, rcounts, dtype, op);
+    }
+    reduce_scatter::run(c, sbuf, rbuf, rcounts, dtype, op)
+}
+
+/// MPI_Gather on an intracommunicator.
+pub(crate) fn gather(
+    c: CommView,
+    sbuf: *const u8,
+    scount: usize,
+    stype: i32,
+    rbuf: *mut u8,
+    rcount: usize,
+    rtype: i32,
+    root: i32,
+) -> MpiResult<()> {
+    if automatic::configured("gather") {
+        return automatic::gather(c, sbuf, scount, stype, rbuf, rcount, rtype, root);
+    }
+    gather::gather(c, sbuf, scount, stype, rbuf, rcount, rtype, root)
+}
+
+/// MPI_Scatter on an intracommunicator.
+pub(crate) fn scatter(
+    c: CommView,
+    sbuf: *const u8,
+    scount: usize,
+    stype: i32,
+    rbuf: *mut u8,
+    rcount: usize,
+    rtype: i32,
+    root: i32,
+) -> MpiResult<()> {
+    if automatic::configured("scatter") {
+        return automatic::scatter(c, sbuf, scount, stype, rbuf, rcount, rtype, root);
+    }
+    gather::scatter(c, sbuf, scount, stype, rbuf, rcount, rtype, root)
+}
+
+/// MPI_Alltoall(v) on an intracommunicator (`regular`: MPI_Alltoall, chosen
+/// with `smpi/alltoall`; else `smpi/alltoallv`).
+pub(crate) fn alltoallv(
+    c: CommView,
+    sbuf: *const u8,
+    scounts: &[usize],
+    sdispls: &[isize],
+    stype: i32,
+    rbuf: *mut u8,
+    rcounts: &[usize],
+    rdispls: &[isize],
+    rtype: i32,
+    regular: bool,
+) -> MpiResult<()> {
+    if automatic::configured(if regular { "alltoall" } else { "alltoallv" }) {
+        return automatic::alltoallv(
+            c, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, regular,
+        );
+    }
+    alltoall::run(
+        c, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, regular,
+    )
+}
 
 /// MPI_Allgatherv: chooses with `smpi/allgatherv`, except that regular counts
 /// and displacements (what MPI_Allgather produces) choose with
@@ -590,6 +737,9 @@ pub(crate) fn allgatherv(
             .iter()
             .enumerate()
             .all(|(i, &d)| d == i as isize * rcounts[0] as isize);
+    if automatic::configured(if regular { "allgather" } else { "allgatherv" }) {
+        return automatic::allgatherv(c, sbuf, scount, stype, rbuf, rcounts, displs, rtype, regular);
+    }
     allgather::run(c, sbuf, scount, stype, rbuf, rcounts, displs, rtype, regular)
 }
 

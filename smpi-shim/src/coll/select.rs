@@ -85,8 +85,19 @@ pub(crate) fn choice(coll: &str, known: &[&'static str]) -> MpiResult<Choice> {
         Some(v) => (v, false),
         None => (selector, true),
     };
-    match value.as_str() {
+    parse_choice(coll, known, &value, from_selector)
+}
+
+/// The choice a value of `smpi/<coll>` (or, `from_selector`, of
+/// `smpi/coll-selector`) names.
+fn parse_choice(coll: &str, known: &[&'static str], value: &str, from_selector: bool) -> MpiResult<Choice> {
+    match value {
+        // `automatic` is dispatched before the collective's own selection
+        // (`coll.rs`); a call that gets here with it is one the library makes
+        // itself outside that dispatch (e.g. MPI_Comm_split's gather), which
+        // runs the default as SMPI's do.
         "" | "default" => Ok(Choice::Default),
+        super::automatic::NAME if !from_selector => Ok(Choice::Default),
         "ompi" => Ok(Choice::Ompi),
         "mpich" => Ok(Choice::Mpich),
         "mvapich2" => Ok(Choice::Mvapich2),
@@ -103,8 +114,9 @@ pub(crate) fn choice(coll: &str, known: &[&'static str]) -> MpiResult<Choice> {
                 mpi_err(
                     rt::MPI_ERR_ARG,
                     format!(
-                        "unknown algorithm '{v}' for smpi/{coll} (known: {SELECTORS}, {})",
-                        known.join(", ")
+                        "unknown algorithm '{v}' for smpi/{coll} (known: {SELECTORS}, {}, {})",
+                        known.join(", "),
+                        super::automatic::NAME
                     ),
                 )
             }),
@@ -121,7 +133,16 @@ pub(crate) fn pick(
     ompi: impl FnOnce() -> &'static str,
     mpich: impl FnOnce() -> &'static str,
 ) -> MpiResult<&'static str> {
-    let algorithm = match choice(coll, known)? {
+    // A candidate `automatic` is timing comes first (a selector's name, or
+    // any algorithm the collective runs, e.g. a tuned MVAPICH2 variant).
+    let me = facts.c.me;
+    let trial = super::automatic::take_trial(me, coll);
+    let chosen = match trial {
+        Some(t @ ("ompi" | "mpich" | "mvapich2" | "impi")) => parse_choice(coll, known, t, false)?,
+        Some(t) => Choice::Named(t),
+        None => choice(coll, known)?,
+    };
+    let algorithm = match chosen {
         Choice::Default => default(),
         Choice::Ompi => ompi(),
         Choice::Mpich => mpich(),
@@ -129,6 +150,9 @@ pub(crate) fn pick(
         Choice::Impi => super::select_impi::choose(coll, &facts)?,
         Choice::Named(n) => n,
     };
+    if trial.is_some() {
+        super::automatic::picked(me, coll, algorithm);
+    }
     with_world(|w| {
         if let Some(t) = &mut w.trace {
             t.note_algorithm(rt::current_rank(), coll, algorithm);

@@ -8,6 +8,7 @@ mod arg_checks;
 mod calibration_programs;
 mod cli;
 mod coll_algorithms;
+mod coll_automatic;
 mod coll_parity_alltoall;
 mod coll_parity_selectors;
 mod coll_parity_smp;
