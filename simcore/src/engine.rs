@@ -436,6 +436,8 @@ struct Kernel {
     link_bw: Vec<f64>,
     link_lat: Vec<f64>,
     link_on: Vec<bool>,
+    /// How many links are off (0: no message start needs to look).
+    links_off: usize,
     /// The platform's profiles and where each is.
     profiles: Vec<(ProfileTarget, Profile, ProfileCursor)>,
     /// A failure that ends the run (a host or link turned off under actors).
@@ -729,6 +731,11 @@ impl Kernel {
             return;
         }
         self.link_on[i] = on;
+        if on {
+            self.links_off -= 1;
+        } else {
+            self.links_off += 1;
+        }
         let now = self.now;
         self.record(|| format!("{now:.9} link-on {} {on}", l.0));
         if on {
@@ -772,43 +779,67 @@ impl Kernel {
         }
     }
 
+    /// The date of the next profile event, if any.
+    fn next_profile_date(&self) -> Option<f64> {
+        self.profiles
+            .iter()
+            .filter_map(|(_, _, c)| c.next_date)
+            .min_by(f64::total_cmp)
+    }
+
+    /// Applies every profile event dated `nd` or earlier, in (date, profile) order, each with
+    /// the clock at `nd` (SimGrid's `pop_leq` loop); returns whether one was on a resource in
+    /// use.
+    fn apply_profiles_due(&mut self, nd: f64) -> bool {
+        let now = self.now;
+        let mut used = false;
+        while let Some(i) =
+            (0..self.profiles.len()).find(|&i| self.profiles[i].2.next_date.is_some_and(|d| d <= nd))
+        {
+            let (target, profile, cursor) = &mut self.profiles[i];
+            let target = *target;
+            let value = cursor.advance(profile);
+            used |= self.target_used(target);
+            self.now = nd;
+            match target {
+                ProfileTarget::HostSpeed(h) => self.set_host_speed_scale(h, value),
+                ProfileTarget::HostState(h) => self.set_host_on(h, value > 0.0),
+                ProfileTarget::LinkBandwidth(l) => self.set_link_bandwidth(l, value),
+                ProfileTarget::LinkLatency(l) => self.set_link_latency(l, value),
+                ProfileTarget::LinkState(l) => self.set_link_on(l, value > 0.0),
+            }
+            self.now = now;
+        }
+        used
+    }
+
+    /// SimGrid's `EngineImpl::presolve`: the profile events dated at or before the start are
+    /// applied before any actor runs.
+    fn presolve_profiles(&mut self) {
+        while let Some(nd) = self.next_profile_date() {
+            if nd > self.now {
+                break;
+            }
+            self.apply_profiles_due(nd);
+        }
+    }
+
     /// SimGrid's handling of profile events in `EngineImpl::solve`: given the date of the next
     /// activity event (`None`: no activity is dated, and profile events wait too), applies
-    /// every profile event due by then, in (date, profile) order, each at its own date; one on
-    /// a resource in use brings the next date forward to its own. Returns the next date.
+    /// every profile event due by then, each at its own date; one on a resource in use brings
+    /// the next date forward to its own. Returns the next date.
     fn apply_profile_events(&mut self, next: Option<f64>) -> Option<f64> {
         if self.profiles.is_empty() {
             return next;
         }
         let mut t = next?;
         let now = self.now;
-        while let Some(nd) = self
-            .profiles
-            .iter()
-            .filter_map(|(_, _, c)| c.next_date)
-            .min_by(f64::total_cmp)
-        {
+        while let Some(nd) = self.next_profile_date() {
             if nd > now + (t - now) {
                 break;
             }
-            while let Some(i) =
-                (0..self.profiles.len()).find(|&i| self.profiles[i].2.next_date.is_some_and(|d| d <= nd))
-            {
-                let (target, profile, cursor) = &mut self.profiles[i];
-                let target = *target;
-                let value = cursor.advance(profile);
-                if self.target_used(target) {
-                    t = nd;
-                }
-                self.now = nd;
-                match target {
-                    ProfileTarget::HostSpeed(h) => self.set_host_speed_scale(h, value),
-                    ProfileTarget::HostState(h) => self.set_host_on(h, value > 0.0),
-                    ProfileTarget::LinkBandwidth(l) => self.set_link_bandwidth(l, value),
-                    ProfileTarget::LinkLatency(l) => self.set_link_latency(l, value),
-                    ProfileTarget::LinkState(l) => self.set_link_on(l, value > 0.0),
-                }
-                self.now = now;
+            if self.apply_profiles_due(nd) {
+                t = nd;
             }
         }
         Some(t)
@@ -859,7 +890,10 @@ impl Kernel {
             act.rate_factor = bw_factor;
         }
         self.record(|| format!("{now:.9} comm-start #{} {}->{} {} B", a.0, src.0, dst.0, size));
-        if let Some(&off) = route.links.iter().find(|l| !self.link_on[l.0 as usize]) {
+        if let Some(&off) = (self.links_off > 0)
+            .then(|| route.links.iter().find(|l| !self.link_on[l.0 as usize]))
+            .flatten()
+        {
             // SimGrid fails a communication started on a link that is off.
             let name = self.platform.link(off).name.clone();
             let message = format!(
@@ -1850,6 +1884,7 @@ impl Simulation {
             link_bw: platform_ref.links.iter().map(|l| l.bandwidth).collect(),
             link_lat: platform_ref.links.iter().map(|l| l.latency).collect(),
             link_on: vec![true; platform_links],
+            links_off: 0,
             profiles: platform_ref
                 .profiles
                 .iter()
@@ -2001,6 +2036,13 @@ impl Simulation {
     /// Runs until every actor has finished. Returns the end date and statistics.
     pub fn run(&mut self) -> Result<RunSummary, SimError> {
         crash::install();
+        {
+            let mut k = self.k.borrow_mut();
+            k.presolve_profiles();
+            if let Some(failure) = k.failure.take() {
+                return Err(failure);
+            }
+        }
         let mut resumed: u64 = 0;
         loop {
             loop {
