@@ -183,6 +183,15 @@ pub enum SimError {
         /// The actors killed or whose communications failed, by name (with what happened to them).
         affected: Vec<String>,
     },
+    /// The run reached something SimGrid 3.32 does not simulate either (it aborts), which this
+    /// kernel refuses rather than giving a number of its own.
+    #[error("not supported (t={time}): {message}")]
+    Unsupported {
+        /// When.
+        time: f64,
+        /// What, naming the host or link.
+        message: String,
+    },
     /// The run was asked to stop (see [`Simulation::stop_when`]) before it ended.
     #[error("stopped at t={time}: {} actor(s) still running", unfinished.len())]
     Stopped {
@@ -592,10 +601,25 @@ impl Kernel {
     /// Sets the speed scale of host `h` (its speed profile's value: 1 is its pstate's peak).
     /// Every change of a host's speed scale goes through here.
     fn set_host_speed_scale(&mut self, h: HostId, scale: f64) {
+        if scale <= 0.0 && self.failure.is_none() && !self.acts_on(ActKind::Exec, |a| a.src == h).is_empty() {
+            self.failure = Some(self.zero_speed(h));
+        }
         self.host_scale[h.0 as usize] = scale;
         self.host_speed_changed(h);
         let now = self.now;
         self.record(|| format!("{now:.9} host-speed-scale {} {scale}", h.0));
+    }
+
+    /// SimGrid 3.32 aborts ("The Impossible Did Happen") when a computation runs on a host
+    /// whose speed profile is at 0.
+    fn zero_speed(&self, h: HostId) -> SimError {
+        SimError::Unsupported {
+            time: self.now,
+            message: format!(
+                "a computation on host `{}` while its speed profile is at 0 (SimGrid 3.32 aborts there)",
+                self.platform.host(h).name
+            ),
+        }
     }
 
     /// Switches host `h` to pstate `pstate` (its peak speed becomes that pstate's). Every pstate
@@ -610,6 +634,13 @@ impl Kernel {
                 host.pstate_speeds.len().saturating_sub(1)
             ));
         };
+        if peak <= 0.0 {
+            return Err(format!(
+                "pstate {pstate} of host `{}` has speed 0 (a boot or shutdown pstate of the energy plugin): \
+                 not supported, its computations would never end",
+                host.name
+            ));
+        }
         self.host_peak[h.0 as usize] = peak;
         self.host_pstate[h.0 as usize] = pstate;
         self.host_speed_changed(h);
@@ -991,6 +1022,9 @@ impl Kernel {
 
     fn start_exec(&mut self, a: ActivityId, host: HostId, flops: f64) {
         let speed = self.host_speed(host);
+        if speed <= 0.0 && self.failure.is_none() {
+            self.failure = Some(self.zero_speed(host));
+        }
         let now = self.now;
         let var = self.lmm.add_variable(1.0, speed);
         self.lmm.expand(self.host_cnst[host.0 as usize], var, 1.0);

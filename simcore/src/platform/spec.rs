@@ -185,6 +185,22 @@ impl<'f> Attrs<'f> {
         }
     }
 
+    /// Entry `pstate` of a speed list, which may be zero (flop/s, ≥ 0).
+    pub(crate) fn pstate_speed(&self, key: &str, pstate: usize) -> Result<f64, PlatformError> {
+        let val = self.required(key)?;
+        let text = val.text.split(',').nth(pstate).unwrap_or_default();
+        let one = Val {
+            text: text.trim().to_string(),
+            loc: val.loc,
+        };
+        let speed = self.unit(key, &one, units::parse_speed)?;
+        if speed.is_finite() && speed >= 0.0 {
+            Ok(speed)
+        } else {
+            Err(self.invalid(key, val, "speeds must be zero or positive"))
+        }
+    }
+
     /// A positive integer (default `default`).
     pub(crate) fn positive_int(&self, key: &str, default: u32) -> Result<u32, PlatformError> {
         let Some(val) = self.get(key) else {
@@ -302,7 +318,17 @@ impl HostSpec {
         Ok(HostSpec {
             name: a.required("id")?.text.clone(),
             speed,
-            speeds: (0..n).map(|i| a.speed("speed", i)).collect::<Result<_, _>>()?,
+            // Pstates other than the selected one may have no speed (SimGrid's boot and
+            // shutdown pstates, `energy_boot.xml`).
+            speeds: (0..n)
+                .map(|i| {
+                    if i == pstate {
+                        Ok(speed)
+                    } else {
+                        a.pstate_speed("speed", i)
+                    }
+                })
+                .collect::<Result<_, _>>()?,
             pstate,
             cores: a.positive_int("core", 1)?,
             properties,

@@ -382,3 +382,66 @@ fn pstate_switching_matches_smpi() {
         theirs.describe()
     );
 }
+
+#[test]
+fn computing_on_a_host_at_speed_zero_is_not_supported() {
+    // SimGrid 3.32 aborts there ("The Impossible Did Happen"): we refuse rather than guess.
+    let dir = scratch_path("profiles_zero");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("zero.profile"), "0 0\n1 1\n").expect("write");
+    let platform = dir.join("zero.xml");
+    std::fs::write(
+        &platform,
+        r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <host id="a" speed="10Mf" speed_file="zero.profile"/>
+    <host id="b" speed="10Mf"/>
+    <link id="l" bandwidth="1MBps" latency="1ms"/>
+    <route src="a" dst="b"><link_ctn id="l"/></route>
+  </zone>
+</platform>
+"#,
+    )
+    .expect("write");
+    let out = ours_run(
+        ("compute_pingpong", PINGPONG_C),
+        &platform,
+        &["a", "b"],
+        &["1e7", "3"],
+        "simgrid",
+    );
+    out.assert_failure();
+    out.assert_stderr_has(&["not supported", "host `a`", "speed profile is at 0"]);
+}
+
+#[test]
+fn pstates_without_speed_load_but_cannot_be_selected() {
+    let Some(_) = examples() else { return };
+    // energy_boot.xml gives its boot and shutdown pstates a speed of 0.
+    let src = Path::new(SIMGRID_EXAMPLES).join("energy_boot.xml");
+    let p = write_scratch(
+        "energy_boot.xml",
+        &std::fs::read_to_string(src).expect("readable"),
+    );
+    let hostfile = write_scratch("boot.hosts", "MyHost1\n");
+    let out = Smpirun::new(build_app("profiles/pstates"))
+        .platform(&p)
+        .hostfile(&hostfile)
+        .np(1)
+        .cfg("smpi/simulate-computation:no")
+        .run();
+    out.assert_failure();
+    out.assert_stderr_has(&[
+        "sg_host_set_pstate",
+        "pstate 3 of host `MyHost1` has speed 0",
+        "not supported",
+    ]);
+    assert!(
+        out.stdout
+            .contains("Pstates: 5; Powers: 100000000, 50000000, 20000000, 0, 0"),
+        "{}",
+        out.describe()
+    );
+}
