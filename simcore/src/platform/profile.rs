@@ -360,6 +360,66 @@ mod tests {
         assert_eq!(dates(&once, 5), vec![(1.0, 0.0), (2.0, 1.0)]);
     }
 
+    const INLINE: &str = r#"<?xml version='1.0'?>
+<platform version="4.1">
+  <trace id="A" periodicity="21.0">
+    0.0 1.0
+    11.0 0.5
+  </trace>
+  <trace id="F" periodicity="12.0">
+    1.0 0.0
+    two 1.0
+  </trace>
+  <zone id="AS0" routing="Full">
+    <host id="a" speed="10f,5f" pstate="1"/>
+    <link id="l" bandwidth="10MBps" latency="1ms" sharing_policy="SPLITDUPLEX"/>
+  </zone>
+  <trace_connect kind="SPEED" trace="A" element="a"/>
+  <trace_connect kind="BANDWIDTH" trace="A" element="l"/>
+  CONNECT
+</platform>
+"#;
+
+    #[test]
+    fn traces_connect_to_hosts_and_both_halves_of_a_splitduplex_link() {
+        let p = Platform::from_xml_str(&INLINE.replace("CONNECT", ""), "t.xml").unwrap();
+        let targets: Vec<ProfileTarget> = p.profiles.iter().map(|r| r.target).collect();
+        assert_eq!(
+            targets,
+            vec![
+                ProfileTarget::HostSpeed(HostId(0)),
+                ProfileTarget::LinkBandwidth(LinkId(0)),
+                ProfileTarget::LinkBandwidth(LinkId(1)),
+            ]
+        );
+        assert_eq!(p.profiles[0].profile.repeat_delay, Some(10.0));
+        assert_eq!((p.hosts[0].speed, p.hosts[0].pstate), (5.0, 1));
+        assert_eq!(p.hosts[0].pstate_speeds, vec![10.0, 5.0]);
+    }
+
+    #[test]
+    fn bad_connections_and_inline_lines_are_named() {
+        let err = |c: &str| {
+            Platform::from_xml_str(&INLINE.replace("CONNECT", c), "t.xml")
+                .unwrap_err()
+                .to_string()
+        };
+        let e = err(r#"<trace_connect kind="HOST_AVAIL" trace="F" element="a"/>"#);
+        assert!(
+            e.contains("t.xml (trace `F`)` line 9") && e.contains("`two` is not a number"),
+            "{e}"
+        );
+        let e = err(r#"<trace_connect kind="LATENCY" trace="A" element="nope"/>"#);
+        assert!(
+            e.contains("t.xml:17") && e.contains("no link of that name"),
+            "{e}"
+        );
+        let e = err(r#"<trace_connect kind="SPEED" trace="A" element="a"/>"#);
+        assert!(e.contains("connected twice"), "{e}");
+        let e = err(r#"<trace_connect kind="SPEED" trace="B" element="a"/>"#);
+        assert!(e.contains("no <trace> of that id"), "{e}");
+    }
+
     #[test]
     fn malformed_lines_are_named() {
         assert_eq!(parse("x", "1 0\n0 1\n", -1.0).unwrap_err().line, 2);

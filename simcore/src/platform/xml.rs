@@ -50,6 +50,8 @@ struct Reader<'a, 'f> {
     traces: Vec<(String, ProfileSource)>,
     /// `<trace_connect>`s so far: kind and trace.
     connected: Vec<(&'static str, String)>,
+    /// The profiles they attach, scheduled after those of attributes.
+    connects: Vec<ProfileAttach>,
 }
 
 /// The deepest nesting of elements given to the XML parser, which recurses once per level (its
@@ -146,6 +148,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Spec, PlatformError> {
         zones: Vec::new(),
         traces: Vec::new(),
         connected: Vec::new(),
+        connects: Vec::new(),
     };
     let root = doc.root_element();
     let loc = reader.loc(root.range().start);
@@ -182,6 +185,17 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Spec, PlatformError> {
         coordinates: Vec::new(),
     });
     reader.children(root, 0)?;
+    // SimGrid schedules the connected traces once the file is read, kind by kind.
+    let mut connects = std::mem::take(&mut reader.connects);
+    let rank = |k: ProfileKind| match k {
+        ProfileKind::HostState => 0,
+        ProfileKind::HostSpeed => 1,
+        ProfileKind::LinkState => 2,
+        ProfileKind::LinkBandwidth => 3,
+        ProfileKind::LinkLatency => 4,
+    };
+    connects.sort_by_key(|c| rank(c.kind));
+    reader.spec.profiles.extend(connects);
     Ok(reader.finish())
 }
 
@@ -655,7 +669,7 @@ impl<'a, 'f> Reader<'a, 'f> {
                         ));
                     }
                     self.connected.push((kind.name(), name.clone()));
-                    self.spec.profiles.push(ProfileAttach {
+                    self.connects.push(ProfileAttach {
                         kind,
                         element: a.required("element")?.clone(),
                         name: name.clone(),
