@@ -23,6 +23,21 @@
 //! ending at a date wake their waiters after the computations and communications ending then
 //! (SimGrid's model order: CPU, network, disk).
 //!
+//! # Profiles and pstates
+//! A platform's availability and state profiles (see `platform::profile`) change hosts and
+//! links at their dates as SimGrid 3.32's `EngineImpl::solve` does: events dated at the start
+//! apply before any actor runs; later, after each solve, every profile event due by the next
+//! activity event is applied at its own date (none while no activity is dated), and one on a
+//! resource in use brings the next date forward to its own. A host's speed is its pstate's peak
+//! times its profile's scale; a change re-bounds its CPU constraint and its computations, which
+//! keep their remaining work. A link's bandwidth change re-bounds its constraint (and, with a
+//! `weight-S`, changes its flows' penalties); a latency change moves its flows' latency, bound
+//! and penalty. A penalty given to a flow still in its latency phase enables it early, as in
+//! SimGrid 3.32 (whose flow then waits at rate 0 for the next change on its links). Every
+//! change goes through one function per kind (`set_host_speed_scale`, `set_host_pstate`,
+//! `set_host_on`, `set_link_bandwidth`, `set_link_latency`, `set_link_on`); a host or link
+//! turning off under the program ends the run ([`SimError::ResourceFailed`]).
+//!
 //! # Determinism
 //! Runs are bit-for-bit reproducible:
 //! - ready actors run in FIFO order of becoming ready; at start, in spawn order;

@@ -207,6 +207,46 @@ fn a_host_turned_off_ends_the_run_naming_host_date_and_rank() {
 }
 
 #[test]
+fn a_message_started_on_a_link_that_is_off_fails_its_rank_as_in_smpi() {
+    let Some(dir) = examples() else { return };
+    let p = dir.join("small_platform_failures.xml");
+    std::fs::copy(
+        Path::new(SIMGRID_EXAMPLES).join("small_platform_failures.xml"),
+        &p,
+    )
+    .expect("copy");
+    // Link 4 (Tremblay - Bourassa) is off from t=25 to t=30; a message starts at t=28.09.
+    let hosts = ["Tremblay", "Bourassa"];
+    let ours = ours_run(
+        ("compute_pingpong", PINGPONG_C),
+        &p,
+        &hosts,
+        &["5e7", "14"],
+        "simgrid",
+    );
+    ours.assert_failure();
+    ours.assert_stderr_has(&[
+        "rank 1 (on Bourassa) failed at t=28.092046046 s",
+        "crosses link `4`, which is off",
+    ]);
+    // Every line printed before is kept (SMPI aborts with them still buffered).
+    assert!(
+        ours.stdout.contains("round 5 size 32000 t=24.140216899"),
+        "{}",
+        ours.describe()
+    );
+    let Some(bin) = smpi_build("profiles_pingpong", PINGPONG_C) else {
+        return;
+    };
+    let theirs = smpi_run(&bin, &p, &hosts, &["5e7", "14"]);
+    assert!(
+        theirs.stderr.contains("[Bourassa:1:(2) 28.092046]") && theirs.stderr.contains("Link failure"),
+        "{}",
+        theirs.describe()
+    );
+}
+
+#[test]
 fn a_link_turned_off_fails_its_messages() {
     let dir = scratch_path("profiles_link_off");
     std::fs::create_dir_all(&dir).expect("dir");
