@@ -568,6 +568,30 @@ impl Kernel {
         }
     }
 
+    /// Fails a message whose route crosses a link that is off, as SimGrid fails its
+    /// communication: the actor starting it, or (outside any actor) the run.
+    #[cold]
+    fn check_links_on(&mut self, links: &[LinkId], src: HostId, dst: HostId) {
+        let Some(&off) = links.iter().find(|l| !self.link_on[l.0 as usize]) else {
+            return;
+        };
+        let name = self.platform.link(off).name.clone();
+        let message = format!(
+            "a message from `{}` to `{}` crosses link `{name}`, which is off (state profile)",
+            self.platform.host(src).name,
+            self.platform.host(dst).name
+        );
+        if self.current.is_some() {
+            self.fail_current(message);
+        } else if self.failure.is_none() {
+            self.failure = Some(SimError::ResourceFailed {
+                time: self.now,
+                what: format!("link `{name}`"),
+                affected: vec![message],
+            });
+        }
+    }
+
     /// The speed one core of `h` delivers now: its pstate's peak speed times its speed
     /// profile's scale (SimGrid's `speed_.scale * speed_.peak`).
     fn host_speed(&self, h: HostId) -> f64 {
@@ -598,6 +622,7 @@ impl Kernel {
     /// `CpuCas01::on_speed_change`): its CPU constraint is bounded by cores × scale × peak and
     /// each computation on it by scale × peak; their remaining work is kept and they are
     /// re-dated at the next solve.
+    #[cold]
     fn host_speed_changed(&mut self, h: HostId) {
         let i = h.0 as usize;
         let cores = self.platform.host(h).cores.max(1) as f64;
@@ -615,6 +640,7 @@ impl Kernel {
 
     /// Sets the speed scale of host `h` (its speed profile's value: 1 is its pstate's peak).
     /// Every change of a host's speed scale goes through here.
+    #[cold]
     fn set_host_speed_scale(&mut self, h: HostId, scale: f64) {
         if scale <= 0.0 && self.failure.is_none() && !self.acts_on(ActKind::Exec, |a| a.src == h).is_empty() {
             self.failure = Some(self.zero_speed(h));
@@ -627,6 +653,7 @@ impl Kernel {
 
     /// SimGrid 3.32 aborts ("The Impossible Did Happen") when a computation runs on a host
     /// whose speed profile is at 0.
+    #[cold]
     fn zero_speed(&self, h: HostId) -> SimError {
         SimError::Unsupported {
             time: self.now,
@@ -639,6 +666,7 @@ impl Kernel {
 
     /// Switches host `h` to pstate `pstate` (its peak speed becomes that pstate's). Every pstate
     /// change goes through here; `Err` names the pstates the host has.
+    #[cold]
     fn set_host_pstate(&mut self, h: HostId, pstate: usize) -> Result<(), String> {
         let host = self.platform.host(h);
         let Some(&peak) = host.pstate_speeds.get(pstate) else {
@@ -668,6 +696,7 @@ impl Kernel {
     /// through here. Turning it off kills its actors, as SimGrid does; an MPI program does not
     /// survive that, so the run ends with [`SimError::ResourceFailed`] naming them. Turning it
     /// back on restarts nothing.
+    #[cold]
     fn set_host_on(&mut self, h: HostId, on: bool) {
         let i = h.0 as usize;
         if self.host_on[i] == on {
@@ -698,6 +727,7 @@ impl Kernel {
     /// `NetworkCm02Link::set_bandwidth`: the link's constraint takes the new bound and, with a
     /// `weight-S`, every flow on it the new penalty; flows keep the bound they started with.
     /// Every change of a link's bandwidth goes through here.
+    #[cold]
     fn set_link_bandwidth(&mut self, l: LinkId, bw: f64) {
         let i = l.0 as usize;
         let old = self.link_bw[i];
@@ -705,7 +735,7 @@ impl Kernel {
         self.routes.clear();
         self.lmm.set_constraint_bound(self.link_cnst[i], bw);
         if let Some(sg) = &mut self.sg {
-            sg.touch_link(l.0);
+            sg.touch_link_changed(l.0);
         }
         let ws = self.cfg_net.weight_s;
         if ws > 0.0 {
@@ -723,6 +753,7 @@ impl Kernel {
     /// `NetworkCm02Link::set_latency`: every flow on it (started or in its latency phase) has
     /// its latency, bound (`TCP-gamma / 2λ`) and penalty changed by the difference; messages
     /// that start later see the new latency. Every change of a link's latency goes through here.
+    #[cold]
     fn set_link_latency(&mut self, l: LinkId, lat: f64) {
         let i = l.0 as usize;
         let delta = lat - self.link_lat[i];
@@ -750,6 +781,7 @@ impl Kernel {
 
     /// Gives a flow's penalty to the solver; a flow in its latency phase is thereby enabled
     /// early, as in SimGrid 3.32 (`update_variable_penalty` on a disabled variable).
+    #[cold]
     fn push_penalty(&mut self, a: ActivityId) {
         let act = &mut self.acts[a.0 as usize];
         let (var, penalty) = (act.var.expect("a flow has a variable"), act.penalty);
@@ -771,6 +803,7 @@ impl Kernel {
     /// through here. Turning it off fails the communications crossing it (SimGrid 3.32); an MPI
     /// program does not survive that, so the run ends with [`SimError::ResourceFailed`]. Later
     /// messages over it fail when they start.
+    #[cold]
     fn set_link_on(&mut self, l: LinkId, on: bool) {
         let i = l.0 as usize;
         if self.link_on[i] == on {
@@ -811,6 +844,7 @@ impl Kernel {
 
     /// Whether a resource has activities on it (SimGrid's `is_used`: any variable on its
     /// constraint, sleeps included for a host).
+    #[cold]
     fn target_used(&self, target: ProfileTarget) -> bool {
         match target {
             ProfileTarget::HostSpeed(h) | ProfileTarget::HostState(h) => self.acts.iter().any(|a| {
@@ -836,6 +870,7 @@ impl Kernel {
     /// Applies every profile event dated `nd` or earlier, in (date, profile) order, each with
     /// the clock at `nd` (SimGrid's `pop_leq` loop); returns whether one was on a resource in
     /// use.
+    #[cold]
     fn apply_profiles_due(&mut self, nd: f64) -> bool {
         let now = self.now;
         let mut used = false;
@@ -861,6 +896,7 @@ impl Kernel {
 
     /// SimGrid's `EngineImpl::presolve`: the profile events dated at or before the start are
     /// applied before any actor runs.
+    #[cold]
     fn presolve_profiles(&mut self) {
         while let Some(nd) = self.next_profile_date() {
             if nd > self.now {
@@ -874,10 +910,16 @@ impl Kernel {
     /// activity event (`None`: no activity is dated, and profile events wait too), applies
     /// every profile event due by then, each at its own date; one on a resource in use brings
     /// the next date forward to its own. Returns the next date.
+    #[inline]
     fn apply_profile_events(&mut self, next: Option<f64>) -> Option<f64> {
         if self.profiles.is_empty() {
             return next;
         }
+        self.apply_profile_events_slow(next)
+    }
+
+    #[cold]
+    fn apply_profile_events_slow(&mut self, next: Option<f64>) -> Option<f64> {
         let mut t = next?;
         let now = self.now;
         while let Some(nd) = self.next_profile_date() {
@@ -936,26 +978,8 @@ impl Kernel {
             act.rate_factor = bw_factor;
         }
         self.record(|| format!("{now:.9} comm-start #{} {}->{} {} B", a.0, src.0, dst.0, size));
-        if let Some(&off) = (self.links_off > 0)
-            .then(|| route.links.iter().find(|l| !self.link_on[l.0 as usize]))
-            .flatten()
-        {
-            // SimGrid fails a communication started on a link that is off.
-            let name = self.platform.link(off).name.clone();
-            let message = format!(
-                "a message from `{}` to `{}` crosses link `{name}`, which is off (state profile)",
-                self.platform.host(src).name,
-                self.platform.host(dst).name
-            );
-            if self.current.is_some() {
-                self.fail_current(message);
-            } else if self.failure.is_none() {
-                self.failure = Some(SimError::ResourceFailed {
-                    time: now,
-                    what: format!("link `{name}`"),
-                    affected: vec![message],
-                });
-            }
+        if self.links_off > 0 {
+            self.check_links_on(&route.links, src, dst);
         }
         if route.links.is_empty() || size <= 0.0 {
             // Nothing to share: only the latency is paid.

@@ -136,11 +136,13 @@ impl SgOrder {
     }
 
     /// A host's constraint changed (its bound, or a computation's bound on it).
+    #[cold]
     pub(crate) fn touch_host(&mut self, h: u32) {
         self.hosts.touch(h, self.period);
     }
 
     /// A flow's variable changed (bound or penalty): SimGrid touches each of its constraints.
+    #[cold]
     pub(crate) fn touch_flow(&mut self, a: u32) {
         let (start, n) = (a as usize * self.stride, self.flow_len[a as usize] as usize);
         for i in start..start + n {
@@ -150,7 +152,12 @@ impl SgOrder {
     }
 
     /// A link's constraint changed (its bound), with the walk through its flows.
-    pub(crate) fn touch_link(&mut self, l: u32) {
+    #[cold]
+    pub(crate) fn touch_link_changed(&mut self, l: u32) {
+        self.touch_link(l);
+    }
+
+    fn touch_link(&mut self, l: u32) {
         if self.links.touch(l, self.period) {
             let mut walk = Walk {
                 period: self.period,
