@@ -23,6 +23,21 @@
 //! ending at a date wake their waiters after the computations and communications ending then
 //! (SimGrid's model order: CPU, network, disk).
 //!
+//! # Profiles and pstates
+//! A platform's availability and state profiles (see `platform::profile`) change hosts and
+//! links at their dates as SimGrid 3.32's `EngineImpl::solve` does: events dated at the start
+//! apply before any actor runs; later, after each solve, every profile event due by the next
+//! activity event is applied at its own date (none while no activity is dated), and one on a
+//! resource in use brings the next date forward to its own. A host's speed is its pstate's peak
+//! times its profile's scale; a change re-bounds its CPU constraint and its computations, which
+//! keep their remaining work. A link's bandwidth change re-bounds its constraint (and, with a
+//! `weight-S`, changes its flows' penalties); a latency change moves its flows' latency, bound
+//! and penalty. A penalty given to a flow still in its latency phase enables it early, as in
+//! SimGrid 3.32 (whose flow then waits at rate 0 for the next change on its links). Every
+//! change goes through one function per kind (`set_host_speed_scale`, `set_host_pstate`,
+//! `set_host_on`, `set_link_bandwidth`, `set_link_latency`, `set_link_on`); a host or link
+//! turning off under the program ends the run ([`SimError::ResourceFailed`]).
+//!
 //! # Determinism
 //! Runs are bit-for-bit reproducible:
 //! - ready actors run in FIFO order of becoming ready; at start, in spawn order;
@@ -51,7 +66,9 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use crate::crash;
 use crate::energy;
 use crate::lmm::{self, CnstId, Sharing, VarId};
-use crate::platform::{DiskId, HostId, LinkId, Platform, SharingPolicy};
+use crate::platform::{
+    DiskId, HostId, LinkId, Platform, Profile, ProfileCursor, ProfileTarget, SharingPolicy,
+};
 use crate::sgorder::SgOrder;
 
 /// Identifier of an actor (dense, in spawn order).
@@ -170,6 +187,27 @@ pub enum SimError {
     /// Resource setup failed (e.g. a coroutine stack could not be mapped).
     #[error("{0}")]
     Setup(String),
+    /// A host or link was turned off by its state profile while actors depended on it: the
+    /// actors of a host that turns off are killed, the communications of a link that turns off
+    /// fail (SimGrid 3.32; an MPI program does not survive either).
+    #[error("{what} turned off at t={time} by its state profile: {}", affected.join(", "))]
+    ResourceFailed {
+        /// When.
+        time: f64,
+        /// `host \`name\`` or `link \`name\``.
+        what: String,
+        /// The actors killed or whose communications failed, by name (with what happened to them).
+        affected: Vec<String>,
+    },
+    /// The run reached something SimGrid 3.32 does not simulate either (it aborts), which this
+    /// kernel refuses rather than giving a number of its own.
+    #[error("not supported (t={time}): {message}")]
+    Unsupported {
+        /// When.
+        time: f64,
+        /// What, naming the host or link.
+        message: String,
+    },
     /// The run was asked to stop (see [`Simulation::stop_when`]) before it ended.
     #[error("stopped at t={time}: {} actor(s) still running", unfinished.len())]
     Stopped {
@@ -236,6 +274,13 @@ struct Activity {
     due: f64,
     /// Sequence number of the last (re)dating: SimGrid's tie-break among equal dates.
     stamp: u64,
+    /// A flow's raw route latency as latency profiles change it, and its bandwidth bound at
+    /// start (SimGrid's `lat_current_` and user bound).
+    lat_current: f64,
+    user_bound: f64,
+    /// A flow enabled during its latency phase (a link profile changed its penalty then, as
+    /// SimGrid 3.32 does): its latency end changes nothing in the solver.
+    early: bool,
 }
 
 impl Activity {
@@ -261,6 +306,9 @@ impl Activity {
             finish: -1.0,
             due: 0.0,
             stamp: 0,
+            lat_current: 0.0,
+            user_bound: 0.0,
+            early: false,
         }
     }
 }
@@ -405,6 +453,22 @@ struct Kernel {
     ios: Vec<u32>,
     /// The host energy plugin, when on.
     energy: Option<Box<energy::Meter>>,
+    /// Per host: the peak speed of its current pstate, its speed scale (profile), its pstate,
+    /// whether it is on.
+    host_peak: Vec<f64>,
+    host_scale: Vec<f64>,
+    host_pstate: Vec<usize>,
+    host_on: Vec<bool>,
+    /// Per link: its current bandwidth and latency, whether it is on.
+    link_bw: Vec<f64>,
+    link_lat: Vec<f64>,
+    link_on: Vec<bool>,
+    /// How many links are off (0: no message start needs to look).
+    links_off: usize,
+    /// The platform's profiles and where each is.
+    profiles: Vec<(ProfileTarget, Profile, ProfileCursor)>,
+    /// A failure that ends the run (a host or link turned off under actors).
+    failure: Option<SimError>,
 }
 
 impl Kernel {
@@ -478,10 +542,10 @@ impl Kernel {
         let mut min_bw = f64::INFINITY;
         let mut inv_bw_sum = 0.0;
         for l in &links {
-            let link = self.platform.link(*l);
-            latency += link.latency;
-            min_bw = min_bw.min(link.bandwidth);
-            inv_bw_sum += 1.0 / link.bandwidth;
+            let (bw, lat) = (self.link_bw[l.0 as usize], self.link_lat[l.0 as usize]);
+            latency += lat;
+            min_bw = min_bw.min(bw);
+            inv_bw_sum += 1.0 / bw;
         }
         let r = Rc::new(Route {
             links,
@@ -505,6 +569,374 @@ impl Kernel {
         if slot.exited.is_none() {
             slot.exited = Some(Err(message));
         }
+    }
+
+    /// Fails a message whose route crosses a link that is off, as SimGrid fails its
+    /// communication: the actor starting it, or (outside any actor) the run.
+    #[cold]
+    fn check_links_on(&mut self, links: &[LinkId], src: HostId, dst: HostId) {
+        let Some(&off) = links.iter().find(|l| !self.link_on[l.0 as usize]) else {
+            return;
+        };
+        let name = self.platform.link(off).name.clone();
+        let message = format!(
+            "a message from `{}` to `{}` crosses link `{name}`, which is off (state profile)",
+            self.platform.host(src).name,
+            self.platform.host(dst).name
+        );
+        if self.current.is_some() {
+            self.fail_current(message);
+        } else if self.failure.is_none() {
+            self.failure = Some(SimError::ResourceFailed {
+                time: self.now,
+                what: format!("link `{name}`"),
+                affected: vec![message],
+            });
+        }
+    }
+
+    /// The speed one core of `h` delivers now: its pstate's peak speed times its speed
+    /// profile's scale (SimGrid's `speed_.scale * speed_.peak`).
+    fn host_speed(&self, h: HostId) -> f64 {
+        let i = h.0 as usize;
+        self.host_scale[i] * self.host_peak[i]
+    }
+
+    /// The live computations on host `h`, and the live communications with a variable on link
+    /// `l` (route or back route), in slot order.
+    fn acts_on(&self, kind: ActKind, pred: impl Fn(&Activity) -> bool) -> Vec<u32> {
+        (0..self.acts.len() as u32)
+            .filter(|&i| {
+                let a = &self.acts[i as usize];
+                a.live && a.kind == kind && a.state != ActState::Done && a.var.is_some() && pred(a)
+            })
+            .collect()
+    }
+
+    fn flows_on(&self, l: LinkId) -> Vec<u32> {
+        let c = self.link_cnst[l.0 as usize];
+        self.acts_on(ActKind::Comm, |a| {
+            a.var
+                .is_some_and(|v| self.lmm.variable_constraints(v).any(|(c2, _)| c2 == c))
+        })
+    }
+
+    /// Re-rates host `h` after its peak speed or scale changed (SimGrid's
+    /// `CpuCas01::on_speed_change`): its CPU constraint is bounded by cores × scale × peak and
+    /// each computation on it by scale × peak; their remaining work is kept and they are
+    /// re-dated at the next solve.
+    #[cold]
+    fn host_speed_changed(&mut self, h: HostId) {
+        let i = h.0 as usize;
+        let cores = self.platform.host(h).cores.max(1) as f64;
+        let bound = cores * self.host_scale[i] * self.host_peak[i];
+        self.lmm.set_constraint_bound(self.host_cnst[i], bound);
+        let speed = self.host_speed(h);
+        for a in self.acts_on(ActKind::Exec, |a| a.src == h) {
+            let var = self.acts[a as usize].var.expect("filtered");
+            self.lmm.set_bound(var, speed);
+        }
+        if let Some(sg) = &mut self.sg {
+            sg.touch_host(h.0);
+        }
+    }
+
+    /// Sets the speed scale of host `h` (its speed profile's value: 1 is its pstate's peak).
+    /// Every change of a host's speed scale goes through here.
+    #[cold]
+    fn set_host_speed_scale(&mut self, h: HostId, scale: f64) {
+        if scale <= 0.0 && self.failure.is_none() && !self.acts_on(ActKind::Exec, |a| a.src == h).is_empty() {
+            self.failure = Some(self.zero_speed(h));
+        }
+        self.host_scale[h.0 as usize] = scale;
+        self.host_speed_changed(h);
+        self.energy_update(h);
+        let now = self.now;
+        self.record(|| format!("{now:.9} host-speed-scale {} {scale}", h.0));
+    }
+
+    /// SimGrid 3.32 aborts ("The Impossible Did Happen") when a computation runs on a host
+    /// whose speed profile is at 0.
+    #[cold]
+    fn zero_speed(&self, h: HostId) -> SimError {
+        SimError::Unsupported {
+            time: self.now,
+            message: format!(
+                "a computation on host `{}` while its speed profile is at 0 (SimGrid 3.32 aborts there)",
+                self.platform.host(h).name
+            ),
+        }
+    }
+
+    /// Switches host `h` to pstate `pstate` (its peak speed becomes that pstate's). Every pstate
+    /// change goes through here; `Err` names the pstates the host has.
+    #[cold]
+    fn set_host_pstate(&mut self, h: HostId, pstate: usize) -> Result<(), String> {
+        let host = self.platform.host(h);
+        let Some(&peak) = host.pstate_speeds.get(pstate) else {
+            return Err(format!(
+                "host `{}` has {} pstate(s) (0 to {}), not pstate {pstate}",
+                host.name,
+                host.pstate_speeds.len(),
+                host.pstate_speeds.len().saturating_sub(1)
+            ));
+        };
+        if peak <= 0.0 {
+            return Err(format!(
+                "pstate {pstate} of host `{}` has speed 0 (a boot or shutdown pstate of the energy plugin): \
+                 not supported, its computations would never end",
+                host.name
+            ));
+        }
+        self.host_peak[h.0 as usize] = peak;
+        self.host_pstate[h.0 as usize] = pstate;
+        self.host_speed_changed(h);
+        self.energy_update(h);
+        let now = self.now;
+        self.record(|| format!("{now:.9} host-pstate {} {pstate}", h.0));
+        Ok(())
+    }
+
+    /// Turns host `h` on or off (its state profile). Every change of a host's state goes
+    /// through here. Turning it off kills its actors, as SimGrid does; an MPI program does not
+    /// survive that, so the run ends with [`SimError::ResourceFailed`] naming them. Turning it
+    /// back on restarts nothing.
+    #[cold]
+    fn set_host_on(&mut self, h: HostId, on: bool) {
+        let i = h.0 as usize;
+        if self.host_on[i] == on {
+            return;
+        }
+        self.host_on[i] = on;
+        self.energy_update(h);
+        let now = self.now;
+        self.record(|| format!("{now:.9} host-on {} {on}", h.0));
+        if on {
+            return;
+        }
+        let killed: Vec<String> = self
+            .actors
+            .iter()
+            .filter(|a| a.host == h && a.state != ActorState::Done)
+            .map(|a| format!("{} killed", a.name))
+            .collect();
+        if !killed.is_empty() && self.failure.is_none() {
+            self.failure = Some(SimError::ResourceFailed {
+                time: self.now,
+                what: format!("host `{}`", self.platform.host(h).name),
+                affected: killed,
+            });
+        }
+    }
+
+    /// Sets the bandwidth of link `l` (its bandwidth profile's value, B/s), as SimGrid's
+    /// `NetworkCm02Link::set_bandwidth`: the link's constraint takes the new bound and, with a
+    /// `weight-S`, every flow on it the new penalty; flows keep the bound they started with.
+    /// Every change of a link's bandwidth goes through here.
+    #[cold]
+    fn set_link_bandwidth(&mut self, l: LinkId, bw: f64) {
+        let i = l.0 as usize;
+        let old = self.link_bw[i];
+        self.link_bw[i] = bw;
+        self.routes.clear();
+        self.lmm.set_constraint_bound(self.link_cnst[i], bw);
+        if let Some(sg) = &mut self.sg {
+            sg.touch_link_changed(l.0);
+        }
+        let ws = self.cfg_net.weight_s;
+        if ws > 0.0 {
+            let delta = ws / bw - ws / old;
+            for a in self.flows_on(l) {
+                self.acts[a as usize].penalty += delta;
+                self.push_penalty(ActivityId(a));
+            }
+        }
+        let now = self.now;
+        self.record(|| format!("{now:.9} link-bandwidth {} {bw}", l.0));
+    }
+
+    /// Sets the latency of link `l` (its latency profile's value, s), as SimGrid's
+    /// `NetworkCm02Link::set_latency`: every flow on it (started or in its latency phase) has
+    /// its latency, bound (`TCP-gamma / 2λ`) and penalty changed by the difference; messages
+    /// that start later see the new latency. Every change of a link's latency goes through here.
+    #[cold]
+    fn set_link_latency(&mut self, l: LinkId, lat: f64) {
+        let i = l.0 as usize;
+        let delta = lat - self.link_lat[i];
+        self.link_lat[i] = lat;
+        self.routes.clear();
+        let gamma = self.cfg_net.tcp_gamma;
+        for a in self.flows_on(l) {
+            let act = &mut self.acts[a as usize];
+            act.lat_current += delta;
+            act.penalty += delta;
+            let mut bound = act.user_bound;
+            if gamma > 0.0 && act.lat_current > 0.0 {
+                bound = bound.min(gamma / (2.0 * act.lat_current));
+            }
+            let var = act.var.expect("a flow has a variable");
+            self.lmm.set_bound(var, bound);
+            if let Some(sg) = &mut self.sg {
+                sg.touch_flow(a);
+            }
+            self.push_penalty(ActivityId(a));
+        }
+        let now = self.now;
+        self.record(|| format!("{now:.9} link-latency {} {lat}", l.0));
+    }
+
+    /// Gives a flow's penalty to the solver; a flow in its latency phase is thereby enabled
+    /// early, as in SimGrid 3.32 (`update_variable_penalty` on a disabled variable).
+    #[cold]
+    fn push_penalty(&mut self, a: ActivityId) {
+        let act = &mut self.acts[a.0 as usize];
+        let (var, penalty) = (act.var.expect("a flow has a variable"), act.penalty);
+        if act.state == ActState::Latency && !act.early {
+            act.early = true;
+            self.lmm.set_penalty(var, penalty);
+            if let Some(sg) = &mut self.sg {
+                sg.flow_enable(a.0);
+            }
+        } else if self.lmm.penalty(var) != penalty {
+            self.lmm.set_penalty(var, penalty);
+            if let Some(sg) = &mut self.sg {
+                sg.touch_flow(a.0);
+            }
+        }
+    }
+
+    /// Turns link `l` on or off (its state profile). Every change of a link's state goes
+    /// through here. Turning it off fails the communications crossing it (SimGrid 3.32); an MPI
+    /// program does not survive that, so the run ends with [`SimError::ResourceFailed`]. Later
+    /// messages over it fail when they start.
+    #[cold]
+    fn set_link_on(&mut self, l: LinkId, on: bool) {
+        let i = l.0 as usize;
+        if self.link_on[i] == on {
+            return;
+        }
+        self.link_on[i] = on;
+        if on {
+            self.links_off -= 1;
+        } else {
+            self.links_off += 1;
+        }
+        let now = self.now;
+        self.record(|| format!("{now:.9} link-on {} {on}", l.0));
+        if on {
+            return;
+        }
+        let failed: Vec<String> = self
+            .flows_on(l)
+            .into_iter()
+            .map(|a| {
+                let act = &self.acts[a as usize];
+                format!(
+                    "the message from `{}` to `{}` ({} B) failed",
+                    self.platform.host(act.src).name,
+                    self.platform.host(act.dst).name,
+                    act.size
+                )
+            })
+            .collect();
+        if !failed.is_empty() && self.failure.is_none() {
+            self.failure = Some(SimError::ResourceFailed {
+                time: self.now,
+                what: format!("link `{}`", self.platform.link(l).name),
+                affected: failed,
+            });
+        }
+    }
+
+    /// Whether a resource has activities on it (SimGrid's `is_used`: any variable on its
+    /// constraint, sleeps included for a host).
+    #[cold]
+    fn target_used(&self, target: ProfileTarget) -> bool {
+        match target {
+            ProfileTarget::HostSpeed(h) | ProfileTarget::HostState(h) => self.acts.iter().any(|a| {
+                a.live
+                    && a.src == h
+                    && a.state != ActState::Done
+                    && (a.kind == ActKind::Sleep || (a.kind == ActKind::Exec && a.var.is_some()))
+            }),
+            ProfileTarget::LinkBandwidth(l) | ProfileTarget::LinkLatency(l) | ProfileTarget::LinkState(l) => {
+                !self.flows_on(l).is_empty()
+            }
+        }
+    }
+
+    /// The date of the next profile event, if any.
+    fn next_profile_date(&self) -> Option<f64> {
+        self.profiles
+            .iter()
+            .filter_map(|(_, _, c)| c.next_date)
+            .min_by(f64::total_cmp)
+    }
+
+    /// Applies every profile event dated `nd` or earlier, in (date, profile) order, each with
+    /// the clock at `nd` (SimGrid's `pop_leq` loop); returns whether one was on a resource in
+    /// use.
+    #[cold]
+    fn apply_profiles_due(&mut self, nd: f64) -> bool {
+        let now = self.now;
+        let mut used = false;
+        while let Some(i) =
+            (0..self.profiles.len()).find(|&i| self.profiles[i].2.next_date.is_some_and(|d| d <= nd))
+        {
+            let (target, profile, cursor) = &mut self.profiles[i];
+            let target = *target;
+            let value = cursor.advance(profile);
+            used |= self.target_used(target);
+            self.now = nd;
+            match target {
+                ProfileTarget::HostSpeed(h) => self.set_host_speed_scale(h, value),
+                ProfileTarget::HostState(h) => self.set_host_on(h, value > 0.0),
+                ProfileTarget::LinkBandwidth(l) => self.set_link_bandwidth(l, value),
+                ProfileTarget::LinkLatency(l) => self.set_link_latency(l, value),
+                ProfileTarget::LinkState(l) => self.set_link_on(l, value > 0.0),
+            }
+            self.now = now;
+        }
+        used
+    }
+
+    /// SimGrid's `EngineImpl::presolve`: the profile events dated at or before the start are
+    /// applied before any actor runs.
+    #[cold]
+    fn presolve_profiles(&mut self) {
+        while let Some(nd) = self.next_profile_date() {
+            if nd > self.now {
+                break;
+            }
+            self.apply_profiles_due(nd);
+        }
+    }
+
+    /// SimGrid's handling of profile events in `EngineImpl::solve`: given the date of the next
+    /// activity event (`None`: no activity is dated, and profile events wait too), applies
+    /// every profile event due by then, each at its own date; one on a resource in use brings
+    /// the next date forward to its own. Returns the next date.
+    #[inline]
+    fn apply_profile_events(&mut self, next: Option<f64>) -> Option<f64> {
+        if self.profiles.is_empty() {
+            return next;
+        }
+        self.apply_profile_events_slow(next)
+    }
+
+    #[cold]
+    fn apply_profile_events_slow(&mut self, next: Option<f64>) -> Option<f64> {
+        let mut t = next?;
+        let now = self.now;
+        while let Some(nd) = self.next_profile_date() {
+            if nd > now + (t - now) {
+                break;
+            }
+            if self.apply_profiles_due(nd) {
+                t = nd;
+            }
+        }
+        Some(t)
     }
 
     /// The actors that have not ended, with what each waits on.
@@ -552,6 +984,9 @@ impl Kernel {
             act.rate_factor = bw_factor;
         }
         self.record(|| format!("{now:.9} comm-start #{} {}->{} {} B", a.0, src.0, dst.0, size));
+        if self.links_off > 0 {
+            self.check_links_on(&route.links, src, dst);
+        }
         if route.links.is_empty() || size <= 0.0 {
             // Nothing to share: only the latency is paid.
             self.act_mut(a).state = ActState::Latency;
@@ -591,6 +1026,8 @@ impl Kernel {
         let act = self.act_mut(a);
         act.var = Some(var);
         act.penalty = if penalty > 0.0 { penalty } else { 1.0 };
+        act.lat_current = route.latency;
+        act.user_bound = route.min_bw;
         if lat_eff > 0.0 {
             act.state = ActState::Latency;
             self.schedule(a, now + lat_eff);
@@ -630,7 +1067,10 @@ impl Kernel {
 
     fn start_exec(&mut self, a: ActivityId, host: HostId, flops: f64) {
         self.energy_update(host);
-        let speed = self.platform.host(host).speed;
+        let speed = self.host_speed(host);
+        if speed <= 0.0 && self.failure.is_none() {
+            self.failure = Some(self.zero_speed(host));
+        }
         let now = self.now;
         let var = self.lmm.add_variable(1.0, speed);
         self.lmm.expand(self.host_cnst[host.0 as usize], var, 1.0);
@@ -954,15 +1394,19 @@ impl Kernel {
             match (act.kind, act.state) {
                 (ActKind::Comm, ActState::Latency) if act.var.is_some() => {
                     let var = act.var.expect("checked");
-                    let penalty = act.penalty;
-                    self.lmm.set_penalty(var, penalty);
+                    let (penalty, early) = (act.penalty, act.early);
+                    if !early {
+                        self.lmm.set_penalty(var, penalty);
+                    }
                     let act = self.act_mut(a);
                     act.state = ActState::Running;
                     act.last_update = t;
                     act.rate = 0.0;
                     act.finish = -1.0;
                     if let Some(sg) = &mut self.sg {
-                        sg.flow_enable(a.0);
+                        if !early {
+                            sg.flow_enable(a.0);
+                        }
                     }
                     self.record(|| format!("{t:.9} comm-latency-end #{}", a.0));
                 }
@@ -1064,24 +1508,26 @@ impl Kernel {
 }
 
 /// The kernel's hosts as the energy plugin sees them: the ONE place that tells it a host's
-/// pstate, pstate speeds and state. The platform keeps one speed per host (its initial
-/// pstate's) and hosts never turn off, so every host is on, in pstate 0, at that speed.
+/// pstate, pstate speeds and state (kept by `set_host_pstate` and `set_host_on`, which tell the
+/// plugin of every change through [`Kernel::energy_update`]).
 impl energy::Hosts for Kernel {
     fn state(&self, host: HostId) -> energy::HostState {
+        let i = host.0 as usize;
         energy::HostState {
-            on: true,
-            pstate: 0,
+            on: self.host_on[i],
+            pstate: self.host_pstate[i],
             cores: self.platform.host(host).cores,
-            load: self.lmm.constraint_load(self.host_cnst[host.0 as usize]),
+            load: self.lmm.constraint_load(self.host_cnst[i]),
         }
     }
 
-    fn pstate_speed(&self, host: HostId, _pstate: usize) -> f64 {
-        self.platform.host(host).speed
+    fn pstate_speed(&self, host: HostId, pstate: usize) -> f64 {
+        let h = self.platform.host(host);
+        h.pstate_speeds.get(pstate).copied().unwrap_or(h.speed)
     }
 
-    fn pstate_count(&self, _host: HostId) -> Option<usize> {
-        None
+    fn pstate_count(&self, host: HostId) -> Option<usize> {
+        Some(self.platform.host(host).pstate_speeds.len())
     }
 }
 
@@ -1443,6 +1889,34 @@ impl KernelHandle {
         k.energy = Some(meter);
         Some(r)
     }
+
+    /// The peak speed of one core of `h` in its current pstate, flop/s (SimGrid's
+    /// `Host::get_speed`: a speed profile's scale is not included).
+    pub fn host_peak_speed(&self, h: HostId) -> f64 {
+        self.k.borrow().host_peak[h.0 as usize]
+    }
+
+    /// The scale a speed profile applies to `h` now (SimGrid's `Host::get_available_speed`; 1
+    /// without a profile).
+    pub fn host_speed_scale(&self, h: HostId) -> f64 {
+        self.k.borrow().host_scale[h.0 as usize]
+    }
+
+    /// The pstate `h` runs in.
+    pub fn host_pstate(&self, h: HostId) -> usize {
+        self.k.borrow().host_pstate[h.0 as usize]
+    }
+
+    /// Switches `h` to pstate `pstate`: its computations are re-rated from now on (SimGrid's
+    /// `Host::set_pstate`). `Err` names the pstates the host has.
+    pub fn set_host_pstate(&self, h: HostId, pstate: usize) -> Result<(), String> {
+        self.k.borrow_mut().set_host_pstate(h, pstate)
+    }
+
+    /// Whether `h` is on (its state profile may turn it off).
+    pub fn host_is_on(&self, h: HostId) -> bool {
+        self.k.borrow().host_on[h.0 as usize]
+    }
 }
 
 /// Statistics of a finished run.
@@ -1514,6 +1988,7 @@ impl Simulation {
                 ]
             })
             .collect();
+        let platform_ref = platform.clone();
         let k = Kernel {
             now: 0.0,
             platform,
@@ -1548,6 +2023,20 @@ impl Simulation {
             disk_cnst,
             ios: Vec::new(),
             energy: None,
+            host_peak: platform_ref.hosts.iter().map(|h| h.speed).collect(),
+            host_scale: vec![1.0; platform_hosts],
+            host_pstate: platform_ref.hosts.iter().map(|h| h.pstate).collect(),
+            host_on: vec![true; platform_hosts],
+            link_bw: platform_ref.links.iter().map(|l| l.bandwidth).collect(),
+            link_lat: platform_ref.links.iter().map(|l| l.latency).collect(),
+            link_on: vec![true; platform_links],
+            links_off: 0,
+            profiles: platform_ref
+                .profiles
+                .iter()
+                .map(|p| (p.target, p.profile.clone(), ProfileCursor::start(&p.profile)))
+                .collect(),
+            failure: None,
         };
         Simulation {
             k: Rc::new(RefCell::new(k)),
@@ -1693,6 +2182,13 @@ impl Simulation {
     /// Runs until every actor has finished. Returns the end date and statistics.
     pub fn run(&mut self) -> Result<RunSummary, SimError> {
         crash::install();
+        {
+            let mut k = self.k.borrow_mut();
+            k.presolve_profiles();
+            if let Some(failure) = k.failure.take() {
+                return Err(failure);
+            }
+        }
         let mut resumed: u64 = 0;
         loop {
             loop {
@@ -1766,7 +2262,12 @@ impl Simulation {
             let completed = {
                 let mut k = self.k.borrow_mut();
                 k.update_rates();
-                let Some(t) = k.next_event_time() else {
+                let next = k.next_event_time();
+                let next = k.apply_profile_events(next);
+                if let Some(failure) = k.failure.take() {
+                    return Err(failure);
+                }
+                let Some(t) = next else {
                     break;
                 };
                 if t > k.now && k.link_stats.is_some() {

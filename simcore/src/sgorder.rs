@@ -135,6 +135,28 @@ impl SgOrder {
         self.hosts.var_gone(host, self.period);
     }
 
+    /// A host's constraint changed (its bound, or a computation's bound on it).
+    #[cold]
+    pub(crate) fn touch_host(&mut self, h: u32) {
+        self.hosts.touch(h, self.period);
+    }
+
+    /// A flow's variable changed (bound or penalty): SimGrid touches each of its constraints.
+    #[cold]
+    pub(crate) fn touch_flow(&mut self, a: u32) {
+        let (start, n) = (a as usize * self.stride, self.flow_len[a as usize] as usize);
+        for i in start..start + n {
+            let l = self.flow_links[i];
+            self.touch_link(l);
+        }
+    }
+
+    /// A link's constraint changed (its bound), with the walk through its flows.
+    #[cold]
+    pub(crate) fn touch_link_changed(&mut self, l: u32) {
+        self.touch_link(l);
+    }
+
     fn touch_link(&mut self, l: u32) {
         if self.links.touch(l, self.period) {
             let mut walk = Walk {

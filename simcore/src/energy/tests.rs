@@ -4,6 +4,8 @@ fn host(props: &[(&str, &str)]) -> Host {
     Host {
         name: "MyHost1".into(),
         speed: 100e6,
+        pstate_speeds: vec![100e6, 50e6, 20e6],
+        pstate: 0,
         cores: 4,
         properties: props
             .iter()

@@ -171,6 +171,7 @@ impl<'f> Builder<'f> {
             graph: self.graph,
             link_index: self.link_index,
             disks: Vec::new(),
+            profiles: Vec::new(),
         }
     }
 }

@@ -178,6 +178,16 @@ pub enum PlatformErrorKind {
     /// A host of a `<zone routing="Cluster">` has no `<host_link>`.
     #[error("host `{0}` has no <host_link> in its routing=\"Cluster\" zone")]
     MissingHostLink(String),
+    /// A profile (`speed_file`, `<trace>`, ...) that cannot be read or is malformed.
+    #[error("profile `{profile}`{}: {reason}", if *.line > 0 { format!(" line {line}") } else { String::new() })]
+    Profile {
+        /// The profile's file as found (or the platform file, for a `<trace>`'s content).
+        profile: String,
+        /// 1-based line in that file; 0 for the profile as a whole.
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
     /// The file declares no host at all.
     #[error("the platform declares no host")]
     NoHost,

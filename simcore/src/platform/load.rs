@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::error::{Loc, PlatformError, PlatformErrorKind};
 use super::spec::{Spec, ZoneKind};
-use super::{build, toml_format, units, xml, LinkId, Platform};
+use super::{build, profile, toml_format, units, xml, LinkId, Platform};
 
 /// The network model's loopback link (`__loopback__`, FATPIPE): what a host talking to itself
 /// crosses in a zone of declared routes without a route from the host to itself. Its values are
@@ -178,8 +178,11 @@ impl PlatformFile {
 
     /// Builds the platform; `loopback` is the network model's loopback link, for the zones that
     /// use it.
-    pub fn build(self, loopback: ModelLoopback) -> Result<Platform, PlatformError> {
-        build::build(self.spec, &self.file, loopback)
+    pub fn build(mut self, loopback: ModelLoopback) -> Result<Platform, PlatformError> {
+        let attached = std::mem::take(&mut self.spec.profiles);
+        let mut platform = build::build(self.spec, &self.file, loopback)?;
+        platform.profiles = profile::attach(&platform, &attached, &self.file)?;
+        Ok(platform)
     }
 
     /// A `<config>` value parsed with a unit parser and checked, if the file sets `key`.

@@ -55,6 +55,8 @@ pub(crate) fn add_cluster_host(
         Host {
             name: c.host_name(radical),
             speed: c.speed,
+            pstate_speeds: c.speeds.clone(),
+            pstate: 0,
             cores: c.cores,
             properties: c.properties.clone(),
         },

@@ -185,6 +185,22 @@ impl<'f> Attrs<'f> {
         }
     }
 
+    /// Entry `pstate` of a speed list, which may be zero (flop/s, ≥ 0).
+    pub(crate) fn pstate_speed(&self, key: &str, pstate: usize) -> Result<f64, PlatformError> {
+        let val = self.required(key)?;
+        let text = val.text.split(',').nth(pstate).unwrap_or_default();
+        let one = Val {
+            text: text.trim().to_string(),
+            loc: val.loc,
+        };
+        let speed = self.unit(key, &one, units::parse_speed)?;
+        if speed.is_finite() && speed >= 0.0 {
+            Ok(speed)
+        } else {
+            Err(self.invalid(key, val, "speeds must be zero or positive"))
+        }
+    }
+
     /// A positive integer (default `default`).
     pub(crate) fn positive_int(&self, key: &str, default: u32) -> Result<u32, PlatformError> {
         let Some(val) = self.get(key) else {
@@ -245,6 +261,9 @@ impl<'f> Attrs<'f> {
 pub(crate) struct HostSpec {
     pub(crate) name: String,
     pub(crate) speed: f64,
+    /// Every pstate's speed (`speed="100Mf,50Mf"`), and the selected pstate (`speed` is its speed).
+    pub(crate) speeds: Vec<f64>,
+    pub(crate) pstate: usize,
     pub(crate) cores: u32,
     pub(crate) properties: Vec<(String, String)>,
     pub(crate) disks: Vec<DiskSpec>,
@@ -280,14 +299,37 @@ impl DiskSpec {
 }
 
 impl HostSpec {
-    pub(crate) const KEYS: &'static [&'static str] = &["id", "speed", "core", "pstate", "coordinates"];
+    pub(crate) const KEYS: &'static [&'static str] = &[
+        "id",
+        "speed",
+        "core",
+        "pstate",
+        "coordinates",
+        "speed_file",
+        "availability_file",
+        "state_file",
+    ];
 
     pub(crate) fn from_attrs(a: &Attrs, properties: Vec<(String, String)>) -> Result<Self, PlatformError> {
         a.check_known(Self::KEYS)?;
         let pstate = a.natural("pstate", 0)?;
+        let speed = a.speed("speed", pstate)?;
+        let n = a.required("speed")?.text.split(',').count();
         Ok(HostSpec {
             name: a.required("id")?.text.clone(),
-            speed: a.speed("speed", pstate)?,
+            speed,
+            // Pstates other than the selected one may have no speed (SimGrid's boot and
+            // shutdown pstates, `energy_boot.xml`).
+            speeds: (0..n)
+                .map(|i| {
+                    if i == pstate {
+                        Ok(speed)
+                    } else {
+                        a.pstate_speed("speed", i)
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+            pstate,
             cores: a.positive_int("core", 1)?,
             properties,
             disks: Vec::new(),
@@ -307,7 +349,15 @@ pub(crate) struct LinkSpec {
 }
 
 impl LinkSpec {
-    pub(crate) const KEYS: &'static [&'static str] = &["id", "bandwidth", "latency", "sharing_policy"];
+    pub(crate) const KEYS: &'static [&'static str] = &[
+        "id",
+        "bandwidth",
+        "latency",
+        "sharing_policy",
+        "bandwidth_file",
+        "latency_file",
+        "state_file",
+    ];
 
     pub(crate) fn from_attrs(a: &Attrs) -> Result<Self, PlatformError> {
         a.check_known(Self::KEYS)?;
@@ -496,7 +546,10 @@ pub(crate) struct ClusterSpec {
     pub(crate) prefix: String,
     pub(crate) suffix: String,
     pub(crate) radicals: Radicals,
+    /// The speed of pstate 0, a cluster's hosts' pstate.
     pub(crate) speed: f64,
+    /// Every pstate's speed (`speed="100Mf,50Mf,20Mf"`; those after the first may be 0).
+    pub(crate) speeds: Vec<f64>,
     pub(crate) cores: u32,
     pub(crate) bw: f64,
     pub(crate) lat: f64,
@@ -574,6 +627,9 @@ impl ClusterSpec {
         let suffix = a.required("suffix")?.text.clone();
         let radicals = parse_radicals(a, a.required("radical")?)?;
         let speed = a.speed("speed", 0)?;
+        let speeds = std::iter::once(Ok(speed))
+            .chain((1..a.required("speed")?.text.split(',').count()).map(|i| a.pstate_speed("speed", i)))
+            .collect::<Result<_, _>>()?;
         let cores = a.positive_int("core", 1)?;
         a.required("bw")?;
         a.required("lat")?;
@@ -679,6 +735,7 @@ impl ClusterSpec {
             suffix,
             radicals,
             speed,
+            speeds,
             cores,
             bw,
             lat,
@@ -1052,6 +1109,93 @@ pub(crate) struct ZoneSpec {
     pub(crate) coordinates: Vec<(String, Val)>,
 }
 
+/// What a profile attached to a resource drives.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ProfileKind {
+    HostSpeed,
+    HostState,
+    LinkBandwidth,
+    LinkLatency,
+    LinkState,
+}
+
+impl ProfileKind {
+    /// SimGrid's name of the kind (`<trace_connect kind=..>`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ProfileKind::HostSpeed => "SPEED",
+            ProfileKind::HostState => "HOST_AVAIL",
+            ProfileKind::LinkBandwidth => "BANDWIDTH",
+            ProfileKind::LinkLatency => "LATENCY",
+            ProfileKind::LinkState => "LINK_AVAIL",
+        }
+    }
+}
+
+/// Where a profile's text comes from.
+#[derive(Clone, Debug)]
+pub(crate) enum ProfileSource {
+    /// A file (`speed_file=".."`, `<trace file=..>`), as written.
+    File(Val),
+    /// The text inside a `<trace>`: the text, its first line in the platform file, and the
+    /// trace's periodicity.
+    Inline(String, usize, f64),
+}
+
+/// A profile attached to a host or link (an attribute, or a `<trace_connect>`).
+#[derive(Clone, Debug)]
+pub(crate) struct ProfileAttach {
+    pub(crate) kind: ProfileKind,
+    /// The host or link name.
+    pub(crate) element: Val,
+    /// The profile's name (its file, or the trace id) and its text's origin.
+    pub(crate) name: String,
+    pub(crate) source: ProfileSource,
+    pub(crate) loc: Loc,
+}
+
+impl ProfileAttach {
+    /// The profiles named by a `<host>`'s or `<link>`'s attributes, in SimGrid's order of
+    /// scheduling (state, then latency, then bandwidth or speed).
+    pub(crate) fn from_attrs(a: &Attrs, host: bool) -> Result<Vec<ProfileAttach>, PlatformError> {
+        let element = a.required("id")?.clone();
+        let keys: &[(&str, ProfileKind)] = if host {
+            &[
+                ("state_file", ProfileKind::HostState),
+                ("availability_file", ProfileKind::HostSpeed),
+                ("speed_file", ProfileKind::HostSpeed),
+            ]
+        } else {
+            &[
+                ("state_file", ProfileKind::LinkState),
+                ("latency_file", ProfileKind::LinkLatency),
+                ("bandwidth_file", ProfileKind::LinkBandwidth),
+            ]
+        };
+        if host && a.get("availability_file").is_some() && a.get("speed_file").is_some() {
+            let v = a.required("availability_file")?;
+            return Err(a.invalid(
+                "availability_file",
+                v,
+                "both speed_file and its deprecated name availability_file are given",
+            ));
+        }
+        Ok(keys
+            .iter()
+            .filter_map(|&(key, kind)| {
+                let v = a.get(key).filter(|v| !v.text.is_empty())?;
+                Some(ProfileAttach {
+                    kind,
+                    element: element.clone(),
+                    name: v.text.clone(),
+                    source: ProfileSource::File(v.clone()),
+                    loc: v.loc,
+                })
+            })
+            .collect())
+    }
+}
+
 /// Everything a platform file declares, flattened (nested zones are merged) when one zone holds
 /// it all; otherwise `zones` holds the tree and the flat fields only the links and the config.
 #[derive(Debug)]
@@ -1071,6 +1215,8 @@ pub(crate) struct Spec {
     pub(crate) host_links: Vec<HostLinkSpec>,
     pub(crate) backbone: Option<LinkSpec>,
     pub(crate) clusters: Vec<ClusterSpec>,
+    /// Profiles attached to hosts and links, in SimGrid's order of scheduling.
+    pub(crate) profiles: Vec<ProfileAttach>,
 }
 
 impl Spec {
@@ -1088,6 +1234,7 @@ impl Spec {
             host_links: Vec::new(),
             backbone: None,
             clusters: Vec::new(),
+            profiles: Vec::new(),
         }
     }
 }

@@ -17,7 +17,9 @@
 //!
 //! or, for small hand-made platforms, `routing = "full" | "floyd" | "dijkstra" | "cluster"` with
 //! `[[host]]` (with `[[host.disk]]`: `id`, `read_bw`, `write_bw`, `prop`), `[[router]]`,
-//! `[[link]]`, `[[route]]` (and `[[host_link]]`, `[backbone]` for
+//! `[[link]]` (hosts and links take SimGrid's `speed_file`, `state_file`, `bandwidth_file`,
+//! `latency_file`: profile files, relative to the working directory or the platform file's),
+//! `[[route]]` (and `[[host_link]]`, `[backbone]` for
 //! `routing = "cluster"`). Unknown keys are errors. All values go through the same checks as
 //! the XML attributes of the same name (see `spec.rs`).
 
@@ -28,8 +30,8 @@ use toml::Spanned;
 
 use super::error::{Loc, PlatformError, PlatformErrorKind as K};
 use super::spec::{
-    Attrs, ClusterSpec, Direction, DiskSpec, HostLinkSpec, HostSpec, LinkRef, LinkSpec, Policy, RouteSpec,
-    Routing, Spec, Val,
+    Attrs, ClusterSpec, Direction, DiskSpec, HostLinkSpec, HostSpec, LinkRef, LinkSpec, Policy,
+    ProfileAttach, RouteSpec, Routing, Spec, Val,
 };
 
 type S = Spanned<String>;
@@ -86,6 +88,8 @@ struct HostToml {
     speed: S,
     core: Option<Spanned<u32>>,
     pstate: Option<Spanned<u32>>,
+    speed_file: Option<S>,
+    state_file: Option<S>,
     #[serde(default)]
     prop: BTreeMap<String, Spanned<String>>,
     #[serde(default)]
@@ -115,6 +119,9 @@ struct LinkToml {
     bandwidth: S,
     latency: Option<S>,
     sharing_policy: Option<S>,
+    bandwidth_file: Option<S>,
+    latency_file: Option<S>,
+    state_file: Option<S>,
 }
 
 #[derive(Deserialize)]
@@ -277,7 +284,10 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Spec, PlatformError> {
         cx.push(&mut a, "speed", &Some(t.speed.clone()));
         cx.push_num(&mut a, "core", &t.core);
         cx.push_num(&mut a, "pstate", &t.pstate);
+        cx.push(&mut a, "speed_file", &t.speed_file);
+        cx.push(&mut a, "state_file", &t.state_file);
         let mut host = HostSpec::from_attrs(&a, cx.props(&t.prop))?;
+        spec.profiles.extend(ProfileAttach::from_attrs(&a, true)?);
         for d in &t.disk {
             let dt = d.get_ref();
             let mut a = cx.attrs("disk", d);
@@ -300,7 +310,11 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Spec, PlatformError> {
         cx.push(&mut a, "bandwidth", &Some(t.bandwidth.clone()));
         cx.push(&mut a, "latency", &t.latency);
         cx.push(&mut a, "sharing_policy", &t.sharing_policy);
+        cx.push(&mut a, "bandwidth_file", &t.bandwidth_file);
+        cx.push(&mut a, "latency_file", &t.latency_file);
+        cx.push(&mut a, "state_file", &t.state_file);
         spec.links.push(LinkSpec::from_attrs(&a)?);
+        spec.profiles.extend(ProfileAttach::from_attrs(&a, false)?);
     }
 
     for r in &parsed.route {

@@ -28,8 +28,12 @@ pub enum SharingPolicy {
 pub struct Host {
     /// Its name in the platform file.
     pub name: String,
-    /// Speed of one core, flop/s.
+    /// Speed of one core, flop/s, in the pstate selected by the platform file.
     pub speed: f64,
+    /// The speed of one core in each pstate (`speed="100Mf,50Mf,20Mf"`), flop/s.
+    pub pstate_speeds: Vec<f64>,
+    /// The pstate the platform file selects (`pstate=".."`; `speed` is its speed).
+    pub pstate: usize,
     /// Number of cores.
     pub cores: u32,
     /// Free-form properties (`<prop id=.. value=..>`), e.g. per-host `smpi/os`.
@@ -131,6 +135,8 @@ pub struct Platform {
     pub link_index: HashMap<String, LinkId>,
     /// Disks, by [`DiskId`], in file order.
     pub disks: Vec<Disk>,
+    /// Availability and state profiles of hosts and links, in SimGrid's order of scheduling.
+    pub profiles: Vec<super::profile::ResourceProfile>,
 }
 
 impl Platform {

@@ -7,7 +7,9 @@
 //! zone `peer`. When one zone holds every host and route, the platform is read flat (the zones
 //! around it change nothing); otherwise the zone tree is kept and routed as SimGrid does
 //! ([`super::routing::zones`]).
-//! Known SimGrid elements that this simulator does not implement (`storage`, traces, deployment
+//! `trace` and `trace_connect` attach profiles (see [`super::profile`]), as do the `speed_file`,
+//! `state_file`, `bandwidth_file` and `latency_file` attributes of hosts, peers and links.
+//! Known SimGrid elements that this simulator does not implement (`storage`, deployment
 //! elements, ...) are reported as unsupported; anything else is an unknown element. Attribute
 //! defaults follow SimGrid's DTD.
 
@@ -16,7 +18,8 @@ use roxmltree::{Document, Node, ParsingOptions};
 use super::error::{Loc, PlatformError, PlatformErrorKind as K};
 use super::spec::{
     Attrs, CabinetSpec, ClusterSpec, Direction, DiskSpec, GatewayRoute, HostLinkSpec, HostSpec, LinkRef,
-    LinkSpec, PeerSpec, Policy, RouteSpec, Routing, Spec, Val, ZoneItem, ZoneKind, ZoneSpec,
+    LinkSpec, PeerSpec, Policy, ProfileAttach, ProfileKind, ProfileSource, RouteSpec, Routing, Spec, Val,
+    ZoneItem, ZoneKind, ZoneSpec,
 };
 
 /// Elements of SimGrid's DTD that we do not implement.
@@ -25,8 +28,6 @@ const UNSUPPORTED: &[&str] = &[
     "storage_type",
     "mount",
     "model_prop",
-    "trace",
-    "trace_connect",
     "include",
     "actor",
     "process",
@@ -45,6 +46,12 @@ struct Reader<'a, 'f> {
     depth: usize,
     /// The zone tree, in file order (`zones[0]`: the `<platform>` itself, a Full zone).
     zones: Vec<ZoneSpec>,
+    /// `<trace>`s declared so far: id and text.
+    traces: Vec<(String, ProfileSource)>,
+    /// `<trace_connect>`s so far: kind and trace.
+    connected: Vec<(&'static str, String)>,
+    /// The profiles they attach, scheduled after those of attributes.
+    connects: Vec<ProfileAttach>,
 }
 
 /// The deepest nesting of elements given to the XML parser, which recurses once per level (its
@@ -139,6 +146,9 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Spec, PlatformError> {
         spec: Spec::new(),
         depth: 0,
         zones: Vec::new(),
+        traces: Vec::new(),
+        connected: Vec::new(),
+        connects: Vec::new(),
     };
     let root = doc.root_element();
     let loc = reader.loc(root.range().start);
@@ -175,6 +185,17 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Spec, PlatformError> {
         coordinates: Vec::new(),
     });
     reader.children(root, 0)?;
+    // SimGrid schedules the connected traces once the file is read, kind by kind.
+    let mut connects = std::mem::take(&mut reader.connects);
+    let rank = |k: ProfileKind| match k {
+        ProfileKind::HostState => 0,
+        ProfileKind::HostSpeed => 1,
+        ProfileKind::LinkState => 2,
+        ProfileKind::LinkBandwidth => 3,
+        ProfileKind::LinkLatency => 4,
+    };
+    connects.sort_by_key(|c| rank(c.kind));
+    reader.spec.profiles.extend(connects);
     Ok(reader.finish())
 }
 
@@ -239,7 +260,7 @@ impl Reader<'_, '_> {
     }
 }
 
-impl<'a> Reader<'a, '_> {
+impl<'a, 'f> Reader<'a, 'f> {
     fn loc(&self, offset: usize) -> Loc {
         let pos = self.doc.text_pos_at(offset);
         Loc {
@@ -252,7 +273,7 @@ impl<'a> Reader<'a, '_> {
         PlatformError::new(self.file, loc, kind)
     }
 
-    fn attrs(&self, node: Node, element: &'static str) -> Attrs<'_> {
+    fn attrs(&self, node: Node, element: &'static str) -> Attrs<'f> {
         let mut a = Attrs::new(self.file, element, self.loc(node.range().start));
         for attr in node.attributes() {
             let loc = self.loc(attr.range().start);
@@ -423,6 +444,7 @@ impl<'a> Reader<'a, '_> {
                         }
                     }
                     let mut host = HostSpec::from_attrs(&a, props)?;
+                    self.spec.profiles.extend(ProfileAttach::from_attrs(&a, true)?);
                     host.disks = disks;
                     let c = a.get("coordinates").cloned();
                     self.coordinates(zone, &host.name, c);
@@ -432,12 +454,26 @@ impl<'a> Reader<'a, '_> {
                     self.only_in(zone, loc, "peer", "Vivaldi", "a peer is a host of a Vivaldi zone")?;
                     let a = self.attrs(child, "peer");
                     self.props(child)?;
-                    a.check_known(&["id", "speed", "bw_in", "bw_out", "lat", "coordinates"])?;
+                    a.check_known(&[
+                        "id",
+                        "speed",
+                        "bw_in",
+                        "bw_out",
+                        "lat",
+                        "coordinates",
+                        "speed_file",
+                        "availability_file",
+                        "state_file",
+                    ])?;
                     a.required("bw_in")?;
                     a.required("bw_out")?;
+                    self.spec.profiles.extend(ProfileAttach::from_attrs(&a, true)?);
+                    let speed = a.speed("speed", 0)?;
                     let host = HostSpec {
                         name: a.required("id")?.text.clone(),
-                        speed: a.speed("speed", 0)?,
+                        speed,
+                        speeds: vec![speed],
+                        pstate: 0,
                         cores: 1,
                         properties: Vec::new(),
                         disks: Vec::new(),
@@ -470,6 +506,7 @@ impl<'a> Reader<'a, '_> {
                     let a = self.attrs(child, "link");
                     self.props(child)?;
                     self.spec.links.push(LinkSpec::from_attrs(&a)?);
+                    self.spec.profiles.extend(ProfileAttach::from_attrs(&a, false)?);
                 }
                 "backbone" => {
                     self.only_in(
@@ -541,6 +578,104 @@ impl<'a> Reader<'a, '_> {
                 "zoneRoute" | "ASroute" => {
                     let route = self.route(child, "zoneRoute", true)?;
                     self.push(zone, ZoneItem::ZoneRoute(route));
+                }
+                "trace" => {
+                    let a = self.attrs(child, "trace");
+                    a.check_known(&["id", "file", "periodicity"])?;
+                    let id = a.required("id")?.text.clone();
+                    let periodicity = a.required("periodicity")?;
+                    let period = periodicity.text.trim().parse::<f64>().map_err(|_| {
+                        self.err(
+                            periodicity.loc,
+                            K::InvalidValue {
+                                key: "periodicity".to_string(),
+                                value: periodicity.text.clone(),
+                                reason: "expected a number of seconds".to_string(),
+                            },
+                        )
+                    })?;
+                    if self.traces.iter().any(|(t, _)| *t == id) {
+                        return Err(self.err(
+                            loc,
+                            K::Duplicate {
+                                what: "trace".to_string(),
+                                name: id,
+                            },
+                        ));
+                    }
+                    let source = match a.get("file").filter(|f| !f.text.is_empty()) {
+                        Some(f) => ProfileSource::File(f.clone()),
+                        None => {
+                            let text: String = child.children().filter_map(|c| c.text()).collect();
+                            let first = child
+                                .first_child()
+                                .map_or(loc.line, |c| self.loc(c.range().start).line);
+                            if text.trim().is_empty() {
+                                return Err(self.err(
+                                    loc,
+                                    K::InvalidValue {
+                                        key: "trace".to_string(),
+                                        value: id,
+                                        reason: "a <trace> needs a file or a content".to_string(),
+                                    },
+                                ));
+                            }
+                            ProfileSource::Inline(text, first, period)
+                        }
+                    };
+                    self.traces.push((id, source));
+                }
+                "trace_connect" => {
+                    let a = self.attrs(child, "trace_connect");
+                    a.check_known(&["kind", "trace", "element"])?;
+                    let kind = match a.get("kind").map(|k| k.text.trim().to_string()).as_deref() {
+                        None | Some("HOST_AVAIL") => ProfileKind::HostState,
+                        Some("SPEED") | Some("POWER") => ProfileKind::HostSpeed,
+                        Some("LINK_AVAIL") => ProfileKind::LinkState,
+                        Some("BANDWIDTH") => ProfileKind::LinkBandwidth,
+                        Some("LATENCY") => ProfileKind::LinkLatency,
+                        Some(_) => {
+                            let v = a.required("kind")?;
+                            return Err(self.err(
+                                v.loc,
+                                K::InvalidValue {
+                                    key: "kind".to_string(),
+                                    value: v.text.clone(),
+                                    reason: "expected HOST_AVAIL, SPEED, LINK_AVAIL, BANDWIDTH or LATENCY"
+                                        .to_string(),
+                                },
+                            ));
+                        }
+                    };
+                    let trace = a.required("trace")?;
+                    let Some((name, source)) = self.traces.iter().find(|(t, _)| *t == trace.text) else {
+                        return Err(self.err(
+                            trace.loc,
+                            K::InvalidValue {
+                                key: "trace".to_string(),
+                                value: trace.text.clone(),
+                                reason: "no <trace> of that id is declared before".to_string(),
+                            },
+                        ));
+                    };
+                    if self.connected.contains(&(kind.name(), name.clone())) {
+                        return Err(self.err(
+                            loc,
+                            K::Unsupported {
+                                what: format!("trace `{name}` connected twice as {}", kind.name()),
+                                reason: "SimGrid keeps only one of the two; connect one trace per resource"
+                                    .to_string(),
+                            },
+                        ));
+                    }
+                    self.connected.push((kind.name(), name.clone()));
+                    self.connects.push(ProfileAttach {
+                        kind,
+                        element: a.required("element")?.clone(),
+                        name: name.clone(),
+                        source: source.clone(),
+                        loc,
+                    });
                 }
                 "bypassRoute" => {
                     let route = self.route(child, "bypassRoute", false)?;

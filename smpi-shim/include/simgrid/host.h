@@ -15,8 +15,16 @@ sg_host_t sg_host_by_name(const char* name);
 size_t sg_host_count(void);
 
 const char* sg_host_get_name(const_sg_host_t host);
-/* Speed of one core, in flop/s, as the platform gives it. */
+/* Peak speed of one core in the current pstate, in flop/s (a speed profile's
+   scale is not included: see sg_host_get_available_speed). */
 double sg_host_get_speed(const_sg_host_t host);
+/* The fraction of its peak speed a speed profile gives the host now (1 without one). */
+double sg_host_get_available_speed(const_sg_host_t host);
+/* Pstates: the speeds given as speed="100Mf,50Mf,20Mf" in the platform. */
+unsigned long sg_host_get_nb_pstates(const_sg_host_t host);
+unsigned long sg_host_get_pstate(const_sg_host_t host);
+void sg_host_set_pstate(sg_host_t host, unsigned long pstate);
+double sg_host_get_pstate_speed(const_sg_host_t host, unsigned long pstate_index);
 /* The older name of sg_host_get_speed (SimGrid before 3.32). */
 double sg_host_speed(const_sg_host_t host);
 int sg_host_core_count(const_sg_host_t host);

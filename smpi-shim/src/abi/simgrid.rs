@@ -402,11 +402,68 @@ pub(super) extern "C" fn sg_host_count() -> usize {
     with_world(|w| w.platform.hosts.len())
 }
 
-/// The speed of one core of the host, in flop/s (its `speed` in the platform).
+/// The peak speed of one core of the host in its current pstate, in flop/s (SimGrid's
+/// `Host::get_speed`: a speed profile's scale is not included; see
+/// [`sg_host_get_available_speed`]).
 #[no_mangle]
 pub(super) extern "C" fn sg_host_get_speed(host: *const c_void) -> f64 {
     let h = host_of("sg_host_get_speed", host);
-    with_world(|w| w.platform.host(h).speed)
+    with_world(|w| w.kernel.host_peak_speed(h))
+}
+
+/// The fraction of its peak speed that a speed profile gives the host now (1 without one).
+#[no_mangle]
+pub(super) extern "C" fn sg_host_get_available_speed(host: *const c_void) -> f64 {
+    let h = host_of("sg_host_get_available_speed", host);
+    with_world(|w| w.kernel.host_speed_scale(h))
+}
+
+/// How many pstates (speeds) the host has (`speed="100Mf,50Mf,20Mf"`: 3).
+#[no_mangle]
+pub(super) extern "C" fn sg_host_get_nb_pstates(host: *const c_void) -> std::ffi::c_ulong {
+    let h = host_of("sg_host_get_nb_pstates", host);
+    with_world(|w| w.platform.host(h).pstate_speeds.len() as std::ffi::c_ulong)
+}
+
+/// The pstate the host runs in.
+#[no_mangle]
+pub(super) extern "C" fn sg_host_get_pstate(host: *const c_void) -> std::ffi::c_ulong {
+    let h = host_of("sg_host_get_pstate", host);
+    with_world(|w| w.kernel.host_pstate(h) as std::ffi::c_ulong)
+}
+
+/// Switches the host to a pstate: its computations run at that pstate's speed from now on.
+/// A pstate the host does not have ends the run (SimGrid asserts).
+#[no_mangle]
+pub(super) extern "C" fn sg_host_set_pstate(host: *const c_void, pstate: std::ffi::c_ulong) {
+    let h = host_of("sg_host_set_pstate", host);
+    let done = with_world(|w| {
+        w.kernel
+            .set_host_pstate(h, usize::try_from(pstate).unwrap_or(usize::MAX))
+    });
+    if let Err(e) = done {
+        bad_argument("sg_host_set_pstate", e);
+    }
+}
+
+/// The speed of one core of the host in pstate `pstate`, in flop/s.
+#[no_mangle]
+pub(super) extern "C" fn sg_host_get_pstate_speed(host: *const c_void, pstate: std::ffi::c_ulong) -> f64 {
+    let h = host_of("sg_host_get_pstate_speed", host);
+    let speed = with_world(|w| {
+        let speeds = &w.platform.host(h).pstate_speeds;
+        usize::try_from(pstate)
+            .ok()
+            .and_then(|p| speeds.get(p).copied())
+            .ok_or_else(|| {
+                format!(
+                    "host `{}` has {} pstate(s), not pstate {pstate}",
+                    w.platform.host(h).name,
+                    speeds.len()
+                )
+            })
+    });
+    speed.unwrap_or_else(|e| bad_argument("sg_host_get_pstate_speed", e))
 }
 
 /// The name older SimGrid versions gave [`sg_host_get_speed`] (removed from
@@ -414,7 +471,7 @@ pub(super) extern "C" fn sg_host_get_speed(host: *const c_void) -> f64 {
 #[no_mangle]
 pub(super) extern "C" fn sg_host_speed(host: *const c_void) -> f64 {
     let h = host_of("sg_host_speed", host);
-    with_world(|w| w.platform.host(h).speed)
+    with_world(|w| w.kernel.host_peak_speed(h))
 }
 
 #[no_mangle]

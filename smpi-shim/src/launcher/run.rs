@@ -504,6 +504,16 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
                 error: Some(error),
             }
         }
+        Err(e @ SimError::ResourceFailed { .. }) => {
+            // A state profile turned a host or link off under the program (see simcore).
+            let error = e.to_string();
+            eprintln!("smpirun: error: {error}");
+            Ending {
+                status: "failed",
+                code: 1,
+                error: Some(error),
+            }
+        }
         Err(e) => return Err(e.to_string()),
     };
     // The timeline is complete on every ending (a failure's is the useful one).

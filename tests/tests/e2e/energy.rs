@@ -12,7 +12,9 @@
 //! energies computed by hand; the `--json` fields; malformed power properties (the error names
 //! the file, host and property); a host without profile asked for its energy (SimGrid's
 //! failed assertion); the plugin turned on by the program at time 0 (SMPI's numbers) or later
-//! (refused); other plugins refused; the plugin off: no line, no field, the same times.
+//! (refused); other plugins refused; the plugin off: no line, no field, the same times;
+//! SimGrid's `examples/smpi/energy` (each rank switches pstates with `sg_host_set_pstate`)
+//! gives every line of its tesh file.
 //!
 //! `energy_load.energy_mixed.smpi-3.32.txt` is SMPI 3.32's output for one run, checked even
 //! where SMPI is not installed.
@@ -431,34 +433,42 @@ fn a_host_without_profile_asked_for_its_energy_fails_as_in_simgrid() {
 
 #[test]
 fn malformed_power_properties_name_the_file_host_and_property() {
+    // (host speeds, property value, what is wrong)
     let cases = [
         (
+            "1Gf",
             "100:1x0:200",
-            "wattage_per_state",
             "invalid Epsilon value for pstate 0 on host H: \"1x0\"",
         ),
         (
+            "1Gf,500Mf",
             "100:120:200, 90",
-            "wattage_per_state",
             "(pstate 1: \" 90\"): it should be 'Idle:AllCores'",
         ),
+        // SimGrid checks the number of profiles first.
         (
+            "1Gf",
+            "100:120:200, 90:95",
+            "found 2 energetic profiles for 1 pstates",
+        ),
+        (
+            "1Gf",
             "100:120:150:200",
-            "wattage_per_state",
             "it should be 'Idle:AllCores' (or 'Idle:Epsilon:AllCores')",
         ),
         (
+            "1Gf",
             "100 :200",
-            "wattage_per_state",
             "invalid Idle value for pstate 0 on host H: \"100 \"",
         ),
     ];
+    let property = "wattage_per_state";
     let hf = hostfile("energy-bad.hosts", &["H"]);
-    for (i, (value, property, why)) in cases.iter().enumerate() {
+    for (i, (speeds, value, why)) in cases.iter().enumerate() {
         let xml = format!(
             "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n\
              <platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n\
-             <host id=\"H\" speed=\"1Gf\"><prop id=\"{property}\" value=\"{value}\"/></host>\n\
+             <host id=\"H\" speed=\"{speeds}\"><prop id=\"{property}\" value=\"{value}\"/></host>\n\
              </zone></platform>\n"
         );
         let p = write_scratch(&format!("energy-bad-{i}.xml"), &xml);
@@ -564,4 +574,41 @@ fn log_thresholds_silence_the_plugin_lines() {
     assert!(!none.stderr.contains("host_energy"), "{}", none.describe());
     // The summary and JSON do not depend on the log.
     assert!(none.stderr.contains("| energy "), "{}", none.describe());
+}
+
+/// SimGrid's own example of DVFS and energy (`examples/smpi/energy`: each rank switches its
+/// host through its three pstates, computes 1 Gflop in each and reads its energy): every line
+/// of its tesh file, the plugin's end lines included, comes out of our run unchanged.
+#[test]
+fn simgrid_energy_example_gives_its_tesh_output() {
+    let dir = Path::new("/tmp/sgsrc/simgrid-3.32/examples/smpi/energy");
+    let Some(platform) = simgrid_platform("energy_platform.xml") else {
+        return;
+    };
+    if !dir.is_dir() {
+        eprintln!("skipped: SimGrid 3.32's sources are not in {}", dir.display());
+        return;
+    }
+    let source = std::fs::read_to_string(dir.join("energy.c")).expect("readable example");
+    let prog = build_c(&write_scratch("sg_energy.c", &source));
+    let hosts = std::fs::read_to_string(dir.join("hostfile")).expect("readable hostfile");
+    let hf = write_scratch("sg_energy.hosts", &hosts);
+    let out = Smpirun::new(&prog)
+        .platform(&platform)
+        .hostfile(&hf)
+        .np(2)
+        .cfg("smpi/simulate-computation:no")
+        .cfg("plugin:host_energy")
+        .cfg("smpi/wtime:0")
+        .run();
+    out.assert_success();
+    let tesh = std::fs::read_to_string(dir.join("energy.tesh")).expect("readable tesh");
+    let want: BTreeSet<&str> = tesh.lines().filter_map(|l| l.strip_prefix("> ")).collect();
+    let got: BTreeSet<&str> = out
+        .stderr
+        .lines()
+        .chain(out.stdout.lines())
+        .filter(|l| !l.starts_with("[smpirun]") && !l.starts_with("smpirun: "))
+        .collect();
+    assert_eq!(got, want, "{}", out.describe());
 }

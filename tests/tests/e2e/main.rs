@@ -34,6 +34,7 @@ mod netbench;
 mod parity;
 mod pingpong_model;
 mod privatization;
+mod profiles;
 mod replay;
 mod request_log;
 mod rma;

@@ -251,6 +251,9 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("cloud.xml", &["cb1-1.dc2.acloud.com", "cb2-3.dc2.acloud.com"]),
+    // Hosts with pstates (energy_boot.xml's boot and shutdown pstates have speed 0).
+    ("energy_platform.xml", &["MyHost1", "MyHost2", "MyHost3"]),
+    ("energy_boot.xml", &["MyHost1", "MyHost2"]),
 ];
 
 /// The pairs program built with SMPI 3.32's smpicc, or `None` (with a message).

@@ -160,6 +160,8 @@ pub(crate) fn build(
             Host {
                 name: h.name.clone(),
                 speed: h.speed,
+                pstate_speeds: h.speeds.clone(),
+                pstate: h.pstate,
                 cores: h.cores,
                 properties: h.properties.clone(),
             },

@@ -135,6 +135,8 @@ pub(crate) fn build_zone(spec: &Spec, b: &mut Builder) -> Result<Box<dyn Router>
             Host {
                 name: h.name.clone(),
                 speed: h.speed,
+                pstate_speeds: h.speeds.clone(),
+                pstate: h.pstate,
                 cores: h.cores,
                 properties: h.properties.clone(),
             },

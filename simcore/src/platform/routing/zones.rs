@@ -594,6 +594,8 @@ impl TreeBuilder<'_> {
                     let host = Host {
                         name: h.name.clone(),
                         speed: h.speed,
+                        pstate_speeds: h.speeds.clone(),
+                        pstate: h.pstate,
                         cores: h.cores,
                         properties: h.properties.clone(),
                     };
@@ -609,6 +611,8 @@ impl TreeBuilder<'_> {
                     let host = Host {
                         name: h.name.clone(),
                         speed: h.speed,
+                        pstate_speeds: h.speeds.clone(),
+                        pstate: h.pstate,
                         cores: h.cores,
                         properties: h.properties.clone(),
                     };
@@ -780,6 +784,8 @@ impl TreeBuilder<'_> {
                         let host = Host {
                             name: name.clone(),
                             speed: c.speed,
+                            pstate_speeds: vec![c.speed],
+                            pstate: 0,
                             cores: 1,
                             properties: Vec::new(),
                         };

@@ -1,0 +1,487 @@
+//! Availability and state profiles (`speed_file`, `bandwidth_file`, `latency_file`,
+//! `state_file`, `<trace>`/`<trace_connect>`) and host pstates, compared with SimGrid SMPI 3.32
+//! live when it is installed (skipped with a message otherwise): a compute + ping-pong program
+//! (`apps/profiles/compute_pingpong.c`) on SimGrid's example platforms with profiles, under both
+//! event orders, and pstate switching (`apps/profiles/pstates.c`, SimGrid's energy example
+//! without its energy calls). Also: host failures end the run naming host, date and rank; a
+//! malformed profile is an error naming its file and line; a TOML platform takes profiles.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use e2e_tests::{build_app, run_command, scratch_path, write_scratch, RunOutput, Smpirun};
+
+const PINGPONG_C: &str = include_str!("../../../apps/profiles/compute_pingpong.c");
+const PSTATES_C: &str = include_str!("../../../apps/profiles/pstates.c");
+const SIMGRID_EXAMPLES: &str = "/tmp/sgsrc/simgrid-3.32/examples/platforms";
+
+/// SimGrid's example platforms with profiles (and the `profiles/` directory), copied to a
+/// scratch directory; `None` (with a message) without SimGrid's sources.
+fn examples() -> Option<PathBuf> {
+    let src = Path::new(SIMGRID_EXAMPLES);
+    if !src.is_dir() {
+        eprintln!("skipped: SimGrid 3.32's sources are not in {SIMGRID_EXAMPLES}");
+        return None;
+    }
+    let dir = scratch_path("profiles_examples");
+    std::fs::create_dir_all(dir.join("profiles")).expect("scratch dir");
+    for f in [
+        "small_platform_profile.xml",
+        "two_hosts_profiles.xml",
+        "two_hosts_platform_with_availability_included.xml",
+        "energy_platform.xml",
+    ] {
+        std::fs::copy(src.join(f), dir.join(f)).expect("copy example platform");
+    }
+    for e in std::fs::read_dir(src.join("profiles"))
+        .expect("profiles dir")
+        .flatten()
+    {
+        std::fs::copy(e.path(), dir.join("profiles").join(e.file_name())).expect("copy profile");
+    }
+    Some(dir)
+}
+
+/// `source` built with SMPI 3.32's smpicc, or `None` (with a message).
+fn smpi_build(name: &str, source: &str) -> Option<PathBuf> {
+    let version = Command::new("smpirun").arg("-version").output().ok();
+    let text = version.map_or(String::new(), |v| {
+        String::from_utf8_lossy(&v.stdout).to_string() + &String::from_utf8_lossy(&v.stderr)
+    });
+    if !text.contains("3.32") {
+        eprintln!("skipped: SimGrid SMPI 3.32 (smpirun, smpicc) not installed");
+        return None;
+    }
+    let src = write_scratch(&format!("{name}.c"), source);
+    let out = scratch_path(&format!("{name}_smpi"));
+    let mut cc = Command::new("smpicc");
+    cc.arg("-O1").arg(&src).arg("-o").arg(&out);
+    let r = run_command(cc, Duration::from_secs(120));
+    (r.code == Some(0)).then_some(out)
+}
+
+fn smpi_run(bin: &Path, platform: &Path, hosts: &[&str], args: &[&str]) -> RunOutput {
+    let hostfile = write_scratch("profiles_sg.hosts", &(hosts.join("\n") + "\n"));
+    let mut cmd = Command::new("smpirun");
+    cmd.current_dir(platform.parent().expect("in a dir"))
+        .arg("-np")
+        .arg(hosts.len().to_string())
+        .arg("-platform")
+        .arg(platform)
+        .arg("-hostfile")
+        .arg(&hostfile)
+        .arg("--cfg=smpi/simulate-computation:no")
+        .arg(bin)
+        .args(args);
+    run_command(cmd, Duration::from_secs(120))
+}
+
+fn ours_run(source: (&str, &str), platform: &Path, hosts: &[&str], args: &[&str], order: &str) -> RunOutput {
+    let hostfile = write_scratch("profiles_ours.hosts", &(hosts.join("\n") + "\n"));
+    Smpirun::new(build_app(&format!("profiles/{}", source.0)))
+        .platform(platform)
+        .hostfile(&hostfile)
+        .np(hosts.len())
+        .cfg("smpi/simulate-computation:no")
+        .cfg(&format!("smpi/event-order:{order}"))
+        .args(args.iter().copied())
+        .run()
+}
+
+/// The program's own lines (`round`, `rank`, `[`), sorted when `sort`.
+fn program_lines(text: &str, sort: bool) -> Vec<String> {
+    let mut v: Vec<String> = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("round ")
+                || l.starts_with("rank ")
+                || l.starts_with("[0")
+                || l.starts_with("[1")
+                || l.starts_with("[2")
+                || l.starts_with("[3")
+                || l.starts_with("[8")
+        })
+        .filter(|l| !l.contains("/INFO]") && !l.contains("/CRITICAL]"))
+        .map(str::to_string)
+        .collect();
+    if sort {
+        v.sort();
+    }
+    v
+}
+
+/// Runs the ping-pong on `platform` with SMPI and with ours (both event orders) and asserts
+/// that every printed date is SMPI's, to the printed nanosecond; returns SMPI's output.
+fn compare_pingpong(platform: &Path, hosts: &[&str], args: &[&str]) -> Option<RunOutput> {
+    let bin = smpi_build("compute_pingpong", PINGPONG_C)?;
+    let theirs = smpi_run(&bin, platform, hosts, args);
+    let expected = program_lines(&theirs.stdout, false);
+    assert!(
+        !expected.is_empty(),
+        "SMPI printed nothing\n{}",
+        theirs.describe()
+    );
+    for order in ["simgrid", "fifo"] {
+        let ours = ours_run(("compute_pingpong", PINGPONG_C), platform, hosts, args, order);
+        // FIFO order may print same-date lines of two ranks the other way round.
+        let sort = order == "fifo";
+        assert_eq!(
+            program_lines(&ours.stdout, sort),
+            program_lines(&theirs.stdout, sort),
+            "{} ({order} order): dates differ from SMPI 3.32\n{}",
+            platform.display(),
+            ours.describe()
+        );
+    }
+    Some(theirs)
+}
+
+#[test]
+fn speed_bandwidth_and_latency_profiles_match_smpi() {
+    let Some(dir) = examples() else { return };
+    // Link 1's latency and bandwidth change while messages are in their latency phase: SimGrid
+    // 3.32 then enables them early and leaves one at rate 0 (it deadlocks at t=14.08); so do we.
+    let p = dir.join("small_platform_profile.xml");
+    let Some(theirs) = compare_pingpong(&p, &["Jupiter", "Fafard"], &["2e7", "12"]) else {
+        return;
+    };
+    assert!(theirs.stderr.contains("Deadlock"), "{}", theirs.describe());
+    let ours = ours_run(
+        ("compute_pingpong", PINGPONG_C),
+        &p,
+        &["Jupiter", "Fafard"],
+        &["2e7", "12"],
+        "simgrid",
+    );
+    ours.assert_stderr_has(&["deadlock detected at t=14.0823977"]);
+}
+
+#[test]
+fn periodic_speed_profiles_and_inline_traces_match_smpi() {
+    let Some(dir) = examples() else { return };
+    // The two-host examples without their failure profile (Cpu A fails at t=1).
+    let text = std::fs::read_to_string(dir.join("two_hosts_profiles.xml")).expect("copied");
+    let file = dir.join("two_hosts_speed_only.xml");
+    std::fs::write(
+        &file,
+        text.replace(" state_file=\"profiles/trace_A_failure.txt\"", ""),
+    )
+    .expect("write");
+    compare_pingpong(&file, &["Cpu A", "Cpu B"], &["30", "12"]);
+    let text = std::fs::read_to_string(dir.join("two_hosts_platform_with_availability_included.xml"))
+        .expect("copied");
+    let start = text.find("  <trace id=\"A_failure\"").expect("failure trace");
+    let end = start + text[start..].find("</trace>\n").expect("its end") + "</trace>\n".len();
+    let text = format!("{}{}", &text[..start], &text[end..]).replace(
+        "  <trace_connect kind=\"HOST_AVAIL\" trace=\"A_failure\" element=\"Cpu A\"/>\n",
+        "",
+    );
+    let file = dir.join("inline_speed_only.xml");
+    std::fs::write(&file, text).expect("write");
+    compare_pingpong(&file, &["Cpu A", "Cpu B"], &["30", "12"]);
+}
+
+#[test]
+fn a_host_turned_off_ends_the_run_naming_host_date_and_rank() {
+    let Some(dir) = examples() else { return };
+    for f in [
+        "two_hosts_profiles.xml",
+        "two_hosts_platform_with_availability_included.xml",
+    ] {
+        let out = ours_run(
+            ("compute_pingpong", PINGPONG_C),
+            &dir.join(f),
+            &["Cpu A", "Cpu B"],
+            &["30", "12"],
+            "simgrid",
+        );
+        out.assert_failure();
+        out.assert_stderr_has(&[
+            "host `Cpu A` turned off at t=1 by its state profile",
+            "rank 0",
+            "killed",
+        ]);
+        assert!(!out.stderr.contains("panicked"), "{}", out.describe());
+    }
+}
+
+#[test]
+fn a_message_started_on_a_link_that_is_off_fails_its_rank_as_in_smpi() {
+    let Some(dir) = examples() else { return };
+    let p = dir.join("small_platform_failures.xml");
+    std::fs::copy(
+        Path::new(SIMGRID_EXAMPLES).join("small_platform_failures.xml"),
+        &p,
+    )
+    .expect("copy");
+    // Link 4 (Tremblay - Bourassa) is off from t=25 to t=30; a message starts at t=28.09.
+    let hosts = ["Tremblay", "Bourassa"];
+    let ours = ours_run(
+        ("compute_pingpong", PINGPONG_C),
+        &p,
+        &hosts,
+        &["5e7", "14"],
+        "simgrid",
+    );
+    ours.assert_failure();
+    ours.assert_stderr_has(&[
+        "rank 1 (on Bourassa) failed at t=28.092046046 s",
+        "crosses link `4`, which is off",
+    ]);
+    // Every line printed before is kept (SMPI aborts with them still buffered).
+    assert!(
+        ours.stdout.contains("round 5 size 32000 t=24.140216899"),
+        "{}",
+        ours.describe()
+    );
+    let Some(bin) = smpi_build("profiles_pingpong", PINGPONG_C) else {
+        return;
+    };
+    let theirs = smpi_run(&bin, &p, &hosts, &["5e7", "14"]);
+    assert!(
+        theirs.stderr.contains("[Bourassa:1:(2) 28.092046]") && theirs.stderr.contains("Link failure"),
+        "{}",
+        theirs.describe()
+    );
+}
+
+#[test]
+fn a_link_turned_off_fails_its_messages() {
+    let dir = scratch_path("profiles_link_off");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("off.profile"), "0.5 0\n").expect("write");
+    let platform = dir.join("link_off.xml");
+    std::fs::write(
+        &platform,
+        r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <host id="a" speed="1Gf"/>
+    <host id="b" speed="1Gf"/>
+    <link id="l" bandwidth="1kBps" latency="1ms" state_file="off.profile"/>
+    <route src="a" dst="b"><link_ctn id="l"/></route>
+  </zone>
+</platform>
+"#,
+    )
+    .expect("write");
+    let out = ours_run(
+        ("compute_pingpong", PINGPONG_C),
+        &platform,
+        &["a", "b"],
+        &["1e6", "2"],
+        "simgrid",
+    );
+    out.assert_failure();
+    out.assert_stderr_has(&["link `l` turned off at t=0.5", "the message from `a` to `b`"]);
+}
+
+#[test]
+fn a_malformed_profile_is_an_error_naming_file_and_line() {
+    let dir = scratch_path("profiles_malformed");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("bad.profile"), "0 1\n# fine\n5 0.5\n3 0.2\n").expect("write");
+    let platform = dir.join("bad.xml");
+    std::fs::write(
+        &platform,
+        r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <host id="a" speed="1Gf" speed_file="bad.profile"/>
+  </zone>
+</platform>
+"#,
+    )
+    .expect("write");
+    let out = ours_run(
+        ("compute_pingpong", PINGPONG_C),
+        &platform,
+        &["a"],
+        &[],
+        "simgrid",
+    );
+    out.assert_failure();
+    out.assert_stderr_has(&["bad.xml:5", "bad.profile` line 4", "dates must not decrease"]);
+}
+
+#[test]
+fn a_toml_platform_takes_profiles() {
+    let dir = scratch_path("profiles_toml");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("half.profile"), "1 0.5\n3 1\nLOOPAFTER 2\n").expect("write");
+    std::fs::write(dir.join("bw.profile"), "0.5 50000\n").expect("write");
+    let toml = dir.join("p.toml");
+    std::fs::write(
+        &toml,
+        r#"routing = "full"
+[[host]]
+id = "a"
+speed = "10Mf"
+speed_file = "half.profile"
+[[host]]
+id = "b"
+speed = "10Mf"
+[[link]]
+id = "l"
+bandwidth = "1MBps"
+latency = "1ms"
+bandwidth_file = "bw.profile"
+[[route]]
+src = "a"
+dst = "b"
+links = ["l"]
+"#,
+    )
+    .expect("write");
+    let xml = dir.join("p.xml");
+    std::fs::write(
+        &xml,
+        r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <host id="a" speed="10Mf" speed_file="half.profile"/>
+    <host id="b" speed="10Mf"/>
+    <link id="l" bandwidth="1MBps" latency="1ms" bandwidth_file="bw.profile"/>
+    <route src="a" dst="b"><link_ctn id="l"/></route>
+  </zone>
+</platform>
+"#,
+    )
+    .expect("write");
+    let plain = dir.join("plain.toml");
+    std::fs::write(
+        &plain,
+        std::fs::read_to_string(&toml)
+            .expect("read")
+            .replace("speed_file = \"half.profile\"\n", "")
+            .replace("bandwidth_file = \"bw.profile\"\n", ""),
+    )
+    .expect("write");
+    let args = ["1e7", "6"];
+    let a = ours_run(
+        ("compute_pingpong", PINGPONG_C),
+        &toml,
+        &["a", "b"],
+        &args,
+        "simgrid",
+    );
+    let b = ours_run(
+        ("compute_pingpong", PINGPONG_C),
+        &xml,
+        &["a", "b"],
+        &args,
+        "simgrid",
+    );
+    let c = ours_run(
+        ("compute_pingpong", PINGPONG_C),
+        &plain,
+        &["a", "b"],
+        &args,
+        "simgrid",
+    );
+    a.assert_success();
+    assert_eq!(
+        program_lines(&a.stdout, false),
+        program_lines(&b.stdout, false),
+        "{}",
+        a.describe()
+    );
+    assert_ne!(
+        program_lines(&a.stdout, false),
+        program_lines(&c.stdout, false),
+        "the profiles changed nothing"
+    );
+}
+
+#[test]
+fn pstate_switching_matches_smpi() {
+    let Some(dir) = examples() else { return };
+    let p = dir.join("energy_platform.xml");
+    let hosts = ["MyHost1", "MyHost2"];
+    let ours = ours_run(("pstates", PSTATES_C), &p, &hosts, &[], "simgrid");
+    ours.assert_success();
+    let lines = program_lines(&ours.stdout, true);
+    assert!(
+        lines.contains(&"[30.000000] [rank 1] Current pstate: 2; Current power: 20000000".to_string()),
+        "{}",
+        ours.describe()
+    );
+    let Some(bin) = smpi_build("pstates", PSTATES_C) else {
+        return;
+    };
+    let theirs = smpi_run(&bin, &p, &hosts, &[]);
+    assert_eq!(
+        lines,
+        program_lines(&theirs.stdout, true),
+        "{}\n{}",
+        ours.describe(),
+        theirs.describe()
+    );
+}
+
+#[test]
+fn computing_on_a_host_at_speed_zero_is_not_supported() {
+    // SimGrid 3.32 aborts there ("The Impossible Did Happen"): we refuse rather than guess.
+    let dir = scratch_path("profiles_zero");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("zero.profile"), "0 0\n1 1\n").expect("write");
+    let platform = dir.join("zero.xml");
+    std::fs::write(
+        &platform,
+        r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <host id="a" speed="10Mf" speed_file="zero.profile"/>
+    <host id="b" speed="10Mf"/>
+    <link id="l" bandwidth="1MBps" latency="1ms"/>
+    <route src="a" dst="b"><link_ctn id="l"/></route>
+  </zone>
+</platform>
+"#,
+    )
+    .expect("write");
+    let out = ours_run(
+        ("compute_pingpong", PINGPONG_C),
+        &platform,
+        &["a", "b"],
+        &["1e7", "3"],
+        "simgrid",
+    );
+    out.assert_failure();
+    out.assert_stderr_has(&["not supported", "host `a`", "speed profile is at 0"]);
+}
+
+#[test]
+fn pstates_without_speed_load_but_cannot_be_selected() {
+    let Some(_) = examples() else { return };
+    // energy_boot.xml gives its boot and shutdown pstates a speed of 0.
+    let src = Path::new(SIMGRID_EXAMPLES).join("energy_boot.xml");
+    let p = write_scratch(
+        "energy_boot.xml",
+        &std::fs::read_to_string(src).expect("readable"),
+    );
+    let hostfile = write_scratch("boot.hosts", "MyHost1\n");
+    let out = Smpirun::new(build_app("profiles/pstates"))
+        .platform(&p)
+        .hostfile(&hostfile)
+        .np(1)
+        .cfg("smpi/simulate-computation:no")
+        .run();
+    out.assert_failure();
+    out.assert_stderr_has(&[
+        "sg_host_set_pstate",
+        "pstate 3 of host `MyHost1` has speed 0",
+        "not supported",
+    ]);
+    assert!(
+        out.stdout
+            .contains("Pstates: 5; Powers: 100000000, 50000000, 20000000, 0, 0"),
+        "{}",
+        out.describe()
+    );
+}
