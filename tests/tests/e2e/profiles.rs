@@ -485,3 +485,76 @@ fn pstates_without_speed_load_but_cannot_be_selected() {
         out.describe()
     );
 }
+
+/// Profiles in a platform of nested zones (the issue's check: "a platform with nested zones,
+/// zoneRoute/bypassRoute, Vivaldi and profiles ... giving SMPI's times for a ping-pong across
+/// zones"): a Floyd root over a Full zone, a Dijkstra zone and a Vivaldi zone of peers, zone
+/// routes through gateways, a bypass zone route; a host's speed from an inline `<trace>`
+/// (`<trace_connect>`), a zone route's bandwidth and latency from profile files (SimGrid 3.32
+/// cannot connect a trace to a link after its zone is sealed). `BW_FILE` and `LAT_FILE` are
+/// replaced by the files' names, beside the platform file (SimGrid 3.32 looks a profile up in
+/// its search path even when the name is absolute).
+const NESTED_WITH_PROFILES: &str = r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <trace id="a1_speed" periodicity="3">
+0 1.0
+0.5 0.4
+2 0.7
+  </trace>
+  <zone id="world" routing="Floyd">
+    <zone id="A" routing="Full">
+      <host id="a1" speed="1Gf"/>
+      <host id="a2" speed="1Gf"/>
+      <router id="a_gw"/>
+      <link id="a1_l" bandwidth="1GBps" latency="10us"/>
+      <link id="a2_l" bandwidth="500MBps" latency="20us"/>
+      <route src="a1" dst="a2"><link_ctn id="a1_l"/><link_ctn id="a2_l"/></route>
+      <route src="a1" dst="a_gw"><link_ctn id="a1_l"/></route>
+      <route src="a2" dst="a_gw"><link_ctn id="a2_l"/></route>
+    </zone>
+    <zone id="B" routing="Dijkstra">
+      <host id="b1" speed="2Gf"/>
+      <router id="b_in"/>
+      <router id="b_out"/>
+      <link id="b1_l" bandwidth="200MBps" latency="7us"/>
+      <link id="b_x" bandwidth="2GBps" latency="3us"/>
+      <route src="b1" dst="b_in"><link_ctn id="b1_l"/></route>
+      <route src="b_in" dst="b_out"><link_ctn id="b_x"/></route>
+    </zone>
+    <zone id="V" routing="Vivaldi">
+      <peer id="p1" coordinates="25.5 9.4 1.4" speed="1Gf" bw_in="100MBps" bw_out="50MBps"/>
+      <peer id="p2" coordinates="-12.7 -9.9 2.1" speed="1Gf" bw_in="80MBps" bw_out="40MBps"/>
+    </zone>
+    <link id="wan_ab" bandwidth="100MBps" latency="1ms" bandwidth_file="BW_FILE"/>
+    <link id="wan_bv" bandwidth="80MBps" latency="2ms" latency_file="LAT_FILE"/>
+    <link id="short_av" bandwidth="60MBps" latency="300us"/>
+    <zoneRoute src="A" dst="B" gw_src="a_gw" gw_dst="b_in"><link_ctn id="wan_ab"/></zoneRoute>
+    <zoneRoute src="B" dst="V" gw_src="b_out" gw_dst="p1"><link_ctn id="wan_bv"/></zoneRoute>
+    <bypassZoneRoute src="A" dst="V" gw_src="a_gw" gw_dst="p2"><link_ctn id="short_av"/></bypassZoneRoute>
+  </zone>
+  <trace_connect kind="SPEED" trace="a1_speed" element="a1"/>
+</platform>
+"#;
+
+#[test]
+fn profiles_in_nested_zones_match_smpi_across_zones() {
+    let bw = write_scratch(
+        "nested_wan_bw.profile",
+        "0 100000000\n0.7 30000000\nLOOPAFTER 0.8\n",
+    );
+    let lat = write_scratch("nested_wan_lat.profile", "0 0.001\n1.2 0.004\n");
+    let xml = NESTED_WITH_PROFILES
+        .replace("BW_FILE", &name_of(&bw))
+        .replace("LAT_FILE", &name_of(&lat));
+    let p = write_scratch("nested_profiles.xml", &xml);
+    // Across A and B (a zone route with a bandwidth profile), B to the Vivaldi zone (a latency
+    // profile), A to the Vivaldi zone by a bypass zone route; a1 computes under its speed profile.
+    for hosts in [["a1", "b1"], ["a2", "b1"], ["b1", "p2"], ["a1", "p1"]] {
+        compare_pingpong(&p, &hosts, &["2e8", "8"]);
+    }
+}
+
+fn name_of(p: &Path) -> String {
+    p.file_name().expect("a file").to_string_lossy().into_owned()
+}
