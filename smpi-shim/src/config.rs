@@ -203,6 +203,8 @@ pub(crate) struct SmpiConfig {
     pub simgrid_order: bool,
     /// `plugin:host_energy`: SimGrid's host energy plugin (`simcore::energy`).
     pub host_energy: bool,
+    /// `path`: directories where the platform's profile files are looked up.
+    pub path: Vec<std::path::PathBuf>,
     /// `smpi/finalization-barrier` (SimGrid 3.32's name; `smpi/barrier-finalization` also accepted).
     pub barrier_finalization: bool,
     /// `smpi/coll-selector`.
@@ -327,6 +329,7 @@ impl SmpiConfig {
             simcall_yield: false,
             simgrid_order: false,
             host_energy: false,
+            path: Vec::new(),
             barrier_finalization: false,
             coll_selector: String::new(),
             coll_forced: BTreeMap::new(),

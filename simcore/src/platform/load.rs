@@ -50,6 +50,8 @@ pub struct ConfigEntry {
 pub struct PlatformFile {
     file: String,
     spec: Spec,
+    /// Directories where relative profile files are looked up (SimGrid's `path`).
+    search_path: Vec<std::path::PathBuf>,
 }
 
 impl PlatformFile {
@@ -76,6 +78,7 @@ impl PlatformFile {
     /// Reads a SimGrid v4 XML platform from `text`; `file_name` is only used in messages.
     pub fn from_xml_str(text: &str, file_name: &str) -> Result<PlatformFile, PlatformError> {
         Ok(PlatformFile {
+            search_path: Vec::new(),
             file: file_name.to_string(),
             spec: xml::parse(text, file_name)?,
         })
@@ -84,6 +87,7 @@ impl PlatformFile {
     /// Reads a TOML platform from `text`; `file_name` is only used in messages.
     pub fn from_toml_str(text: &str, file_name: &str) -> Result<PlatformFile, PlatformError> {
         Ok(PlatformFile {
+            search_path: Vec::new(),
             file: file_name.to_string(),
             spec: toml_format::parse(text, file_name)?,
         })
@@ -176,12 +180,18 @@ impl PlatformFile {
         })
     }
 
+    /// Looks relative profile files up in `dirs` too, after the working directory and before the
+    /// platform file's own directory (SimGrid's `path` setting).
+    pub fn set_search_path(&mut self, dirs: Vec<std::path::PathBuf>) {
+        self.search_path = dirs;
+    }
+
     /// Builds the platform; `loopback` is the network model's loopback link, for the zones that
     /// use it.
     pub fn build(mut self, loopback: ModelLoopback) -> Result<Platform, PlatformError> {
         let attached = std::mem::take(&mut self.spec.profiles);
         let mut platform = build::build(self.spec, &self.file, loopback)?;
-        platform.profiles = profile::attach(&platform, &attached, &self.file)?;
+        platform.profiles = profile::attach(&platform, &attached, &self.file, &self.search_path)?;
         Ok(platform)
     }
 

@@ -167,20 +167,20 @@ pub(crate) fn parse(name: &str, text: &str, periodicity: f64) -> Result<Profile,
 }
 
 /// Where SimGrid finds a relative profile file: in the working directory (its `path` setting's
-/// default, `./`), then in the platform file's directory.
-fn find(file: &str, platform_file: &str) -> PathBuf {
+/// default, `./`), then in the directories of `path` (`search`), then in the platform file's
+/// directory. The name as given when it is nowhere (the error names it).
+fn find(file: &str, platform_file: &str, search: &[PathBuf]) -> PathBuf {
     let p = Path::new(file);
     if p.is_absolute() || p.exists() {
         return p.to_path_buf();
     }
-    let beside = Path::new(platform_file)
-        .parent()
-        .map_or_else(|| p.to_path_buf(), |dir| dir.join(p));
-    if beside.exists() {
-        beside
-    } else {
-        p.to_path_buf()
-    }
+    let beside = Path::new(platform_file).parent().map(|dir| dir.join(p));
+    search
+        .iter()
+        .map(|dir| dir.join(p))
+        .chain(beside)
+        .find(|candidate| candidate.exists())
+        .unwrap_or_else(|| p.to_path_buf())
 }
 
 /// Reads and parses the attached profiles and resolves the hosts and links they drive (a
@@ -189,13 +189,14 @@ pub(crate) fn attach(
     platform: &Platform,
     attached: &[ProfileAttach],
     file: &str,
+    search: &[PathBuf],
 ) -> Result<Vec<ResourceProfile>, PlatformError> {
     let mut out = Vec::new();
     for a in attached {
         let err = |kind| PlatformError::new(file, a.loc, kind);
         let profile = match &a.source {
             ProfileSource::File(v) => {
-                let path = find(&v.text, file);
+                let path = find(&v.text, file, search);
                 let shown = path.display().to_string();
                 let text = std::fs::read_to_string(&path).map_err(|e| {
                     PlatformError::new(

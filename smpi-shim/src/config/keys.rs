@@ -555,6 +555,14 @@ pub(crate) static KEYS: &[Key] = &[
         field!(blas_compute, comma_list),
     ),
     key(
+        "path",
+        "",
+        "directories (separated by ':') where the platform's relative profile files are looked up, \
+         after the working directory and before the platform file's own directory (SimGrid's path; \
+         given at several levels, the highest-precedence value is used where SimGrid adds them up)",
+        field!(path, |v: &str| Ok::<_, String>(v.split(':').filter(|d| !d.is_empty()).map(Into::into).collect())),
+    ),
+    key(
         "plugin",
         "",
         "SimGrid plugin: host_energy (energy per host from its wattage_per_state and wattage_off \

@@ -63,10 +63,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     ("smpi/papi-events", "PAPI counters are not read"),
     (
-        "path",
-        "extra search directories are not implemented: profile files are looked up in the working directory, then beside the platform file",
-    ),
-    (
         "smpi/privatize-libs",
         "only the program's own globals are privatized per rank; shared libraries are loaded once",
     ),
@@ -112,7 +108,5 @@ mod tests {
         assert!(reason("tracing/platform/topology").is_some());
         assert!(reason("smpi/trace-call-use-absolute-path").is_some());
         assert!(reason("tracing/smpi").is_none());
-        assert!(reason("path").is_some());
-        assert!(reason("pathological").is_none());
     }
 }

@@ -84,6 +84,7 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     };
     let model = args.model.as_deref().map(|path| (path, &model_set));
     let cfg = config::resolve(&platform_file.config(), model, &args.cfg).map_err(|e| e.to_string())?;
+    platform_file.set_search_path(cfg.path.clone());
     let platform = Rc::new(
         platform_file
             .build(cfg.model_loopback())

@@ -558,3 +558,60 @@ fn profiles_in_nested_zones_match_smpi_across_zones() {
 fn name_of(p: &Path) -> String {
     p.file_name().expect("a file").to_string_lossy().into_owned()
 }
+
+/// SimGrid's `path` setting: a relative profile file that is neither in the working directory
+/// nor beside the platform file is found in a directory of `path`, given on the command line or
+/// in the platform's `<config>`; without it the error names the file.
+#[test]
+fn profile_files_are_found_through_the_path_setting() {
+    let dir = scratch_path("profiles_path");
+    let elsewhere = dir.join("profiles");
+    std::fs::create_dir_all(&elsewhere).expect("dir");
+    // Half speed from the start: 1 Gflop at 100 Mf/s takes 20 s instead of 10.
+    std::fs::write(elsewhere.join("half.profile"), "0 0.5\n").expect("write");
+    let platform = |config: &str| {
+        format!(
+            r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  {config}
+  <zone id="AS0" routing="Full">
+    <host id="a" speed="100Mf" speed_file="half.profile"/>
+  </zone>
+</platform>
+"#
+        )
+    };
+    let plain = dir.join("plain.xml");
+    std::fs::write(&plain, platform("")).expect("write");
+    let configured = dir.join("configured.xml");
+    let config = format!(
+        r#"<config><prop id="path" value="{}"/></config>"#,
+        elsewhere.display()
+    );
+    std::fs::write(&configured, platform(&config)).expect("write");
+    let prog = e2e_tests::build_c(&write_scratch(
+        "flops.c",
+        "#include <mpi.h>\n#include <stdio.h>\n#include <smpi/smpi.h>\n\
+         int main(int c, char **v) { MPI_Init(&c, &v); smpi_execute_flops(1e9);\n\
+         printf(\"done at %.6f\\n\", MPI_Wtime()); MPI_Finalize(); return 0; }\n",
+    ));
+    let run = |p: &Path, cfg: Option<String>| {
+        let mut r = Smpirun::new(&prog)
+            .platform(p)
+            .np(1)
+            .cfg("smpi/simulate-computation:no");
+        if let Some(c) = cfg {
+            r = r.cfg(&c);
+        }
+        r.run()
+    };
+    let out = run(&plain, None);
+    out.assert_failure().assert_stderr_has(&["half.profile"]);
+    let out = run(&plain, Some(format!("path:{}", elsewhere.display())));
+    out.assert_success();
+    assert!(out.stdout.contains("done at 20.000000"), "{}", out.describe());
+    let out = run(&configured, None);
+    out.assert_success();
+    assert!(out.stdout.contains("done at 20.000000"), "{}", out.describe());
+}
