@@ -547,6 +547,12 @@ impl Kernel {
             min_bw = min_bw.min(bw);
             inv_bw_sum += 1.0 / bw;
         }
+        // Links that only carry a latency (Vivaldi distances) are not shared: SimGrid has no
+        // link there, so a route of nothing else ends once its latency is paid.
+        let (mut links, mut back) = (links, back);
+        let platform = &self.platform;
+        links.retain(|&l| !platform.link(l).latency_only());
+        back.retain(|&l| !platform.link(l).latency_only());
         let r = Rc::new(Route {
             links,
             back,

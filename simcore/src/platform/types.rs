@@ -40,6 +40,11 @@ pub struct Host {
     pub properties: Vec<(String, String)>,
 }
 
+/// The bandwidth of a link that only carries a latency (the distance of two points of a Vivaldi
+/// zone, which SimGrid adds to a route without any link): no flow uses its bandwidth, and a
+/// message whose route has only such links ends once its latency is paid, as in SimGrid.
+pub const LATENCY_ONLY_BANDWIDTH: f64 = 1e300;
+
 /// A network link (one direction of a SPLITDUPLEX link, or a shared/fat-pipe link).
 #[derive(Clone, Debug)]
 pub struct Link {
@@ -51,6 +56,13 @@ pub struct Link {
     pub latency: f64,
     /// How flows share it.
     pub sharing: SharingPolicy,
+}
+
+impl Link {
+    /// Whether the link only adds its latency to a route ([`LATENCY_ONLY_BANDWIDTH`]).
+    pub fn latency_only(&self) -> bool {
+        self.bandwidth >= LATENCY_ONLY_BANDWIDTH
+    }
 }
 
 /// A storage device attached to a host (SimGrid's `<disk>`): reads and writes share its

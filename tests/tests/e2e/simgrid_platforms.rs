@@ -12,11 +12,8 @@
 //! (`/tmp/sgsrc/simgrid-3.32/examples/platforms`) when it is there. Each part is skipped with a
 //! message when SMPI 3.32 or the source tree is absent.
 //!
-//! Known difference: SimGrid's `vivaldi.xml` (hosts with coordinates and no `<peer>` links) loads
-//! and routes as in SimGrid, but its times differ: SimGrid ends a message that crosses no link
-//! once its latency is paid, whereas ours, on the link that carries the Vivaldi latency, is
-//! bounded by the TCP window (`network/TCP-gamma` / (2 × latency)) like any other; smpirun warns
-//! of it when it loads such a zone (`hosts_without_peer_links_in_a_vivaldi_zone_are_warned_of`).
+//! Hosts with coordinates and no `<peer>` links in a Vivaldi zone (SimGrid's `vivaldi.xml`):
+//! their messages cross no link, and end once the distance's latency is paid, as in SimGrid.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -251,6 +248,10 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("cloud.xml", &["cb1-1.dc2.acloud.com", "cb2-3.dc2.acloud.com"]),
+    (
+        "vivaldi.xml",
+        &["100030591", "100036570", "100041334", "100055671"],
+    ),
     // Hosts with pstates (energy_boot.xml's boot and shutdown pstates have speed 0).
     ("energy_platform.xml", &["MyHost1", "MyHost2", "MyHost3"]),
     ("energy_boot.xml", &["MyHost1", "MyHost2"]),
@@ -378,10 +379,11 @@ fn vivaldi_zones_match_smpi() {
     compare(&p, &["p1", "p2", "p3", "p4"]);
 }
 
-/// Hosts with coordinates but no `<peer>` link in a Vivaldi zone (SimGrid's `vivaldi.xml`):
-/// their messages' times are not SimGrid's, and the run says so; a zone of peers gets no warning.
+/// Hosts with coordinates but no `<peer>` link in a Vivaldi zone (as SimGrid's `vivaldi.xml`):
+/// a message between two of them crosses no link and ends once its latency is paid (it was
+/// bounded by the TCP window here before), SMPI's times, and no warning.
 #[test]
-fn hosts_without_peer_links_in_a_vivaldi_zone_are_warned_of() {
+fn hosts_without_peer_links_in_a_vivaldi_zone_match_smpi() {
     let lone = write_scratch(
         "vivaldi_hosts.xml",
         r#"<?xml version='1.0'?>
@@ -390,26 +392,20 @@ fn hosts_without_peer_links_in_a_vivaldi_zone_are_warned_of() {
   <zone id="AS0" routing="Vivaldi">
     <host id="a" coordinates="25.5 9.4 1.4" speed="1Gf"/>
     <host id="b" coordinates="-12.7 -9.9 2.1" speed="1Gf"/>
+    <host id="c" coordinates="3 4 0.5" speed="1Gf"/>
   </zone>
 </platform>
 "#,
     );
+    compare(&lone, &["a", "b", "c"]);
     let prog = build_c(&write_scratch("zone_pairs.c", PAIRS_C));
-    for (platform, warned) in [(lone, true), (write_scratch("vivaldi.xml", VIVALDI), false)] {
-        let out = Smpirun::new(&prog)
-            .platform(&platform)
-            .np(2)
-            .cfg("smpi/simulate-computation:no")
-            .run();
-        out.assert_success();
-        assert_eq!(
-            out.stderr
-                .contains("warning: Vivaldi zone `AS0`: 2 hosts have coordinates but no <peer> link"),
-            warned,
-            "{}",
-            out.describe()
-        );
-    }
+    let out = Smpirun::new(&prog)
+        .platform(&lone)
+        .np(3)
+        .cfg("smpi/simulate-computation:no")
+        .run();
+    out.assert_success();
+    assert!(!out.stderr.contains("warning"), "{}", out.describe());
 }
 
 #[test]

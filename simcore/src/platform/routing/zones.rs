@@ -38,6 +38,7 @@ use crate::platform::routing;
 use crate::platform::routing::full::{DeclaredLinks, LOOPBACK_NAME, MAX_POINTS};
 use crate::platform::routing::star::StarRouter;
 use crate::platform::spec::{GatewayRoute, Routing, Spec, Topology, Val, ZoneItem, ZoneKind, ZoneSpec};
+use crate::platform::types::LATENCY_ONLY_BANDWIDTH;
 use crate::platform::{Host, HostId, LinkId, ModelLoopback, NoRoute, Router, SharingPolicy};
 
 /// A point of the platform: a host, a router or a zone.
@@ -89,8 +90,9 @@ enum Local {
 /// A Vivaldi zone: a peer's link up, the other's link down, and the latency of their distance.
 ///
 /// SimGrid adds that latency to the route without a link; here each pair of points with
-/// coordinates gets a link of its own carrying it, FATPIPE and of [`VIVALDI_BANDWIDTH`], which
-/// no flow can fill: it adds the latency and never limits a rate.
+/// coordinates gets a link of its own carrying it, FATPIPE and of [`LATENCY_ONLY_BANDWIDTH`]:
+/// the kernel adds its latency to a route and leaves it out of the sharing (a message between
+/// two hosts without `<peer>` links ends once its latency is paid, as in SimGrid).
 #[derive(Debug, Default)]
 struct Vivaldi {
     /// The `<peer>`s' links (`link_<id>_UP`, `link_<id>_DOWN`).
@@ -100,9 +102,6 @@ struct Vivaldi {
     /// The latency link of each pair (the lower point first) at a distance above zero.
     distance: HashMap<(Point, Point), LinkId>,
 }
-
-/// The bandwidth of the links that carry the latency of Vivaldi distances (bytes/s).
-const VIVALDI_BANDWIDTH: f64 = 1e300;
 
 /// The most pairs of points with coordinates in a Vivaldi zone (each gets a link).
 const MAX_VIVALDI_PAIRS: usize = 1 << 18;
@@ -148,36 +147,6 @@ pub(crate) struct ZoneRouter {
 }
 
 impl Router for ZoneRouter {
-    fn caveats(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for zone in &self.zones {
-            let Local::Vivaldi(v) = &zone.local else { continue };
-            let mut lone: Vec<&str> = v
-                .coordinates
-                .keys()
-                .filter_map(|p| match p {
-                    Point::Host(h) if !v.peers.contains_key(p) => Some(self.host_names[*h as usize].as_str()),
-                    _ => None,
-                })
-                .collect();
-            if lone.len() < 2 {
-                continue;
-            }
-            lone.sort_unstable();
-            out.push(format!(
-                "Vivaldi zone `{}`: {} hosts have coordinates but no <peer> link (e.g. `{}`, `{}`); between \
-                 two of them SimGrid ends a message once its latency is paid, while here the TCP window \
-                 (network/TCP-gamma) also limits its rate, so large messages take longer (about 4 % for 1 MiB \
-                 on SimGrid's vivaldi.xml)",
-                zone.id,
-                lone.len(),
-                lone[0],
-                lone[1]
-            ));
-        }
-        out
-    }
-
     fn try_route(&self, src: HostId, dst: HostId, out: &mut Vec<LinkId>) -> Result<(), NoRoute> {
         let start = out.len();
         let reason = match self.global(Point::Host(src.0), Point::Host(dst.0), out) {
@@ -718,7 +687,13 @@ impl TreeBuilder<'_> {
                 if latency > 0.0 {
                     let (p, q) = Vivaldi::pair(a, c);
                     let name = format!("vivaldi_{}_{}", self.point_name(p, b), self.point_name(q, b));
-                    let l = b.add_link(name, VIVALDI_BANDWIDTH, latency, SharingPolicy::FatPipe, spec.loc)?;
+                    let l = b.add_link(
+                        name,
+                        LATENCY_ONLY_BANDWIDTH,
+                        latency,
+                        SharingPolicy::FatPipe,
+                        spec.loc,
+                    )?;
                     v.distance.insert((p, q), l);
                 }
             }
