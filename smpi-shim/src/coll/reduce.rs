@@ -239,8 +239,9 @@ pub(crate) fn linear(
     local_copy(acc.ptr(), count, dtype, rbuf, count, dtype)
 }
 
-/// SMPI's `flat_tree`: the root receives from every rank in increasing rank
-/// order (blocking) and accumulates `acc = acc op x_i`.
+/// SMPI's `flat_tree`: the root receives (blocking) from the last rank, then
+/// from every other rank in decreasing rank order, and accumulates
+/// `acc = x_i op acc`, so the result is `x_0 op (x_1 op (... op x_{n-1}))`.
 fn flat_tree(
     c: CommView,
     sbuf: *const u8,
@@ -252,21 +253,24 @@ fn flat_tree(
     if c.rank != root {
         return c.send(sbuf, count, red.dtype, root, TAG_REDUCE);
     }
+    // The last rank's contribution first, then the others from the
+    // second-to-last down to rank 0, each reduced on the left (SMPI's order).
+    let last = c.size - 1;
     let mut acc = red.temp(count);
     let mut tmp = red.temp(count);
-    for i in 0..c.size {
+    if root == last {
+        local_copy(sbuf, count, red.dtype, acc.ptr(), count, red.dtype)?;
+    } else {
+        c.recv(acc.ptr(), count, red.dtype, last, TAG_REDUCE)?;
+    }
+    for i in (0..last).rev() {
         let x = if i == root {
-            local_copy(sbuf, count, red.dtype, tmp.ptr(), count, red.dtype)?;
-            tmp.ptr()
+            sbuf
         } else {
             c.recv(tmp.ptr(), count, red.dtype, i, TAG_REDUCE)?;
             tmp.ptr()
         };
-        if i == 0 {
-            local_copy(x, count, red.dtype, acc.ptr(), count, red.dtype)?;
-        } else {
-            red.right(acc.ptr(), x, count)?;
-        }
+        red.left(x, acc.ptr(), count)?;
     }
     local_copy(acc.ptr(), count, red.dtype, rbuf, count, red.dtype)
 }
