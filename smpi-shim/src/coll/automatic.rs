@@ -48,6 +48,8 @@
 //!   aborts with `MPI_ERR_TRUNCATE`; on one rank SMPI's MPI_Bcast runs no
 //!   algorithm, nor does this one);
 //! * barrier, reduce and allreduce on one rank (SMPI crashes or deadlocks);
+//! * reduce with fewer elements than ranks on a non-power-of-two size (the
+//!   candidate `scatter_gather` fails with `MPI_ERR_TRUNCATE`);
 //! * barrier on more than two ranks (`ompi_two_procs` pairs every rank with
 //!   rank 0 or 1: deadlock);
 //! * alltoall on a non-power-of-two size (SMPI crashes);
@@ -56,13 +58,14 @@
 //! * a `mvapich2_two_level` reduce or allreduce after a `mvapich2` choice
 //!   whose functions this library cannot name ([`pointers_left`]).
 //!
-//! Known gaps (a warning says so once per run, [`known_gap`]): some of our
-//! algorithms do not time exactly as SMPI's, mostly in the per-rank times
-//! that the ranking compares (the largest time is SMPI's): reduce
-//! `flat_tree` (3 ranks or more) and `scatter_gather` (fewer elements than
-//! ranks), allreduce `smp_rsag` (non-power-of-two sizes) and its family
-//! (fewer elements than ranks), gather `ompi_linear_sync` (blocks above 64
-//! KiB). With `-trace`, SMPI adds an event per candidate (an event type
+//! Known gaps (a warning says so once per run, [`known_gap`]): allreduce's
+//! `smp_rsag` and `smp_rsag_rab` where SMPI's own messages are too short for
+//! a right result (a count that the number of hosts does not divide; for
+//! `smp_rsag_rab` also an odd count per host), and the three `smp_rsag*`
+//! on a non-commutative operation (we run `smp_binomial`; SMPI's ring
+//! combines out of rank order): their times differ from SMPI's
+//! (`smp_allreduce.rs` says why). Every other candidate's every rank's time
+//! is SMPI's (`coll_smpi_parity`). With `-trace`, SMPI adds an event per candidate (an event type
 //! named after the collective) that our traces do not have (a warning
 //! says so). SMPI's own messages from inside the candidates (its
 //! `XBT_INFO`s) are not printed, as elsewhere in smpirun. `smpi/coll-selector`
@@ -635,6 +638,11 @@ fn refusal(coll: &str, s: &Shape) -> Option<String> {
             "with unequal receive counts, where SMPI 3.32's candidate mpich_noncomm fails an assertion"
                 .into(),
         ),
+        "reduce" if s.count > 0 && s.count < n as usize && !is_pof2(n) => Some(format!(
+            "with {} element(s) on {n} ranks (fewer elements than ranks, not a power of two), where SMPI \
+             3.32's candidate scatter_gather fails with MPI_ERR_TRUNCATE",
+            s.count
+        )),
         "barrier" | "reduce" | "allreduce" if n == 1 => {
             Some("on one rank: SMPI 3.32 crashes or deadlocks there".into())
         }
@@ -655,29 +663,39 @@ fn refusal(coll: &str, s: &Shape) -> Option<String> {
 }
 
 /// A candidate of ours known to time differently from SMPI's on this call
-/// (same largest time, different per-rank times: what `automatic` compares).
-fn known_gap(coll: &str, s: &Shape) -> Option<&'static str> {
-    let n = s.c.size;
-    match coll {
-        "reduce" if s.count < n as usize => Some(
-            "candidate scatter_gather's times differ from SMPI's with fewer elements than ranks (by a few \
-             nanoseconds)",
-        ),
-        "reduce" if n >= 3 => {
-            Some("candidate flat_tree's per-rank times differ from SMPI's on 3 ranks or more")
-        }
-        "allreduce" if s.count < n as usize => Some(
-            "candidates smp_rsag, smp_rsag_lr and smp_rsag_rab time differently from SMPI's with fewer \
-             elements than ranks",
-        ),
-        "allreduce" if n >= 3 && !is_pof2(n) => {
-            Some("candidate smp_rsag's per-rank times differ from SMPI's on a non-power-of-two size")
-        }
-        "gather" if s.block > 65536 => {
-            Some("candidate ompi_linear_sync's per-rank times differ from SMPI's on blocks above 64 KiB")
-        }
-        _ => None,
+/// (see the module docs). The number of hosts SMPI's SMP allreduces see
+/// comes from the communicator's layout once made; before, every divisor of
+/// the size is a possible one.
+fn known_gap(coll: &str, s: &Shape) -> MpiResult<Option<&'static str>> {
+    if coll != "allreduce" || s.count == 0 {
+        return Ok(None);
     }
+    if !s.commutative {
+        return Ok(Some(
+            "candidates smp_rsag, smp_rsag_lr and smp_rsag_rab run smp_binomial on a non-commutative \
+             operation (SMPI's combine out of rank order)",
+        ));
+    }
+    let n = s.c.size;
+    let hosts: Vec<i32> = match smp::known_layout(s.c)? {
+        Some(l) if l.uniform => vec![n / CommView::new(s.c.me, l.intra)?.size],
+        Some(_) => vec![n],
+        None => (1..=n).filter(|d| n % d == 0).collect(),
+    };
+    let count = s.count;
+    if hosts.iter().any(|&h| count % h as usize != 0) {
+        return Ok(Some(
+            "candidate smp_rsag (and smp_rsag_rab on a power-of-two size) times differently from SMPI's \
+             when the number of hosts does not divide the count (SMPI's result is wrong there)",
+        ));
+    }
+    if is_pof2(n) && hosts.iter().any(|&h| (count / h as usize) % 2 == 1) {
+        return Ok(Some(
+            "candidate smp_rsag_rab times differently from SMPI's on an odd count per host (SMPI's result \
+             is wrong there)",
+        ));
+    }
+    Ok(None)
 }
 
 // ------------------------------------------------------------------ the benchmark
@@ -697,7 +715,7 @@ pub(crate) fn bench(coll: &'static str, s: Shape, mut run: impl FnMut() -> MpiRe
             format!("smpi/{coll}:automatic is not supported {why}"),
         ));
     }
-    if let Some(gap) = known_gap(coll, &s) {
+    if let Some(gap) = known_gap(coll, &s)? {
         warn_once(
             coll,
             &format!("{gap}; its printed times and ranking may differ from SMPI 3.32's"),
