@@ -1,7 +1,9 @@
 //! SMPI 3.32's `automatic` algorithm (`--cfg=smpi/<coll>:automatic`, for
-//! each of the eleven selectable collectives): every call runs each
-//! algorithm of the collective in turn, times it, and says which was
-//! quickest.
+//! each of the eleven selectable collectives, or `--cfg=smpi/coll-selector:
+//! automatic` for all of those without their own `smpi/<coll>` value, as
+//! SMPI's `set_collectives`; the collectives without a selection, e.g.
+//! scan, are unchanged): every call runs each algorithm of the collective
+//! in turn, times it, and says which was quickest.
 //!
 //! What SMPI's `smpi_automatic_selector.cpp` does, and so what this module
 //! does:
@@ -56,7 +58,17 @@
 //! * reduce_scatter on a non-power-of-two size or with unequal counts
 //!   (`mpich_noncomm` fails an assertion);
 //! * a `mvapich2_two_level` reduce or allreduce after a `mvapich2` choice
-//!   whose functions this library cannot name ([`pointers_left`]).
+//!   whose functions this library cannot name ([`pointers_left`]);
+//! * a collective whose SMPI candidates call another collective that is
+//!   automatic too ([`nested`]): allreduce with bcast, reduce, allgather or
+//!   alltoall; allgather with bcast or gather; allgatherv with bcast;
+//!   alltoall(v) with barrier (and alltoall with allgather). SMPI then runs
+//!   that automatic inside its candidates (and aborts or deadlocks on most
+//!   of them); our candidates call the other collective's default. So
+//!   `smpi/coll-selector:automatic` gets through reduce, gather, scatter,
+//!   reduce_scatter (power-of-two sizes) and barrier (2 ranks), as SMPI's
+//!   does, and refuses allreduce, allgather(v) and alltoall(v), where SMPI
+//!   fails (but on alltoallv with 2 ranks).
 //!
 //! Known gaps (a warning says so once per run, [`known_gap`]): allreduce's
 //! `smp_rsag` and `smp_rsag_rab` where SMPI's own messages are too short for
@@ -68,8 +80,7 @@
 //! is SMPI's (`coll_smpi_parity`). With `-trace`, SMPI adds an event per candidate (an event type
 //! named after the collective) that our traces do not have (a warning
 //! says so). SMPI's own messages from inside the candidates (its
-//! `XBT_INFO`s) are not printed, as elsewhere in smpirun. `smpi/coll-selector`
-//! does not take `automatic` (SMPI's does). MPI_Allgatherv with the regular
+//! `XBT_INFO`s) are not printed, as elsewhere in smpirun. MPI_Allgatherv with the regular
 //! counts and displacements of an allgather goes by `smpi/allgather`, as
 //! everywhere in smpirun (SMPI: `smpi/allgatherv`). A call the library makes itself
 //! outside the collectives' dispatch (e.g. MPI_Comm_split's gather) runs the
@@ -80,8 +91,8 @@
 
 use std::cell::RefCell;
 
-use super::smp;
 use super::{is_pof2, CommView, TempBuf, IN_PLACE};
+use super::{select, select_mvapich2, smp};
 use crate::host::xbt_log::{self, Origin, Priority};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult};
 
@@ -415,9 +426,46 @@ fn with_trial<T>(
     (out, take_picked(me, coll))
 }
 
-/// Whether `smpi/<coll>` (not a whole selector) asks for `automatic`.
+/// Whether `coll` runs `automatic`: `smpi/<coll>:automatic`, or
+/// `smpi/coll-selector:automatic` without a value of `smpi/<coll>` (as SMPI's
+/// `set_collectives`).
 pub(crate) fn configured(coll: &str) -> bool {
-    with_world(|w| w.cfg.coll_forced.get(coll).is_some_and(|v| v == NAME))
+    with_world(|w| match w.cfg.coll_forced.get(coll) {
+        Some(v) => v == NAME,
+        None => w.cfg.coll_selector == NAME,
+    })
+}
+
+/// The setting that makes `coll` automatic, for messages.
+fn key(coll: &str) -> String {
+    if with_world(|w| w.cfg.coll_forced.contains_key(coll)) {
+        format!("smpi/{coll}:automatic")
+    } else {
+        format!("smpi/coll-selector:automatic (for {coll})")
+    }
+}
+
+/// The other collectives SMPI 3.32's candidates of `coll` call through its
+/// configured functions (so `automatic` runs inside them when those are
+/// automatic too), and what SMPI then does: found by running SMPI with both
+/// automatic, 4 ranks.
+fn nested(coll: &str) -> &'static [(&'static str, &'static str)] {
+    const ABORTS: &str = ", which aborts there";
+    const DEADLOCKS: &str = ", and deadlocks";
+    const NESTS: &str = "";
+    match coll {
+        "allreduce" => &[
+            ("bcast", ABORTS),
+            ("reduce", DEADLOCKS),
+            ("allgather", NESTS),
+            ("alltoall", NESTS),
+        ],
+        "allgather" => &[("bcast", ABORTS), ("gather", NESTS)],
+        "allgatherv" => &[("bcast", ABORTS)],
+        "alltoall" => &[("barrier", DEADLOCKS), ("allgather", NESTS)],
+        "alltoallv" => &[("barrier", DEADLOCKS)],
+        _ => &[],
+    }
 }
 
 // ------------------------------------------------------------------ SMPI's outcomes
@@ -573,14 +621,27 @@ fn smpi_outcome(coll: &str, algo: &'static str, s: &Shape) -> Outcome {
 /// The MVAPICH2 pointers SMPI's `mvapich2` selector leaves set after a
 /// call on which ours selected `picked` (see [`Mv2Pointers`]).
 ///
-/// A two-level choice names both functions. A one-level choice names the
-/// inter-leader one (allreduce: recursive doubling or reduce-scatter +
-/// allgather; its intra-node function is always a reduce on the host, which
-/// our tuned variants run); for reduce it says nothing of the intra-node
-/// function, which only matters when a host holds several ranks. Ambiguous
-/// cases (a non-commutative operation, whose choice hides the table's, or a
-/// function without a tuned variant here) are `Untracked`.
+/// Reduce: SMPI sets both functions from its table on every call with
+/// elements, whatever it runs ([`select_mvapich2::reduce_pointers`]);
+/// untracked only when the inter-leader one is the reduce-scatter + gather
+/// (no two-level reduce of ours has it). Allreduce: a two-level choice names
+/// both functions; a one-level choice names the inter-leader one (recursive
+/// doubling or reduce-scatter + allgather; its intra-node function is always
+/// a reduce on the host, which our tuned variants run). Ambiguous cases (a
+/// non-commutative operation, whose choice hides the table's, or a function
+/// without a tuned variant here) are `Untracked`.
 fn pointers_left(c: CommView, coll: &str, picked: Option<&'static str>, s: &Shape) -> MpiResult<Mv2Pointers> {
+    if coll == "reduce" {
+        let size = with_world(|w| w.dtype(s.dtype).map(|d| d.size))?;
+        let facts = select::Facts {
+            count: s.count,
+            commutative: s.commutative,
+            ..select::Facts::new(c, s.count * size)
+        };
+        return Ok(
+            select_mvapich2::reduce_pointers(&facts).map_or(Mv2Pointers::Untracked, Mv2Pointers::Tuned)
+        );
+    }
     let Some(p) = picked else {
         return Ok(Mv2Pointers::Untracked);
     };
@@ -590,26 +651,10 @@ fn pointers_left(c: CommView, coll: &str, picked: Option<&'static str>, s: &Shap
     if !s.commutative {
         return Ok(Mv2Pointers::Untracked);
     }
-    if coll == "allreduce" {
-        // (1025 to 2048 ranks: a reduce_p2p inter-leader function hides behind "rdb")
-        return Ok(match p {
-            "rdb" if !(1025..=2048).contains(&c.size) => Mv2Pointers::Tuned("mv2_tl_rd"),
-            "mvapich2_rs" => Mv2Pointers::Tuned("mv2_tl_rs"),
-            _ => Mv2Pointers::Untracked,
-        });
-    }
-    let one_per_host = smp::known_layout(c)?
-        .map(|l| l.uniform && CommView::new(c.me, l.intra).is_ok_and(|v| v.size == 1))
-        .unwrap_or(false);
-    if !one_per_host {
-        return Ok(Mv2Pointers::Untracked);
-    }
-    // (a count below the power of two hides a reduce-scatter + gather behind "binomial")
+    // (1025 to 2048 ranks: a reduce_p2p inter-leader function hides behind "rdb")
     Ok(match p {
-        "binomial" if s.count >= super::pof2_floor(c.size) as usize => {
-            Mv2Pointers::Tuned("mv2_tl_binomial_binomial")
-        }
-        "mvapich2_knomial" => Mv2Pointers::Tuned("mv2_tl_binomial_knomial"),
+        "rdb" if !(1025..=2048).contains(&c.size) => Mv2Pointers::Tuned("mv2_tl_rd"),
+        "mvapich2_rs" => Mv2Pointers::Tuned("mv2_tl_rs"),
         _ => Mv2Pointers::Untracked,
     })
 }
@@ -712,7 +757,17 @@ pub(crate) fn bench(coll: &'static str, s: Shape, mut run: impl FnMut() -> MpiRe
     if let Some(why) = refusal(coll, &s) {
         return Err(mpi_err(
             rt::MPI_ERR_OTHER,
-            format!("smpi/{coll}:automatic is not supported {why}"),
+            format!("{} is not supported {why}", key(coll)),
+        ));
+    }
+    if let Some((other, what)) = nested(coll).iter().find(|(o, _)| configured(o)) {
+        return Err(mpi_err(
+            rt::MPI_ERR_OTHER,
+            format!(
+                "{} is not supported while {other} is automatic too: SMPI 3.32's candidates then run the \
+                 automatic {other} inside theirs{what}; ours run {other}'s default",
+                key(coll)
+            ),
         ));
     }
     if let Some(gap) = known_gap(coll, &s)? {
@@ -748,9 +803,10 @@ pub(crate) fn bench(coll: &'static str, s: Shape, mut run: impl FnMut() -> MpiRe
                 return Err(mpi_err(
                     rt::MPI_ERR_OTHER,
                     format!(
-                        "smpi/{coll}:automatic is not supported here: SMPI 3.32's candidate {algo} would run \
-                         the MVAPICH2 functions its candidate mvapich2 left set (a one-level choice), which \
-                         smpirun does not track"
+                        "{} is not supported here: SMPI 3.32's candidate {algo} would run the MVAPICH2 \
+                         functions its candidate mvapich2 left set (a one-level choice), which smpirun does \
+                         not track",
+                        key(coll)
                     ),
                 ));
             }
