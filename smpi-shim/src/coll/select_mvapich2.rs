@@ -675,6 +675,23 @@ pub(crate) fn reduce_two_level(name: &str) -> Tuned {
     }
 }
 
+/// The two-level reduce that SMPI's `reduce__mvapich2` leaves its function
+/// pointers naming after a call with elements (it sets the intra-node and
+/// the inter-leader one from its table on every such call, whatever it then
+/// runs; `mvapich2_two_level` reads them), if this library has that pair
+/// (not with the reduce-scatter + gather inter-leader function).
+pub(crate) fn reduce_pointers(f: &Facts) -> Option<&'static str> {
+    let n = f.c.size;
+    let bytes = f.bytes as i64;
+    let r = &REDUCE[find_row_by(REDUCE.len(), |i| REDUCE[i].inter.numproc, n)];
+    let inter = r.inter.entries[find_entry(&r.inter, bytes, 1)].1;
+    let intra = r.intra.entries[find_entry(&r.intra, bytes, 1)].1;
+    REDUCE_TWO_LEVEL
+        .iter()
+        .find(|t| t.1 == intra && t.2 == inter)
+        .map(|t| t.0)
+}
+
 /// SMPI's `reduce__mvapich2` (count > 0).
 fn reduce(f: &Facts) -> MpiResult<&'static str> {
     let n = f.c.size;
