@@ -92,7 +92,7 @@
 use std::cell::RefCell;
 
 use super::{is_pof2, CommView, TempBuf, IN_PLACE};
-use super::{select, select_mvapich2, smp};
+use super::{select_mvapich2, smp};
 use crate::host::xbt_log::{self, Origin, Priority};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult};
 
@@ -633,14 +633,8 @@ fn smpi_outcome(coll: &str, algo: &'static str, s: &Shape) -> Outcome {
 fn pointers_left(c: CommView, coll: &str, picked: Option<&'static str>, s: &Shape) -> MpiResult<Mv2Pointers> {
     if coll == "reduce" {
         let size = with_world(|w| w.dtype(s.dtype).map(|d| d.size))?;
-        let facts = select::Facts {
-            count: s.count,
-            commutative: s.commutative,
-            ..select::Facts::new(c, s.count * size)
-        };
-        return Ok(
-            select_mvapich2::reduce_pointers(&facts).map_or(Mv2Pointers::Untracked, Mv2Pointers::Tuned)
-        );
+        let tuned = select_mvapich2::reduce_pointers(c.size, s.count * size);
+        return Ok(tuned.map_or(Mv2Pointers::Untracked, Mv2Pointers::Tuned));
     }
     let Some(p) = picked else {
         return Ok(Mv2Pointers::Untracked);
