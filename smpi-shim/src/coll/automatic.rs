@@ -722,7 +722,7 @@ fn known_gap(coll: &str, s: &Shape) -> MpiResult<Option<&'static str>> {
         None => (1..=n).filter(|d| n % d == 0).collect(),
     };
     let count = s.count;
-    if hosts.iter().any(|&h| count % h as usize != 0) {
+    if hosts.iter().any(|&h| !count.is_multiple_of(h as usize)) {
         return Ok(Some(
             "candidate smp_rsag (and smp_rsag_rab on a power-of-two size) times differently from SMPI's \
              when the number of hosts does not divide the count (SMPI's result is wrong there)",

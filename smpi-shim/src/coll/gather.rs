@@ -173,7 +173,7 @@ fn linear_sync(
 ) -> MpiResult<()> {
     let segsize = if block > 92160 { 32768 } else { 1024 };
     let type_size = dtype_of(if c.rank == root { rtype } else { stype })?.size;
-    let elems = if type_size == 0 { 0 } else { block / type_size };
+    let elems = block.checked_div(type_size).unwrap_or(0);
     let first = (seg_count(segsize, type_size, elems) * type_size).min(block);
     if c.rank != root {
         let sdt = dtype_of(stype)?;
