@@ -477,8 +477,9 @@ fn reduce_parity() {
 }
 
 /// With fewer elements than ranks: `scatter_gather` pads the vector to one
-/// element per rank, `smp_rsag_lr` sends it whole in every message (SMPI's
-/// sizes); 4 and 8 ranks (SMPI's scatter_gather fails on 7).
+/// element per rank, `smp_rsag_lr` sends it whole in every message when
+/// there are fewer elements than hosts (SMPI's sizes); 4 and 8 ranks
+/// (SMPI's scatter_gather fails on 7), and 2 or 4 ranks per host.
 #[test]
 fn fewer_elements_than_ranks_parity() {
     let mut cases = Vec::new();
@@ -506,6 +507,20 @@ fn fewer_elements_than_ranks_parity() {
         ));
     }
     compare(&cases);
+    // and with fewer elements than hosts: 2 ranks per host on 4 hosts, then
+    // 4 per host on 6 ranks (not uniform: SMPI takes every rank as a host)
+    for (per_host, np) in [(2usize, 8usize), (4, 6)] {
+        let smp: Vec<Case> = [4usize, 12]
+            .into_iter()
+            .flat_map(|bytes| {
+                [false, true].map(|warm| {
+                    let cfg = vec!["smpi/allreduce:smp_rsag_lr".to_string()];
+                    (cfg, np, "allreduce", bytes, 0, warm)
+                })
+            })
+            .collect();
+        compare_on(&smp, per_host);
+    }
 }
 
 /// `scatter_gather` with the root among the odd ranks below 2·rem (rank 0
