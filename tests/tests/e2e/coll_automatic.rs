@@ -578,7 +578,8 @@ fn second_call_as_smpi() {
 /// `smpi/<coll>` value run `automatic` (SMPI's `set_collectives`). Where
 /// SMPI gets through (reduce, gather, scatter, reduce_scatter; barrier on 2
 /// ranks; scan, which has no automatic; allreduce given its own algorithm),
-/// every rank's time and every report line are SMPI's. Where SMPI's
+/// every rank's time and every report line are SMPI's (also with 2 ranks
+/// per host for reduce, gather and reduce_scatter). Where SMPI's
 /// candidates would run another collective's automatic inside theirs
 /// (allreduce, allgather(v), alltoall(v): SMPI aborts or deadlocks on these
 /// calls) or SMPI fails (bcast, barrier on 4 ranks), we refuse, naming the
@@ -616,6 +617,29 @@ fn coll_selector_automatic_as_smpi() {
         if (times(&t), reports(&t)) != (times(&o), reports(&o)) {
             bad.push(format!(
                 "{case}\nSMPI:\n{}\nours:\n{}",
+                t.describe(),
+                o.describe()
+            ));
+        }
+    }
+    // 2 ranks per host (the SMP candidates' host reductions)
+    let hosts = hosts_by(2);
+    for (coll, bytes, root) in [
+        ("reduce", 1048576usize, 3usize),
+        ("gather", 4096, 0),
+        ("reduce_scatter", 4096, 0),
+    ] {
+        let args = vec![coll.to_string(), bytes.to_string(), root.to_string()];
+        let o = ours_on(&hosts, &app, &[SELECTOR], 8, &[], &args);
+        if o.code != Some(0) || times(&o).len() != 8 || reports(&o).len() < 8 {
+            bad.push(format!("{coll} 2 per host: we failed\n{}", o.describe()));
+            continue;
+        }
+        let Some(s) = smpi else { continue };
+        let t = theirs_on(&hosts, s, &[SELECTOR], 8, &args);
+        if (times(&t), reports(&t)) != (times(&o), reports(&o)) {
+            bad.push(format!(
+                "{coll} 2 per host\nSMPI:\n{}\nours:\n{}",
                 t.describe(),
                 o.describe()
             ));
