@@ -51,18 +51,20 @@ int main(int argc, char **argv)
     displs[i] = N * (size - 1 - i); /* reversed blocks: an irregular layout */
   }
   if (!strcmp(coll, "reduce") || !strcmp(coll, "allreduce")) {
+    /* N elements per rank: SMPI's automatic reduce fails with fewer than ranks */
+    int n = N * size;
     for (int pass = 0; pass < 2; pass++) {
-      for (int i = 0; i < N; i++) {
+      for (int i = 0; i < n; i++) {
         s[i] = contrib(rank, i);
         r[i] = pass ? s[i] : -1;
       }
       const void *src = pass && (rank == root || coll[0] == 'a') ? MPI_IN_PLACE : s;
       if (coll[0] == 'r')
-        MPI_Reduce(src, r, N, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+        MPI_Reduce(src, r, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
       else
-        MPI_Allreduce(src, r, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(src, r, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
       if (coll[0] == 'a' || rank == root)
-        for (int i = 0; i < N; i++)
+        for (int i = 0; i < n; i++)
           expect(pass ? "in place" : "result", r[i], sum_of(i));
     }
   } else if (!strcmp(coll, "reduce_scatter")) {

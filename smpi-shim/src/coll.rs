@@ -5,9 +5,10 @@
 //! selector (see `notes/smpi-3.32-collectives.md`). Other algorithms are
 //! chosen with `--cfg=smpi/<coll>:<algo>` (SMPI's algorithm names) or with a
 //! whole selector, `--cfg=smpi/coll-selector:ompi|mpich|mvapich2|impi` (see
-//! `coll/select.rs`). A per-collective setting wins over the selector; its
-//! value may also be `default`, `ompi`, `mpich`, `mvapich2` or `impi` (that
-//! selector's decision for this collective).
+//! `coll/select.rs`), or `automatic` (SMPI's benchmark of every algorithm at
+//! every call, `coll/automatic.rs`). A per-collective setting wins over the
+//! selector; its value may also be `default`, `ompi`, `mpich`, `mvapich2`,
+//! `impi` (that selector's decision for this collective) or `automatic`.
 //!
 //! | collective | algorithms (first = SMPI default) |
 //! |---|---|

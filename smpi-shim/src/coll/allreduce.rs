@@ -71,7 +71,9 @@ pub(crate) fn run(
         "smp_binomial" => super::smp_allreduce::smp_binomial(c, sbuf, rbuf, count, &red),
         "smp_rdb" => super::smp_allreduce::smp_rdb(c, sbuf, rbuf, count, &red),
         "smp_binomial_pipeline" => super::smp_allreduce::smp_binomial_pipeline(c, sbuf, rbuf, count, &red),
-        "smp_rsag" | "smp_rsag_lr" => super::smp_allreduce::smp_rsag(c, sbuf, rbuf, count, &red),
+        "smp_rsag" | "smp_rsag_lr" => {
+            super::smp_allreduce::smp_rsag(c, sbuf, rbuf, count, &red, algo == "smp_rsag_lr")
+        }
         "smp_rsag_rab" => super::smp_allreduce::smp_rsag_rab(c, sbuf, rbuf, count, &red),
         "mvapich2_two_level" => super::smp_reduce::allreduce_two_level(c, sbuf, rbuf, count, &red),
         // the mvapich2 selector's two-level allreduces (select_mvapich2.rs)

@@ -1,7 +1,9 @@
 //! SMPI 3.32's `automatic` algorithm (`--cfg=smpi/<coll>:automatic`, for
-//! each of the eleven selectable collectives): every call runs each
-//! algorithm of the collective in turn, times it, and says which was
-//! quickest.
+//! each of the eleven selectable collectives, or `--cfg=smpi/coll-selector:
+//! automatic` for all of those without their own `smpi/<coll>` value, as
+//! SMPI's `set_collectives`; the collectives without a selection, e.g.
+//! scan, are unchanged): every call runs each algorithm of the collective
+//! in turn, times it, and says which was quickest.
 //!
 //! What SMPI's `smpi_automatic_selector.cpp` does, and so what this module
 //! does:
@@ -48,25 +50,38 @@
 //!   aborts with `MPI_ERR_TRUNCATE`; on one rank SMPI's MPI_Bcast runs no
 //!   algorithm, nor does this one);
 //! * barrier, reduce and allreduce on one rank (SMPI crashes or deadlocks);
+//! * reduce with fewer elements than ranks on a non-power-of-two size (the
+//!   candidate `scatter_gather` fails with `MPI_ERR_TRUNCATE`);
 //! * barrier on more than two ranks (`ompi_two_procs` pairs every rank with
 //!   rank 0 or 1: deadlock);
 //! * alltoall on a non-power-of-two size (SMPI crashes);
 //! * reduce_scatter on a non-power-of-two size or with unequal counts
 //!   (`mpich_noncomm` fails an assertion);
 //! * a `mvapich2_two_level` reduce or allreduce after a `mvapich2` choice
-//!   whose functions this library cannot name ([`pointers_left`]).
+//!   whose functions this library cannot name ([`pointers_left`]);
+//! * a collective whose SMPI candidates call another collective that is
+//!   automatic too ([`nested`]): allreduce with bcast, reduce, allgather or
+//!   alltoall; allgather with bcast or gather; allgatherv with bcast;
+//!   alltoall(v) with barrier (and alltoall with allgather). SMPI then runs
+//!   that automatic inside its candidates (and aborts or deadlocks on most
+//!   of them); our candidates call the other collective's default. So
+//!   `smpi/coll-selector:automatic` gets through reduce, gather, scatter,
+//!   reduce_scatter (power-of-two sizes) and barrier (2 ranks), as SMPI's
+//!   does, and refuses allreduce, allgather(v) and alltoall(v), where SMPI
+//!   fails (but on alltoallv with 2 ranks).
 //!
-//! Known gaps (a warning says so once per run, [`known_gap`]): some of our
-//! algorithms do not time exactly as SMPI's, mostly in the per-rank times
-//! that the ranking compares (the largest time is SMPI's): reduce
-//! `flat_tree` (3 ranks or more) and `scatter_gather` (fewer elements than
-//! ranks), allreduce `smp_rsag` (non-power-of-two sizes) and its family
-//! (fewer elements than ranks), gather `ompi_linear_sync` (blocks above 64
-//! KiB). With `-trace`, SMPI adds an event per candidate (an event type
+//! Known gaps (a warning says so once per run, [`known_gap`]): allreduce's
+//! `smp_rsag` and `smp_rsag_rab` where SMPI's own messages are too short for
+//! a right result (a count that the number of hosts does not divide; for
+//! `smp_rsag_rab` also an odd count per host): their times differ from
+//! SMPI's (`smp_allreduce.rs` says why); and, on a non-commutative
+//! operation, the reduce, allreduce and reduce_scatter candidates that keep
+//! rank order where SMPI's do not (other messages, so other times). Every
+//! other candidate's every rank's time is SMPI's (`coll_smpi_parity`, with
+//! `MPI_SUM`). With `-trace`, SMPI adds an event per candidate (an event type
 //! named after the collective) that our traces do not have (a warning
 //! says so). SMPI's own messages from inside the candidates (its
-//! `XBT_INFO`s) are not printed, as elsewhere in smpirun. `smpi/coll-selector`
-//! does not take `automatic` (SMPI's does). MPI_Allgatherv with the regular
+//! `XBT_INFO`s) are not printed, as elsewhere in smpirun. MPI_Allgatherv with the regular
 //! counts and displacements of an allgather goes by `smpi/allgather`, as
 //! everywhere in smpirun (SMPI: `smpi/allgatherv`). A call the library makes itself
 //! outside the collectives' dispatch (e.g. MPI_Comm_split's gather) runs the
@@ -77,8 +92,8 @@
 
 use std::cell::RefCell;
 
-use super::smp;
 use super::{is_pof2, CommView, TempBuf, IN_PLACE};
+use super::{select_mvapich2, smp};
 use crate::host::xbt_log::{self, Origin, Priority};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult};
 
@@ -412,9 +427,46 @@ fn with_trial<T>(
     (out, take_picked(me, coll))
 }
 
-/// Whether `smpi/<coll>` (not a whole selector) asks for `automatic`.
+/// Whether `coll` runs `automatic`: `smpi/<coll>:automatic`, or
+/// `smpi/coll-selector:automatic` without a value of `smpi/<coll>` (as SMPI's
+/// `set_collectives`).
 pub(crate) fn configured(coll: &str) -> bool {
-    with_world(|w| w.cfg.coll_forced.get(coll).is_some_and(|v| v == NAME))
+    with_world(|w| match w.cfg.coll_forced.get(coll) {
+        Some(v) => v == NAME,
+        None => w.cfg.coll_selector == NAME,
+    })
+}
+
+/// The setting that makes `coll` automatic, for messages.
+fn key(coll: &str) -> String {
+    if with_world(|w| w.cfg.coll_forced.contains_key(coll)) {
+        format!("smpi/{coll}:automatic")
+    } else {
+        format!("smpi/coll-selector:automatic (for {coll})")
+    }
+}
+
+/// The other collectives SMPI 3.32's candidates of `coll` call through its
+/// configured functions (so `automatic` runs inside them when those are
+/// automatic too), and what SMPI then does: found by running SMPI with both
+/// automatic, 4 ranks.
+fn nested(coll: &str) -> &'static [(&'static str, &'static str)] {
+    const ABORTS: &str = ", which aborts there";
+    const DEADLOCKS: &str = ", and deadlocks";
+    const NESTS: &str = "";
+    match coll {
+        "allreduce" => &[
+            ("bcast", ABORTS),
+            ("reduce", DEADLOCKS),
+            ("allgather", NESTS),
+            ("alltoall", NESTS),
+        ],
+        "allgather" => &[("bcast", ABORTS), ("gather", NESTS)],
+        "allgatherv" => &[("bcast", ABORTS)],
+        "alltoall" => &[("barrier", DEADLOCKS), ("allgather", NESTS)],
+        "alltoallv" => &[("barrier", DEADLOCKS)],
+        _ => &[],
+    }
 }
 
 // ------------------------------------------------------------------ SMPI's outcomes
@@ -570,14 +622,21 @@ fn smpi_outcome(coll: &str, algo: &'static str, s: &Shape) -> Outcome {
 /// The MVAPICH2 pointers SMPI's `mvapich2` selector leaves set after a
 /// call on which ours selected `picked` (see [`Mv2Pointers`]).
 ///
-/// A two-level choice names both functions. A one-level choice names the
-/// inter-leader one (allreduce: recursive doubling or reduce-scatter +
-/// allgather; its intra-node function is always a reduce on the host, which
-/// our tuned variants run); for reduce it says nothing of the intra-node
-/// function, which only matters when a host holds several ranks. Ambiguous
-/// cases (a non-commutative operation, whose choice hides the table's, or a
-/// function without a tuned variant here) are `Untracked`.
+/// Reduce: SMPI sets both functions from its table on every call with
+/// elements, whatever it runs ([`select_mvapich2::reduce_pointers`]);
+/// untracked only when the inter-leader one is the reduce-scatter + gather
+/// (no two-level reduce of ours has it). Allreduce: a two-level choice names
+/// both functions; a one-level choice names the inter-leader one (recursive
+/// doubling or reduce-scatter + allgather; its intra-node function is always
+/// a reduce on the host, which our tuned variants run). Ambiguous cases (a
+/// non-commutative operation, whose choice hides the table's, or a function
+/// without a tuned variant here) are `Untracked`.
 fn pointers_left(c: CommView, coll: &str, picked: Option<&'static str>, s: &Shape) -> MpiResult<Mv2Pointers> {
+    if coll == "reduce" {
+        let size = with_world(|w| w.dtype(s.dtype).map(|d| d.size))?;
+        let tuned = select_mvapich2::reduce_pointers(c.size, s.count * size);
+        return Ok(tuned.map_or(Mv2Pointers::Untracked, Mv2Pointers::Tuned));
+    }
     let Some(p) = picked else {
         return Ok(Mv2Pointers::Untracked);
     };
@@ -587,26 +646,10 @@ fn pointers_left(c: CommView, coll: &str, picked: Option<&'static str>, s: &Shap
     if !s.commutative {
         return Ok(Mv2Pointers::Untracked);
     }
-    if coll == "allreduce" {
-        // (1025 to 2048 ranks: a reduce_p2p inter-leader function hides behind "rdb")
-        return Ok(match p {
-            "rdb" if !(1025..=2048).contains(&c.size) => Mv2Pointers::Tuned("mv2_tl_rd"),
-            "mvapich2_rs" => Mv2Pointers::Tuned("mv2_tl_rs"),
-            _ => Mv2Pointers::Untracked,
-        });
-    }
-    let one_per_host = smp::known_layout(c)?
-        .map(|l| l.uniform && CommView::new(c.me, l.intra).is_ok_and(|v| v.size == 1))
-        .unwrap_or(false);
-    if !one_per_host {
-        return Ok(Mv2Pointers::Untracked);
-    }
-    // (a count below the power of two hides a reduce-scatter + gather behind "binomial")
+    // (1025 to 2048 ranks: a reduce_p2p inter-leader function hides behind "rdb")
     Ok(match p {
-        "binomial" if s.count >= super::pof2_floor(c.size) as usize => {
-            Mv2Pointers::Tuned("mv2_tl_binomial_binomial")
-        }
-        "mvapich2_knomial" => Mv2Pointers::Tuned("mv2_tl_binomial_knomial"),
+        "rdb" if !(1025..=2048).contains(&c.size) => Mv2Pointers::Tuned("mv2_tl_rd"),
+        "mvapich2_rs" => Mv2Pointers::Tuned("mv2_tl_rs"),
         _ => Mv2Pointers::Untracked,
     })
 }
@@ -635,6 +678,11 @@ fn refusal(coll: &str, s: &Shape) -> Option<String> {
             "with unequal receive counts, where SMPI 3.32's candidate mpich_noncomm fails an assertion"
                 .into(),
         ),
+        "reduce" if s.count > 0 && s.count < n as usize && !is_pof2(n) => Some(format!(
+            "with {} element(s) on {n} ranks (fewer elements than ranks, not a power of two), where SMPI \
+             3.32's candidate scatter_gather fails with MPI_ERR_TRUNCATE",
+            s.count
+        )),
         "barrier" | "reduce" | "allreduce" if n == 1 => {
             Some("on one rank: SMPI 3.32 crashes or deadlocks there".into())
         }
@@ -655,29 +703,52 @@ fn refusal(coll: &str, s: &Shape) -> Option<String> {
 }
 
 /// A candidate of ours known to time differently from SMPI's on this call
-/// (same largest time, different per-rank times: what `automatic` compares).
-fn known_gap(coll: &str, s: &Shape) -> Option<&'static str> {
-    let n = s.c.size;
-    match coll {
-        "reduce" if s.count < n as usize => Some(
-            "candidate scatter_gather's times differ from SMPI's with fewer elements than ranks (by a few \
-             nanoseconds)",
-        ),
-        "reduce" if n >= 3 => {
-            Some("candidate flat_tree's per-rank times differ from SMPI's on 3 ranks or more")
-        }
-        "allreduce" if s.count < n as usize => Some(
-            "candidates smp_rsag, smp_rsag_lr and smp_rsag_rab time differently from SMPI's with fewer \
-             elements than ranks",
-        ),
-        "allreduce" if n >= 3 && !is_pof2(n) => {
-            Some("candidate smp_rsag's per-rank times differ from SMPI's on a non-power-of-two size")
-        }
-        "gather" if s.block > 65536 => {
-            Some("candidate ompi_linear_sync's per-rank times differ from SMPI's on blocks above 64 KiB")
-        }
-        _ => None,
+/// (see the module docs). The number of hosts SMPI's SMP allreduces see
+/// comes from the communicator's layout once made; before, every divisor of
+/// the size is a possible one.
+fn known_gap(coll: &str, s: &Shape) -> MpiResult<Option<&'static str>> {
+    if !s.commutative {
+        // (found against SMPI 3.32 with a user operation on 4 and 7 ranks)
+        return Ok(match coll {
+            "reduce" => Some(
+                "on a non-commutative operation, candidates arrival_pattern_aware, NTSL, ompi_chain, \
+                 ompi_pipeline, ompi_binary, ompi_binomial and mvapich2_knomial keep rank order with other \
+                 messages than SMPI's",
+            ),
+            "allreduce" => Some(
+                "on a non-commutative operation, candidates lr, rab1, ompi_ring_segmented and the smp_rsag \
+                 family keep rank order with other messages than SMPI's",
+            ),
+            "reduce_scatter" => Some(
+                "on a non-commutative operation, candidates ompi_ring and mpich_pair keep rank order with \
+                 other messages than SMPI's",
+            ),
+            _ => None,
+        });
     }
+    if coll != "allreduce" || s.count == 0 {
+        return Ok(None);
+    }
+    let n = s.c.size;
+    let hosts: Vec<i32> = match smp::known_layout(s.c)? {
+        Some(l) if l.uniform => vec![n / CommView::new(s.c.me, l.intra)?.size],
+        Some(_) => vec![n],
+        None => (1..=n).filter(|d| n % d == 0).collect(),
+    };
+    let count = s.count;
+    if hosts.iter().any(|&h| !count.is_multiple_of(h as usize)) {
+        return Ok(Some(
+            "candidate smp_rsag (and smp_rsag_rab on a power-of-two size) times differently from SMPI's \
+             when the number of hosts does not divide the count (SMPI's result is wrong there)",
+        ));
+    }
+    if is_pof2(n) && hosts.iter().any(|&h| (count / h as usize) % 2 == 1) {
+        return Ok(Some(
+            "candidate smp_rsag_rab times differently from SMPI's on an odd count per host (SMPI's result \
+             is wrong there)",
+        ));
+    }
+    Ok(None)
 }
 
 // ------------------------------------------------------------------ the benchmark
@@ -694,10 +765,20 @@ pub(crate) fn bench(coll: &'static str, s: Shape, mut run: impl FnMut() -> MpiRe
     if let Some(why) = refusal(coll, &s) {
         return Err(mpi_err(
             rt::MPI_ERR_OTHER,
-            format!("smpi/{coll}:automatic is not supported {why}"),
+            format!("{} is not supported {why}", key(coll)),
         ));
     }
-    if let Some(gap) = known_gap(coll, &s) {
+    if let Some((other, what)) = nested(coll).iter().find(|(o, _)| configured(o)) {
+        return Err(mpi_err(
+            rt::MPI_ERR_OTHER,
+            format!(
+                "{} is not supported while {other} is automatic too: SMPI 3.32's candidates then run the \
+                 automatic {other} inside theirs{what}; ours run {other}'s default",
+                key(coll)
+            ),
+        ));
+    }
+    if let Some(gap) = known_gap(coll, &s)? {
         warn_once(
             coll,
             &format!("{gap}; its printed times and ranking may differ from SMPI 3.32's"),
@@ -730,9 +811,10 @@ pub(crate) fn bench(coll: &'static str, s: Shape, mut run: impl FnMut() -> MpiRe
                 return Err(mpi_err(
                     rt::MPI_ERR_OTHER,
                     format!(
-                        "smpi/{coll}:automatic is not supported here: SMPI 3.32's candidate {algo} would run \
-                         the MVAPICH2 functions its candidate mvapich2 left set (a one-level choice), which \
-                         smpirun does not track"
+                        "{} is not supported here: SMPI 3.32's candidate {algo} would run the MVAPICH2 \
+                         functions its candidate mvapich2 left set (a one-level choice), which smpirun does \
+                         not track",
+                        key(coll)
                     ),
                 ));
             }

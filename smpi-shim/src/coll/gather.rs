@@ -1,5 +1,6 @@
 //! MPI_Gather(v) and MPI_Scatter(v).
 
+use super::bcast::seg_count;
 use super::select::{self, pick};
 use super::tree;
 use super::{
@@ -153,9 +154,12 @@ fn subtree_size(n: i32, v: i32) -> i32 {
 }
 
 /// Open MPI's `gather_intra_linear_sync`: for each rank in turn the root posts
-/// the receive of the first 1 KiB, sends an empty "go" message, posts the
+/// the receive of the first segment, sends an empty "go" message, posts the
 /// receive of the rest and waits for the first part; the rest are waited at
 /// the end. A non-root waits for the go, then sends both parts (blocking).
+/// The first segment is 32 KiB for blocks above 92160 B, else 1 KiB (rounded
+/// to whole elements of each side's datatype, as Open MPI's
+/// `COLL_TUNED_COMPUTED_SEGCOUNT`).
 fn linear_sync(
     c: CommView,
     sbuf: *const u8,
@@ -167,7 +171,10 @@ fn linear_sync(
     root: i32,
     block: usize,
 ) -> MpiResult<()> {
-    let first = block.min(1024);
+    let segsize = if block > 92160 { 32768 } else { 1024 };
+    let type_size = dtype_of(if c.rank == root { rtype } else { stype })?.size;
+    let elems = block.checked_div(type_size).unwrap_or(0);
+    let first = (seg_count(segsize, type_size, elems) * type_size).min(block);
     if c.rank != root {
         let sdt = dtype_of(stype)?;
         let mut own = Vec::with_capacity(block);

@@ -239,8 +239,9 @@ pub(crate) fn linear(
     local_copy(acc.ptr(), count, dtype, rbuf, count, dtype)
 }
 
-/// SMPI's `flat_tree`: the root receives from every rank in increasing rank
-/// order (blocking) and accumulates `acc = acc op x_i`.
+/// SMPI's `flat_tree`: the root receives (blocking) from the last rank, then
+/// from every other rank in decreasing rank order, and accumulates
+/// `acc = x_i op acc`, so the result is `x_0 op (x_1 op (... op x_{n-1}))`.
 fn flat_tree(
     c: CommView,
     sbuf: *const u8,
@@ -252,21 +253,24 @@ fn flat_tree(
     if c.rank != root {
         return c.send(sbuf, count, red.dtype, root, TAG_REDUCE);
     }
+    // The last rank's contribution first, then the others from the
+    // second-to-last down to rank 0, each reduced on the left (SMPI's order).
+    let last = c.size - 1;
     let mut acc = red.temp(count);
     let mut tmp = red.temp(count);
-    for i in 0..c.size {
+    if root == last {
+        local_copy(sbuf, count, red.dtype, acc.ptr(), count, red.dtype)?;
+    } else {
+        c.recv(acc.ptr(), count, red.dtype, last, TAG_REDUCE)?;
+    }
+    for i in (0..last).rev() {
         let x = if i == root {
-            local_copy(sbuf, count, red.dtype, tmp.ptr(), count, red.dtype)?;
-            tmp.ptr()
+            sbuf
         } else {
             c.recv(tmp.ptr(), count, red.dtype, i, TAG_REDUCE)?;
             tmp.ptr()
         };
-        if i == 0 {
-            local_copy(x, count, red.dtype, acc.ptr(), count, red.dtype)?;
-        } else {
-            red.right(acc.ptr(), x, count)?;
-        }
+        red.left(x, acc.ptr(), count)?;
     }
     local_copy(acc.ptr(), count, red.dtype, rbuf, count, red.dtype)
 }
@@ -408,13 +412,16 @@ fn generic(
     deliver(c, &mut acc, rbuf, count, red, root, tr)
 }
 
-/// MPICH's `reduce_redscat_gather` (Rabenseifner): recursive-halving
-/// reduce-scatter among the largest power of two ranks (odd ranks below
-/// 2·rem first hand their data to rank − 1), then a binomial gather of the
-/// pieces to the root. Works for any count (blocks may be empty) and keeps
-/// rank order for non-commutative ops. When the root is one of the excluded
-/// odd ranks, rank 0 gathers and then sends the whole result to the root
-/// (MPICH hands over the first piece instead).
+/// MPICH's `reduce_redscat_gather` (Rabenseifner), as SMPI 3.32 runs it:
+/// recursive-halving reduce-scatter among the largest power of two ranks
+/// (odd ranks below 2·rem first hand their data to rank − 1), then a
+/// binomial gather of the pieces to the root. When the root is one of the
+/// excluded odd ranks, rank 0 hands it the first piece and the root takes
+/// rank 0's place in the gather. A vector shorter than the communicator is
+/// padded to one element per rank (SMPI's messages then carry the padding;
+/// on a non-power-of-two size SMPI's first step then fails with
+/// `MPI_ERR_TRUNCATE`, where we send the padded vector both ways). Keeps
+/// rank order for non-commutative ops.
 pub(crate) fn scatter_gather(
     c: CommView,
     sbuf: *const u8,
@@ -423,88 +430,125 @@ pub(crate) fn scatter_gather(
     red: &Reducer,
     root: i32,
 ) -> MpiResult<()> {
+    if count == 0 {
+        return Ok(());
+    }
     let n = c.size;
     let rank = c.rank;
     let pof2 = pof2_floor(n);
     let rem = n - pof2;
     let dtype = red.dtype;
-    let mut acc = red.temp(count);
-    let mut tmp = red.temp(count);
+    let total = count.max(n as usize);
+    let mut acc = red.temp(total);
+    let mut tmp = red.temp(total);
     local_copy(sbuf, count, dtype, acc.ptr(), count, dtype)?;
-    let newrank = if rank < 2 * rem {
+    let mut newrank = if rank < 2 * rem {
         if rank % 2 == 1 {
-            c.send(acc.ptr(), count, dtype, rank - 1, TAG_REDUCE)?;
+            c.send(acc.ptr(), total, dtype, rank - 1, TAG_REDUCE)?;
             -1
         } else {
-            c.recv(tmp.ptr(), count, dtype, rank + 1, TAG_REDUCE)?;
-            red.right(acc.ptr(), tmp.ptr(), count)?;
+            c.recv(tmp.ptr(), total, dtype, rank + 1, TAG_REDUCE)?;
+            red.right(acc.ptr(), tmp.ptr(), total)?;
             rank / 2
         }
     } else {
         rank - rem
     };
     let real = |nr: i32| if nr < rem { nr * 2 } else { nr + rem };
-    let newroot = if root < 2 * rem {
-        if root % 2 == 0 {
-            root / 2
-        } else {
-            0
-        }
-    } else {
-        root - rem
-    };
-    if newrank >= 0 {
-        let p = pof2 as usize;
-        // block i: [disp[i], disp[i + 1])
-        let base = count / p;
-        let disp: Vec<usize> = (0..=p).map(|i| if i < p { i * base } else { count }).collect();
-        let span = |(a, b): (usize, usize)| (disp[a], disp[b] - disp[a]);
-        let mut steps: Vec<((usize, usize), (usize, usize))> = Vec::new();
-        let (mut lo, mut hi) = (0usize, p);
+    let p = pof2 as usize;
+    // block i spans [disp(i), disp(i + 1)); the last one holds the remainder
+    let disp = |i: usize| if i < p { i * (total / p) } else { total };
+    let span = |a: usize, b: usize| disp(b) - disp(a);
+    let (mut send_idx, mut recv_idx, mut last_idx) = (0usize, 0usize, p);
+    if newrank != -1 {
         let mut mask = 1;
         while mask < pof2 {
             let newdst = newrank ^ mask;
-            let mid = lo + (hi - lo) / 2;
-            let (keep, give) = if newrank < newdst {
-                ((lo, mid), (mid, hi))
+            let half = p / (mask as usize * 2);
+            let (scnt, rcnt) = if newrank < newdst {
+                send_idx = recv_idx + half;
+                (span(send_idx, last_idx), span(recv_idx, send_idx))
             } else {
-                ((mid, hi), (lo, mid))
+                recv_idx = send_idx + half;
+                (span(send_idx, recv_idx), span(recv_idx, last_idx))
             };
-            let (koff, klen) = span(keep);
-            let (goff, glen) = span(give);
             c.sendrecv(
-                red.at(acc.ptr(), goff),
-                glen,
+                red.at(acc.ptr(), disp(send_idx)),
+                scnt,
                 dtype,
                 real(newdst),
-                red.at(tmp.ptr(), koff),
-                klen,
+                red.at(tmp.ptr(), disp(recv_idx)),
+                rcnt,
                 dtype,
                 real(newdst),
                 TAG_REDUCE,
             )?;
             red.combine(
                 newdst < newrank,
-                red.at(tmp.ptr(), koff),
-                red.at(acc.ptr(), koff),
-                klen,
+                red.at(tmp.ptr(), disp(recv_idx)),
+                red.at(acc.ptr(), disp(recv_idx)),
+                rcnt,
             )?;
-            steps.push((keep, give));
-            (lo, hi) = keep;
+            send_idx = recv_idx;
             mask <<= 1;
-        }
-        // gather: undo the halvings, last one first
-        for (j, &(keep, give)) in steps.iter().enumerate().rev() {
-            let mask = 1 << j;
-            let newdst = newrank ^ mask;
-            if (newdst >> j) & 1 == (newroot >> j) & 1 {
-                let (koff, klen) = span(keep);
-                c.send(red.at(acc.ptr(), koff), klen, dtype, real(newdst), TAG_REDUCE)?;
-                break;
+            if mask < pof2 {
+                last_idx = recv_idx + p / mask as usize;
             }
-            let (goff, glen) = span(give);
-            c.recv(red.at(acc.ptr(), goff), glen, dtype, real(newdst), TAG_REDUCE)?;
         }
     }
-    deliver(c, &mut acc, rbuf, count, red, root, real(newroot))
+    // the gather
+    let odd_root = root < 2 * rem && root % 2 == 1;
+    let newroot = if odd_root {
+        if rank == root {
+            c.recv(acc.ptr(), span(0, 1), dtype, 0, TAG_REDUCE)?;
+            newrank = 0;
+            send_idx = 0;
+            last_idx = 2;
+        } else if newrank == 0 {
+            c.send(acc.ptr(), span(0, 1), dtype, root, TAG_REDUCE)?;
+            newrank = -1;
+        }
+        0
+    } else if root < 2 * rem {
+        root / 2
+    } else {
+        root - rem
+    };
+    if newrank != -1 {
+        let mut mask = pof2 / 2;
+        let mut j = pof2.trailing_zeros() as i32 - 1;
+        while mask > 0 {
+            let newdst = newrank ^ mask;
+            let dst = if newdst == 0 && odd_root {
+                root
+            } else {
+                real(newdst)
+            };
+            let half = p / (mask as usize * 2);
+            let (scnt, rcnt) = if newrank < newdst {
+                if mask != pof2 / 2 {
+                    last_idx += half;
+                }
+                recv_idx = send_idx + half;
+                (span(send_idx, recv_idx), span(recv_idx, last_idx))
+            } else {
+                recv_idx = send_idx - half;
+                (span(send_idx, last_idx), span(recv_idx, send_idx))
+            };
+            if (newdst >> j) == (newroot >> j) {
+                c.send(red.at(acc.ptr(), disp(send_idx)), scnt, dtype, dst, TAG_REDUCE)?;
+                break;
+            }
+            c.recv(red.at(acc.ptr(), disp(recv_idx)), rcnt, dtype, dst, TAG_REDUCE)?;
+            if newrank > newdst {
+                send_idx = recv_idx;
+            }
+            mask >>= 1;
+            j -= 1;
+        }
+    }
+    if rank == root {
+        local_copy(acc.ptr(), count, dtype, rbuf, count, dtype)?;
+    }
+    Ok(())
 }

@@ -1,6 +1,8 @@
 //! Algorithm selection: `--cfg=smpi/<coll>:<algo>` and
-//! `--cfg=smpi/coll-selector:default|ompi|mpich|mvapich2|impi` (a selector name is
-//! also accepted as `smpi/<coll>`'s value).
+//! `--cfg=smpi/coll-selector:default|ompi|mpich|mvapich2|impi|automatic` (a
+//! selector name is also accepted as `smpi/<coll>`'s value; `automatic`, as
+//! SMPI's, makes every collective without its own `smpi/<coll>` value run
+//! `automatic.rs`).
 //!
 //! * `default` is SMPI 3.32's default selector (each collective module says
 //!   what it does).
@@ -92,19 +94,22 @@ pub(crate) fn choice(coll: &str, known: &[&'static str]) -> MpiResult<Choice> {
 /// `smpi/coll-selector`) names.
 fn parse_choice(coll: &str, known: &[&'static str], value: &str, from_selector: bool) -> MpiResult<Choice> {
     match value {
-        // `automatic` is dispatched before the collective's own selection
-        // (`coll.rs`); a call that gets here with it is one the library makes
-        // itself outside that dispatch (e.g. MPI_Comm_split's gather), which
-        // runs the default as SMPI's do.
-        "" | "default" => Ok(Choice::Default),
-        super::automatic::NAME if !from_selector => Ok(Choice::Default),
+        // `automatic` (of the collective or of the whole selector) is
+        // dispatched before the collective's own selection (`coll.rs`); a
+        // call that gets here with it is one the library makes itself outside
+        // that dispatch (e.g. MPI_Comm_split's gather), which runs the
+        // default as SMPI's do.
+        "" | "default" | super::automatic::NAME => Ok(Choice::Default),
         "ompi" => Ok(Choice::Ompi),
         "mpich" => Ok(Choice::Mpich),
         "mvapich2" => Ok(Choice::Mvapich2),
         "impi" => Ok(Choice::Impi),
         v if from_selector => Err(mpi_err(
             rt::MPI_ERR_ARG,
-            format!("unknown collective selector '{v}' for smpi/coll-selector (known: {SELECTORS})"),
+            format!(
+                "unknown collective selector '{v}' for smpi/coll-selector (known: {SELECTORS}, {})",
+                super::automatic::NAME
+            ),
         )),
         v => known
             .iter()

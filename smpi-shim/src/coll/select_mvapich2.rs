@@ -675,6 +675,23 @@ pub(crate) fn reduce_two_level(name: &str) -> Tuned {
     }
 }
 
+/// The two-level reduce that SMPI's `reduce__mvapich2` leaves its function
+/// pointers naming after a call with elements (it sets the intra-node and
+/// the inter-leader one from its table on every such call, whatever it then
+/// runs; `mvapich2_two_level` reads them), if this library has that pair
+/// (not with the reduce-scatter + gather inter-leader function).
+/// `n` ranks, `bytes` = count × type size.
+pub(crate) fn reduce_pointers(n: i32, bytes: usize) -> Option<&'static str> {
+    let bytes = bytes as i64;
+    let r = &REDUCE[find_row_by(REDUCE.len(), |i| REDUCE[i].inter.numproc, n)];
+    let inter = r.inter.entries[find_entry(&r.inter, bytes, 1)].1;
+    let intra = r.intra.entries[find_entry(&r.intra, bytes, 1)].1;
+    REDUCE_TWO_LEVEL
+        .iter()
+        .find(|t| t.1 == intra && t.2 == inter)
+        .map(|t| t.0)
+}
+
 /// SMPI's `reduce__mvapich2` (count > 0).
 fn reduce(f: &Facts) -> MpiResult<&'static str> {
     let n = f.c.size;
@@ -911,5 +928,19 @@ mod tests {
         let r = &ALLGATHERV[find_row(ALLGATHERV, 4)];
         assert_eq!(r.entries[find_entry(r, 2048, 4)].1, AGV_RD);
         assert_eq!(r.entries[find_entry(r, 2049, 4)].1, AGV_RING);
+    }
+
+    #[test]
+    fn reduce_pointers_follow_the_table_whatever_runs() {
+        // 4 ranks (row 16): two-level k-nomial up to 256 KiB (shared-memory
+        // reduce in the host up to 64 KiB), then a one-level binomial whose
+        // pointers still name a binomial host reduce, then reduce-scatter +
+        // gather, which no two-level reduce of ours has
+        assert_eq!(reduce_pointers(4, 16384), Some("mv2_tl_shmem_knomial"));
+        assert_eq!(reduce_pointers(4, 262144), Some("mv2_tl_binomial_knomial"));
+        assert_eq!(reduce_pointers(4, 1048576), Some("mv2_tl_binomial_binomial"));
+        assert_eq!(reduce_pointers(4, 1048577), None);
+        // 32 ranks: 16 KiB runs the k-nomial inside the host
+        assert_eq!(reduce_pointers(32, 16384), Some("mv2_tl_knomial_knomial"));
     }
 }

@@ -9,7 +9,7 @@
 //! non-commutative operations are right too; the messages are the same.
 
 use super::smp::num_core;
-use super::{contribution, local_copy, CommView, Reducer, TAG_ALLREDUCE};
+use super::{contribution, local_copy, CommView, Reducer, TempBuf, TAG_ALLREDUCE};
 use crate::mpi::MpiResult;
 
 /// Where a rank stands: SMPI's `num_core`, host index and rank in the host,
@@ -245,15 +245,20 @@ pub(crate) fn smp_binomial_pipeline(
 /// of `count / hosts` elements, the last block also holding the remainder),
 /// binomial bcast inside the host. `smp_rsag` is the same when the count is
 /// a multiple of the number of hosts (SMPI's `smp_rsag` otherwise leaves the
-/// remainder unreduced; we reduce it as `smp_rsag_lr` does). A
-/// non-commutative operation runs `smp_binomial` (the ring does not combine
-/// in rank order).
+/// remainder unreduced; we reduce it as `smp_rsag_lr` does, whose time we
+/// match: SMPI's exact time is out of reach there, as its messages are too
+/// short to carry a correct result). With fewer elements than hosts, every
+/// message of SMPI's `smp_rsag_lr` carries the whole vector (each block's
+/// offset is 0, that of the last block): ours too, the vectors passed along
+/// the ring (see [`ring_whole`]). A non-commutative operation runs
+/// `smp_binomial` (the ring does not combine in rank order).
 pub(crate) fn smp_rsag(
     c: CommView,
     sbuf: *const u8,
     rbuf: *mut u8,
     count: usize,
     red: &Reducer,
+    lr: bool,
 ) -> MpiResult<()> {
     if !red.commutative {
         return smp_binomial(c, sbuf, rbuf, count, red);
@@ -262,7 +267,9 @@ pub(crate) fn smp_rsag(
     start(sbuf, rbuf, count, red)?;
     let (nc, base, h, m) = (p.nc, p.base, p.host, p.hosts);
     binomial_reduce(c, rbuf, count, red, p.local, p.here, |v| base + v)?;
-    if p.local == 0 {
+    if p.local == 0 && lr && count < m as usize {
+        ring_whole(c, rbuf, count, red, h, m, nc)?;
+    } else if p.local == 0 {
         let cs = count / m as usize;
         let rem = count % m as usize;
         let block = |b: i32| {
@@ -296,6 +303,62 @@ pub(crate) fn smp_rsag(
         }
     }
     binomial_bcast(c, rbuf, count, red.dtype, p.local, p.here, |v| base + v)
+}
+
+/// The leaders' ring of `smp_rsag_lr` with fewer elements than hosts: the
+/// reduce-scatter's m − 1 steps and the allgather's m − 1 steps each move
+/// the whole vector to the next leader (SMPI's sizes). Each leader passes on
+/// the vector it received (first its own), so after the first m − 1 steps
+/// it holds every host's; it combines them in host order (the same result
+/// on every leader); the allgather's messages then carry the result.
+fn ring_whole(
+    c: CommView,
+    rbuf: *mut u8,
+    count: usize,
+    red: &Reducer,
+    h: i32,
+    m: i32,
+    nc: i32,
+) -> MpiResult<()> {
+    let to = (h + 1) % m * nc;
+    let from = (h - 1 + m) % m * nc;
+    let mut got: Vec<TempBuf> = (0..m).map(|_| red.temp(count)).collect();
+    local_copy(rbuf, count, red.dtype, got[h as usize].ptr(), count, red.dtype)?;
+    for i in 0..m - 1 {
+        let (sent, arriving) = ((h - i + m) % m, (h - 1 - i + m) % m);
+        let sp = got[sent as usize].ptr();
+        let rp = got[arriving as usize].ptr();
+        c.sendrecv(
+            sp,
+            count,
+            red.dtype,
+            to,
+            rp,
+            count,
+            red.dtype,
+            from,
+            TAG_ALLREDUCE,
+        )?;
+    }
+    local_copy(got[0].ptr(), count, red.dtype, rbuf, count, red.dtype)?;
+    for b in got.iter_mut().skip(1) {
+        red.right(rbuf, b.ptr(), count)?;
+    }
+    let mut scratch = red.temp(count);
+    for _ in 0..m - 1 {
+        c.sendrecv(
+            rbuf,
+            count,
+            red.dtype,
+            to,
+            scratch.ptr(),
+            count,
+            red.dtype,
+            from,
+            TAG_ALLREDUCE,
+        )?;
+    }
+    Ok(())
 }
 
 /// SMPI's `smp_rsag_rab`: binomial reduce inside the host, recursive-halving

@@ -14,7 +14,9 @@
 //! * where SMPI aborts, deadlocks or crashes, we refuse with a message saying
 //!   so (and SMPI indeed fails);
 //! * a second call (SMPI's MVAPICH2 function pointers and SMP layout left by
-//!   the first) gives SMPI's times and lines too.
+//!   the first) gives SMPI's times and lines too;
+//! * `smpi/coll-selector:automatic` (every collective automatic) gives
+//!   SMPI's times and lines where SMPI gets through, a refusal elsewhere.
 //!
 //! Without SMPI: the data of every supported collective (also `MPI_IN_PLACE`)
 //! is right (`apps/coll_automatic/check.c`), the refusals, `--log` filtering,
@@ -63,14 +65,33 @@ fn check_app() -> PathBuf {
 
 /// Our run of `program` with `--cfg=smpi/<coll>:automatic` (and `extra` options).
 fn ours(program: &Path, coll: &str, np: usize, extra: &[&str], args: &[String]) -> RunOutput {
-    let mut run = Smpirun::new(program)
-        .platform(platform())
-        .hostfile(hostfile())
-        .np(np);
-    for c in CFG {
+    ours_with(program, &[&format!("smpi/{coll}:automatic")], np, extra, args)
+}
+
+/// A hostfile of `per_host` ranks on each of the 8 hosts.
+fn hosts_by(per_host: usize) -> PathBuf {
+    let hosts: String = (0..8).map(|i| format!("h-{i}:{per_host}\n")).collect();
+    write_scratch(&format!("automatic_hosts8x{per_host}"), &hosts)
+}
+
+/// Our run of `program` with these `--cfg` settings (and `extra` options).
+fn ours_with(program: &Path, cfg: &[&str], np: usize, extra: &[&str], args: &[String]) -> RunOutput {
+    ours_on(&hostfile(), program, cfg, np, extra, args)
+}
+
+/// [`ours_with`] on the hosts of `hosts`.
+fn ours_on(
+    hosts: &Path,
+    program: &Path,
+    cfg: &[&str],
+    np: usize,
+    extra: &[&str],
+    args: &[String],
+) -> RunOutput {
+    let mut run = Smpirun::new(program).platform(platform()).hostfile(hosts).np(np);
+    for c in CFG.iter().chain(cfg) {
         run = run.cfg(c);
     }
-    run = run.cfg(&format!("smpi/{coll}:automatic"));
     for e in extra {
         run = run.opt(*e);
     }
@@ -110,6 +131,16 @@ fn smpi_coll_time() -> Option<&'static Path> {
 
 /// SMPI's run of its `coll_time`.
 fn theirs(program: &Path, coll: &str, np: usize, args: &[String]) -> RunOutput {
+    theirs_with(program, &[&format!("smpi/{coll}:automatic")], np, args)
+}
+
+/// SMPI's run of its `coll_time` with these `--cfg` settings.
+fn theirs_with(program: &Path, cfg: &[&str], np: usize, args: &[String]) -> RunOutput {
+    theirs_on(&hostfile(), program, cfg, np, args)
+}
+
+/// [`theirs_with`] on the hosts of `hosts`.
+fn theirs_on(hosts: &Path, program: &Path, cfg: &[&str], np: usize, args: &[String]) -> RunOutput {
     let mut cmd = Command::new("smpirun");
     cmd.current_dir(program.parent().unwrap_or(Path::new(".")))
         .arg("-np")
@@ -117,11 +148,10 @@ fn theirs(program: &Path, coll: &str, np: usize, args: &[String]) -> RunOutput {
         .arg("-platform")
         .arg(platform())
         .arg("-hostfile")
-        .arg(hostfile());
-    for c in CFG {
+        .arg(hosts);
+    for c in CFG.iter().chain(cfg) {
         cmd.arg(format!("--cfg={c}"));
     }
-    cmd.arg(format!("--cfg=smpi/{coll}:automatic"));
     cmd.arg(program).args(args);
     run_command(cmd, Duration::from_secs(120))
 }
@@ -155,15 +185,12 @@ fn refused(coll: &str, np: usize) -> bool {
     }
 }
 
-/// Whether a known gap of ours (a candidate with SMPI's largest time but not
-/// its per-rank times) applies: smpirun warns, the times agree within 1e-5.
-fn gap(coll: &str, np: usize, bytes: usize) -> bool {
-    match coll {
-        "reduce" => np >= 3,
-        "allreduce" => np >= 3 && !np.is_power_of_two(),
-        "gather" => bytes > 65536,
-        _ => false,
-    }
+/// Whether a known gap of ours (a candidate whose time is not SMPI's, see
+/// `automatic.rs`) applies: smpirun warns, the times agree within 1e-5. Here:
+/// allreduce `smp_rsag` on 7 hosts, which divide neither count (SMPI's
+/// result is wrong there).
+fn gap(coll: &str, np: usize, _bytes: usize) -> bool {
+    coll == "allreduce" && np == 7
 }
 
 fn sizes(coll: &str) -> [usize; 2] {
@@ -386,6 +413,16 @@ fn refusals_name_the_key_and_the_reason() {
         o.assert_failure()
             .assert_stderr_has(&[&format!("smpi/{coll}:automatic is not supported"), why]);
     }
+    // A reduce of fewer elements than ranks on 7 ranks: SMPI's candidate
+    // scatter_gather fails.
+    let args = vec!["reduce".to_string(), "8".into(), "6".into()];
+    ours(&coll_time(), "reduce", 7, &[], &args)
+        .assert_failure()
+        .assert_stderr_has(&["smpi/reduce:automatic is not supported", "MPI_ERR_TRUNCATE"]);
+    if let Some(s) = smpi_coll_time() {
+        let t = theirs(s, "reduce", 7, &args);
+        assert!(t.code != Some(0), "SMPI got through\n{}", t.describe());
+    }
 }
 
 /// The report is SimGrid's warning in category `smpi_colls` (under `smpi`):
@@ -490,7 +527,7 @@ fn trace_and_known_gaps_are_warned_of_once() {
         o.describe()
     );
     assert_eq!(
-        count("smpirun: warning: smpi/allreduce:automatic: candidate smp_rsag's per-rank times differ"),
+        count("smpirun: warning: smpi/allreduce:automatic: candidate smp_rsag (and smp_rsag_rab"),
         1,
         "{}",
         o.describe()
@@ -533,6 +570,152 @@ fn second_call_as_smpi() {
                 o.describe()
             ));
         }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// `smpi/coll-selector:automatic` makes every collective without its own
+/// `smpi/<coll>` value run `automatic` (SMPI's `set_collectives`). Where
+/// SMPI gets through (reduce, gather, scatter, reduce_scatter; barrier on 2
+/// ranks; scan, which has no automatic; allreduce given its own algorithm),
+/// every rank's time and every report line are SMPI's (also with 2 ranks
+/// per host for reduce, gather and reduce_scatter). Where SMPI's
+/// candidates would run another collective's automatic inside theirs
+/// (allreduce, allgather(v), alltoall(v): SMPI aborts or deadlocks on these
+/// calls) or SMPI fails (bcast, barrier on 4 ranks), we refuse, naming the
+/// selector, and SMPI indeed fails.
+#[test]
+fn coll_selector_automatic_as_smpi() {
+    let smpi = smpi_coll_time();
+    let app = coll_time();
+    const SELECTOR: &str = "smpi/coll-selector:automatic";
+    let mut bad = Vec::new();
+    let runs: &[(usize, &str, usize, usize, &[&str])] = &[
+        (4, "reduce", 16384, 0, &[]),
+        (7, "reduce", 1048576, 6, &[]),
+        (4, "gather", 4096, 0, &[]),
+        (7, "gather", 262144, 6, &[]),
+        (4, "scatter", 4096, 0, &[]),
+        (7, "scatter", 262144, 6, &[]),
+        (4, "reduce_scatter", 4096, 0, &[]),
+        (2, "barrier", 0, 0, &[]),
+        (4, "scan", 16384, 0, &[]),
+        (4, "allreduce", 16384, 0, &["smpi/allreduce:rdb"]),
+    ];
+    for &(np, coll, bytes, root, extra) in runs {
+        let cfg: Vec<&str> = std::iter::once(SELECTOR).chain(extra.iter().copied()).collect();
+        let args = vec![coll.to_string(), bytes.to_string(), root.to_string()];
+        let case = format!("{coll} np={np} S={bytes} {cfg:?}");
+        let o = ours_with(&app, &cfg, np, &[], &args);
+        let automatic = extra.is_empty() && coll != "scan";
+        if o.code != Some(0) || times(&o).len() != np || (reports(&o).len() >= np) != automatic {
+            bad.push(format!("{case}: we failed\n{}", o.describe()));
+            continue;
+        }
+        let Some(s) = smpi else { continue };
+        let t = theirs_with(s, &cfg, np, &args);
+        if (times(&t), reports(&t)) != (times(&o), reports(&o)) {
+            bad.push(format!(
+                "{case}\nSMPI:\n{}\nours:\n{}",
+                t.describe(),
+                o.describe()
+            ));
+        }
+    }
+    // 2 ranks per host (the SMP candidates' host reductions)
+    let hosts = hosts_by(2);
+    for (coll, bytes, root) in [
+        ("reduce", 1048576usize, 3usize),
+        ("gather", 4096, 0),
+        ("reduce_scatter", 4096, 0),
+    ] {
+        let args = vec![coll.to_string(), bytes.to_string(), root.to_string()];
+        let o = ours_on(&hosts, &app, &[SELECTOR], 8, &[], &args);
+        if o.code != Some(0) || times(&o).len() != 8 || reports(&o).len() < 8 {
+            bad.push(format!("{coll} 2 per host: we failed\n{}", o.describe()));
+            continue;
+        }
+        let Some(s) = smpi else { continue };
+        let t = theirs_on(&hosts, s, &[SELECTOR], 8, &args);
+        if (times(&t), reports(&t)) != (times(&o), reports(&o)) {
+            bad.push(format!(
+                "{coll} 2 per host\nSMPI:\n{}\nours:\n{}",
+                t.describe(),
+                o.describe()
+            ));
+        }
+    }
+    for (np, coll, bytes, why) in [
+        (4usize, "allreduce", 16384usize, "while bcast is automatic too"),
+        (4, "allgather", 4096, "while bcast is automatic too"),
+        (4, "allgatherv", 4096, "while bcast is automatic too"),
+        (4, "alltoall", 4096, "while barrier is automatic too"),
+        (2, "alltoallv", 4096, "while barrier is automatic too"),
+        (4, "alltoallv", 4096, "while barrier is automatic too"),
+        (4, "bcast", 16384, "SMPI 3.32 aborts there"),
+        (4, "barrier", 0, "SMPI 3.32 deadlocks there"),
+    ] {
+        let args = vec![coll.to_string(), bytes.to_string(), "0".into()];
+        let case = format!("{coll} np={np}");
+        let o = ours_with(&app, &[SELECTOR], np, &[], &args);
+        let key = format!("{SELECTOR} (for {coll}) is not supported");
+        if o.code == Some(0) || !o.stderr.contains(&key) || !o.stderr.contains(why) {
+            bad.push(format!("{case}: expected a refusal ({why})\n{}", o.describe()));
+        }
+        let Some(s) = smpi else { continue };
+        let t = theirs_with(s, &[SELECTOR], np, &args);
+        // (SMPI gets through alltoallv on 2 ranks, its candidates running the
+        // automatic barrier inside: not supported here)
+        let through = t.code == Some(0) && times(&t).len() == np;
+        if through != (coll == "alltoallv" && np == 2) {
+            bad.push(format!("{case}: SMPI got through: {through}\n{}", t.describe()));
+        }
+    }
+    assert!(bad.is_empty(), "{} mismatch(es):\n{}", bad.len(), bad.join("\n"));
+}
+
+/// SMPI's `mvapich2` reduce sets its two-level pointers (the intra-node and
+/// the inter-leader reductions of its table) on every call, also when it
+/// runs a one-level reduce: the `mvapich2_two_level` candidate after it runs
+/// them. With 2 ranks per host (a host reduction to do), on 4 and 8 ranks:
+/// SMPI's times and report lines, first and second call.
+#[test]
+fn mvapich2_two_level_reduce_after_a_one_level_choice_as_smpi() {
+    let app = coll_time();
+    let hosts = hosts_by(2);
+    let cfg = ["smpi/reduce:automatic"];
+    let mut bad = Vec::new();
+    for (np, bytes, warm) in [
+        (4usize, 1048576usize, false),
+        (4, 1048576, true),
+        (8, 1048576, false),
+    ] {
+        let mut args = vec!["reduce".to_string(), bytes.to_string(), "0".into()];
+        if warm {
+            args.push("warm".into());
+        }
+        let case = format!("np={np} S={bytes} warm={warm}");
+        let o = ours_on(&hosts, &app, &cfg, np, &[], &args);
+        if o.code != Some(0) || times(&o).len() != np || reports(&o).len() < np {
+            bad.push(format!("{case}: we failed\n{}", o.describe()));
+            continue;
+        }
+        let Some(s) = smpi_coll_time() else { continue };
+        let t = theirs_on(&hosts, s, &cfg, np, &args);
+        if (times(&t), reports(&t)) != (times(&o), reports(&o)) {
+            bad.push(format!(
+                "{case}\nSMPI:\n{}\nours:\n{}",
+                t.describe(),
+                o.describe()
+            ));
+        }
+    }
+    // above 1 MiB the table's inter-leader reduction is the reduce-scatter +
+    // gather, which no two-level reduce of ours has: refused
+    let args = vec!["reduce".to_string(), "4194304".into(), "0".into()];
+    let o = ours_on(&hosts, &app, &cfg, 4, &[], &args);
+    if o.code == Some(0) || !o.stderr.contains("smpi/reduce:automatic is not supported here") {
+        bad.push(format!("S=4194304: expected a refusal\n{}", o.describe()));
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

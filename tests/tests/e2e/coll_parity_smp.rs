@@ -39,11 +39,9 @@
 use std::process::Command;
 use std::time::Duration;
 
-use e2e_tests::{
-    apps_dir, build_c, field_f64, platform, run_command, scratch_path, write_scratch, RunOutput, Smpirun,
-};
+use e2e_tests::{apps_dir, build_c, platform, run_command, scratch_path, write_scratch, Smpirun};
 
-use super::coll_smpi_parity::{compare_on, sizes, smpi, Case};
+use super::coll_smpi_parity::{compare_on, rank_mismatch, rank_times, sizes, smpi, Case};
 
 /// (np, root) pairs for `per_host` ranks per host: a uniform and a
 /// non-uniform placement.
@@ -369,13 +367,6 @@ fn sub_communicator_smp_parity() {
     let r = run_command(cc, Duration::from_secs(120));
     assert_eq!(r.code, Some(0), "SMPI's smpicc failed\n{}", r.describe());
     let star = write_scratch("smp_star8.xml", STAR8);
-    let max_time = |out: &RunOutput| -> Option<f64> {
-        let t: Vec<f64> = out
-            .lines_starting_with("time ")
-            .map(|l| field_f64(l, "t"))
-            .collect();
-        (out.code == Some(0) && t.len() == 16).then(|| t.into_iter().fold(0.0, f64::max))
-    };
     let cfg = [
         "network/model:CM02",
         "network/crosstraffic:0",
@@ -413,9 +404,9 @@ fn sub_communicator_smp_parity() {
                 run = run.cfg(c);
             }
             let ours = run.args([coll, bytes]).run();
-            let (a, b) = (max_time(&theirs), max_time(&ours));
-            match (a, b) {
-                (Some(a), Some(b)) if (a - b).abs() <= 1e-6 * a.abs().max(1e-12) => {}
+            let (a, b) = (rank_times(&theirs, 16), rank_times(&ours, 16));
+            match (&a, &b) {
+                (Some(a), Some(b)) if rank_mismatch(a, b).is_none() => {}
                 _ => bad.push(format!(
                     "{forced} per_host={per_host}: SMPI {a:?}, ours {b:?}\n{}\n{}",
                     theirs.describe(),
