@@ -628,6 +628,7 @@ pub(crate) fn reduce(
     if automatic::configured("reduce") {
         return automatic::reduce(c, sbuf, rbuf, count, dtype, op, root);
     }
+    automatic::warn_forced_noncommutative("reduce", op);
     reduce::run(c, sbuf, rbuf, count, dtype, op, root)
 }
 
@@ -643,6 +644,7 @@ pub(crate) fn allreduce(
     if automatic::configured("allreduce") {
         return automatic::allreduce(c, sbuf, rbuf, count, dtype, op);
     }
+    automatic::warn_forced_noncommutative("allreduce", op);
     allreduce::run(c, sbuf, rbuf, count, dtype, op)
 }
 
@@ -658,6 +660,7 @@ pub(crate) fn reduce_scatter(
     if automatic::configured("reduce_scatter") {
         return automatic::reduce_scatter(c, sbuf, rbuf, rcounts, dtype, op);
     }
+    automatic::warn_forced_noncommutative("reduce_scatter", op);
     reduce_scatter::run(c, sbuf, rbuf, rcounts, dtype, op)
 }
 

@@ -280,7 +280,7 @@ pub(crate) static KEYS: &[Key] = &[
     key(
         "smpi/coll-selector",
         "default",
-        "collective algorithm selector: default, ompi, mpich, mvapich2 or impi (SMPI 3.32's; checked at the first collective)",
+        "collective algorithm selector: default, ompi, mpich, mvapich2, impi or automatic (SMPI 3.32's; checked at the first collective)",
         field!(coll_selector, text),
     ),
     key(

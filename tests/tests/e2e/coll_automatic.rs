@@ -719,3 +719,50 @@ fn mvapich2_two_level_reduce_after_a_one_level_choice_as_smpi() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// A forced reduction algorithm known to keep rank order with other messages than SMPI's on a
+/// non-commutative operation says so once (its result is right, its time is not SMPI's); the
+/// same algorithm on a commutative operation, or another algorithm, says nothing.
+#[test]
+fn forced_algorithms_with_a_noncommutative_gap_warn() {
+    let prog = build_c(&write_scratch(
+        "noncommutative_reduce.c",
+        r#"#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+static void first(void *in, void *inout, int *len, MPI_Datatype *t) { (void)in; (void)inout; (void)len; (void)t; }
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, x, y = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  x = rank;
+  MPI_Op op = MPI_SUM;
+  if (argc > 1 && strcmp(argv[1], "noncommutative") == 0) MPI_Op_create(first, 0, &op);
+  for (int i = 0; i < 3; i++) MPI_Reduce(&x, &y, 1, MPI_INT, op, 0, MPI_COMM_WORLD);
+  if (rank == 0) printf("done\n");
+  MPI_Finalize();
+  return 0;
+}
+"#,
+    ));
+    let run = |algo: &str, arg: &str| {
+        Smpirun::new(&prog)
+            .platform(platform())
+            .hostfile(hostfile())
+            .np(4)
+            .cfg("smpi/simulate-computation:no")
+            .cfg(&format!("smpi/reduce:{algo}"))
+            .args([arg])
+            .run()
+    };
+    let warning = "smpi/reduce:ompi_chain on a non-commutative operation keeps rank order";
+    let out = run("ompi_chain", "noncommutative");
+    out.assert_success();
+    assert_eq!(out.stderr.matches(warning).count(), 1, "{}", out.describe());
+    let out = run("ompi_chain", "sum");
+    out.assert_success();
+    assert!(!out.stderr.contains("non-commutative"), "{}", out.describe());
+    let out = run("binomial", "noncommutative");
+    out.assert_success();
+    assert!(!out.stderr.contains("non-commutative"), "{}", out.describe());
+}
