@@ -102,6 +102,45 @@ pub(crate) fn algorithm_names(coll: &str) -> Option<&'static [&'static str]> {
     all.iter().find(|(c, _)| *c == coll).map(|(_, v)| v.as_slice())
 }
 
+/// `smpirun --help-coll`: every collective's algorithms, as `--cfg=smpi/<collective>:<name>`
+/// takes them (SMPI 3.32's names), and the selectors.
+pub(crate) fn help() -> String {
+    let mut out = String::from(
+        "Collective algorithms (SMPI 3.32's), chosen with --cfg=smpi/<collective>:<name>, or for every\n\
+         collective by a selector: --cfg=smpi/coll-selector:<default|ompi|mpich|mvapich2|impi|automatic>.\n\
+         `automatic` runs every algorithm in turn and reports the quickest (as SMPI).\n\n",
+    );
+    for coll in [
+        "barrier",
+        "bcast",
+        "reduce",
+        "allreduce",
+        "gather",
+        "scatter",
+        "allgather",
+        "allgatherv",
+        "alltoall",
+        "alltoallv",
+        "reduce_scatter",
+    ] {
+        let names = algorithm_names(coll).unwrap_or_default();
+        out += &format!("smpi/{coll} ({} algorithms):\n", names.len());
+        let mut line = String::from(" ");
+        for name in names {
+            if line.len() + name.len() + 1 > 96 {
+                out += &line;
+                out.push('\n');
+                line = String::from(" ");
+            }
+            line.push(' ');
+            line += name;
+        }
+        out += &line;
+        out.push_str("\n\n");
+    }
+    out
+}
+
 /// The algorithms this library implements for collective `coll`.
 fn own_algorithm_names(coll: &str) -> Option<&'static [&'static str]> {
     Some(match coll {

@@ -24,6 +24,10 @@ pub fn main_with_args(argv: &[String]) -> i32 {
             print!("{}", config::help());
             return 0;
         }
+        Ok(Command::HelpColl) => {
+            print!("{}", crate::coll::help());
+            return 0;
+        }
         Ok(Command::Version) => {
             println!("smpirun (smpi-rs) {}", env!("CARGO_PKG_VERSION"));
             return 0;

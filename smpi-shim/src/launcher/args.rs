@@ -80,6 +80,7 @@ Options:
                        way, with exit status 130 and 143.
   -help, --help        this text
   --help-cfg           list configuration keys with their defaults
+  --help-coll          list every collective's algorithms (--cfg=smpi/<collective>:<name>)
   -version             print the version
 
 The program's output goes to stdout; smpirun's summary goes to stderr.
@@ -117,6 +118,7 @@ const OPTIONS: &[&str] = &[
     "--link-stats",
     "--help",
     "--help-cfg",
+    "--help-coll",
     "-version",
 ];
 
@@ -173,6 +175,7 @@ pub(super) enum Command {
     Run(Box<Args>),
     Help,
     HelpCfg,
+    HelpColl,
     Version,
 }
 
@@ -202,6 +205,7 @@ pub(super) fn parse_args(argv: &[String]) -> Result<Command, String> {
         match s {
             "-help" | "--help" | "-h" => return Ok(Command::Help),
             "--help-cfg" | "-help-cfg" => return Ok(Command::HelpCfg),
+            "--help-coll" | "-help-coll" => return Ok(Command::HelpColl),
             "-version" | "--version" => return Ok(Command::Version),
             "-platform" | "--platform" => {
                 a.platform = Some(need(i, s)?.into());

@@ -72,6 +72,27 @@ fn smpirun_help_cfg_lists_keys() {
 }
 
 #[test]
+fn smpirun_help_coll_lists_every_collectives_algorithms() {
+    let out = tool(smpirun(), &["--help-coll"]);
+    out.assert_success();
+    for (coll, algorithm) in [
+        ("smpi/allreduce", "smp_rsag_lr"),
+        ("smpi/alltoall", "mvapich2_scatter_dest"),
+        ("smpi/bcast", "arrival_pattern_aware_wait"),
+        ("smpi/reduce_scatter", "ompi_butterfly"),
+        ("smpi/barrier", "automatic"),
+    ] {
+        let section = out.stdout.split(&format!("{coll} (")).nth(1).unwrap_or_default();
+        let section = section.split("\n\n").next().unwrap_or_default();
+        assert!(
+            section.split_whitespace().any(|w| w == algorithm),
+            "--help-coll lists {algorithm} under {coll}\n{}",
+            out.describe()
+        );
+    }
+}
+
+#[test]
 fn smpicc_help() {
     let out = tool(smpicc(), &["--help"]);
     out.assert_success();
