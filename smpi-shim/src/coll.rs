@@ -70,6 +70,21 @@ mod smp_gather;
 mod smp_reduce;
 mod tree;
 
+/// The collectives whose algorithm `--cfg=smpi/<collective>` chooses (SMPI 3.32's).
+const SELECTABLE: [&str; 11] = [
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "gather",
+    "scatter",
+    "allgather",
+    "allgatherv",
+    "alltoall",
+    "alltoallv",
+    "reduce_scatter",
+];
+
 /// The algorithm names `--cfg=smpi/<coll>:<name>` takes for collective `coll`
 /// (SMPI's names, `automatic` last; besides the selectors' names), for
 /// `smpirun --help-cfg`.
@@ -77,20 +92,7 @@ pub(crate) fn algorithm_names(coll: &str) -> Option<&'static [&'static str]> {
     static WITH_AUTOMATIC: std::sync::OnceLock<Vec<(&'static str, Vec<&'static str>)>> =
         std::sync::OnceLock::new();
     let all = WITH_AUTOMATIC.get_or_init(|| {
-        let colls = [
-            "barrier",
-            "bcast",
-            "reduce",
-            "allreduce",
-            "gather",
-            "scatter",
-            "allgather",
-            "allgatherv",
-            "alltoall",
-            "alltoallv",
-            "reduce_scatter",
-        ];
-        colls
+        SELECTABLE
             .iter()
             .filter_map(|&c| {
                 let mut names = own_algorithm_names(c)?.to_vec();
@@ -110,19 +112,7 @@ pub(crate) fn help() -> String {
          collective by a selector: --cfg=smpi/coll-selector:<default|ompi|mpich|mvapich2|impi|automatic>.\n\
          `automatic` runs every algorithm in turn and reports the quickest (as SMPI).\n\n",
     );
-    for coll in [
-        "barrier",
-        "bcast",
-        "reduce",
-        "allreduce",
-        "gather",
-        "scatter",
-        "allgather",
-        "allgatherv",
-        "alltoall",
-        "alltoallv",
-        "reduce_scatter",
-    ] {
+    for coll in SELECTABLE {
         let names = algorithm_names(coll).unwrap_or_default();
         out += &format!("smpi/{coll} ({} algorithms):\n", names.len());
         let mut line = String::from(" ");
