@@ -1150,6 +1150,12 @@ fn file_errors() {
     let e = Platform::from_file(Path::new("platform.json")).expect_err("bad extension");
     assert!(matches!(e.kind, PlatformErrorKind::UnknownExtension));
     assert_msg(&e, "platform.json: ", "extension");
+    // SimGrid's platforms written as programs (examples/platforms/griffon.cpp, its .so).
+    for name in ["libgriffon.so", "griffon.cpp"] {
+        let e = Platform::from_file(Path::new(name)).expect_err("a program platform");
+        assert!(matches!(e.kind, PlatformErrorKind::ProgramPlatform));
+        assert_msg(&e, &format!("{name}: "), "is not supported");
+    }
 }
 
 #[test]

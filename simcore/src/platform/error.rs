@@ -90,6 +90,12 @@ pub enum PlatformErrorKind {
     /// The file name does not end with `.xml` or `.toml`.
     #[error("unknown platform file extension (expected .xml or .toml)")]
     UnknownExtension,
+    /// A platform written as a program (SimGrid's C++ `.so` platforms, or their sources).
+    #[error(
+        "a platform written in C++ or Python (SimGrid's compiled .so platforms) is not supported: \
+         describe it in SimGrid's XML (.xml) or our TOML (.toml)"
+    )]
+    ProgramPlatform,
     /// Not well-formed XML.
     #[error("malformed XML: {0}")]
     MalformedXml(String),

@@ -69,6 +69,7 @@ impl PlatformFile {
         let parse: fn(&str, &str) -> Result<PlatformFile, PlatformError> = match extension.as_deref() {
             Some("xml") => PlatformFile::from_xml_str,
             Some("toml") => PlatformFile::from_toml_str,
+            Some("so" | "cpp" | "cc" | "py") => return Err(err(PlatformErrorKind::ProgramPlatform)),
             _ => return Err(err(PlatformErrorKind::UnknownExtension)),
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(PlatformErrorKind::Io(e)))?;
