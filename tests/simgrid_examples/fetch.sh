@@ -5,7 +5,8 @@
 #   examples/smpi/replay/        time-independent traces and replay.tesh (expected replay timestamps)
 #   examples/smpi/hostfile       the hostfile of those examples
 #   examples/smpi/NAS/           NAS Parallel Benchmarks EP, IS, DT in C, adapted by SimGrid
-#   examples/platforms/small_platform.xml
+#   examples/smpi/energy/        SimGrid's DVFS and energy example and its tesh
+#   examples/platforms/          SimGrid's example platforms (profiles/ included)
 #
 #   tests/simgrid_examples/fetch.sh      # idempotent
 #
@@ -24,14 +25,15 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=${SIMGRID_EXAMPLES_BUILD_DIR:-$HERE/build}
 MBI_BUILD=${MBI_BUILD_DIR:-$REPO/tests/mbi/build}
-PATHS=(examples/smpi/replay examples/smpi/hostfile examples/smpi/NAS examples/platforms/small_platform.xml)
+PATHS=(examples/smpi/replay examples/smpi/hostfile examples/smpi/NAS examples/smpi/energy examples/platforms)
 
 log() { echo "fetch.sh: $*" >&2; }
 
 if [ -f "$BUILD/EXAMPLES" ]; then
     # shellcheck disable=SC1091
     . "$BUILD/EXAMPLES"
-    if [ -f "$SIMGRID_EXAMPLES/smpi/replay/replay.tesh" ] && [ -d "$SIMGRID_EXAMPLES/smpi/NAS" ]; then
+    if [ -f "$SIMGRID_EXAMPLES/smpi/replay/replay.tesh" ] && [ -d "$SIMGRID_EXAMPLES/smpi/NAS" ] \
+        && [ -f "$SIMGRID_EXAMPLES/smpi/energy/energy.tesh" ] && [ -f "$SIMGRID_EXAMPLES/platforms/vivaldi.xml" ]; then
         log "already extracted: $SIMGRID_EXAMPLES"
         exit 0
     fi

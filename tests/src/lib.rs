@@ -33,6 +33,18 @@ use std::time::{Duration, Instant};
 /// Time a single `smpirun` (or `smpicc`) run may take before it is killed.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// SimGrid 3.32's `examples/` directory: the one `tests/simgrid_examples/fetch.sh` extracted
+/// from Debian's `simgrid` source package (`scripts/test.sh` runs it), else an unpacked source
+/// tree in `/tmp/sgsrc/simgrid-3.32`. Tests that need it skip, with a message, when it is absent.
+pub fn simgrid_examples() -> PathBuf {
+    let marker = workspace_root().join("tests/simgrid_examples/build/EXAMPLES");
+    std::fs::read_to_string(marker)
+        .ok()
+        .and_then(|t| t.trim().strip_prefix("SIMGRID_EXAMPLES=").map(PathBuf::from))
+        .filter(|d| d.join("platforms").is_dir())
+        .unwrap_or_else(|| PathBuf::from("/tmp/sgsrc/simgrid-3.32/examples"))
+}
+
 /// The workspace root (the parent of this crate's directory).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

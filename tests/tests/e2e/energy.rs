@@ -32,7 +32,10 @@ use std::time::Duration;
 
 use e2e_tests::{apps_dir, build_c, run_command, scratch_path, write_scratch, RunOutput, Smpirun};
 
-const SIMGRID_EXAMPLES: &str = "/tmp/sgsrc/simgrid-3.32/examples/platforms";
+/// SimGrid 3.32's example platforms (see [`e2e_tests::simgrid_examples`]).
+fn simgrid_platforms_dir() -> PathBuf {
+    e2e_tests::simgrid_examples().join("platforms")
+}
 
 fn program() -> PathBuf {
     build_c(&apps_dir().join("energy/energy_load.c"))
@@ -72,9 +75,12 @@ fn smpi_program() -> Option<&'static Path> {
 
 /// SimGrid's example platform `name`, or `None` (with a message) without SimGrid's sources.
 fn simgrid_platform(name: &str) -> Option<PathBuf> {
-    let p = Path::new(SIMGRID_EXAMPLES).join(name);
+    let p = simgrid_platforms_dir().join(name);
     if !p.exists() {
-        eprintln!("skipped: SimGrid 3.32's sources are not in {SIMGRID_EXAMPLES}");
+        eprintln!(
+            "skipped: SimGrid 3.32's examples are not in {} (tests/simgrid_examples/fetch.sh)",
+            simgrid_platforms_dir().display()
+        );
         return None;
     }
     Some(p)
@@ -581,7 +587,7 @@ fn log_thresholds_silence_the_plugin_lines() {
 /// of its tesh file, the plugin's end lines included, comes out of our run unchanged.
 #[test]
 fn simgrid_energy_example_gives_its_tesh_output() {
-    let dir = Path::new("/tmp/sgsrc/simgrid-3.32/examples/smpi/energy");
+    let dir = e2e_tests::simgrid_examples().join("smpi/energy");
     let Some(platform) = simgrid_platform("energy_platform.xml") else {
         return;
     };

@@ -14,14 +14,20 @@ use e2e_tests::{build_app, run_command, scratch_path, write_scratch, RunOutput, 
 
 const PINGPONG_C: &str = include_str!("../../../apps/profiles/compute_pingpong.c");
 const PSTATES_C: &str = include_str!("../../../apps/profiles/pstates.c");
-const SIMGRID_EXAMPLES: &str = "/tmp/sgsrc/simgrid-3.32/examples/platforms";
+/// SimGrid 3.32's example platforms (see [`e2e_tests::simgrid_examples`]).
+fn simgrid_platforms_dir() -> PathBuf {
+    e2e_tests::simgrid_examples().join("platforms")
+}
 
 /// SimGrid's example platforms with profiles (and the `profiles/` directory), copied to a
 /// scratch directory; `None` (with a message) without SimGrid's sources.
 fn examples() -> Option<PathBuf> {
-    let src = Path::new(SIMGRID_EXAMPLES);
+    let src = simgrid_platforms_dir();
     if !src.is_dir() {
-        eprintln!("skipped: SimGrid 3.32's sources are not in {SIMGRID_EXAMPLES}");
+        eprintln!(
+            "skipped: SimGrid 3.32's examples are not in {} (tests/simgrid_examples/fetch.sh)",
+            simgrid_platforms_dir().display()
+        );
         return None;
     }
     let dir = scratch_path("profiles_examples");
@@ -210,11 +216,7 @@ fn a_host_turned_off_ends_the_run_naming_host_date_and_rank() {
 fn a_message_started_on_a_link_that_is_off_fails_its_rank_as_in_smpi() {
     let Some(dir) = examples() else { return };
     let p = dir.join("small_platform_failures.xml");
-    std::fs::copy(
-        Path::new(SIMGRID_EXAMPLES).join("small_platform_failures.xml"),
-        &p,
-    )
-    .expect("copy");
+    std::fs::copy(simgrid_platforms_dir().join("small_platform_failures.xml"), &p).expect("copy");
     // Link 4 (Tremblay - Bourassa) is off from t=25 to t=30; a message starts at t=28.09.
     let hosts = ["Tremblay", "Bourassa"];
     let ours = ours_run(
@@ -460,7 +462,7 @@ fn computing_on_a_host_at_speed_zero_is_not_supported() {
 fn pstates_without_speed_load_but_cannot_be_selected() {
     let Some(_) = examples() else { return };
     // energy_boot.xml gives its boot and shutdown pstates a speed of 0.
-    let src = Path::new(SIMGRID_EXAMPLES).join("energy_boot.xml");
+    let src = simgrid_platforms_dir().join("energy_boot.xml");
     let p = write_scratch(
         "energy_boot.xml",
         &std::fs::read_to_string(src).expect("readable"),

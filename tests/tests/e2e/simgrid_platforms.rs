@@ -9,7 +9,7 @@
 //! Platforms: small ones written here, each exercising one feature (zone routes through
 //! gateways across Full, Floyd, Dijkstra, cluster, cabinet and `routing="None"` zones; bypass
 //! routes; Vivaldi coordinates and peers), and SimGrid's own examples read from the SimGrid 3.32 source tree
-//! (`/tmp/sgsrc/simgrid-3.32/examples/platforms`) when it is there. Each part is skipped with a
+//! (`tests/simgrid_examples/fetch.sh`, or `/tmp/sgsrc/simgrid-3.32`) when it is there. Each part is skipped with a
 //! message when SMPI 3.32 or the source tree is absent.
 //!
 //! Hosts with coordinates and no `<peer>` links in a Vivaldi zone (SimGrid's `vivaldi.xml`):
@@ -183,7 +183,10 @@ const VIVALDI: &str = r#"<?xml version='1.0'?>
 "#;
 
 /// Where SimGrid 3.32's example platforms are, when its source tree is there.
-const SIMGRID_EXAMPLES: &str = "/tmp/sgsrc/simgrid-3.32/examples/platforms";
+/// SimGrid 3.32's example platforms (see [`e2e_tests::simgrid_examples`]).
+fn simgrid_platforms_dir() -> PathBuf {
+    e2e_tests::simgrid_examples().join("platforms")
+}
 
 /// SimGrid's examples that load now, with hosts from different zones (every pair routed).
 const EXAMPLES: &[(&str, &[&str])] = &[
@@ -441,9 +444,12 @@ fn a_missing_route_stops_the_run_naming_both_hosts() {
 
 #[test]
 fn simgrid_example_platforms_match_smpi() {
-    let dir = Path::new(SIMGRID_EXAMPLES);
+    let dir = simgrid_platforms_dir();
     if !dir.is_dir() {
-        eprintln!("skipped: SimGrid 3.32's sources are not in {SIMGRID_EXAMPLES}");
+        eprintln!(
+            "skipped: SimGrid 3.32's examples are not in {} (tests/simgrid_examples/fetch.sh)",
+            simgrid_platforms_dir().display()
+        );
         return;
     }
     for (file, hosts) in EXAMPLES {
