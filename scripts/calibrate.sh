@@ -3,7 +3,9 @@
 # network (apps/calibration/calib_net, 2 ranks) and compute kernels (calib_compute, one
 # process per core, all cores busy; once with the uniform-product dgemm design and every
 # kernel, once with dgemm at K = NB = 128 for HPL). The CSV files (apps/calibration/FORMAT.md)
-# and a manifest.json land in the output directory.
+# and a manifest.json land in the output directory, with machine-probe.tsv: the machine's speed
+# (calib_probe, HPL's update dgemm on every core at once, 3 times) right before and right after
+# the compute runs, which smpi-validate compares with the same probe taken before each real run.
 #
 #   scripts/calibrate.sh [--quick|--full] [--out DIR] [--seed S] [--nb K] [--lda L] [--nice N]
 #                        [--keep-blas-env]
@@ -107,6 +109,7 @@ step build-hpl "$OUT/logs/build-real.log" "$REPO/apps/hpl/build-real.sh"
 step build-programs "$OUT/logs/make.log" make -C "$CAL" all
 NET=$CAL/build/calib_net
 COMP=$CAL/build/calib_compute
+PROBE=$CAL/build/calib_probe
 
 # ---------------------------------------------------------------- environment of the runs
 OLD_CORETYPE=${OPENBLAS_CORETYPE-unset}
@@ -145,12 +148,29 @@ env | grep -E '^(OPENBLAS_|OMP_|OMPI_|CALIB_ENV_)' | sort > "$OUT/system/env-of-
 NET_CSV=$OUT/network-$HOST-$SEED.csv
 step network "$OUT/logs/network.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" "${net_np_opts[@]}" -np 2 \
     "$NET" "--$MODE" --seed "$SEED" --out "$NET_CSV"
+# The machine's speed right before and right after the compute calibration (calib_probe: HPL's
+# update dgemm on every core at once): smpi-validate compares it with the same probe taken before
+# every real run, which says whether the machine changed speed between calibration and validation.
+PROBE_TSV=$OUT/machine-probe.tsv
+PROBE_ARGS=(--lda "$LDA" --k "$([ "$NB" != 0 ] && echo "$NB" || echo 128)")
+{ echo "# calib_probe ${PROBE_ARGS[*]}"; printf 'when\tdate\tgflops_per_rank\n'; } > "$PROBE_TSV"
+probe() { # label
+    local i line
+    for i in 1 2 3; do
+        step "probe-$1-$i" "$OUT/logs/probe-$1-$i.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
+            "$PROBE" "${PROBE_ARGS[@]}"
+        line=$(grep -m1 '^PROBE_GFLOPS' "$OUT/logs/probe-$1-$i.log") || die "calib_probe printed no PROBE_GFLOPS line (log: $OUT/logs/probe-$1-$i.log)"
+        printf '%s\t%s\t%s\n' "$1" "$(now)" "${line#PROBE_GFLOPS }" >> "$PROBE_TSV"
+    done
+}
+probe before-compute
 step compute "$OUT/logs/compute.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
     "$COMP" "--$MODE" --seed "$SEED" --lda "$LDA" --out-dir "$OUT"
 if [ "$NB" != 0 ]; then
     step compute-fixed-k "$OUT/logs/compute-fixed-k.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
         "$COMP" "--$MODE" --seed "$((SEED + 1))" --fixed-k "$NB" --lda "$LDA" --kernels dgemm,dtrsm --out-dir "$OUT"
 fi
+probe after-compute
 T_END=$(now)
 
 # ---------------------------------------------------------------- manifest
@@ -214,6 +234,18 @@ for log in ("compute.log", "compute-fixed-k.log"):
             if m:
                 verbose_cores.add(m.group(1))
 
+probe = None
+pp = os.path.join(out, "machine-probe.tsv")
+if os.path.exists(pp):
+    data = open(pp, "rb").read()
+    probe = {"file": "machine-probe.tsv", "sha256": hashlib.sha256(data).hexdigest(), "args": [], "runs": []}
+    for line in data.decode().splitlines():
+        if line.startswith("# calib_probe"):
+            probe["args"] = line.split()[2:]
+        elif line and not line.startswith(("#", "when\t")):
+            when, date, g = line.split("\t")
+            probe["runs"].append({"when": when, "date": date, "gflops_per_rank": [float(x) for x in g.split()]})
+
 git = {"commit": sh("git", "-C", repo, "rev-parse", "HEAD"),
        "dirty": bool(sh("git", "-C", repo, "status", "--porcelain", "--untracked-files=no"))}
 build_info = {}
@@ -259,6 +291,7 @@ manifest = {
     },
     "blas_kernel": {"openblas_verbose": sorted(verbose_cores), "csv_metadata": kernels},
     "files": files,
+    "machine_probe": probe,
 }
 with open(os.path.join(out, "manifest.json"), "w") as f:
     json.dump(manifest, f, indent=2)

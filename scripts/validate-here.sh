@@ -126,6 +126,7 @@ if [ -z "$REUSE" ]; then
 else
     log "reusing the calibration of $REUSE (its own --lda; --lda $LDA is not applied)"
     "$REPO/apps/hpl/build-real.sh" > "$OUT/build-real.log" 2>&1 || die "apps/hpl/build-real.sh failed (log: $OUT/build-real.log)"
+    make -C "$REPO/apps/calibration" probe >> "$OUT/build-real.log" 2>&1 || die "make -C apps/calibration probe failed (log: $OUT/build-real.log)"
     CAL=$REUSE
 fi
 log "building HPL with smpicc (apps/hpl/build.sh) and calib_net for smpirun (make -C apps/calibration smpi)"

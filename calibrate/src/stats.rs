@@ -214,5 +214,56 @@ pub fn tukey_filter(x: &[f64], k: f64) -> (Vec<f64>, usize) {
     (kept, removed)
 }
 
+/// Spearman's rank correlation of paired samples (ties get their average rank)
+/// with its two-sided p-value from the t approximation
+/// t = ρ·√((n−2)/(1−ρ²)) on n−2 degrees of freedom (good from about 10 pairs).
+/// `None` below 4 pairs or when one sample is constant.
+pub fn spearman(x: &[f64], y: &[f64]) -> Option<(f64, f64)> {
+    let n = x.len().min(y.len());
+    if n < 4 {
+        return None;
+    }
+    let (rx, ry) = (ranks(&x[..n]), ranks(&y[..n]));
+    let (mx, my) = (mean(&rx), mean(&ry));
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in rx.iter().zip(&ry) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    if sxx <= 0.0 || syy <= 0.0 {
+        return None;
+    }
+    let rho = (sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0);
+    let dof = (n - 2) as f64;
+    let p = if rho.abs() >= 1.0 {
+        0.0
+    } else {
+        let t = rho * (dof / (1.0 - rho * rho)).sqrt();
+        2.0 * (1.0 - StudentsT::new(0.0, 1.0, dof).expect("dof > 0").cdf(t.abs()))
+    };
+    Some((rho, p))
+}
+
+/// Ranks 1..=n, ties sharing their average rank.
+fn ranks(x: &[f64]) -> Vec<f64> {
+    let mut idx: Vec<usize> = (0..x.len()).collect();
+    idx.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
+    let mut r = vec![0.0; x.len()];
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && x[idx[j + 1]] == x[idx[i]] {
+            j += 1;
+        }
+        let avg = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &idx[i..=j] {
+            r[k] = avg;
+        }
+        i = j + 1;
+    }
+    r
+}
+
 #[cfg(test)]
 mod tests;

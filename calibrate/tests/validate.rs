@@ -68,6 +68,7 @@ fn synthetic() -> Validation {
             wall: t + 0.3,
             load_before: Some([0.1, 0.1, 0.1]),
             blas_core: Some("Haswell".into()),
+            probe_gflops: Vec::new(),
             outcome: ok(configs[c].n, t),
         });
     }
@@ -79,6 +80,7 @@ fn synthetic() -> Validation {
         wall: 0.1,
         load_before: None,
         blas_core: None,
+        probe_gflops: Vec::new(),
         outcome: Outcome::Failed {
             reason: "exit code 1".into(),
             exit_code: Some(1),
@@ -141,6 +143,9 @@ fn synthetic() -> Validation {
         pingpong_note: Some("not given".into()),
         kernels: Vec::new(),
         load: [Some([0.1, 0.1, 0.1]), Some([0.2, 0.2, 0.2])],
+        probe: None,
+        calibration_probe: None,
+        machine_state: Default::default(),
         notes: vec!["A note.".into()],
     }
 }

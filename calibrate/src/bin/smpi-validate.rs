@@ -120,6 +120,15 @@ struct Cli {
     /// calib_net built with smpicc (make -C apps/calibration smpi).
     #[arg(long)]
     calib_net_sim: Option<PathBuf>,
+    /// The machine probe run before every real run with the same launcher (apps/calibration's
+    /// calib_probe: HPL's update dgemm on every core at once, a fraction of a second), to see
+    /// whether the machine kept the speed it had when calibrated (its `machine-probe.tsv`).
+    /// Default: apps/calibration/build/calib_probe when the launcher is the default one.
+    #[arg(long, conflicts_with = "no_probe")]
+    probe: Option<PathBuf>,
+    /// Do not run the machine probe.
+    #[arg(long)]
+    no_probe: bool,
     /// Skip the real runs (simulations and calibration checks only).
     #[arg(long)]
     skip_real: bool,
@@ -401,6 +410,28 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
     }
+    // The machine probe: its options come from the calibration's own probe, so that both
+    // measure the same thing.
+    let calibration_probe = match cli.calibration.first().map(|d| d.join("machine-probe.tsv")) {
+        Some(f) if f.exists() => Some(runner::read_probe_tsv(&f)?),
+        _ => None,
+    };
+    let probe = if cli.no_probe || cli.skip_real {
+        None
+    } else if let Some(p) = &cli.probe {
+        Some(existing(
+            Some(p.clone()),
+            PathBuf::new(),
+            "machine probe (--probe)",
+        )?)
+    } else {
+        let default = root.join("apps/calibration/build/calib_probe");
+        (cli.launcher.is_none() && default.exists()).then_some(default)
+    };
+    let probe_args: Vec<String> = calibration_probe
+        .as_ref()
+        .map(|c| c.args.clone())
+        .unwrap_or_default();
     let load_before = runner::loadavg();
     let mut real_runs: Vec<RealRun> = Vec::new();
     if !cli.skip_real && !configs.is_empty() {
@@ -428,6 +459,33 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             pb.set_message(format!("{}/{}: {}", position + 1, plan.len(), c.label()));
             let dir = out.join("runs").join(format!("real-{position:03}"));
             std::fs::create_dir_all(&dir)?;
+            let probe_gflops = match &probe {
+                None => Vec::new(),
+                Some(prog) => {
+                    let cmd =
+                        launcher.command_of(prog, &probe_args, c.ranks(), cli.seed * 1000 + position as u64);
+                    match runner::run(cmd, &dir, timeout) {
+                        Ok(f) if f.success() => {
+                            let _ = std::fs::write(dir.join("probe.txt"), &f.stdout);
+                            runner::probe_gflops(&f.stdout).unwrap_or_else(|| {
+                                say(&pb, "warning: the machine probe printed no PROBE_GFLOPS line");
+                                Vec::new()
+                            })
+                        }
+                        Ok(f) => {
+                            say(
+                                &pb,
+                                &format!("warning: the machine probe failed: {}", tail(&f.stderr, 3)),
+                            );
+                            Vec::new()
+                        }
+                        Err(e) => {
+                            say(&pb, &format!("warning: the machine probe did not run: {e:#}"));
+                            Vec::new()
+                        }
+                    }
+                }
+            };
             let start = now_utc();
             let load = runner::loadavg();
             let (outcome, wall, core) = match runner::write_hpl_dat(&gen_dat, &dir, &c, cli.real_threshold) {
@@ -477,6 +535,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 wall,
                 load_before: load,
                 blas_core: core,
+                probe_gflops,
                 outcome,
             });
         }
@@ -609,6 +668,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let results = analysis::results(&configs, &real_runs, &sim_runs);
     let orderings = analysis::orderings(&results);
     let phases = analysis::phases(configs.len(), &real_runs, &sim_runs);
+    let machine_state = analysis::machine_state(&real_runs, &results, calibration_probe.as_ref());
     let mut notes = Vec::new();
     for n in &cli.notes {
         notes.push(
@@ -655,6 +715,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         pingpong_note,
         kernels,
         load: [load_before, load_after],
+        probe: probe.as_ref().map(|p| p.display().to_string()),
+        calibration_probe,
+        machine_state,
         notes,
     };
     let json = serde_json::to_vec_pretty(&v.to_json())?;
@@ -780,6 +843,21 @@ fn print_table(v: &Validation) {
                 o.predicted_faster,
                 if o.agrees { "agrees" } else { "DISAGREES" }
             );
+        }
+        let m = &v.machine_state;
+        if let (Some(c), Some(r), Some([lo, hi])) = (
+            m.calibration_probe_gflops,
+            m.runs_probe_gflops,
+            m.runs_probe_range,
+        ) {
+            println!(
+                "machine probe (calib_probe, HPL's update dgemm): {c:.2} Gflop/s during the calibration, \
+                 {r:.2} before the real runs (range {lo:.2}-{hi:.2}): {:+.1}%",
+                100.0 * (r / c - 1.0)
+            );
+        }
+        for w in &m.warnings {
+            println!("{w}");
         }
     }
     if let Some(p) = &v.pingpong {

@@ -123,3 +123,27 @@ fn normal_mean_ci_covers_95_percent() {
         .count();
     assert!(hits as f64 / trials as f64 >= 0.94, "{hits}");
 }
+
+#[test]
+fn spearman_of_a_monotone_pair_is_one_and_ties_share_ranks() {
+    let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let y = [10.0, 20.0, 25.0, 26.0, 100.0, 1000.0];
+    let (rho, p) = spearman(&x, &y).unwrap();
+    assert!(close(rho, 1.0, 1e-12) && p == 0.0);
+    let (rho, _) = spearman(&x, &[6.0, 5.0, 4.0, 3.0, 2.0, 1.0]).unwrap();
+    assert!(close(rho, -1.0, 1e-12));
+    assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
+    assert!(spearman(&x, &[1.0; 6]).is_none());
+    assert!(spearman(&x[..3], &y[..3]).is_none());
+}
+
+#[test]
+fn spearman_matches_r_on_a_small_sample() {
+    // R: cor.test(c(1,2,3,4,5,6,7,8,9,10), c(2,1,4,3,6,5,8,7,10,9), method = "spearman",
+    // exact = FALSE): rho = 0.9393939, p-value = 5.484e-05 (t approximation).
+    let x: Vec<f64> = (1..=10).map(f64::from).collect();
+    let y = [2.0, 1.0, 4.0, 3.0, 6.0, 5.0, 8.0, 7.0, 10.0, 9.0];
+    let (rho, p) = spearman(&x, &y).unwrap();
+    assert!(close(rho, 0.939_393_9, 1e-6), "{rho}");
+    assert!(close(p, 5.484e-5, 2e-3), "{p}");
+}

@@ -87,6 +87,10 @@ pub struct RealRun {
     pub load_before: Option<[f64; 3]>,
     /// The OpenBLAS core the run reported (`OPENBLAS_VERBOSE=2`).
     pub blas_core: Option<String>,
+    /// The machine probe just before the run (`calib_probe`: HPL's update
+    /// dgemm on every core at once), Gflop/s per rank; empty when not probed.
+    #[serde(default)]
+    pub probe_gflops: Vec<f64>,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -397,6 +401,127 @@ pub fn orderings(results: &[ConfigResult]) -> Vec<Ordering> {
     out
 }
 
+/// The machine probe taken during the calibration (`machine-probe.tsv` of
+/// `scripts/calibrate.sh`): per probe run, when it ran and its Gflop/s per rank.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct CalibrationProbe {
+    /// The file read.
+    pub file: String,
+    /// The probe's options (its `# calib_probe ...` line), reused for the runs.
+    pub args: Vec<String>,
+    /// (label such as `before-compute`, UTC date, Gflop/s per rank).
+    pub runs: Vec<(String, String, Vec<f64>)>,
+}
+
+/// Share of a change in the machine's speed beyond which the report warns (the
+/// validation targets are 3–5 %: a drift of that size decides them alone).
+pub const DRIFT_WARN: f64 = 0.02;
+
+/// Whether the machine kept its speed: between the calibration and the real
+/// runs (the probe), and along the real runs (their randomized order lets a
+/// trend over the position be the machine's, not the configurations').
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct MachineState {
+    /// Median probe Gflop/s (mean over ranks of each probe run) during the calibration.
+    pub calibration_probe_gflops: Option<f64>,
+    /// Median probe Gflop/s before the real runs, and its range.
+    pub runs_probe_gflops: Option<f64>,
+    /// Lowest and highest probe Gflop/s before a real run.
+    pub runs_probe_range: Option<[f64; 2]>,
+    /// runs_probe / calibration_probe − 1: how much faster (+) or slower (−) the
+    /// machine ran HPL's kernel during the real runs than when it was calibrated.
+    pub probe_shift: Option<f64>,
+    /// Spearman's ρ and p between a run's position and its Gflop/s relative to
+    /// its configuration's median (a trend along the runs).
+    pub position_trend: Option<(f64, f64)>,
+    /// Mean relative Gflop/s of the first and of the last fifth of the runs.
+    pub first_last_fifth: Option<[f64; 2]>,
+    /// Spearman's ρ and p between the probe before a run and that run's relative
+    /// Gflop/s (whether the probe sees what slows HPL).
+    pub probe_vs_run: Option<(f64, f64)>,
+    /// Findings worth a line under the error table.
+    pub warnings: Vec<String>,
+}
+
+/// Mean over ranks of one probe run.
+fn probe_mean(g: &[f64]) -> Option<f64> {
+    (!g.is_empty()).then(|| g.iter().sum::<f64>() / g.len() as f64)
+}
+
+/// The machine's state from the runs (`results` gives each configuration's
+/// measured median) and the calibration's probe.
+pub fn machine_state(
+    real: &[RealRun],
+    results: &[ConfigResult],
+    calibration: Option<&CalibrationProbe>,
+) -> MachineState {
+    let mut m = MachineState::default();
+    let cal: Vec<f64> = calibration
+        .map(|c| c.runs.iter().filter_map(|r| probe_mean(&r.2)).collect())
+        .unwrap_or_default();
+    if !cal.is_empty() {
+        m.calibration_probe_gflops = Some(stats::median(&cal));
+    }
+    let probes: Vec<f64> = real.iter().filter_map(|r| probe_mean(&r.probe_gflops)).collect();
+    if !probes.is_empty() {
+        m.runs_probe_gflops = Some(stats::median(&probes));
+        let s = stats::sorted(&probes);
+        m.runs_probe_range = Some([s[0], s[s.len() - 1]]);
+    }
+    if let (Some(c), Some(r)) = (m.calibration_probe_gflops, m.runs_probe_gflops) {
+        m.probe_shift = Some(r / c - 1.0);
+    }
+    // (position, relative Gflop/s, probe) of the successful runs, in run order.
+    let mut rel: Vec<(f64, f64, Option<f64>)> = real
+        .iter()
+        .filter_map(|r| {
+            let med = results.get(r.config)?.measured.as_ref()?.median_gflops;
+            Some((
+                r.position as f64,
+                r.outcome.gflops()? / med,
+                probe_mean(&r.probe_gflops),
+            ))
+        })
+        .collect();
+    rel.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (pos, ratio): (Vec<f64>, Vec<f64>) = rel.iter().map(|r| (r.0, r.1)).unzip();
+    m.position_trend = stats::spearman(&pos, &ratio);
+    let fifth = rel.len() / 5;
+    if fifth >= 2 {
+        m.first_last_fifth = Some([
+            stats::mean(&ratio[..fifth]),
+            stats::mean(&ratio[ratio.len() - fifth..]),
+        ]);
+    }
+    let (pr, rr): (Vec<f64>, Vec<f64>) = rel.iter().filter_map(|r| Some((r.2?, r.1))).unzip();
+    m.probe_vs_run = stats::spearman(&pr, &rr);
+
+    if let Some(shift) = m.probe_shift.filter(|s| s.abs() > DRIFT_WARN) {
+        m.warnings.push(format!(
+            "machine: HPL's update dgemm (calib_probe) ran {:.1} % {} before the real runs than during the \
+             calibration (median {:.2} against {:.2} Gflop/s): predictions made from the calibration are \
+             expected to be {} by about that much",
+            100.0 * shift.abs(),
+            if shift < 0.0 { "slower" } else { "faster" },
+            m.runs_probe_gflops.unwrap_or(f64::NAN),
+            m.calibration_probe_gflops.unwrap_or(f64::NAN),
+            if shift < 0.0 { "optimistic" } else { "pessimistic" },
+        ));
+    }
+    if let (Some((rho, p)), Some([first, last])) = (m.position_trend, m.first_last_fifth) {
+        if p < 0.05 && (last - first).abs() > DRIFT_WARN {
+            m.warnings.push(format!(
+                "machine: the real runs drifted along their order (Spearman ρ = {rho:+.2}, p = {p:.1e}): \
+                 the first fifth ran {:+.1} % and the last fifth {:+.1} % from their configurations' medians, \
+                 so each median mixes machine states",
+                100.0 * (first - 1.0),
+                100.0 * (last - 1.0),
+            ));
+        }
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,8 +546,73 @@ mod tests {
             wall: 1.0,
             load_before: None,
             blas_core: None,
+            probe_gflops: Vec::new(),
             outcome: ok(g, n),
         }
+    }
+
+    /// 40 runs of two configurations alternating, the machine slowing by `drift`
+    /// along them and the probe seeing it; the calibration probe at the first
+    /// run's speed.
+    fn drifting(drift: f64) -> (Vec<RealRun>, Vec<ConfigResult>, CalibrationProbe) {
+        let configs = [
+            HplConfig {
+                p: 1,
+                q: 2,
+                n: 4000,
+                nb: 128,
+            },
+            HplConfig {
+                p: 2,
+                q: 1,
+                n: 4000,
+                nb: 128,
+            },
+        ];
+        let mut runs = Vec::new();
+        for position in 0..40 {
+            let speed = 1.0 - drift * position as f64 / 39.0;
+            let config = position % 2;
+            let mut r = real(config, [80.0, 70.0][config] * speed, 4000);
+            r.position = position;
+            r.probe_gflops = vec![49.0 * speed, 48.0 * speed];
+            runs.push(r);
+        }
+        let results = super::results(&configs, &runs, &[]);
+        let cal = CalibrationProbe {
+            file: "machine-probe.tsv".into(),
+            args: vec!["--lda".into(), "5000".into()],
+            runs: vec![("before-compute".into(), String::new(), vec![49.0, 48.0]); 3],
+        };
+        (runs, results, cal)
+    }
+
+    #[test]
+    fn a_drifting_machine_is_reported_and_a_steady_one_is_not() {
+        let (runs, results, cal) = drifting(0.10);
+        let m = machine_state(&runs, &results, Some(&cal));
+        assert_eq!(m.calibration_probe_gflops, Some(48.5));
+        // The median probe is the mid-run one: 5 % below the calibration's.
+        let shift = m.probe_shift.unwrap();
+        assert!((shift + 0.05).abs() < 1e-9, "{shift}");
+        let (rho, p) = m.position_trend.unwrap();
+        assert!(rho < -0.9 && p < 1e-6, "{rho} {p}");
+        let [first, last] = m.first_last_fifth.unwrap();
+        assert!(first > 1.03 && last < 0.97, "{first} {last}");
+        assert!(m.probe_vs_run.unwrap().0 > 0.9);
+        assert_eq!(m.warnings.len(), 2, "{:?}", m.warnings);
+        assert!(m.warnings[0].contains("slower") && m.warnings[0].contains("optimistic"));
+        assert!(m.warnings[1].contains("drifted"));
+
+        let (runs, results, cal) = drifting(0.0);
+        let m = machine_state(&runs, &results, Some(&cal));
+        assert!(
+            m.position_trend.is_none(),
+            "constant ratios have no rank correlation"
+        );
+        assert!(m.warnings.is_empty(), "{:?}", m.warnings);
+        let m = machine_state(&runs, &results, None);
+        assert_eq!((m.calibration_probe_gflops, m.probe_shift), (None, None));
     }
 
     #[test]

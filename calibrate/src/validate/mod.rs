@@ -19,7 +19,9 @@ use std::path::Path;
 
 use sha2::{Digest as _, Sha256};
 
-use crate::validate::analysis::{ConfigResult, Ordering, PhaseRow, RealRun, SimRun};
+use crate::validate::analysis::{
+    CalibrationProbe, ConfigResult, MachineState, Ordering, PhaseRow, RealRun, SimRun,
+};
 use crate::validate::calib::{KernelBucket, PingpongCheck};
 use crate::validate::hpl::HplConfig;
 
@@ -134,6 +136,12 @@ pub struct Validation {
     pub kernels: Vec<KernelBucket>,
     /// Load averages before and after the real runs.
     pub load: [Option<[f64; 3]>; 2],
+    /// The machine probe run before each real run (`None`: not probed).
+    pub probe: Option<String>,
+    /// The calibration's own probe (`machine-probe.tsv`), when found.
+    pub calibration_probe: Option<CalibrationProbe>,
+    /// Whether the machine kept its speed (probe and run order).
+    pub machine_state: MachineState,
     /// Free-text notes (from `--note`), shown in the report.
     pub notes: Vec<String>,
 }
@@ -182,6 +190,7 @@ impl Validation {
                         "load1": x.load_before.map(|l| l[0]),
                         "seconds": x.outcome.seconds(),
                         "gflops": x.outcome.gflops(),
+                        "probe_gflops": (!x.probe_gflops.is_empty()).then_some(&x.probe_gflops),
                         "status": match &x.outcome {
                             analysis::Outcome::Ok { .. } => "ok".to_string(),
                             analysis::Outcome::Failed { reason, .. } => format!("failed: {reason}"),
@@ -239,6 +248,24 @@ impl Validation {
                 "measured_median_seconds": p.measured,
                 "predicted_seconds": p.predicted,
             })).collect::<Vec<_>>(),
+            "machine_state": {
+                "probe": self.probe,
+                "calibration_probe": self.calibration_probe.as_ref().map(|c| json!({
+                    "file": c.file,
+                    "args": c.args,
+                    "runs": c.runs.iter().map(|(label, date, g)| json!({
+                        "when": label, "date": date, "gflops_per_rank": g,
+                    })).collect::<Vec<_>>(),
+                })),
+                "calibration_probe_gflops": self.machine_state.calibration_probe_gflops,
+                "runs_probe_gflops": self.machine_state.runs_probe_gflops,
+                "runs_probe_range": self.machine_state.runs_probe_range,
+                "probe_shift": self.machine_state.probe_shift,
+                "position_trend": self.machine_state.position_trend.map(|(rho, p)| json!({"rho": rho, "p": p})),
+                "first_last_fifth": self.machine_state.first_last_fifth,
+                "probe_vs_run": self.machine_state.probe_vs_run.map(|(rho, p)| json!({"rho": rho, "p": p})),
+                "warnings": self.machine_state.warnings,
+            },
             "calibration_checks": {
                 "pingpong": self.pingpong.as_ref().map(|p| json!({
                     "measured_file": p.measured_file,

@@ -200,6 +200,9 @@ pub fn write(v: &Validation, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         );
     }
 
+    // ---------------------------------------------------------------- machine state
+    machine_section(v, &mut md);
+
     // ---------------------------------------------------------------- notes
     if !v.notes.is_empty() {
         md.push_str("## Notes\n\n");
@@ -420,7 +423,7 @@ pub fn write(v: &Validation, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     md.push('\n');
 
     // ---------------------------------------------------------------- raw runs
-    md.push_str("## Every real run, in the order run\n\n![run order](hpl-order.png)\n\n| # | configuration | rep | start (UTC) | load (1 min) | BLAS core | wall (s) | HPL time (s) | Gflop/s | residual | status |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("## Every real run, in the order run\n\n![run order](hpl-order.png)\n\n| # | configuration | rep | start (UTC) | load (1 min) | probe Gflop/s | BLAS core | wall (s) | HPL time (s) | Gflop/s | residual | status |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     plot(
         "hpl-order.png",
         order_plot(v, &dir.join("hpl-order.png")),
@@ -448,12 +451,21 @@ pub fn write(v: &Validation, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} |",
             r.position,
             c.label(),
             r.rep,
             r.start,
             r.load_before.map_or("?".into(), |l| format!("{:.2}", l[0])),
+            if r.probe_gflops.is_empty() {
+                "–".to_string()
+            } else {
+                r.probe_gflops
+                    .iter()
+                    .map(|g| g3(*g))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            },
             r.blas_core.as_deref().unwrap_or("?"),
             r.wall,
             t,
@@ -782,6 +794,101 @@ fn error_plot(v: &Validation, path: &Path) -> anyhow::Result<()> {
 
 /// Each run's Gflop/s relative to its configuration's median, against its
 /// position in the randomized order: drift over the session shows here.
+/// Did the machine keep its speed between the calibration and the runs, and
+/// along the runs? (A miss of a few percent means nothing if it did not.)
+fn machine_section(v: &Validation, md: &mut String) {
+    let m = &v.machine_state;
+    if v.real_runs.is_empty() {
+        return;
+    }
+    md.push_str(
+        "## Did the machine keep its speed?
+
+",
+    );
+    md.push_str(
+        "A model fitted at one moment is checked against runs made minutes later; on a shared or virtual machine \
+         the cores' speed drifts in between by as much as the targets. Two checks: the machine probe \
+         (`calib_probe`: HPL's update dgemm, K = NB, on every core at once, a fraction of a second), taken during \
+         the calibration and before every real run; and the trend of the runs' Gflop/s (relative to their \
+         configuration's median) along the randomized order, in which only the machine can change.\n\n",
+    );
+    let row = |md: &mut String, what: &str, value: String| {
+        let _ = writeln!(md, "| {what} | {value} |");
+    };
+    md.push_str("| check | value |\n|---|---|\n");
+    match (&v.probe, m.runs_probe_gflops) {
+        (Some(p), Some(r)) => {
+            let [lo, hi] = m.runs_probe_range.unwrap_or([r, r]);
+            row(
+                md,
+                "probe before the real runs (median, range)",
+                format!("{} Gflop/s ({}–{}), `{p}`", g3(r), g3(lo), g3(hi)),
+            );
+        }
+        (Some(p), None) => row(
+            md,
+            "probe before the real runs",
+            format!("`{p}` gave no result (see the runs' probe.txt)"),
+        ),
+        (None, _) => row(
+            md,
+            "probe before the real runs",
+            "not run (--no-probe, a custom launcher without --probe, or calib_probe not built)".into(),
+        ),
+    }
+    match (&v.calibration_probe, m.calibration_probe_gflops) {
+        (Some(c), Some(g)) => row(
+            md,
+            "probe during the calibration (median)",
+            format!("{} Gflop/s ({} probe runs, `{}`)", g3(g), c.runs.len(), c.file),
+        ),
+        _ => row(
+            md,
+            "probe during the calibration",
+            "none (no machine-probe.tsv in the first --calibration directory)".into(),
+        ),
+    }
+    if let Some(s) = m.probe_shift {
+        row(md, "change of speed, calibration → runs", pct(s));
+    }
+    if let Some((rho, p)) = m.position_trend {
+        row(
+            md,
+            "trend of the runs along their order (Spearman ρ, p)",
+            format!("{rho:+.2}, {p:.2e}"),
+        );
+    }
+    if let Some([a, b]) = m.first_last_fifth {
+        row(
+            md,
+            "first / last fifth of the runs against their medians",
+            format!("{} / {}", pct(a - 1.0), pct(b - 1.0)),
+        );
+    }
+    if let Some((rho, p)) = m.probe_vs_run {
+        row(
+            md,
+            "probe against the run that follows it (Spearman ρ, p)",
+            format!("{rho:+.2}, {p:.2e}"),
+        );
+    }
+    md.push('\n');
+    if m.warnings.is_empty() {
+        let _ = writeln!(
+            md,
+            "No change of speed above {} was seen.\n",
+            pct(crate::validate::analysis::DRIFT_WARN)
+        );
+    } else {
+        for w in &m.warnings {
+            let _ = writeln!(md, "- **{w}**");
+        }
+        md.push('\n');
+    }
+    md.push_str("The run-order plot (below, \"Every real run\") shows both along the runs.\n\n");
+}
+
 fn order_plot(v: &Validation, path: &Path) -> anyhow::Result<()> {
     let mut series = Vec::new();
     let grids: Vec<String> = {
@@ -844,7 +951,38 @@ fn order_plot(v: &Validation, path: &Path) -> anyhow::Result<()> {
         markers: Vec::new(),
         hlines: Vec::new(),
     };
-    crate::plot::draw_grid(path, &[chart1, chart2], 1, (1100, 420))
+    let probe: Vec<(f64, f64)> = v
+        .real_runs
+        .iter()
+        .filter(|r| !r.probe_gflops.is_empty())
+        .map(|r| {
+            (
+                r.position as f64,
+                r.probe_gflops.iter().sum::<f64>() / r.probe_gflops.len() as f64,
+            )
+        })
+        .collect();
+    if probe.is_empty() {
+        return crate::plot::draw_grid(path, &[chart1, chart2], 1, (1100, 420));
+    }
+    let chart3 = Chart {
+        title: "Machine probe before each run (line: during the calibration)".into(),
+        x_label: "position in the randomized order".into(),
+        y_label: "dgemm Gflop/s per core".into(),
+        x_scale: Scale::Linear,
+        y_scale: Scale::Linear,
+        series: vec![Series {
+            label: String::new(),
+            points: probe,
+            color: PALETTE[2],
+            line: true,
+            size: 2,
+            alpha: 1.0,
+        }],
+        markers: Vec::new(),
+        hlines: v.machine_state.calibration_probe_gflops.into_iter().collect(),
+    };
+    crate::plot::draw_grid(path, &[chart1, chart2, chart3], 1, (1100, 420))
 }
 
 fn pingpong_plot(v: &Validation, path: &Path) -> anyhow::Result<()> {

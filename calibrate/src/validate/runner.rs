@@ -2,7 +2,8 @@
 //! directory and process group, with a timeout, its output captured; the
 //! randomized plan of real runs; the environment of real runs (the OpenBLAS
 //! variables of `scripts/calibrate.sh`); and what the machine looked like
-//! while it ran (load average).
+//! while it ran (load average, and the speed `calib_probe` measures before
+//! each run).
 
 use std::io::Read as _;
 use std::os::unix::process::CommandExt as _;
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::validate::analysis::CalibrationProbe;
 use crate::validate::hpl::HplConfig;
 
 /// What a finished (or killed) command left.
@@ -206,6 +208,12 @@ pub const BLAS_ENV_UNSET: [&str; 2] = ["OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"];
 impl RealLauncher {
     /// The command of one run (in its directory, where HPL.dat is).
     pub fn command(&self, np: u32, seed: u64) -> Command {
+        self.command_of(&self.program, &[], np, seed)
+    }
+
+    /// The same launcher, environment and binding for another program (the
+    /// machine probe).
+    pub fn command_of(&self, program: &Path, args: &[String], np: u32, seed: u64) -> Command {
         let words: Vec<String> = self
             .command
             .iter()
@@ -223,7 +231,7 @@ impl RealLauncher {
             c.args(&words[1..]);
             c
         };
-        cmd.arg(&self.program);
+        cmd.arg(program).args(args);
         if !self.keep_blas_env {
             // Both together: OpenBLAS then picks its kernel from the CPU itself.
             for v in BLAS_ENV_UNSET {
@@ -282,9 +290,86 @@ pub fn write_hpl_dat(gen_dat: &Path, dir: &Path, c: &HplConfig, threshold: f64) 
     Ok(())
 }
 
+/// The per-rank Gflop/s of `calib_probe`'s `PROBE_GFLOPS r0 r1 ...` line.
+pub fn probe_gflops(stdout: &str) -> Option<Vec<f64>> {
+    let line = stdout.lines().find_map(|l| l.strip_prefix("PROBE_GFLOPS"))?;
+    let v: Vec<f64> = line
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    (!v.is_empty() && v.iter().all(|g| g.is_finite() && *g > 0.0)).then_some(v)
+}
+
+/// Reads a calibration's `machine-probe.tsv` (written by `scripts/calibrate.sh`):
+/// a `# calib_probe OPTIONS` line, a header, then `label<TAB>date<TAB>g0 g1 ...`.
+pub fn read_probe_tsv(path: &Path) -> anyhow::Result<CalibrationProbe> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read it: {e}", path.display()))?;
+    let mut probe = CalibrationProbe {
+        file: path.display().to_string(),
+        ..CalibrationProbe::default()
+    };
+    for (i, line) in text.lines().enumerate() {
+        if let Some(opts) = line.strip_prefix("# calib_probe") {
+            probe.args = opts.split_whitespace().map(str::to_string).collect();
+            continue;
+        }
+        if line.starts_with('#') || line.starts_with("when\t") || line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split('\t').collect();
+        let gflops = (f.len() == 3)
+            .then(|| probe_gflops(&format!("PROBE_GFLOPS {}", f[2])))
+            .flatten()
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}:{}: expected `label<TAB>date<TAB>Gflop/s per rank`, found '{line}'",
+                    path.display(),
+                    i + 1
+                )
+            })?;
+        probe.runs.push((f[0].to_string(), f[1].to_string(), gflops));
+    }
+    Ok(probe)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn probe_lines_and_files_are_read_and_bad_ones_named() {
+        let out = "calib_probe: rank 0 core 0 ...\nPROBE_GFLOPS 51.3964 51.1173\n";
+        assert_eq!(probe_gflops(out), Some(vec![51.3964, 51.1173]));
+        assert_eq!(probe_gflops("PROBE_GFLOPS\n"), None);
+        assert_eq!(probe_gflops("PROBE_GFLOPS 1 x\n"), None);
+        assert_eq!(probe_gflops("no probe here"), None);
+        let dir = std::env::temp_dir().join(format!("probe-tsv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("machine-probe.tsv");
+        std::fs::write(
+            &f,
+            "# calib_probe --lda 5000 --k 128\nwhen\tdate\tgflops_per_rank\n\
+             before-compute\t2026-11-26T04:00:00Z\t51.2 50.8\nafter-compute\t2026-11-26T04:09:00Z\t49.0 48.0\n",
+        )
+        .unwrap();
+        let p = read_probe_tsv(&f).unwrap();
+        assert_eq!(p.args, ["--lda", "5000", "--k", "128"]);
+        assert_eq!(p.runs.len(), 2);
+        assert_eq!(
+            p.runs[1],
+            (
+                "after-compute".into(),
+                "2026-11-26T04:09:00Z".into(),
+                vec![49.0, 48.0]
+            )
+        );
+        std::fs::write(&f, "when\tdate\tgflops_per_rank\nbefore\t2026\tfast\n").unwrap();
+        let e = read_probe_tsv(&f).unwrap_err().to_string();
+        assert!(e.contains("machine-probe.tsv:2:"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn plan_is_a_seeded_permutation() {

@@ -531,12 +531,35 @@ fn calibrate_script_quick_with_open_mpi() {
             "build-hpl",
             "build-programs",
             "network",
+            "probe-before-compute-1",
+            "probe-before-compute-2",
+            "probe-before-compute-3",
             "compute",
-            "compute-fixed-k"
+            "compute-fixed-k",
+            "probe-after-compute-1",
+            "probe-after-compute-2",
+            "probe-after-compute-3",
         ]
     );
+    // The machine probe, 3 times on each side of the compute runs, one rate per core.
+    let probe = &manifest["machine_probe"];
+    assert_eq!(
+        probe["args"],
+        serde_json::json!(["--lda", "0", "--k", "128"]),
+        "{probe}"
+    );
+    let runs = probe["runs"].as_array().expect("probe runs");
+    assert_eq!(runs.len(), 6, "{probe}");
+    assert_eq!(runs[0]["when"], "before-compute");
+    assert_eq!(runs[5]["when"], "after-compute");
     let cores = manifest["cores"].as_u64().expect("cores") as usize;
     assert!(cores >= 1);
+    assert!(
+        runs.iter().all(|r| r["gflops_per_rank"]
+            .as_array()
+            .is_some_and(|g| g.len() == cores && g.iter().all(|x| x.as_f64().is_some_and(|x| x > 0.0)))),
+        "{probe}"
+    );
 
     let files = manifest["files"].as_array().expect("files");
     assert_eq!(

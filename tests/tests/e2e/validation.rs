@@ -8,6 +8,8 @@
 //! * a real run that fails is recorded in the report (with its stderr), the
 //!   others go on, and the tool still succeeds;
 //! * fewer than 6 successful runs give no interval, and the report says so;
+//! * the machine probe (`calib_probe`) runs before every real run, and a
+//!   machine slower than when it was calibrated is flagged;
 //! * `scripts/validate-here.sh --quick` end to end (tiny N) where Open MPI is
 //!   installed; skipped with a message otherwise.
 
@@ -249,6 +251,122 @@ fn too_few_runs_give_no_interval_and_say_so() {
     assert!(report.contains("no 95 % interval: 5 run(s)"), "{report}");
 }
 
+/// calib_probe built with smpicc: under the simulated launcher it measures the model's dgemm.
+fn smpi_probe(dir: &Path) -> PathBuf {
+    let src = workspace_root().join("apps/calibration");
+    let exe = dir.join("calib_probe");
+    let mut cmd = Command::new(smpicc());
+    cmd.arg("-O2")
+        .arg(src.join("calib_probe.c"))
+        .arg(src.join("calib_common.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lm");
+    let out = run_command(cmd, Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "smpicc calib_probe failed\n{}",
+        out.describe()
+    );
+    exe
+}
+
+#[test]
+fn a_machine_slower_than_when_calibrated_is_flagged() {
+    let dir = scratch_path("validate-probe");
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = truth_model(&dir);
+    let probe = smpi_probe(&dir);
+    // The truth model's dgemm runs at 2 flop per 2e-10 s = 10 Gflop/s (plus 1 µs a call and
+    // 10 % noise); the calibration's probe claims 13: the machine "slowed down" by ~23 %.
+    let cal = dir.join("cal");
+    std::fs::create_dir_all(&cal).unwrap();
+    std::fs::write(
+        cal.join("machine-probe.tsv"),
+        "# calib_probe --m 512 --n 256 --k 64 --lda 0 --reps 9\nwhen\tdate\tgflops_per_rank\n\
+         before-compute\t2026-11-26T04:00:00Z\t13 13\nafter-compute\t2026-11-26T04:09:00Z\t13 13\n",
+    )
+    .unwrap();
+    let (c, p) = (cal.display().to_string(), probe.display().to_string());
+    let (out, j) = validate(
+        &dir,
+        &model,
+        &simulated_launcher(&model),
+        &[
+            "--hpl",
+            "1x2:640",
+            "--runs",
+            "6",
+            "--replicas",
+            "1",
+            "--calibration",
+            &c,
+            "--probe",
+            &p,
+        ],
+    );
+    out.assert_success();
+    let m = &j["machine_state"];
+    assert_eq!(m["calibration_probe"]["args"][1], "512", "{m}");
+    assert_eq!(m["calibration_probe_gflops"], 13.0, "{m}");
+    let runs = j["configurations"][0]["measured_runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 6);
+    for r in runs {
+        let g = r["probe_gflops"].as_array().expect("a probe before every run");
+        assert_eq!(g.len(), 2, "{r}");
+        for x in g {
+            let x = x.as_f64().unwrap();
+            assert!((8.5..11.5).contains(&x), "the model's dgemm is ~10 Gflop/s: {r}");
+        }
+    }
+    let shift = m["probe_shift"].as_f64().unwrap();
+    assert!((-0.32..-0.14).contains(&shift), "{m}");
+    let w = m["warnings"].as_array().unwrap();
+    assert!(
+        w.iter()
+            .any(|w| w.as_str().unwrap().contains("slower before the real runs")),
+        "{m}"
+    );
+    assert!(
+        out.stdout.contains("machine probe (calib_probe"),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        out.stdout.contains("optimistic by about that much"),
+        "{}",
+        out.describe()
+    );
+    let report = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    assert!(report.contains("## Did the machine keep its speed?"), "{report}");
+
+    // --no-probe: nothing measured, nothing claimed.
+    std::fs::remove_dir_all(dir.join("out")).ok();
+    let (out, j) = validate(
+        &dir,
+        &model,
+        &simulated_launcher(&model),
+        &[
+            "--hpl",
+            "1x2:640",
+            "--runs",
+            "6",
+            "--replicas",
+            "1",
+            "--calibration",
+            &c,
+            "--no-probe",
+        ],
+    );
+    out.assert_success();
+    assert!(
+        j["machine_state"]["probe_shift"].is_null(),
+        "{}",
+        j["machine_state"]
+    );
+    assert!(j["machine_state"]["warnings"].as_array().unwrap().is_empty());
+}
+
 fn have(tool: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {tool} >/dev/null 2>&1")])
@@ -295,6 +413,18 @@ fn validate_here_quick_runs_end_to_end() {
         assert_eq!(c["runs"], 6, "{c}");
     }
     assert!(j["metadata"]["kernel"].as_str().is_some_and(|k| !k.is_empty()));
+    // The machine probe: during the calibration and before every real run.
+    let m = &j["machine_state"];
+    assert!(
+        m["calibration_probe_gflops"].as_f64().is_some_and(|g| g > 0.0),
+        "{m}"
+    );
+    assert!(m["runs_probe_gflops"].as_f64().is_some_and(|g| g > 0.0), "{m}");
+    assert!(configs.iter().all(|c| c["measured_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["probe_gflops"].as_array().is_some_and(|g| g.len() == 2))));
     assert!(
         j["calibration_checks"]["pingpong"]["sizes"].as_u64().unwrap_or(0) > 0,
         "{}",
