@@ -2,6 +2,8 @@
 //! macro model through files, and the command line (help, a bad input that
 //! must not leave a half-written model, a full fit with report, nonreg).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -10,10 +12,7 @@ use calibrate::modelfile::ModelFile;
 use calibrate::synth::{compute_csv, example_dgemm_models, uniform_product_design, SyntheticNetwork};
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("smpi-fit-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("smpi-fit-test", name)
 }
 
 fn dgemm_calls(products: usize, seed: u64) -> Vec<(String, Vec<f64>)> {

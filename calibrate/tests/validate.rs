@@ -3,6 +3,8 @@
 //! `tests/tests/validation.rs`), and a fit whose files include a fixed-K
 //! design: dgemm written piecewise on K, read back by the `models` crate.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -13,10 +15,7 @@ use calibrate::validate::hpl::{hpl_flops, hpl_gflops, HplConfig};
 use calibrate::validate::{report, FileRef, Machine, Software, Validation};
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("smpi-validate-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch("smpi-validate-test", name)
 }
 
 fn ok(n: u64, seconds: f64) -> Outcome {

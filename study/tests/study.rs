@@ -43,8 +43,26 @@ fn tool(name: &str) -> PathBuf {
     p
 }
 
+/// A fresh `$TMPDIR/smpi-study-test-<pid>/<name>`; the directories of test
+/// processes that have exited are removed first (a failed run's files stay
+/// until the next run).
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("smpi-study-test-{}-{name}", std::process::id()));
+    let tmp = std::env::temp_dir();
+    let prefix = "smpi-study-test-";
+    for e in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let pid = file
+            .strip_prefix(prefix)
+            .and_then(|r| r.split('-').next())
+            .unwrap_or("");
+        if pid.parse::<u32>().is_ok()
+            && pid != std::process::id().to_string()
+            && !std::path::Path::new("/proc").join(pid).exists()
+        {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    let d = tmp.join(format!("{prefix}{}", std::process::id())).join(name);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch dir");
     d
