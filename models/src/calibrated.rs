@@ -28,6 +28,8 @@ pub(crate) struct CalibratedTerm {
     pub(crate) name: String,
     /// Variable slots of the product; unused factors point at the constant-1 slot.
     pub(crate) vars: [u8; MAX_DEGREE],
+    /// Number of variable factors (1 to [`MAX_DEGREE`]).
+    pub(crate) degree: u8,
     pub(crate) min: f64,
     pub(crate) max: f64,
 }
@@ -37,8 +39,13 @@ impl CalibratedTerm {
     /// polynomial terms are.
     #[inline]
     fn value(&self, x: &[f64; SLOTS]) -> f64 {
-        let f = |i: usize| x[self.vars[i] as usize];
-        1.0 * f(0) * f(1) * f(2) * f(3) * f(4) * f(5)
+        // The factors past the degree are the constant 1, and so is the
+        // coefficient: leaving them out changes no bit of the product.
+        let mut v = x[self.vars[0] as usize];
+        for &i in &self.vars[1..self.degree as usize] {
+            v *= x[i as usize];
+        }
+        v
     }
 }
 

@@ -1598,6 +1598,7 @@ fn calibrations(
                 CalibratedTerm {
                     name: term.clone(),
                     vars: slots,
+                    degree: t.len() as u8,
                     min,
                     max,
                 },

@@ -353,3 +353,28 @@ fn numbers_are_readable() {
     assert_eq!(readable_apart(1304035201.0, 1304035200.0), "1.304035201e9");
     assert_eq!(readable_apart(2e9, 1304035200.0), "2e9");
 }
+
+#[test]
+fn term_values_are_the_polynomial_terms_to_the_bit() {
+    // Products beyond 2^53 round: the check must round as the model does.
+    let (m, n, k) = (3_000_001.0f64, 2_999_999.0f64, 1_234_567.0f64);
+    let exact = 1.0 * m * n * k;
+    let model = format!(
+        "[compute.dgemm]\nmodel = \"polynomial\"\ncoefficients = {{ MNK = 1.0 }}\n\
+         [about.calibrated.dgemm]\nMNK = [1.0, {exact:?}]\n"
+    );
+    let c = set(&model);
+    let id = c.kernel_id("dgemm").unwrap();
+    assert_eq!(
+        c.duration_without_noise(id, 0, &[m, n, k]).to_bits(),
+        exact.to_bits()
+    );
+    let mut t = c.extrapolations();
+    c.check_calibrated(id, &[m, n, k], &mut t);
+    assert!(t.report(&c).is_empty(), "at the maximum itself: inside");
+    let below = f64::from_bits(exact.to_bits() - 1);
+    let c = set(&model.replace(&format!("{exact:?}]"), &format!("{below:?}]")));
+    let mut t = c.extrapolations();
+    c.check_calibrated(id, &[m, n, k], &mut t);
+    assert_eq!(t.report(&c)[0].terms[0].max_seen, Some(exact));
+}
