@@ -1448,16 +1448,17 @@ fn range_name(text: &str) -> Option<(&str, RangeName)> {
     Some((feature.trim(), r))
 }
 
-/// The segment of `v` that the range name `r` describes.
+/// The segment of `v` that the range name `r` describes: the one whose `from`
+/// is the name's lower bound (`K<b`: the first, which must reach `b`). The upper
+/// bound of a name may fall short of the next range's `from`: smpi-fit leaves a
+/// range with too few calls to its lower neighbour, which then covers it too.
 fn segment_named(v: &Variant, r: RangeName) -> Option<usize> {
-    let n = v.segments.len();
-    (0..n).find(|&i| {
+    (0..v.segments.len()).find(|&i| {
         let (lower, upper) = v.written_bounds(i);
         match r {
-            RangeName::Below(b) => i == 0 && upper == Some(b),
-            RangeName::Exactly(a) => lower == a && upper == Some(a + 1.0),
-            RangeName::Between(a, b) => lower == a && upper == Some(b),
-            RangeName::From(a) => lower == a && i == n - 1,
+            RangeName::Below(b) => i == 0 && upper.is_none_or(|u| b <= u),
+            RangeName::Exactly(a) | RangeName::From(a) => lower == a,
+            RangeName::Between(a, b) => lower == a && upper.is_none_or(|u| b <= u),
         }
     })
 }
