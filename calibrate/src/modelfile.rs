@@ -373,7 +373,8 @@ impl ModelFile {
         if !a.calibrated.is_empty() {
             o.push_str(
                 "\n# Calibrated ranges [min, max]: predictions outside them are extrapolations\n\
-                 # (the simulator does not check them yet; the fit report lists what extrapolates).\n",
+                 # (smpirun checks every modelled call and warns at the end of a run which kernels\n\
+                 # were called outside them, how often and how far; the fit report lists what extrapolates).\n",
             );
         }
         for (section, q) in &a.calibrated {

@@ -43,6 +43,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::calibrated::{Calibration, Extrapolations};
 use crate::noise::{zero_mean_half_normal, Mixture, NoiseRng};
 
 /// The ten BLAS kernels known without declaration (HPL's BLAS surface,
@@ -135,9 +136,9 @@ impl Signature {
 }
 
 /// Index of the variable slot that always holds 1.0 (pads terms of degree < 6).
-const ONE: u8 = MAX_PARAMS as u8;
+pub(crate) const ONE: u8 = MAX_PARAMS as u8;
 /// Size of the variable buffer: the variables plus the constant-1 slot.
-const SLOTS: usize = MAX_PARAMS + 1;
+pub(crate) const SLOTS: usize = MAX_PARAMS + 1;
 
 /// One term `coef · Π x[vars[i]]`; unused factors point at the constant-1 slot,
 /// so evaluation is a fixed, branch-free product.
@@ -295,18 +296,41 @@ pub(crate) struct Variant {
     /// Lower-inclusive starts of segments 1.. (segment 0 has no lower bound).
     pub(crate) starts: Vec<f64>,
     pub(crate) segments: Vec<Segment>,
+    /// `from` of the first range as written (−∞ without ranges): it names the
+    /// range in `[about.calibrated]`, the segment itself has no lower bound.
+    pub(crate) first_from: f64,
+    /// `to` of the last range as written, if any (documentation, likewise).
+    pub(crate) last_to: Option<f64>,
 }
 
 impl Variant {
     #[inline]
     fn segment(&self, x: &[f64; SLOTS]) -> &Segment {
+        &self.segments[self.segment_index(x)]
+    }
+
+    /// Index of the segment that applies at the variables `x`.
+    #[inline]
+    pub(crate) fn segment_index(&self, x: &[f64; SLOTS]) -> usize {
         match &self.on {
-            None => &self.segments[0],
+            None => 0,
             Some(f) => {
                 let v = f.eval_slots(x);
-                &self.segments[self.starts.partition_point(|&s| s <= v)]
+                self.starts.partition_point(|&s| s <= v)
             }
         }
+    }
+
+    /// Segment `i`'s bounds as the file writes them: `from`, and the next range's
+    /// `from` (or the last range's `to`).
+    pub(crate) fn written_bounds(&self, i: usize) -> (f64, Option<f64>) {
+        let lower = if i == 0 {
+            self.first_from
+        } else {
+            self.starts[i - 1]
+        };
+        let upper = self.starts.get(i).copied().or(self.last_to);
+        (lower, upper)
     }
 }
 
@@ -321,6 +345,8 @@ pub(crate) struct Kernel {
     pub(crate) host_variant: Vec<u32>,
     /// `1/quantum` when durations are truncated to a multiple of `quantum` seconds.
     pub(crate) inv_quantum: Option<f64>,
+    /// Where the model was calibrated (`[about.calibrated]`), if the file says.
+    pub(crate) calibration: Option<Calibration>,
 }
 
 /// The compute models of a model set: a table of kernels by name.
@@ -404,6 +430,43 @@ impl ComputeModels {
     #[inline]
     pub fn duration_without_noise(&self, k: KernelId, host: usize, params: &[f64]) -> f64 {
         self.eval(k, host, params, None)
+    }
+
+    /// True when some kernel has calibrated ranges (`[about.calibrated]`), so
+    /// that [`check_calibrated`](Self::check_calibrated) can find extrapolations.
+    pub fn is_calibrated(&self) -> bool {
+        self.kernels.iter().any(|k| k.calibration.is_some())
+    }
+
+    /// An empty tally of extrapolations for this model set (allocated once).
+    pub fn extrapolations(&self) -> Extrapolations {
+        Extrapolations::new(self)
+    }
+
+    /// Checks one call of kernel `k` with `params` (as for
+    /// [`duration`](Self::duration)) against the kernel's calibrated ranges and
+    /// counts it in `tally` when a term is outside. Cheap: nothing happens for a
+    /// kernel without ranges; otherwise a few products and comparisons, no
+    /// allocation. The range of a piecewise kernel is the segment its default
+    /// model uses for these parameters.
+    #[inline]
+    pub fn check_calibrated(&self, k: KernelId, params: &[f64], tally: &mut Extrapolations) {
+        let kernel = &self.kernels[k.index()];
+        let Some(cal) = &kernel.calibration else { return };
+        let mut x = [0.0; SLOTS];
+        kernel.signature.variables_of(params, &mut x);
+        let segment = kernel.variants[0].segment_index(&x);
+        cal.record(k, segment, &x, tally);
+    }
+
+    /// Kernel `k`'s calibrated ranges, if any.
+    pub(crate) fn calibration(&self, k: KernelId) -> Option<&Calibration> {
+        self.kernels[k.index()].calibration.as_ref()
+    }
+
+    /// Each kernel's calibrated ranges, in id order.
+    pub(crate) fn kernel_calibrations(&self) -> impl Iterator<Item = Option<&Calibration>> {
+        self.kernels.iter().map(|k| k.calibration.as_ref())
     }
 
     #[inline]

@@ -93,6 +93,18 @@ struct NoiseDoc {
     sigmas: Option<Spanned<Vec<f64>>>,
 }
 
+/// `[about.calibrated]`, read with spans in a second pass (the rest of `[about]`
+/// is free-form, so the first pass keeps it as a plain table).
+#[derive(Debug, Deserialize)]
+struct CalibratedFileDoc {
+    about: Option<CalibratedAboutDoc>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CalibratedAboutDoc {
+    calibrated: Option<BTreeMap<String, BTreeMap<String, Spanned<toml::Value>>>>,
+}
+
 /// A kernel table, a `[[...range]]` entry or a `[[...host]]` entry: which keys are
 /// allowed where is checked during validation.
 #[derive(Debug, Deserialize)]
@@ -255,8 +267,6 @@ pub(crate) fn parse_file(text: &str, file: &str) -> Result<Parts, ModelError> {
         parts.includes = inc.into_iter().map(|s| (s.get_ref().clone(), s.span())).collect();
     }
     parts.seed = doc.seed.map(|s| (*s.get_ref(), s.span()));
-    // `[about]` is free-form provenance: accepted, not interpreted.
-    let _ = doc.about;
     for (key, value) in doc.config.unwrap_or_default() {
         let path = format!("config.\"{key}\"");
         if let Some((_, net)) = NETWORK_CONFIG_KEYS.iter().find(|(k, _)| *k == key) {
@@ -293,6 +303,13 @@ pub(crate) fn parse_file(text: &str, file: &str) -> Result<Parts, ModelError> {
         parts
             .kernels
             .push((kernel(&ctx, &name, Spanned::new(span.clone(), k))?, span));
+    }
+    // `[about]` is free-form provenance, except `[about.calibrated]`: the ranges
+    // a fit measured, checked by the simulator.
+    if doc.about.as_ref().is_some_and(|a| a.contains_key("calibrated")) {
+        let cal: CalibratedFileDoc = toml::from_str(text).map_err(|e| ctx.syntax(e))?;
+        let sections = cal.about.and_then(|a| a.calibrated).unwrap_or_default();
+        calibrations(&ctx, &sections, &mut parts.kernels)?;
     }
     Ok(parts)
 }
@@ -934,6 +951,7 @@ fn kernel(ctx: &Ctx, name: &str, doc: Spanned<ModelDoc>) -> Result<Kernel, Model
         variants,
         host_variant,
         inv_quantum,
+        calibration: None,
     })
 }
 
@@ -1088,11 +1106,17 @@ fn variant(
                 }
             }
         }
-        starts.remove(0);
+        let first_from = starts.remove(0);
+        let last_to = ranges
+            .last()
+            .and_then(|r| r.get_ref().to.as_ref())
+            .map(|t| *t.get_ref());
         return Ok(Some(Variant {
             on: Some(feature),
             starts,
             segments,
+            first_from,
+            last_to,
         }));
     }
     if let Some(on) = &d.piecewise_on {
@@ -1107,6 +1131,8 @@ fn variant(
             on: None,
             starts: Vec::new(),
             segments: vec![Segment { model, noise }],
+            first_from: f64::NEG_INFINITY,
+            last_to: None,
         }));
     }
     Ok(inherit_model.map(|base| {
@@ -1349,6 +1375,292 @@ fn compute_noise(ctx: &Ctx, n: &Spanned<NoiseDoc>, key: &str, vars: &[String]) -
             format!("unknown noise kind `{other}` (expected none, normal, half_normal or mixture)"),
         )),
     }
+}
+
+// ---------------------------------------------------------------------------
+// Calibrated ranges
+// ---------------------------------------------------------------------------
+
+/// `name` as one part of a dotted TOML key (quoted unless bare).
+fn key_part(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        name.to_string()
+    } else {
+        format!("\"{name}\"")
+    }
+}
+
+/// A `[min, max]` interval.
+fn interval(ctx: &Ctx, v: &Spanned<toml::Value>, key: &str) -> Result<(f64, f64), ModelError> {
+    let bad = |what: &str| {
+        ctx.err(
+            v.span(),
+            key,
+            format!("{what}: expected [min, max], two finite numbers with min <= max"),
+        )
+    };
+    let toml::Value::Array(a) = v.get_ref() else {
+        return Err(bad(&format!("found {}", v.get_ref().type_str())));
+    };
+    let num = |x: &toml::Value| match x {
+        toml::Value::Float(f) if f.is_finite() => Some(*f),
+        toml::Value::Integer(i) => Some(*i as f64),
+        _ => None,
+    };
+    match a.as_slice() {
+        [lo, hi] => match (num(lo), num(hi)) {
+            (Some(lo), Some(hi)) if lo <= hi => Ok((lo, hi)),
+            (Some(lo), Some(hi)) => Err(bad(&format!("min {} > max {}", shown(lo), shown(hi)))),
+            _ => Err(bad("not two finite numbers")),
+        },
+        _ => Err(bad(&format!("{} values", a.len()))),
+    }
+}
+
+/// How a section name after `kernel@` selects a range of a piecewise kernel:
+/// `K<128`, `K=128`, `K[128,256)` or `K>=129` (as `smpi-fit` names them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum RangeName {
+    Below(f64),
+    Exactly(f64),
+    Between(f64, f64),
+    From(f64),
+}
+
+fn range_name(text: &str) -> Option<(&str, RangeName)> {
+    let pos = text.find(['<', '>', '=', '['])?;
+    let (feature, rest) = text.split_at(pos);
+    let num = |s: &str| s.trim().parse::<f64>().ok().filter(|x| x.is_finite());
+    let r = if let Some(v) = rest.strip_prefix(">=") {
+        RangeName::From(num(v)?)
+    } else if let Some(v) = rest.strip_prefix('<') {
+        RangeName::Below(num(v)?)
+    } else if let Some(v) = rest.strip_prefix('=') {
+        RangeName::Exactly(num(v)?)
+    } else {
+        let (a, b) = rest.strip_prefix('[')?.strip_suffix(')')?.split_once(',')?;
+        RangeName::Between(num(a)?, num(b)?)
+    };
+    Some((feature.trim(), r))
+}
+
+/// The segment of `v` that the range name `r` describes: the one whose `from`
+/// is the name's lower bound (`K<b`: the first, which must reach `b`). The upper
+/// bound of a name may fall short of the next range's `from`: smpi-fit leaves a
+/// range with too few calls to its lower neighbour, which then covers it too.
+fn segment_named(v: &Variant, r: RangeName) -> Option<usize> {
+    (0..v.segments.len()).find(|&i| {
+        let (lower, upper) = v.written_bounds(i);
+        match r {
+            RangeName::Below(b) => i == 0 && upper.is_none_or(|u| b <= u),
+            RangeName::Exactly(a) | RangeName::From(a) => lower == a,
+            RangeName::Between(a, b) => lower == a && upper.is_none_or(|u| b <= u),
+        }
+    })
+}
+
+/// Attaches the `[about.calibrated]` sections of a file to its kernels. A section
+/// names a kernel of the same file, or one range of a piecewise kernel
+/// (`"dgemm@K<128"`); `network` (message sizes) is validated but not attached.
+fn calibrations(
+    ctx: &Ctx,
+    sections: &BTreeMap<String, BTreeMap<String, Spanned<toml::Value>>>,
+    kernels: &mut [(Kernel, Range<usize>)],
+) -> Result<(), ModelError> {
+    use crate::calibrated::{CalibratedSection, CalibratedTerm, Calibration, MAX_TERMS};
+    use crate::compute::{MAX_DEGREE, ONE};
+
+    // Per kernel index: (section label, its segments, its terms, whether it names a range).
+    type Found = (String, Vec<usize>, Vec<CalibratedTerm>, bool);
+    let mut found: BTreeMap<usize, Vec<Found>> = BTreeMap::new();
+    for (label, terms) in sections {
+        let span = ctx.header_span(&["about", "calibrated", label]);
+        let key = format!("about.calibrated.{}", key_part(label));
+        if label == "network" {
+            for (term, v) in terms {
+                let tkey = format!("{key}.{}", key_part(term));
+                if term != "size" {
+                    return Err(ctx.err(
+                        v.span(),
+                        &tkey,
+                        format!("unknown quantity `{term}` of the network's calibrated range (expected size, in bytes)"),
+                    ));
+                }
+                interval(ctx, v, &tkey)?;
+            }
+            continue;
+        }
+        let (name, range) = match label.split_once('@') {
+            Some((n, r)) => (n, Some(r)),
+            None => (label.as_str(), None),
+        };
+        let Some(ki) = kernels.iter().position(|(k, _)| k.name == name) else {
+            return Err(ctx.err(
+                span,
+                &key,
+                format!(
+                    "no [compute.{}] in this file: a calibrated range belongs to a kernel of the same file \
+                     (or is `network`)",
+                    key_part(name)
+                ),
+            ));
+        };
+        let kernel = &kernels[ki].0;
+        let vars = &kernel.signature.variables;
+        let variant = &kernel.variants[0];
+        let segments: Vec<usize> = match range {
+            None => (0..variant.segments.len()).collect(),
+            Some(r) => {
+                let Some(on) = &variant.on else {
+                    return Err(ctx.err(
+                        span,
+                        &key,
+                        format!(
+                            "`{name}` is not piecewise (no [[compute.{name}.range]] entries): name the table \
+                             `{name}`"
+                        ),
+                    ));
+                };
+                let ranges = || {
+                    (0..variant.segments.len())
+                        .map(|i| match variant.written_bounds(i) {
+                            (lo, Some(hi)) => format!("[{}, {})", shown(lo), shown(hi)),
+                            (lo, None) => format!("[{}, ...)", shown(lo)),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let Some((feature, rn)) = range_name(r) else {
+                    return Err(ctx.err(
+                        span,
+                        &key,
+                        format!(
+                            "cannot read the range `{r}` (expected `kernel@F<b`, `kernel@F=a`, `kernel@F[a,b)` \
+                             or `kernel@F>=a`, F the feature compute.{name}.piecewise_on)"
+                        ),
+                    ));
+                };
+                let t = Polynomial::parse_term(feature, vars).map_err(|m| ctx.err(span.clone(), &key, m))?;
+                let mut f = Polynomial::default();
+                f.push(1.0, &t);
+                if f != *on {
+                    return Err(ctx.err(
+                        span,
+                        &key,
+                        format!(
+                            "`{feature}` is not the feature compute.{name}.piecewise_on selects ranges by"
+                        ),
+                    ));
+                }
+                match segment_named(variant, rn) {
+                    Some(i) => vec![i],
+                    None => {
+                        return Err(ctx.err(
+                            span,
+                            &key,
+                            format!(
+                                "no range of compute.{name} is `{r}` (its ranges, from the first `from`: {})",
+                                ranges()
+                            ),
+                        ))
+                    }
+                }
+            }
+        };
+        if terms.len() > MAX_TERMS {
+            return Err(ctx.err(span, &key, format!("{} terms (at most {MAX_TERMS})", terms.len())));
+        }
+        let mut out: Vec<(CalibratedTerm, Vec<u8>)> = Vec::new();
+        for (term, v) in terms {
+            let tkey = format!("{key}.{}", key_part(term));
+            let t = Polynomial::parse_term(term, vars).map_err(|m| ctx.err(v.span(), &tkey, m))?;
+            if t.is_empty() {
+                return Err(ctx.err(
+                    v.span(),
+                    &tkey,
+                    "a calibrated range is for a term with at least one variable, not the intercept",
+                ));
+            }
+            if let Some((other, _)) = out.iter().find(|(_, s)| *s == t) {
+                return Err(ctx.err(
+                    v.span(),
+                    &tkey,
+                    format!("term `{term}` is the same term as `{}`", other.name),
+                ));
+            }
+            let (min, max) = interval(ctx, v, &tkey)?;
+            let mut slots = [ONE; MAX_DEGREE];
+            slots[..t.len()].copy_from_slice(&t);
+            out.push((
+                CalibratedTerm {
+                    name: term.clone(),
+                    vars: slots,
+                    degree: t.len() as u8,
+                    min,
+                    max,
+                },
+                t,
+            ));
+        }
+        let terms = out.into_iter().map(|(t, _)| t).collect();
+        found
+            .entry(ki)
+            .or_default()
+            .push((label.clone(), segments, terms, range.is_some()));
+    }
+    for (ki, list) in found {
+        let kernel = &mut kernels[ki].0;
+        let mut cal = Calibration {
+            by_segment: vec![None; kernel.variants[0].segments.len()],
+            sections: Vec::new(),
+        };
+        let mut slot = 0;
+        // Sections in segment order, so the warning lists ranges as the file does.
+        let mut list = list;
+        list.sort_by_key(|(_, segs, _, _)| segs[0]);
+        let plain = list
+            .iter()
+            .find(|(_, _, _, ranged)| !ranged)
+            .map(|(l, ..)| l.clone());
+        for (label, segs, terms, ranged) in list {
+            let key = format!("about.calibrated.{}", key_part(&label));
+            let span = ctx.header_span(&["about", "calibrated", &label]);
+            if let (true, Some(p)) = (ranged, &plain) {
+                return Err(ctx.err(
+                    span,
+                    &key,
+                    format!("the whole kernel is already calibrated by about.calibrated.{}: give one or the other", key_part(p)),
+                ));
+            }
+            let index = cal.sections.len() as u32;
+            for &s in &segs {
+                if let Some(prev) = cal.by_segment[s] {
+                    return Err(ctx.err(
+                        span,
+                        &key,
+                        format!(
+                            "the same range as about.calibrated.{}",
+                            key_part(&cal.sections[prev as usize].label)
+                        ),
+                    ));
+                }
+                cal.by_segment[s] = Some(index);
+            }
+            let n: usize = Vec::len(&terms);
+            cal.sections.push(CalibratedSection {
+                label,
+                first_slot: slot,
+                terms,
+            });
+            slot += n;
+        }
+        kernel.calibration = Some(cal);
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------

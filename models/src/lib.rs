@@ -6,6 +6,7 @@
     unsafe_op_in_unsafe_fn
 )]
 
+pub mod calibrated;
 pub mod compute;
 pub mod error;
 mod file;
@@ -16,6 +17,7 @@ pub mod piecewise;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use calibrated::{Extrapolations, KernelExtrapolation, TermExtrapolation};
 pub use compute::{ComputeModels, KernelId, Noise, Polynomial, Signature, BLAS_KERNELS};
 pub use error::ModelError;
 pub use network::{

@@ -174,6 +174,7 @@ fn readme_example_parses() {
     let c = &s.compute;
     let names: Vec<&str> = c.names().collect();
     assert_eq!(names, ["HPL_dlaswp04T", "daxpy", "dgemm", "dgemv", "dtrsm"]);
+    assert!(c.is_calibrated(), "[about.calibrated.dgemm]");
     let dgemm = c.kernel_id("dgemm").unwrap();
     assert_eq!(
         c.duration_without_noise(dgemm, 4, &[10.0, 10.0, 10.0]),

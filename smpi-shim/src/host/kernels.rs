@@ -12,6 +12,10 @@
 //! still move their data: HPL's pivot search carries the pivot row through
 //! `dcopy`, and ranks would disagree on pivots without it.
 //!
+//! Every modelled call is checked against the ranges the model was calibrated
+//! on, when the model file gives them (`[about.calibrated]`); the run ends with
+//! a warning naming the kernels that were used outside them.
+//!
 //! Named functions (`kind = "function"` in a model file, e.g. `HPL_dlaswp00N`)
 //! are interposed in each rank's copy of the program by rewriting its GOT
 //! entries (see [`crate::host::interpose`]); their model parameters are the
@@ -40,6 +44,8 @@ pub(crate) struct Kernels {
     pivots: Vec<Option<NoiseRng>>,
     /// Per kernel id: calls and total injected seconds (all ranks).
     pub stats: Vec<(u64, f64)>,
+    /// Calls outside the model's calibrated ranges (`[about.calibrated]`).
+    extrapolations: models::Extrapolations,
     /// Whether the run already said that real BLAS work goes unsimulated.
     pub(crate) said_unsimulated: bool,
 }
@@ -65,6 +71,7 @@ impl Kernels {
             }
         }
         let n = models.len();
+        let extrapolations = models.extrapolations();
         Kernels {
             models,
             seed,
@@ -73,6 +80,7 @@ impl Kernels {
             rngs: (0..ranks).map(|_| vec![None; n]).collect(),
             pivots: vec![None; ranks],
             stats: vec![(0, 0.0); n],
+            extrapolations,
             said_unsimulated: false,
         }
     }
@@ -113,6 +121,7 @@ impl Kernels {
         let rng = self.rngs[rank as usize][k.index()]
             .get_or_insert_with(|| NoiseRng::for_stream(seed, u64::from(rank), models.name(k)));
         let d = self.models.duration(k, host, params, rng).max(0.0);
+        self.models.check_calibrated(k, params, &mut self.extrapolations);
         let st = &mut self.stats[k.index()];
         st.0 += 1;
         st.1 += d;
@@ -127,6 +136,25 @@ impl Kernels {
             .filter(|(_, k)| self.stats[k.index()].0 > 0)
             .map(|(n, k)| (n.to_string(), self.stats[k.index()].0, self.stats[k.index()].1))
             .collect()
+    }
+
+    /// The kernels called outside their calibrated ranges, each with its number
+    /// of calls; `None` when the model set has no calibrated ranges (nothing
+    /// was checked).
+    pub(crate) fn extrapolated(&self) -> Option<Vec<(models::KernelExtrapolation, u64)>> {
+        self.models.is_calibrated().then(|| {
+            self.extrapolations
+                .report(&self.models)
+                .into_iter()
+                .map(|e| {
+                    let calls = self
+                        .models
+                        .kernel_id(&e.kernel)
+                        .map_or(0, |k| self.stats[k.index()].0);
+                    (e, calls)
+                })
+                .collect()
+        })
     }
 
     /// A pseudo-random index in `0..n` from the rank's pivot stream.

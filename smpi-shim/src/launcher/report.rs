@@ -22,6 +22,9 @@ pub(super) struct Report {
     pub max_rss_kb: u64,
     /// Modelled kernels: (name, calls, total injected seconds over all ranks).
     pub kernels: Vec<(String, u64, f64)>,
+    /// Kernels called outside their calibrated ranges, with their number of
+    /// calls; `None` when the model set gives no ranges.
+    pub extrapolated: Option<Vec<(models::KernelExtrapolation, u64)>>,
     /// Simulated seconds each rank spent computing (its own code, modelled
     /// kernels, `smpi_execute*`).
     pub compute_times: Vec<f64>,
@@ -94,6 +97,59 @@ pub(super) fn print_link_stats(r: &Report) {
         compute,
         (total - compute).max(0.0)
     );
+}
+
+/// The warning that the model extrapolates, on stderr: one line per kernel
+/// called outside its calibrated ranges (nothing when none was).
+pub(super) fn print_extrapolation(r: &Report) {
+    let Some(list) = r.extrapolated.as_ref().filter(|l| !l.is_empty()) else {
+        return;
+    };
+    let lines: Vec<String> = list.iter().map(|(e, calls)| e.describe(*calls)).collect();
+    if let [line] = lines.as_slice() {
+        eprintln!("smpirun: warning: the model extrapolates: {line}");
+        return;
+    }
+    eprintln!(
+        "smpirun: warning: the model extrapolates: {} kernels were called outside the ranges their models were \
+         calibrated on:",
+        lines.len()
+    );
+    for line in lines {
+        eprintln!("  {line}");
+    }
+}
+
+/// The `extrapolated` object of the JSON summary: per kernel, the calls outside
+/// the calibrated ranges and each term that was outside; `null` when the model set
+/// gives no ranges.
+fn extrapolated_json(list: &Option<Vec<(models::KernelExtrapolation, u64)>>) -> serde_json::Value {
+    let Some(list) = list else {
+        return serde_json::Value::Null;
+    };
+    list.iter()
+        .map(|(e, calls)| {
+            let terms: Vec<serde_json::Value> = e
+                .terms
+                .iter()
+                .map(|t| {
+                    serde_json::json!({
+                        "section": t.section,
+                        "term": t.term,
+                        "calls": t.calls,
+                        "min_seen": t.min_seen,
+                        "max_seen": t.max_seen,
+                        "calibrated": t.calibrated,
+                    })
+                })
+                .collect();
+            (
+                e.kernel.clone(),
+                serde_json::json!({"calls": e.calls, "of_calls": calls, "terms": terms}),
+            )
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 /// This process's proportional set size (`/proc/self/smaps_rollup`), KiB.
@@ -263,6 +319,7 @@ pub(super) fn write_json(
         "program": program.display().to_string(),
         "messages": r.messages.iter().sum::<u64>(),
         "kernels": r.kernels.iter().map(|(n, c, t)| (n.clone(), serde_json::json!({"calls": c, "seconds": t}))).collect::<serde_json::Map<_, _>>(),
+        "extrapolated": extrapolated_json(&r.extrapolated),
         "per_rank": (0..np).map(|i| {
             let finish = r.finish_times.get(i).copied().and_then(finite);
             let compute = r.compute_times.get(i).copied().unwrap_or(0.0);

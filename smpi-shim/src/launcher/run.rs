@@ -562,12 +562,14 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         peak_pss_kb,
         max_rss_kb: max_rss_kb(),
         kernels: w.kernels.summary(),
+        extrapolated: w.kernels.extrapolated(),
         compute_times: sim.compute_times(),
         links: sim
             .link_stats()
             .map(|stats| super::report::busiest_links(&stats, &w.platform, LINKS_SHOWN)),
         energy,
     });
+    super::report::print_extrapolation(&report);
     if ending.status == "ok" || ending.status == "rank-failed" {
         super::report::print_link_stats(&report);
     }

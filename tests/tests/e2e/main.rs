@@ -26,6 +26,7 @@ mod hpl;
 mod libc_state;
 mod mbi;
 mod misuse;
+mod model_range;
 mod mpi_io;
 mod mprobe;
 mod nas;
