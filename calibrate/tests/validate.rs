@@ -97,6 +97,7 @@ fn synthetic() -> Validation {
                 wall: 1.0,
                 simulated_time: Some(truth[c]),
                 kernels: BTreeMap::from([("dgemm".to_string(), (100, 1.6 * truth[c]))]),
+                extrapolated: BTreeMap::new(),
                 outcome: ok(n, truth[c] * (1.0 + 1e-4 * seed as f64)),
             })
         })

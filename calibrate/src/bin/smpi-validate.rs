@@ -563,42 +563,57 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 std::fs::create_dir_all(&dir)?;
                 let json = dir.join("smpirun.json");
                 let _ = std::fs::remove_file(&json);
-                let (outcome, wall, st, kernels) = match runner::write_hpl_dat(&gen_dat, &dir, c, -1.0) {
-                    Err(e) => (
-                        fail(format!("cannot write HPL.dat: {e:#}"), None),
-                        0.0,
-                        None,
-                        BTreeMap::new(),
-                    ),
-                    Ok(()) => match runner::run(sim_command(c, seed, Some(&json)), &dir, timeout) {
-                        Err(e) => (fail(format!("{e:#}"), None), 0.0, None, BTreeMap::new()),
-                        Ok(f) => {
-                            let _ = std::fs::write(dir.join("stdout.txt"), &f.stdout);
-                            let _ = std::fs::write(dir.join("stderr.txt"), &f.stderr);
-                            let j: serde_json::Value = std::fs::read_to_string(&json)
-                                .ok()
-                                .and_then(|t| serde_json::from_str(&t).ok())
-                                .unwrap_or(serde_json::Value::Null);
-                            let kernels: BTreeMap<String, (u64, f64)> = j["kernels"]
-                                .as_object()
-                                .map(|o| {
-                                    o.iter()
-                                        .map(|(k, v)| {
-                                            (
-                                                k.clone(),
+                let (outcome, wall, st, kernels, extrapolated) =
+                    match runner::write_hpl_dat(&gen_dat, &dir, c, -1.0) {
+                        Err(e) => (
+                            fail(format!("cannot write HPL.dat: {e:#}"), None),
+                            0.0,
+                            None,
+                            BTreeMap::new(),
+                            BTreeMap::new(),
+                        ),
+                        Ok(()) => match runner::run(sim_command(c, seed, Some(&json)), &dir, timeout) {
+                            Err(e) => (
+                                fail(format!("{e:#}"), None),
+                                0.0,
+                                None,
+                                BTreeMap::new(),
+                                BTreeMap::new(),
+                            ),
+                            Ok(f) => {
+                                let _ = std::fs::write(dir.join("stdout.txt"), &f.stdout);
+                                let _ = std::fs::write(dir.join("stderr.txt"), &f.stderr);
+                                let j: serde_json::Value = std::fs::read_to_string(&json)
+                                    .ok()
+                                    .and_then(|t| serde_json::from_str(&t).ok())
+                                    .unwrap_or(serde_json::Value::Null);
+                                let kernels: BTreeMap<String, (u64, f64)> = j["kernels"]
+                                    .as_object()
+                                    .map(|o| {
+                                        o.iter()
+                                            .map(|(k, v)| {
                                                 (
-                                                    v["calls"].as_u64().unwrap_or(0),
-                                                    v["seconds"].as_f64().unwrap_or(0.0),
-                                                ),
-                                            )
-                                        })
-                                        .collect()
-                                })
-                                .unwrap_or_default();
-                            (hpl_outcome(c, &f), f.wall, j["simulated_time"].as_f64(), kernels)
-                        }
-                    },
-                };
+                                                    k.clone(),
+                                                    (
+                                                        v["calls"].as_u64().unwrap_or(0),
+                                                        v["seconds"].as_f64().unwrap_or(0.0),
+                                                    ),
+                                                )
+                                            })
+                                            .collect()
+                                    })
+                                    .unwrap_or_default();
+                                let extrapolated = runner::extrapolated(&j["extrapolated"]);
+                                (
+                                    hpl_outcome(c, &f),
+                                    f.wall,
+                                    j["simulated_time"].as_f64(),
+                                    kernels,
+                                    extrapolated,
+                                )
+                            }
+                        },
+                    };
                 say(
                     &pb,
                     &format!(
@@ -617,6 +632,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     wall,
                     simulated_time: st,
                     kernels,
+                    extrapolated,
                     outcome,
                 });
                 pb.inc(1);
@@ -858,6 +874,30 @@ fn print_table(v: &Validation) {
         }
         for w in &m.warnings {
             println!("{w}");
+        }
+        let outside: Vec<String> = v
+            .configs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                let s = v
+                    .sim_runs
+                    .iter()
+                    .find(|s| s.config == i && !s.extrapolated.is_empty())?;
+                Some(format!(
+                    "{} ({})",
+                    c.label(),
+                    s.extrapolated.keys().cloned().collect::<Vec<_>>().join(", ")
+                ))
+            })
+            .collect();
+        if !outside.is_empty() {
+            println!(
+                "model: called outside its calibrated ranges in {} of {} configurations (report: \"Where the model extrapolates\"): {}",
+                outside.len(),
+                v.configs.len(),
+                outside.join("; ")
+            );
         }
     }
     if let Some(p) = &v.pingpong {

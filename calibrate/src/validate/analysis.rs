@@ -108,6 +108,11 @@ pub struct SimRun {
     pub simulated_time: Option<f64>,
     /// Per modelled kernel: calls and injected seconds, summed over ranks.
     pub kernels: BTreeMap<String, (u64, f64)>,
+    /// Kernels called outside their model's calibrated ranges (smpirun --json
+    /// `extrapolated`): kernel → (calls outside, all its calls, what went
+    /// outside, e.g. "M up to 15996, calibrated 4–6115").
+    #[serde(default)]
+    pub extrapolated: BTreeMap<String, (u64, u64, String)>,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -666,6 +671,7 @@ mod tests {
             wall: 1.0,
             simulated_time: None,
             kernels: BTreeMap::new(),
+            extrapolated: BTreeMap::new(),
             outcome: ok(32.0, 4000),
         }];
         let r = results(&configs, &runs, &sims);
@@ -708,6 +714,7 @@ mod tests {
             wall: 0.0,
             simulated_time: None,
             kernels: BTreeMap::new(),
+            extrapolated: BTreeMap::new(),
             outcome: ok(g, 4000),
         };
         let o = orderings(&results(&c, &runs, &[sim(0, 29.0), sim(1, 21.0)]));

@@ -200,6 +200,9 @@ impl Validation {
                         "seed": x.seed,
                         "gflops": x.outcome.gflops(),
                         "seconds": x.outcome.seconds(),
+                        "extrapolated": x.extrapolated.iter().map(|(k, (n, of, what))| (k.clone(), json!({
+                            "calls": n, "of_calls": of, "outside": what,
+                        }))).collect::<serde_json::Map<_, _>>(),
                     })).collect::<Vec<_>>(),
                 })
             })

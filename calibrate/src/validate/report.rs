@@ -202,6 +202,7 @@ pub fn write(v: &Validation, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 
     // ---------------------------------------------------------------- machine state
     machine_section(v, &mut md);
+    extrapolation_section(v, &mut md);
 
     // ---------------------------------------------------------------- notes
     if !v.notes.is_empty() {
@@ -887,6 +888,36 @@ fn machine_section(v: &Validation, md: &mut String) {
         md.push('\n');
     }
     md.push_str("The run-order plot (below, \"Every real run\") shows both along the runs.\n\n");
+}
+
+/// Kernels the first replica of each configuration called outside the
+/// model's calibrated ranges (smpirun's own check, `[about.calibrated]`).
+fn extrapolation_section(v: &Validation, md: &mut String) {
+    let rows: Vec<(usize, &crate::validate::analysis::SimRun)> = v
+        .configs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, _)| v.sim_runs.iter().find(|s| s.config == i).map(|s| (i, s)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    md.push_str("## Where the model extrapolates\n\n");
+    if rows.iter().all(|(_, s)| s.extrapolated.is_empty()) {
+        md.push_str("Every modelled call of the simulations fell inside the ranges the models were calibrated on (or the model file gives none).\n\n");
+        return;
+    }
+    md.push_str(
+        "Calls of the first replica outside the ranges the kernel's model was calibrated on (`smpirun` checks every \
+         modelled call against the model file's `[about.calibrated]`): there the prediction rests on the model's form, \
+         not on measurements.\n\n| configuration | kernel | calls outside | of | outside |\n|---|---|---|---|---|\n",
+    );
+    for (i, s) in rows {
+        for (k, (n, of, what)) in &s.extrapolated {
+            let _ = writeln!(md, "| {} | {k} | {n} | {of} | {what} |", v.configs[i].label());
+        }
+    }
+    md.push('\n');
 }
 
 fn order_plot(v: &Validation, path: &Path) -> anyhow::Result<()> {

@@ -290,6 +290,58 @@ pub fn write_hpl_dat(gen_dat: &Path, dir: &Path, c: &HplConfig, threshold: f64) 
     Ok(())
 }
 
+/// smpirun's `--json` `extrapolated` object (kernel → calls, of_calls, terms)
+/// as kernel → (calls outside, all calls, the terms that went outside, in words).
+pub fn extrapolated(j: &serde_json::Value) -> std::collections::BTreeMap<String, (u64, u64, String)> {
+    let Some(o) = j.as_object() else {
+        return Default::default();
+    };
+    let num = |v: &serde_json::Value| {
+        v.as_f64().map(|x| {
+            format!("{x:.4}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string()
+        })
+    };
+    o.iter()
+        .map(|(kernel, e)| {
+            let terms: Vec<String> = e["terms"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| {
+                    let (lo, hi) = (&t["calibrated"][0], &t["calibrated"][1]);
+                    let seen = match (num(&t["min_seen"]), num(&t["max_seen"])) {
+                        (Some(a), Some(b)) => format!("{a} to {b}"),
+                        (Some(a), None) => format!("down to {a}"),
+                        (None, Some(b)) => format!("up to {b}"),
+                        (None, None) => "outside".into(),
+                    };
+                    format!(
+                        "{}{} {seen}, calibrated {}–{}",
+                        t["section"]
+                            .as_str()
+                            .filter(|s| s.contains('@'))
+                            .map_or(String::new(), |s| format!("{s}: ")),
+                        t["term"].as_str().unwrap_or("?"),
+                        num(lo).unwrap_or_default(),
+                        num(hi).unwrap_or_default()
+                    )
+                })
+                .collect();
+            (
+                kernel.clone(),
+                (
+                    e["calls"].as_u64().unwrap_or(0),
+                    e["of_calls"].as_u64().unwrap_or(0),
+                    terms.join("; "),
+                ),
+            )
+        })
+        .collect()
+}
+
 /// The per-rank Gflop/s of `calib_probe`'s `PROBE_GFLOPS r0 r1 ...` line.
 pub fn probe_gflops(stdout: &str) -> Option<Vec<f64>> {
     let line = stdout.lines().find_map(|l| l.strip_prefix("PROBE_GFLOPS"))?;

@@ -367,6 +367,59 @@ fn a_machine_slower_than_when_calibrated_is_flagged() {
     assert!(j["machine_state"]["warnings"].as_array().unwrap().is_empty());
 }
 
+#[test]
+fn calls_outside_the_calibrated_ranges_are_reported() {
+    let dir = scratch_path("validate-extrapolation");
+    std::fs::create_dir_all(&dir).unwrap();
+    let truth = truth_model(&dir);
+    // The same model, calibrated (so it says) only for dgemm with M ≤ 100: HPL at N = 640
+    // calls it far beyond.
+    let model = dir.join("narrow.toml");
+    let text = std::fs::read_to_string(&truth).unwrap();
+    std::fs::write(
+        &model,
+        format!("[about.calibrated.dgemm]\nM = [1.0, 100.0]\n\n{text}"),
+    )
+    .unwrap();
+    let (out, j) = validate(
+        &dir,
+        &model,
+        "unused",
+        &["--hpl", "1x2:640", "--replicas", "1", "--skip-real"],
+    );
+    out.assert_success();
+    let e = &j["configurations"][0]["predicted_replicas"][0]["extrapolated"]["dgemm"];
+    let (calls, of) = (e["calls"].as_u64().unwrap(), e["of_calls"].as_u64().unwrap());
+    assert!(calls > 0 && calls <= of, "{e}");
+    assert!(e["outside"].as_str().unwrap().contains("calibrated 1–100"), "{e}");
+    assert!(
+        out.stdout
+            .contains("model: called outside its calibrated ranges in 1 of 1 configurations"),
+        "{}",
+        out.describe()
+    );
+    let report = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
+    assert!(report.contains("## Where the model extrapolates"), "{report}");
+    assert!(report.contains("| 1x2 N=640 NB=64 | dgemm |"), "{report}");
+
+    // The model without the table: nothing to report.
+    std::fs::remove_dir_all(dir.join("out")).ok();
+    let (out, j) = validate(
+        &dir,
+        &truth,
+        "unused",
+        &["--hpl", "1x2:640", "--replicas", "1", "--skip-real"],
+    );
+    out.assert_success();
+    let e = &j["configurations"][0]["predicted_replicas"][0]["extrapolated"];
+    assert_eq!(e, &serde_json::json!({}), "{e}");
+    assert!(
+        !out.stdout.contains("outside its calibrated ranges"),
+        "{}",
+        out.describe()
+    );
+}
+
 fn have(tool: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {tool} >/dev/null 2>&1")])
