@@ -59,6 +59,12 @@ pub(crate) struct SgOrder {
     /// resumes, or [`WALKED`] once done).
     act_walk: Vec<(u32, u32)>,
     act_listed: Vec<u32>,
+    /// The walk's stack (kept to reuse its allocation): per link being walked, how many of
+    /// its enabled flows are left to visit, and the flow the walk came through (done with
+    /// when the link is).
+    walk_stack: Vec<(u32, u32, u32)>,
+    /// The links of the last [`SgOrder::net_order`]'s set that carry enabled flows, in order.
+    busy_links: Vec<u32>,
 }
 
 impl SgOrder {
@@ -159,17 +165,60 @@ impl SgOrder {
 
     fn touch_link(&mut self, l: u32) {
         if self.links.touch(l, self.period) {
-            let mut walk = Walk {
-                period: self.period,
-                link_enabled: &self.link_enabled,
-                flow_links: &self.flow_links,
-                flow_len: &self.flow_len,
-                stride: self.stride,
-                links: &mut self.links,
-                act_walk: &mut self.act_walk,
-            };
-            walk.from(l);
+            self.walk_from(l);
         }
+    }
+
+    /// SimGrid's `update_modified_cnst_set_rec` from link `l` (just added to the set): depth
+    /// first through the enabled flows on each link (newest first) to their other links, each
+    /// flow once per solve period. Written with a stack of its own instead of recursion.
+    fn walk_from(&mut self, l: u32) {
+        let period = self.period;
+        let mut stack = std::mem::take(&mut self.walk_stack);
+        stack.clear();
+        stack.push((l, self.link_enabled[l as usize].len() as u32, u32::MAX));
+        while let Some(top) = stack.last_mut() {
+            let (l, left, via) = *top;
+            if left == 0 {
+                stack.pop();
+                if via != u32::MAX {
+                    self.act_walk[via as usize] = (period, WALKED);
+                }
+                continue;
+            }
+            top.1 = left - 1;
+            let a = self.link_enabled[l as usize][left as usize - 1] as usize;
+            let (p, at) = self.act_walk[a];
+            if p == period && at == WALKED {
+                continue;
+            }
+            // SimGrid restarts at the flow's first link when a deeper walk meets the flow
+            // again; the links before the one that walk came through are all touched by then
+            // (no effect), so starting after it touches the same links in the same order, in
+            // linear rather than quadratic time.
+            let mut i = if p == period { at as usize } else { 0 };
+            let start = a * self.stride;
+            let links = &self.flow_links[start..start + self.flow_len[a] as usize];
+            let mut deeper = None;
+            while i < links.len() {
+                let l2 = links[i];
+                i += 1;
+                if l2 != l && self.links.touch(l2, period) {
+                    deeper = Some(l2);
+                    break;
+                }
+            }
+            match deeper {
+                Some(l2) => {
+                    // The flow is on `l2` too: that walk meets it (resuming after `l2`) and
+                    // finishes it.
+                    self.act_walk[a] = (period, i as u32);
+                    stack.push((l2, self.link_enabled[l2 as usize].len() as u32, a as u32));
+                }
+                None => self.act_walk[a] = (period, WALKED),
+            }
+        }
+        self.walk_stack = stack;
     }
 
     /// A flow starts: its variable is expanded on `links` in order (enabled at once when it
@@ -229,10 +278,16 @@ impl SgOrder {
         }
     }
 
-    /// The network model's modified set at a solve.
+    /// The network model's modified set at a solve (and the links to re-solve: see
+    /// [`SgOrder::modified_busy_links`]).
     pub(crate) fn net_order(&mut self, out: &mut Vec<u32>) {
+        self.busy_links.clear();
         for l in self.links.members(self.period) {
-            for &a in self.link_enabled[l as usize].iter().rev() {
+            let flows = &self.link_enabled[l as usize];
+            if !flows.is_empty() {
+                self.busy_links.push(l);
+            }
+            for &a in flows.iter().rev() {
                 if self.act_listed[a as usize] != self.period {
                     self.act_listed[a as usize] = self.period;
                     out.push(a);
@@ -250,11 +305,9 @@ impl SgOrder {
     }
 
     /// The links of the network model's modified set that carry enabled flows, in order
-    /// (the others have nothing to re-solve).
+    /// (the others have nothing to re-solve), as [`SgOrder::net_order`] found them.
     pub(crate) fn modified_busy_links(&self) -> impl Iterator<Item = u32> + '_ {
-        self.links
-            .members(self.period)
-            .filter(|&l| !self.link_enabled[l as usize].is_empty())
+        self.busy_links.iter().copied()
     }
 
     /// Ends a solve period.
@@ -324,50 +377,6 @@ impl ModifiedSet {
         self.touched.iter().filter_map(move |&(c, token)| {
             (token == self.token[c as usize] && self.mark[c as usize] == period).then_some(c)
         })
-    }
-}
-
-/// SimGrid's `update_modified_cnst_set_rec`: from link `l`, depth first through the enabled
-/// flows (newest first) to their other links, each flow once per solve period.
-struct Walk<'a> {
-    period: u32,
-    link_enabled: &'a [Vec<u32>],
-    flow_links: &'a [u32],
-    flow_len: &'a [u32],
-    stride: usize,
-    links: &'a mut ModifiedSet,
-    act_walk: &'a mut [(u32, u32)],
-}
-
-impl Walk<'_> {
-    fn from(&mut self, l: u32) {
-        let flows = self.link_enabled;
-        for &a in flows[l as usize].iter().rev() {
-            let a = a as usize;
-            let (period, at) = self.act_walk[a];
-            if period == self.period && at == WALKED {
-                continue;
-            }
-            // SimGrid restarts at the flow's first link when a deeper walk meets the flow
-            // again; the links before the one that walk came through are all touched by then
-            // (no effect), so starting after it touches the same links in the same order, in
-            // linear rather than quadratic time.
-            let mut i = if period == self.period { at as usize } else { 0 };
-            let start = a * self.stride;
-            let links = &self.flow_links[start..start + self.flow_len[a] as usize];
-            while i < links.len() {
-                let l2 = links[i];
-                i += 1;
-                if l2 != l && self.links.touch(l2, self.period) {
-                    self.act_walk[a] = (self.period, i as u32);
-                    // The flow is on `l2` too: that walk meets it and finishes it.
-                    self.from(l2);
-                    debug_assert_eq!(self.act_walk[a], (self.period, WALKED));
-                    break;
-                }
-            }
-            self.act_walk[a] = (self.period, WALKED);
-        }
     }
 }
 
