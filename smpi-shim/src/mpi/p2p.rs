@@ -227,8 +227,10 @@ fn alloc_send(
 /// Pays a send's overhead, then posts it.
 fn start_send(me: u32, req: u32, overhead: f64) -> MpiResult<u32> {
     sleep_for(me, overhead);
-    with_world(|w| post_send(w, req));
-    simcall_yield(me);
+    yield_with(with_world(|w| {
+        post_send(w, req);
+        yield_ctx(w, me)
+    }));
     Ok(req)
 }
 
@@ -348,12 +350,12 @@ pub(crate) fn irecv_kept(me: u32, a: &P2p, kept: Option<Rc<Datatype>>) -> MpiRes
 
 /// [`irecv`] of a receive already checked.
 fn irecv_checked(me: u32, a: &P2p, checked: Checked) -> u32 {
-    let id = with_world(|w| {
+    let (id, ctx) = with_world(|w| {
         let id = alloc_recv(w, me, a, checked);
         post_recv(w, id);
-        id
+        (id, yield_ctx(w, me))
     });
-    simcall_yield(me);
+    yield_with(ctx);
     id
 }
 
