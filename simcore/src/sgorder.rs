@@ -53,18 +53,28 @@ pub(crate) struct SgOrder {
     /// Per activity slot: the links of a flow (route, then back route), as expanded so far,
     /// in a flat array of `stride` entries per slot (cache-friendly walks).
     flow_links: Vec<u32>,
-    flow_len: Vec<u32>,
     stride: usize,
-    /// Per activity slot, for walks: (period, index where a walk through the flow's links
-    /// resumes, or [`WALKED`] once done).
-    act_walk: Vec<(u32, u32)>,
-    act_listed: Vec<u32>,
+    /// Per activity slot: the flow's state for walks and listings.
+    flows: Vec<FlowState>,
     /// The walk's stack (kept to reuse its allocation): per link being walked, how many of
     /// its enabled flows are left to visit, and the flow the walk came through (done with
     /// when the link is).
     walk_stack: Vec<(u32, u32, u32)>,
     /// The links of the last [`SgOrder::net_order`]'s set that carry enabled flows, in order.
     busy_links: Vec<u32>,
+}
+
+/// A flow's links count and marks.
+#[derive(Clone, Copy, Default)]
+struct FlowState {
+    /// Links in its slot of `flow_links`.
+    len: u32,
+    /// Period of its last walk, and the index where a walk through its links resumes (or
+    /// [`WALKED`] once done).
+    walk_period: u32,
+    walk_at: u32,
+    /// Period in which it was last listed in the network model's modified set.
+    listed: u32,
 }
 
 impl SgOrder {
@@ -82,22 +92,21 @@ impl SgOrder {
 
     fn slot(&mut self, a: u32) {
         let n = a as usize + 1;
-        if self.flow_len.len() < n {
-            let n = n.max(self.flow_len.len() * 2);
-            self.flow_len.resize(n, 0);
+        if self.flows.len() < n {
+            let n = n.max(self.flows.len() * 2);
+            self.flows.resize(n, FlowState::default());
             self.flow_links.resize(n * self.stride, 0);
-            self.act_walk.resize(n, (0, 0));
-            self.act_listed.resize(n, 0);
         }
     }
 
     /// Appends a link to flow `a`'s list, widening every slot when a route is longer.
     fn push_link(&mut self, a: usize, l: u32) {
-        let len = self.flow_len[a] as usize;
+        let len = self.flows[a].len as usize;
         if len == self.stride {
             let (old, stride) = (self.stride, self.stride * 2);
-            let mut links = vec![0; self.flow_len.len() * stride];
-            for (i, &n) in self.flow_len.iter().enumerate() {
+            let mut links = vec![0; self.flows.len() * stride];
+            for (i, f) in self.flows.iter().enumerate() {
+                let n = f.len;
                 links[i * stride..i * stride + n as usize]
                     .copy_from_slice(&self.flow_links[i * old..i * old + n as usize]);
             }
@@ -105,7 +114,7 @@ impl SgOrder {
             self.stride = stride;
         }
         self.flow_links[a * self.stride + len] = l;
-        self.flow_len[a] += 1;
+        self.flows[a].len += 1;
     }
 
     /// Whether anything was touched since the last solve.
@@ -116,7 +125,7 @@ impl SgOrder {
     pub(crate) fn exec_start(&mut self, a: u32, host: u32) {
         self.slot(a);
         self.host_execs[host as usize].push(a);
-        self.hosts.vars[host as usize] += 1;
+        self.hosts.cnsts[host as usize].vars += 1;
         self.hosts.touch(host, self.period);
     }
 
@@ -131,7 +140,7 @@ impl SgOrder {
 
     pub(crate) fn sleep_start(&mut self, a: u32, host: u32) {
         self.slot(a);
-        self.hosts.vars[host as usize] += 1;
+        self.hosts.cnsts[host as usize].vars += 1;
         self.hosts.touch(host, self.period);
         self.new_sleeps.push(a);
     }
@@ -150,7 +159,7 @@ impl SgOrder {
     /// A flow's variable changed (bound or penalty): SimGrid touches each of its constraints.
     #[cold]
     pub(crate) fn touch_flow(&mut self, a: u32) {
-        let (start, n) = (a as usize * self.stride, self.flow_len[a as usize] as usize);
+        let (start, n) = (a as usize * self.stride, self.flows[a as usize].len as usize);
         for i in start..start + n {
             let l = self.flow_links[i];
             self.touch_link(l);
@@ -164,7 +173,7 @@ impl SgOrder {
     }
 
     fn touch_link(&mut self, l: u32) {
-        if self.links.touch(l, self.period) {
+        if self.links.touch(l, self.period) && !self.link_enabled[l as usize].is_empty() {
             self.walk_from(l);
         }
     }
@@ -182,13 +191,18 @@ impl SgOrder {
             if left == 0 {
                 stack.pop();
                 if via != u32::MAX {
-                    self.act_walk[via as usize] = (period, WALKED);
+                    self.flows[via as usize].walk_at = WALKED;
                 }
                 continue;
             }
             top.1 = left - 1;
             let a = self.link_enabled[l as usize][left as usize - 1] as usize;
-            let (p, at) = self.act_walk[a];
+            let FlowState {
+                len,
+                walk_period: p,
+                walk_at: at,
+                ..
+            } = self.flows[a];
             if p == period && at == WALKED {
                 continue;
             }
@@ -198,7 +212,7 @@ impl SgOrder {
             // linear rather than quadratic time.
             let mut i = if p == period { at as usize } else { 0 };
             let start = a * self.stride;
-            let links = &self.flow_links[start..start + self.flow_len[a] as usize];
+            let links = &self.flow_links[start..start + len as usize];
             let mut deeper = None;
             while i < links.len() {
                 let l2 = links[i];
@@ -212,10 +226,14 @@ impl SgOrder {
                 Some(l2) => {
                     // The flow is on `l2` too: that walk meets it (resuming after `l2`) and
                     // finishes it.
-                    self.act_walk[a] = (period, i as u32);
+                    let f = &mut self.flows[a];
+                    (f.walk_period, f.walk_at) = (period, i as u32);
                     stack.push((l2, self.link_enabled[l2 as usize].len() as u32, a as u32));
                 }
-                None => self.act_walk[a] = (period, WALKED),
+                None => {
+                    let f = &mut self.flows[a];
+                    (f.walk_period, f.walk_at) = (period, WALKED);
+                }
             }
         }
         self.walk_stack = stack;
@@ -225,12 +243,10 @@ impl SgOrder {
     /// has no latency phase).
     pub(crate) fn flow_start(&mut self, a: u32, links: impl Iterator<Item = u32>, enabled: bool) {
         self.slot(a);
-        self.flow_len[a as usize] = 0;
-        self.act_walk[a as usize] = (0, 0);
-        self.act_listed[a as usize] = 0;
+        self.flows[a as usize] = FlowState::default();
         for l in links {
             self.push_link(a as usize, l);
-            self.links.vars[l as usize] += 1;
+            self.links.cnsts[l as usize].vars += 1;
             if enabled {
                 self.link_enabled[l as usize].push(a);
             }
@@ -240,7 +256,7 @@ impl SgOrder {
 
     /// A flow's latency phase ends: its variable is enabled.
     pub(crate) fn flow_enable(&mut self, a: u32) {
-        let (start, n) = (a as usize * self.stride, self.flow_len[a as usize] as usize);
+        let (start, n) = (a as usize * self.stride, self.flows[a as usize].len as usize);
         for i in start..start + n {
             let l = self.flow_links[i];
             self.link_enabled[l as usize].push(a);
@@ -252,7 +268,7 @@ impl SgOrder {
 
     /// A flow's variable is freed (`enabled`: it was past its latency phase).
     pub(crate) fn flow_free(&mut self, a: u32, enabled: bool) {
-        let (start, n) = (a as usize * self.stride, self.flow_len[a as usize] as usize);
+        let (start, n) = (a as usize * self.stride, self.flows[a as usize].len as usize);
         if enabled && n > 0 {
             self.touch_link(self.flow_links[start]);
         }
@@ -266,7 +282,7 @@ impl SgOrder {
             }
             self.links.var_gone(l as u32, self.period);
         }
-        self.flow_len[a as usize] = 0;
+        self.flows[a as usize].len = 0;
     }
 
     /// The CPU model's modified set at a solve: new sleeps (newest first), then the
@@ -288,8 +304,9 @@ impl SgOrder {
                 self.busy_links.push(l);
             }
             for &a in flows.iter().rev() {
-                if self.act_listed[a as usize] != self.period {
-                    self.act_listed[a as usize] = self.period;
+                let f = &mut self.flows[a as usize];
+                if f.listed != self.period {
+                    f.listed = self.period;
                     out.push(a);
                 }
             }
@@ -315,10 +332,11 @@ impl SgOrder {
         self.period = self.period.wrapping_add(1);
         if self.period == 0 {
             // Marks of four billion solves ago would look current: clear them.
-            for m in [&mut self.hosts.mark, &mut self.links.mark, &mut self.act_listed] {
-                m.fill(0);
+            self.hosts.clear_marks();
+            self.links.clear_marks();
+            for f in &mut self.flows {
+                (f.walk_period, f.walk_at, f.listed) = (0, 0, 0);
             }
-            self.act_walk.fill((0, 0));
             self.period = 1;
         }
         self.hosts.touched.clear();
@@ -331,52 +349,64 @@ impl SgOrder {
 /// `modified_constraint_set`), indexed by host or link.
 #[derive(Default)]
 struct ModifiedSet {
-    /// Period of the last touch (0: not in the set).
-    mark: Vec<u32>,
-    /// Bumped when a constraint leaves the set, so its older `touched` entry is skipped.
-    token: Vec<u32>,
-    /// Variables on each constraint, enabled or not.
-    vars: Vec<u32>,
+    cnsts: Vec<CnstState>,
     /// Touched constraints in order, with the token they had.
     touched: Vec<(u32, u32)>,
+}
+
+/// A constraint's place in its model's modified set.
+#[derive(Clone, Copy, Default)]
+struct CnstState {
+    /// Period of the last touch (0: not in the set).
+    mark: u32,
+    /// Bumped when a constraint leaves the set, so its older `touched` entry is skipped.
+    token: u32,
+    /// Variables on the constraint, enabled or not.
+    vars: u32,
 }
 
 impl ModifiedSet {
     fn new(n: usize) -> Self {
         ModifiedSet {
-            mark: vec![0; n],
-            token: vec![0; n],
-            vars: vec![0; n],
+            cnsts: vec![CnstState::default(); n],
             touched: Vec::new(),
         }
     }
 
     /// Adds `c` at the end of the set unless it is in it; returns whether it was added.
     fn touch(&mut self, c: u32, period: u32) -> bool {
-        let i = c as usize;
-        if self.mark[i] == period {
+        let cn = &mut self.cnsts[c as usize];
+        if cn.mark == period {
             return false;
         }
-        self.mark[i] = period;
-        self.touched.push((c, self.token[i]));
+        cn.mark = period;
+        self.touched.push((c, cn.token));
         true
     }
 
     /// A variable leaves `c`; a constraint left empty leaves the set.
     fn var_gone(&mut self, c: u32, period: u32) {
-        let i = c as usize;
-        self.vars[i] -= 1;
-        if self.vars[i] == 0 && self.mark[i] == period {
-            self.mark[i] = 0;
-            self.token[i] = self.token[i].wrapping_add(1);
+        let cn = &mut self.cnsts[c as usize];
+        cn.vars -= 1;
+        if cn.vars == 0 && cn.mark == period {
+            cn.mark = 0;
+            cn.token = cn.token.wrapping_add(1);
         }
     }
 
     /// The constraints in the set, in order.
     fn members(&self, period: u32) -> impl Iterator<Item = u32> + '_ {
         self.touched.iter().filter_map(move |&(c, token)| {
-            (token == self.token[c as usize] && self.mark[c as usize] == period).then_some(c)
+            let cn = &self.cnsts[c as usize];
+            (token == cn.token && cn.mark == period).then_some(c)
         })
+    }
+
+    /// Forgets every mark (at a wrap of the period counter).
+    fn clear_marks(&mut self) {
+        for cn in &mut self.cnsts {
+            cn.mark = 0;
+        }
     }
 }
 
