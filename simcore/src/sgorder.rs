@@ -182,27 +182,36 @@ impl SgOrder {
     /// first through the enabled flows on each link (newest first) to their other links, each
     /// flow once per solve period. Written with a stack of its own instead of recursion.
     fn walk_from(&mut self, l: u32) {
-        let period = self.period;
-        let mut stack = std::mem::take(&mut self.walk_stack);
+        let SgOrder {
+            period,
+            links: set,
+            link_enabled,
+            flow_links,
+            stride,
+            flows,
+            walk_stack: stack,
+            ..
+        } = self;
+        let (period, stride) = (*period, *stride);
         stack.clear();
-        stack.push((l, self.link_enabled[l as usize].len() as u32, u32::MAX));
+        stack.push((l, link_enabled[l as usize].len() as u32, u32::MAX));
         while let Some(top) = stack.last_mut() {
             let (l, left, via) = *top;
             if left == 0 {
                 stack.pop();
                 if via != u32::MAX {
-                    self.flows[via as usize].walk_at = WALKED;
+                    flows[via as usize].walk_at = WALKED;
                 }
                 continue;
             }
             top.1 = left - 1;
-            let a = self.link_enabled[l as usize][left as usize - 1] as usize;
+            let a = link_enabled[l as usize][left as usize - 1] as usize;
             let FlowState {
                 len,
                 walk_period: p,
                 walk_at: at,
                 ..
-            } = self.flows[a];
+            } = flows[a];
             if p == period && at == WALKED {
                 continue;
             }
@@ -211,13 +220,13 @@ impl SgOrder {
             // (no effect), so starting after it touches the same links in the same order, in
             // linear rather than quadratic time.
             let mut i = if p == period { at as usize } else { 0 };
-            let start = a * self.stride;
-            let links = &self.flow_links[start..start + len as usize];
+            let start = a * stride;
+            let links = &flow_links[start..start + len as usize];
             let mut deeper = None;
             while i < links.len() {
                 let l2 = links[i];
                 i += 1;
-                if l2 != l && self.links.touch(l2, period) {
+                if l2 != l && set.touch(l2, period) {
                     deeper = Some(l2);
                     break;
                 }
@@ -226,17 +235,16 @@ impl SgOrder {
                 Some(l2) => {
                     // The flow is on `l2` too: that walk meets it (resuming after `l2`) and
                     // finishes it.
-                    let f = &mut self.flows[a];
+                    let f = &mut flows[a];
                     (f.walk_period, f.walk_at) = (period, i as u32);
-                    stack.push((l2, self.link_enabled[l2 as usize].len() as u32, a as u32));
+                    stack.push((l2, link_enabled[l2 as usize].len() as u32, a as u32));
                 }
                 None => {
-                    let f = &mut self.flows[a];
+                    let f = &mut flows[a];
                     (f.walk_period, f.walk_at) = (period, WALKED);
                 }
             }
         }
-        self.walk_stack = stack;
     }
 
     /// A flow starts: its variable is expanded on `links` in order (enabled at once when it
