@@ -333,22 +333,44 @@ struct ActorSlot {
     exited: Option<Result<(), String>>,
 }
 
+/// An event: an activity's date, with the sequence number of its scheduling (unique, so the
+/// queue's order is total).
 #[derive(Debug, PartialEq)]
 struct HeapEntry {
-    time: f64,
+    /// The date as [`date_key`] maps it (compared as an integer).
+    key: u64,
     seq: u64,
     act: u32,
     version: u32,
+}
+impl HeapEntry {
+    fn time(&self) -> f64 {
+        date_from_key(self.key)
+    }
 }
 impl Eq for HeapEntry {}
 impl Ord for HeapEntry {
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: BinaryHeap is a max-heap and we want the earliest event.
-        other
-            .time
-            .total_cmp(&self.time)
-            .then_with(|| other.seq.cmp(&self.seq))
+        (other.key, other.seq).cmp(&(self.key, self.seq))
     }
+}
+
+/// A date as an integer ordered as [`f64::total_cmp`] orders dates (the sign bit set for
+/// positive ones, every bit flipped for negative ones), so that comparing two costs one
+/// integer comparison.
+fn date_key(t: f64) -> u64 {
+    let bits = t.to_bits();
+    if bits >> 63 == 0 {
+        bits | 1 << 63
+    } else {
+        !bits
+    }
+}
+
+/// The inverse of [`date_key`].
+fn date_from_key(key: u64) -> f64 {
+    f64::from_bits(if key >> 63 == 1 { key & !(1 << 63) } else { !key })
 }
 impl PartialOrd for HeapEntry {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
@@ -505,7 +527,7 @@ impl Kernel {
         act.finish = time;
         act.stamp = self.seq;
         self.heap.push(HeapEntry {
-            time,
+            key: date_key(time),
             seq: self.seq,
             act: a.0,
             version: act.version,
@@ -1319,7 +1341,7 @@ impl Kernel {
         while let Some(top) = self.heap.peek() {
             let act = &self.acts[top.act as usize];
             if act.live && act.version == top.version && act.state != ActState::Done {
-                return Some(top.time);
+                return Some(top.time());
             }
             self.heap.pop();
         }
@@ -1337,7 +1359,7 @@ impl Kernel {
                 // SimGrid's test, to the bit (`double_equals`): |date - now| < precision, so
                 // an event exactly one precision later waits for the next date. (`<=` made
                 // some actors wake 1 ns early: 16x16 HPL drifted by 0.2 %.)
-                if (top.time - t).abs() >= self.timing_precision {
+                if (top.time() - t).abs() >= self.timing_precision {
                     break;
                 }
                 let e = self.heap.pop().expect("peeked");
@@ -1351,11 +1373,7 @@ impl Kernel {
                 }
                 batch.push((act.kind == ActKind::Comm, act.stamp, e));
             }
-            batch.sort_by(|x, y| {
-                x.0.cmp(&y.0)
-                    .then(x.2.time.total_cmp(&y.2.time))
-                    .then(x.1.cmp(&y.1))
-            });
+            batch.sort_by(|x, y| x.0.cmp(&y.0).then(x.2.key.cmp(&y.2.key)).then(x.1.cmp(&y.1)));
             // SimGrid pops the due actions of each model first, enabling the flows whose
             // latency is paid as it goes, and only then hands the finished ones to their
             // activities, which free their variables (touching constraints): all of this
@@ -1379,7 +1397,7 @@ impl Kernel {
         }
         let horizon = t + self.timing_precision;
         while let Some(top) = self.heap.peek() {
-            if top.time > horizon {
+            if top.time() > horizon {
                 break;
             }
             let e = self.heap.pop().expect("peeked");
@@ -2348,5 +2366,38 @@ fn finish_date(now: f64, remains: f64, rate: f64) -> f64 {
         now + remains / rate
     } else {
         now
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn date_keys_order_dates_as_total_cmp_and_round_trip() {
+        let dates = [
+            f64::NEG_INFINITY,
+            -1.5e300,
+            -1.0,
+            -f64::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            5e-324,
+            1e-9,
+            8.061645359e-3,
+            1.0,
+            1.0 + f64::EPSILON,
+            3.2e7,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ];
+        for &a in &dates {
+            assert_eq!(date_from_key(date_key(a)).to_bits(), a.to_bits(), "{a}");
+            for &b in &dates {
+                assert_eq!(date_key(a).cmp(&date_key(b)), a.total_cmp(&b), "{a} vs {b}");
+            }
+        }
     }
 }

@@ -53,12 +53,28 @@ pub(crate) struct SgOrder {
     /// Per activity slot: the links of a flow (route, then back route), as expanded so far,
     /// in a flat array of `stride` entries per slot (cache-friendly walks).
     flow_links: Vec<u32>,
-    flow_len: Vec<u32>,
     stride: usize,
-    /// Per activity slot, for walks: (period, index where a walk through the flow's links
-    /// resumes, or [`WALKED`] once done).
-    act_walk: Vec<(u32, u32)>,
-    act_listed: Vec<u32>,
+    /// Per activity slot: the flow's state for walks and listings.
+    flows: Vec<FlowState>,
+    /// The walk's stack (kept to reuse its allocation): per link being walked, how many of
+    /// its enabled flows are left to visit, and the flow the walk came through (done with
+    /// when the link is).
+    walk_stack: Vec<(u32, u32, u32)>,
+    /// The links of the last [`SgOrder::net_order`]'s set that carry enabled flows, in order.
+    busy_links: Vec<u32>,
+}
+
+/// A flow's links count and marks.
+#[derive(Clone, Copy, Default)]
+struct FlowState {
+    /// Links in its slot of `flow_links`.
+    len: u32,
+    /// Period of its last walk, and the index where a walk through its links resumes (or
+    /// [`WALKED`] once done).
+    walk_period: u32,
+    walk_at: u32,
+    /// Period in which it was last listed in the network model's modified set.
+    listed: u32,
 }
 
 impl SgOrder {
@@ -76,22 +92,21 @@ impl SgOrder {
 
     fn slot(&mut self, a: u32) {
         let n = a as usize + 1;
-        if self.flow_len.len() < n {
-            let n = n.max(self.flow_len.len() * 2);
-            self.flow_len.resize(n, 0);
+        if self.flows.len() < n {
+            let n = n.max(self.flows.len() * 2);
+            self.flows.resize(n, FlowState::default());
             self.flow_links.resize(n * self.stride, 0);
-            self.act_walk.resize(n, (0, 0));
-            self.act_listed.resize(n, 0);
         }
     }
 
     /// Appends a link to flow `a`'s list, widening every slot when a route is longer.
     fn push_link(&mut self, a: usize, l: u32) {
-        let len = self.flow_len[a] as usize;
+        let len = self.flows[a].len as usize;
         if len == self.stride {
             let (old, stride) = (self.stride, self.stride * 2);
-            let mut links = vec![0; self.flow_len.len() * stride];
-            for (i, &n) in self.flow_len.iter().enumerate() {
+            let mut links = vec![0; self.flows.len() * stride];
+            for (i, f) in self.flows.iter().enumerate() {
+                let n = f.len;
                 links[i * stride..i * stride + n as usize]
                     .copy_from_slice(&self.flow_links[i * old..i * old + n as usize]);
             }
@@ -99,7 +114,7 @@ impl SgOrder {
             self.stride = stride;
         }
         self.flow_links[a * self.stride + len] = l;
-        self.flow_len[a] += 1;
+        self.flows[a].len += 1;
     }
 
     /// Whether anything was touched since the last solve.
@@ -110,7 +125,7 @@ impl SgOrder {
     pub(crate) fn exec_start(&mut self, a: u32, host: u32) {
         self.slot(a);
         self.host_execs[host as usize].push(a);
-        self.hosts.vars[host as usize] += 1;
+        self.hosts.cnsts[host as usize].vars += 1;
         self.hosts.touch(host, self.period);
     }
 
@@ -125,7 +140,7 @@ impl SgOrder {
 
     pub(crate) fn sleep_start(&mut self, a: u32, host: u32) {
         self.slot(a);
-        self.hosts.vars[host as usize] += 1;
+        self.hosts.cnsts[host as usize].vars += 1;
         self.hosts.touch(host, self.period);
         self.new_sleeps.push(a);
     }
@@ -144,7 +159,7 @@ impl SgOrder {
     /// A flow's variable changed (bound or penalty): SimGrid touches each of its constraints.
     #[cold]
     pub(crate) fn touch_flow(&mut self, a: u32) {
-        let (start, n) = (a as usize * self.stride, self.flow_len[a as usize] as usize);
+        let (start, n) = (a as usize * self.stride, self.flows[a as usize].len as usize);
         for i in start..start + n {
             let l = self.flow_links[i];
             self.touch_link(l);
@@ -158,17 +173,77 @@ impl SgOrder {
     }
 
     fn touch_link(&mut self, l: u32) {
-        if self.links.touch(l, self.period) {
-            let mut walk = Walk {
-                period: self.period,
-                link_enabled: &self.link_enabled,
-                flow_links: &self.flow_links,
-                flow_len: &self.flow_len,
-                stride: self.stride,
-                links: &mut self.links,
-                act_walk: &mut self.act_walk,
-            };
-            walk.from(l);
+        if self.links.touch(l, self.period) && !self.link_enabled[l as usize].is_empty() {
+            self.walk_from(l);
+        }
+    }
+
+    /// SimGrid's `update_modified_cnst_set_rec` from link `l` (just added to the set): depth
+    /// first through the enabled flows on each link (newest first) to their other links, each
+    /// flow once per solve period. Written with a stack of its own instead of recursion.
+    fn walk_from(&mut self, l: u32) {
+        let SgOrder {
+            period,
+            links: set,
+            link_enabled,
+            flow_links,
+            stride,
+            flows,
+            walk_stack: stack,
+            ..
+        } = self;
+        let (period, stride) = (*period, *stride);
+        stack.clear();
+        stack.push((l, link_enabled[l as usize].len() as u32, u32::MAX));
+        while let Some(top) = stack.last_mut() {
+            let (l, left, via) = *top;
+            if left == 0 {
+                stack.pop();
+                if via != u32::MAX {
+                    flows[via as usize].walk_at = WALKED;
+                }
+                continue;
+            }
+            top.1 = left - 1;
+            let a = link_enabled[l as usize][left as usize - 1] as usize;
+            let FlowState {
+                len,
+                walk_period: p,
+                walk_at: at,
+                ..
+            } = flows[a];
+            if p == period && at == WALKED {
+                continue;
+            }
+            // SimGrid restarts at the flow's first link when a deeper walk meets the flow
+            // again; the links before the one that walk came through are all touched by then
+            // (no effect), so starting after it touches the same links in the same order, in
+            // linear rather than quadratic time.
+            let mut i = if p == period { at as usize } else { 0 };
+            let start = a * stride;
+            let links = &flow_links[start..start + len as usize];
+            let mut deeper = None;
+            while i < links.len() {
+                let l2 = links[i];
+                i += 1;
+                if l2 != l && set.touch(l2, period) {
+                    deeper = Some(l2);
+                    break;
+                }
+            }
+            match deeper {
+                Some(l2) => {
+                    // The flow is on `l2` too: that walk meets it (resuming after `l2`) and
+                    // finishes it.
+                    let f = &mut flows[a];
+                    (f.walk_period, f.walk_at) = (period, i as u32);
+                    stack.push((l2, link_enabled[l2 as usize].len() as u32, a as u32));
+                }
+                None => {
+                    let f = &mut flows[a];
+                    (f.walk_period, f.walk_at) = (period, WALKED);
+                }
+            }
         }
     }
 
@@ -176,12 +251,10 @@ impl SgOrder {
     /// has no latency phase).
     pub(crate) fn flow_start(&mut self, a: u32, links: impl Iterator<Item = u32>, enabled: bool) {
         self.slot(a);
-        self.flow_len[a as usize] = 0;
-        self.act_walk[a as usize] = (0, 0);
-        self.act_listed[a as usize] = 0;
+        self.flows[a as usize] = FlowState::default();
         for l in links {
             self.push_link(a as usize, l);
-            self.links.vars[l as usize] += 1;
+            self.links.cnsts[l as usize].vars += 1;
             if enabled {
                 self.link_enabled[l as usize].push(a);
             }
@@ -191,7 +264,7 @@ impl SgOrder {
 
     /// A flow's latency phase ends: its variable is enabled.
     pub(crate) fn flow_enable(&mut self, a: u32) {
-        let (start, n) = (a as usize * self.stride, self.flow_len[a as usize] as usize);
+        let (start, n) = (a as usize * self.stride, self.flows[a as usize].len as usize);
         for i in start..start + n {
             let l = self.flow_links[i];
             self.link_enabled[l as usize].push(a);
@@ -203,7 +276,7 @@ impl SgOrder {
 
     /// A flow's variable is freed (`enabled`: it was past its latency phase).
     pub(crate) fn flow_free(&mut self, a: u32, enabled: bool) {
-        let (start, n) = (a as usize * self.stride, self.flow_len[a as usize] as usize);
+        let (start, n) = (a as usize * self.stride, self.flows[a as usize].len as usize);
         if enabled && n > 0 {
             self.touch_link(self.flow_links[start]);
         }
@@ -217,7 +290,7 @@ impl SgOrder {
             }
             self.links.var_gone(l as u32, self.period);
         }
-        self.flow_len[a as usize] = 0;
+        self.flows[a as usize].len = 0;
     }
 
     /// The CPU model's modified set at a solve: new sleeps (newest first), then the
@@ -229,12 +302,19 @@ impl SgOrder {
         }
     }
 
-    /// The network model's modified set at a solve.
+    /// The network model's modified set at a solve (and the links to re-solve: see
+    /// [`SgOrder::modified_busy_links`]).
     pub(crate) fn net_order(&mut self, out: &mut Vec<u32>) {
+        self.busy_links.clear();
         for l in self.links.members(self.period) {
-            for &a in self.link_enabled[l as usize].iter().rev() {
-                if self.act_listed[a as usize] != self.period {
-                    self.act_listed[a as usize] = self.period;
+            let flows = &self.link_enabled[l as usize];
+            if !flows.is_empty() {
+                self.busy_links.push(l);
+            }
+            for &a in flows.iter().rev() {
+                let f = &mut self.flows[a as usize];
+                if f.listed != self.period {
+                    f.listed = self.period;
                     out.push(a);
                 }
             }
@@ -250,11 +330,9 @@ impl SgOrder {
     }
 
     /// The links of the network model's modified set that carry enabled flows, in order
-    /// (the others have nothing to re-solve).
+    /// (the others have nothing to re-solve), as [`SgOrder::net_order`] found them.
     pub(crate) fn modified_busy_links(&self) -> impl Iterator<Item = u32> + '_ {
-        self.links
-            .members(self.period)
-            .filter(|&l| !self.link_enabled[l as usize].is_empty())
+        self.busy_links.iter().copied()
     }
 
     /// Ends a solve period.
@@ -262,10 +340,11 @@ impl SgOrder {
         self.period = self.period.wrapping_add(1);
         if self.period == 0 {
             // Marks of four billion solves ago would look current: clear them.
-            for m in [&mut self.hosts.mark, &mut self.links.mark, &mut self.act_listed] {
-                m.fill(0);
+            self.hosts.clear_marks();
+            self.links.clear_marks();
+            for f in &mut self.flows {
+                (f.walk_period, f.walk_at, f.listed) = (0, 0, 0);
             }
-            self.act_walk.fill((0, 0));
             self.period = 1;
         }
         self.hosts.touched.clear();
@@ -278,95 +357,63 @@ impl SgOrder {
 /// `modified_constraint_set`), indexed by host or link.
 #[derive(Default)]
 struct ModifiedSet {
-    /// Period of the last touch (0: not in the set).
-    mark: Vec<u32>,
-    /// Bumped when a constraint leaves the set, so its older `touched` entry is skipped.
-    token: Vec<u32>,
-    /// Variables on each constraint, enabled or not.
-    vars: Vec<u32>,
+    cnsts: Vec<CnstState>,
     /// Touched constraints in order, with the token they had.
     touched: Vec<(u32, u32)>,
+}
+
+/// A constraint's place in its model's modified set.
+#[derive(Clone, Copy, Default)]
+struct CnstState {
+    /// Period of the last touch (0: not in the set).
+    mark: u32,
+    /// Bumped when a constraint leaves the set, so its older `touched` entry is skipped.
+    token: u32,
+    /// Variables on the constraint, enabled or not.
+    vars: u32,
 }
 
 impl ModifiedSet {
     fn new(n: usize) -> Self {
         ModifiedSet {
-            mark: vec![0; n],
-            token: vec![0; n],
-            vars: vec![0; n],
+            cnsts: vec![CnstState::default(); n],
             touched: Vec::new(),
         }
     }
 
     /// Adds `c` at the end of the set unless it is in it; returns whether it was added.
     fn touch(&mut self, c: u32, period: u32) -> bool {
-        let i = c as usize;
-        if self.mark[i] == period {
+        let cn = &mut self.cnsts[c as usize];
+        if cn.mark == period {
             return false;
         }
-        self.mark[i] = period;
-        self.touched.push((c, self.token[i]));
+        cn.mark = period;
+        self.touched.push((c, cn.token));
         true
     }
 
     /// A variable leaves `c`; a constraint left empty leaves the set.
     fn var_gone(&mut self, c: u32, period: u32) {
-        let i = c as usize;
-        self.vars[i] -= 1;
-        if self.vars[i] == 0 && self.mark[i] == period {
-            self.mark[i] = 0;
-            self.token[i] = self.token[i].wrapping_add(1);
+        let cn = &mut self.cnsts[c as usize];
+        cn.vars -= 1;
+        if cn.vars == 0 && cn.mark == period {
+            cn.mark = 0;
+            cn.token = cn.token.wrapping_add(1);
         }
     }
 
     /// The constraints in the set, in order.
     fn members(&self, period: u32) -> impl Iterator<Item = u32> + '_ {
         self.touched.iter().filter_map(move |&(c, token)| {
-            (token == self.token[c as usize] && self.mark[c as usize] == period).then_some(c)
+            let cn = &self.cnsts[c as usize];
+            (token == cn.token && cn.mark == period).then_some(c)
         })
     }
-}
 
-/// SimGrid's `update_modified_cnst_set_rec`: from link `l`, depth first through the enabled
-/// flows (newest first) to their other links, each flow once per solve period.
-struct Walk<'a> {
-    period: u32,
-    link_enabled: &'a [Vec<u32>],
-    flow_links: &'a [u32],
-    flow_len: &'a [u32],
-    stride: usize,
-    links: &'a mut ModifiedSet,
-    act_walk: &'a mut [(u32, u32)],
-}
-
-impl Walk<'_> {
-    fn from(&mut self, l: u32) {
-        let flows = self.link_enabled;
-        for &a in flows[l as usize].iter().rev() {
-            let a = a as usize;
-            let (period, at) = self.act_walk[a];
-            if period == self.period && at == WALKED {
-                continue;
-            }
-            // SimGrid restarts at the flow's first link when a deeper walk meets the flow
-            // again; the links before the one that walk came through are all touched by then
-            // (no effect), so starting after it touches the same links in the same order, in
-            // linear rather than quadratic time.
-            let mut i = if period == self.period { at as usize } else { 0 };
-            let start = a * self.stride;
-            let links = &self.flow_links[start..start + self.flow_len[a] as usize];
-            while i < links.len() {
-                let l2 = links[i];
-                i += 1;
-                if l2 != l && self.links.touch(l2, self.period) {
-                    self.act_walk[a] = (self.period, i as u32);
-                    // The flow is on `l2` too: that walk meets it and finishes it.
-                    self.from(l2);
-                    debug_assert_eq!(self.act_walk[a], (self.period, WALKED));
-                    break;
-                }
-            }
-            self.act_walk[a] = (self.period, WALKED);
+    /// Forgets every mark (at a wrap of the period counter).
+    fn clear_marks(&mut self) {
+        for cn in &mut self.cnsts {
+            cn.mark = 0;
         }
     }
 }

@@ -2,7 +2,8 @@
 //! benchmark (inject the time spent in user code since the previous MPI call),
 //! restart it on return, and turn errors into MPI error-handler behaviour.
 
-use crate::mpi::{self as rt, with_world, MpiError, MPI_ERRORS_RETURN};
+use crate::mpi::{self as rt, with_world, MpiError, World, MPI_ERRORS_RETURN};
+use simcore::Ctx;
 
 /// Thread CPU time in seconds.
 pub(crate) fn thread_cpu_time() -> f64 {
@@ -28,11 +29,14 @@ pub(crate) struct Entry {
 /// then as [`enter`].
 pub(crate) fn enter_call(call: &'static str) -> Entry {
     let me = rt::current_rank();
-    let (initialized, finalized, traced) = with_world(|w| {
+    let (initialized, finalized, traced, entered) = with_world(|w| {
         let traced = w.trace.is_some();
         let r = &mut w.ranks[me as usize];
         r.user_call = Some(call);
-        (r.initialized, r.finalized, traced)
+        let (initialized, finalized) = (r.initialized, r.finalized);
+        // Entered in the same borrow unless the call is erroneous (the run ends below).
+        let entered = (initialized && !finalized).then(|| enter_world(w, me));
+        (initialized, finalized, traced, entered)
     });
     if finalized {
         abort_run(me, format!("{call} called after MPI_Finalize"));
@@ -40,7 +44,8 @@ pub(crate) fn enter_call(call: &'static str) -> Entry {
     if !initialized {
         abort_run(me, format!("{call} called before MPI_Init"));
     }
-    let mut entry = enter();
+    let (flops, ctx) = entered.expect("entered when initialized and not finalized");
+    let mut entry = entered_with(me, flops, ctx);
     if traced {
         entry.traced = with_world(|w| {
             let now = w.kernel.now();
@@ -78,20 +83,29 @@ pub(crate) fn traced_computation(me: u32, name: &str, flops: f64, compute: impl 
 /// measured since the rank last left MPI (when `smpi/simulate-computation`).
 pub(crate) fn enter() -> Entry {
     let me = rt::current_rank();
-    let (flops, ctx) = with_world(|w| {
-        let r = &mut w.ranks[me as usize];
-        r.in_mpi += 1;
-        if r.in_mpi > 1 || !w.cfg.simulate_computation {
-            return (0.0, r.ctx());
-        }
-        let elapsed = thread_cpu_time() - r.bench_start;
-        let flops = if elapsed >= w.cfg.cpu_threshold && w.cfg.cpu_threshold >= 0.0 {
-            elapsed * w.cfg.host_speed
-        } else {
-            0.0
-        };
-        (flops, r.ctx())
-    });
+    let (flops, ctx) = with_world(|w| enter_world(w, me));
+    entered_with(me, flops, ctx)
+}
+
+/// [`enter`]'s part under the world borrow: counts the call in and returns the computation
+/// to inject (flops) and the rank's context.
+fn enter_world(w: &mut World, me: u32) -> (f64, &'static Ctx) {
+    let r = &mut w.ranks[me as usize];
+    r.in_mpi += 1;
+    if r.in_mpi > 1 || !w.cfg.simulate_computation {
+        return (0.0, r.ctx());
+    }
+    let elapsed = thread_cpu_time() - r.bench_start;
+    let flops = if elapsed >= w.cfg.cpu_threshold && w.cfg.cpu_threshold >= 0.0 {
+        elapsed * w.cfg.host_speed
+    } else {
+        0.0
+    };
+    (flops, r.ctx())
+}
+
+/// [`enter`]'s part after the borrow: injects the computation.
+fn entered_with(me: u32, flops: f64, ctx: &'static Ctx) -> Entry {
     if flops > 0.0 {
         traced_computation(me, "computation", flops, || ctx.compute(flops));
     }

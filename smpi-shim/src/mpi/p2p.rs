@@ -52,6 +52,19 @@ pub(crate) struct P2p {
     pub coll: bool,
 }
 
+/// A send or receive that passed [`check_p2p`], with what the check worked out.
+pub(crate) struct Checked {
+    /// Matching context (the communicator's, or its collective one).
+    context: u32,
+    /// The caller's rank in the communicator.
+    me_local: i32,
+    /// The peer's world rank (`u32::MAX` for a wildcard or `MPI_PROC_NULL`).
+    peer_world: u32,
+    /// Payload bytes.
+    size: usize,
+    dt: Rc<Datatype>,
+}
+
 /// Validates a send or receive. `kept` is the datatype a persistent request
 /// holds (its handle may have been freed since).
 pub(crate) fn check_p2p(
@@ -60,7 +73,7 @@ pub(crate) fn check_p2p(
     a: &P2p,
     is_send: bool,
     kept: Option<Rc<Datatype>>,
-) -> MpiResult<(u32, i32, u32, usize, Rc<Datatype>)> {
+) -> MpiResult<Checked> {
     let rank = &w.ranks[me as usize];
     let c = rank.comm(a.comm)?;
     // A zero-count message may name no valid type (MPI_DATATYPE_NULL).
@@ -106,7 +119,13 @@ pub(crate) fn check_p2p(
     }
     let context = c.shared.context + a.coll as u32;
     let peer_world = if a.peer >= 0 { c.world_of(a.peer) } else { u32::MAX };
-    Ok((context, c.my_rank, peer_world, size, dt))
+    Ok(Checked {
+        context,
+        me_local: c.my_rank,
+        peer_world,
+        size,
+        dt,
+    })
 }
 
 /// Removes and returns the first request of `rank`'s mailbox that pairs with
@@ -148,38 +167,70 @@ pub(crate) fn isend_kept(
     kept: Option<Rc<Datatype>>,
 ) -> MpiResult<u32> {
     let (req, overhead) = with_world(|w| -> MpiResult<(u32, f64)> {
-        let (context, me_local, peer_world, size, dt) = check_p2p(w, me, a, true, kept)?;
-        let detached = mode == SendMode::Buffered
-            || (mode != SendMode::Sync && size < w.cfg.detached_thresh && a.peer != MPI_PROC_NULL);
-        // Detached sends are copied when posted (see `post_send`).
-        let payload = if w.payloads_meaningless {
-            Payload::Folded
-        } else {
-            send_payload(&dt, a.buf, a.count, size)
-        };
-        // As SMPI: software overheads are evaluated on the payload (no envelope).
-        let overhead = if immediate {
-            w.cfg.ois.cost(size as f64)
-        } else if detached || mode == SendMode::Sync {
-            w.cfg.os.cost(size as f64)
-        } else {
-            0.0
-        };
-        let r = Request {
-            context,
-            me_local,
-            peer_world,
-            dt: Some(dt.clone()),
-            size,
-            detached,
-            payload,
-            ..Request::message(ReqKind::Send, me, a, mode)
-        };
-        Ok((w.alloc_req(r), overhead))
+        let checked = check_p2p(w, me, a, true, kept)?;
+        Ok(alloc_send(w, me, a, mode, immediate, checked))
     })?;
+    start_send(me, req, overhead)
+}
+
+/// [`isend`] of a send already checked (its arguments are not checked again).
+fn isend_checked(me: u32, a: &P2p, mode: SendMode, immediate: bool, checked: Checked) -> MpiResult<u32> {
+    let (req, overhead) = with_world(|w| alloc_send(w, me, a, mode, immediate, checked));
+    start_send(me, req, overhead)
+}
+
+/// The request of a checked send, not posted yet, and the overhead to pay before posting it.
+fn alloc_send(
+    w: &mut World,
+    me: u32,
+    a: &P2p,
+    mode: SendMode,
+    immediate: bool,
+    checked: Checked,
+) -> (u32, f64) {
+    let Checked {
+        context,
+        me_local,
+        peer_world,
+        size,
+        dt,
+    } = checked;
+    let detached = mode == SendMode::Buffered
+        || (mode != SendMode::Sync && size < w.cfg.detached_thresh && a.peer != MPI_PROC_NULL);
+    // Detached sends are copied when posted (see `post_send`).
+    let payload = if w.payloads_meaningless {
+        Payload::Folded
+    } else {
+        send_payload(&dt, a.buf, a.count, size)
+    };
+    // As SMPI: software overheads are evaluated on the payload (no envelope).
+    let overhead = if immediate {
+        w.cfg.ois.cost(size as f64)
+    } else if detached || mode == SendMode::Sync {
+        w.cfg.os.cost(size as f64)
+    } else {
+        0.0
+    };
+    let r = Request {
+        context,
+        me_local,
+        peer_world,
+        dt: Some(dt),
+        size,
+        detached,
+        payload,
+        ..Request::message(ReqKind::Send, me, a, mode)
+    };
+    (w.alloc_req(r), overhead)
+}
+
+/// Pays a send's overhead, then posts it.
+fn start_send(me: u32, req: u32, overhead: f64) -> MpiResult<u32> {
     sleep_for(me, overhead);
-    with_world(|w| post_send(w, req));
-    simcall_yield(me);
+    yield_with(with_world(|w| {
+        post_send(w, req);
+        yield_ctx(w, me)
+    }));
     Ok(req)
 }
 
@@ -297,19 +348,40 @@ pub(crate) fn irecv_kept(me: u32, a: &P2p, kept: Option<Rc<Datatype>>) -> MpiRes
     .inspect(|_| simcall_yield(me))
 }
 
+/// [`irecv`] of a receive already checked.
+fn irecv_checked(me: u32, a: &P2p, checked: Checked) -> u32 {
+    let (id, ctx) = with_world(|w| {
+        let id = alloc_recv(w, me, a, checked);
+        post_recv(w, id);
+        (id, yield_ctx(w, me))
+    });
+    yield_with(ctx);
+    id
+}
+
 /// A checked receive request, not posted yet.
 pub(crate) fn new_recv(w: &mut World, me: u32, a: &P2p, kept: Option<Rc<Datatype>>) -> MpiResult<u32> {
-    {
-        let (context, _me_local, peer_world, size, dt) = check_p2p(w, me, a, false, kept)?;
-        let r = Request {
-            context,
-            peer_world,
-            dt: Some(dt),
-            size,
-            ..Request::message(ReqKind::Recv, me, a, SendMode::Standard)
-        };
-        Ok(w.alloc_req(r))
-    }
+    let checked = check_p2p(w, me, a, false, kept)?;
+    Ok(alloc_recv(w, me, a, checked))
+}
+
+/// The request of a checked receive, not posted yet.
+fn alloc_recv(w: &mut World, me: u32, a: &P2p, checked: Checked) -> u32 {
+    let Checked {
+        context,
+        peer_world,
+        size,
+        dt,
+        ..
+    } = checked;
+    let r = Request {
+        context,
+        peer_world,
+        dt: Some(dt),
+        size,
+        ..Request::message(ReqKind::Recv, me, a, SendMode::Standard)
+    };
+    w.alloc_req(r)
 }
 
 /// Matches a prepared receive against unexpected sends, or queues it.
@@ -703,9 +775,15 @@ pub(crate) fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
 /// `waitall`): the send is started first (after its `ois` sleep), then the
 /// receive is posted, then both are waited for, send first.
 pub(crate) fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
-    check_pair(me, s, r)?;
-    let sid = isend(me, s, SendMode::Standard, true)?;
-    let rid = irecv(me, r)?;
+    // Both halves are checked before either starts (see `check_pair`), once each.
+    let (sc, rc) = with_world(|w| -> MpiResult<_> {
+        Ok((
+            check_p2p(w, me, s, true, None)?,
+            check_p2p(w, me, r, false, None)?,
+        ))
+    })?;
+    let sid = isend_checked(me, s, SendMode::Standard, true, sc)?;
+    let rid = irecv_checked(me, r, rc);
     wait(me, sid, "MPI_Sendrecv");
     let st = wait(me, rid, "MPI_Sendrecv");
     Ok(st)

@@ -3,14 +3,24 @@
 
 use std::collections::VecDeque;
 
-use simcore::ActivityId;
+use simcore::{ActivityId, Ctx};
 
 use super::*;
 
 /// SimGrid answers every simcall between scheduling rounds: after posting a
 /// request the rank lets the other ranks ready at this date run first.
 pub(crate) fn simcall_yield(me: u32) {
-    let ctx = with_world(|w| w.cfg.simcall_yield.then(|| w.ranks[me as usize].ctx()));
+    yield_with(with_world(|w| yield_ctx(w, me)));
+}
+
+/// What [`simcall_yield`] needs from the world, for a caller that holds it: `me`'s context
+/// when simcalls yield.
+pub(crate) fn yield_ctx(w: &World, me: u32) -> Option<&'static Ctx> {
+    w.cfg.simcall_yield.then(|| w.ranks[me as usize].ctx())
+}
+
+/// [`simcall_yield`] with the context [`yield_ctx`] gave (no world borrow held).
+pub(crate) fn yield_with(ctx: Option<&'static Ctx>) {
     if let Some(ctx) = ctx {
         ctx.yield_now();
     }
@@ -27,20 +37,12 @@ pub(crate) fn sleep_for(me: u32, seconds: f64) {
 /// Blocks until request `id` completes; returns its status and frees it
 /// (persistent requests are only made inactive).
 pub(crate) fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
-    if with_world(|w| w.req(id).kind == ReqKind::Coll) {
-        loop {
-            progress_open_colls(me);
-            if progress_coll(me, id) {
-                return finish(me, id);
-            }
-            let mut acts = pending_acts(id);
-            acts.extend(open_coll_acts(me));
-            let ctx = with_world(|w| w.ranks[me as usize].ctx());
-            ctx.wait_any(&acts);
-        }
-    }
-    let (act, done, simcall, info) = with_world(|w| {
+    // One borrow of the world for what the wait needs to know (the common case costs one).
+    let step = with_world(|w| {
         let r = w.req(id);
+        if r.kind == ReqKind::Coll {
+            return None;
+        }
         let info = BlockInfo {
             call,
             peer: r.peer,
@@ -52,12 +54,31 @@ pub(crate) fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
         let simcall = act.is_some() && !(r.kind == ReqKind::Send && r.detached);
         let done = is_complete(w, id);
         w.ranks[me as usize].blocked = Some(info);
-        (act, done, simcall, info)
+        let rank = &w.ranks[me as usize];
+        Some((
+            act,
+            done,
+            simcall,
+            info,
+            rank.ctx(),
+            !w.open_colls[me as usize].is_empty(),
+        ))
     });
+    let Some((act, done, simcall, info, ctx, open_colls)) = step else {
+        loop {
+            progress_open_colls(me);
+            if progress_coll(me, id) {
+                return finish(me, id);
+            }
+            let mut acts = pending_acts(id);
+            acts.extend(open_coll_acts(me));
+            let ctx = with_world(|w| w.ranks[me as usize].ctx());
+            ctx.wait_any(&acts);
+        }
+    };
     if !done {
         if let Some(a) = act {
-            let ctx = with_world(|w| w.ranks[me as usize].ctx());
-            if has_open_colls(me) {
+            if open_colls {
                 wait_progressing_colls(me, id, a, info);
             } else {
                 ctx.wait(a);
@@ -71,10 +92,10 @@ pub(crate) fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
 
 /// Final bookkeeping of a completed request: `or` overhead, status, free.
 pub(crate) fn finish(me: u32, id: u32) -> StatusInfo {
-    if with_world(|w| w.req(id).kind == ReqKind::Generalized) {
-        return finish_greq(me, id);
-    }
-    let (status, or_cost) = with_world(|w| {
+    let done = with_world(|w| {
+        if w.req(id).kind == ReqKind::Generalized {
+            return None;
+        }
         w.ranks[me as usize].blocked = None;
         let r = w.req(id);
         let status = if r.kind == ReqKind::Recv || r.coll.as_ref().is_some_and(|c| c.receive_status) {
@@ -100,8 +121,11 @@ pub(crate) fn finish(me: u32, id: u32) -> StatusInfo {
             0.0
         };
         release_completed(w, id);
-        (status, or_cost)
+        Some((status, or_cost))
     });
+    let Some((status, or_cost)) = done else {
+        return finish_greq(me, id);
+    };
     sleep_for(me, or_cost);
     status
 }
@@ -372,10 +396,6 @@ pub(crate) fn open_colls(me: u32) -> Vec<u32> {
         }
     });
     live
-}
-
-pub(crate) fn has_open_colls(me: u32) -> bool {
-    with_world(|w| !w.open_colls[me as usize].is_empty())
 }
 
 /// Advances every open collective of `me`; forgets the complete ones.

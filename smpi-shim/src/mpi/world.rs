@@ -496,19 +496,21 @@ impl World {
 
     /// Frees a request and its reference on the kernel communication.
     pub(crate) fn free_req(&mut self, id: u32) {
-        if let Some(r) = self.reqs[id as usize].take() {
-            if let Some(a) = r.act {
-                self.kernel.release(a);
-            }
-            if let Some(p) = r.partner {
-                if let Some(Some(pr)) = self.reqs.get_mut(p as usize) {
-                    if pr.partner == Some(id) {
-                        pr.partner = None;
-                    }
+        let Some(r) = &self.reqs[id as usize] else { return };
+        let (act, partner) = (r.act, r.partner);
+        // Dropped where it lies (no move out of the table).
+        self.reqs[id as usize] = None;
+        if let Some(a) = act {
+            self.kernel.release(a);
+        }
+        if let Some(p) = partner {
+            if let Some(Some(pr)) = self.reqs.get_mut(p as usize) {
+                if pr.partner == Some(id) {
+                    pr.partner = None;
                 }
             }
-            self.free_reqs.push(id);
         }
+        self.free_reqs.push(id);
     }
 
     /// Allocates a new pair of contexts agreed on by every member: the key is
