@@ -14,7 +14,8 @@
 #   --out DIR        output directory (created)         [calibration-<host>-<UTC time>]
 #   --seed S         seed of the designs: network and compute use S, the fixed-K dgemm/dtrsm run
 #                    uses S+1 (distinct file names; its metadata says fixed_k)          [1]
-#   --nb K           K of the fixed-K dgemm/dtrsm run (HPL's NB); 0 skips that run    [128]
+#   --nb K           K of the fixed-K run (HPL's NB: dgemm's K, dtrsm's triangle, at most K
+#                    rows per HPL_dlaswp* call); 0 skips that run                      [128]
 #   --lda L          both compute runs with HPL's operand layout (calib_compute --lda L):
 #                    the operands HPL takes from its local matrix are blocks of a matrix
 #                    with leading dimension max(L, rows), and HPL_dlaswp* gather and swap
@@ -166,9 +167,13 @@ probe() { # label
 probe before-compute
 step compute "$OUT/logs/compute.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
     "$COMP" "--$MODE" --seed "$SEED" --lda "$LDA" --out-dir "$OUT"
+# HPL's biases, K = NB: dgemm's K, dtrsm's triangle, and at most NB rows per row swap (the
+# uniform design draws up to 1024 rows and rarely times HPL's few-row swaps, whose per-column
+# cost it then over-predicts).
+FIXED_K_KERNELS=dgemm,dtrsm,HPL_dlaswp00N,HPL_dlaswp01T,HPL_dlaswp02N,HPL_dlaswp03T,HPL_dlaswp04T,HPL_dlaswp05T,HPL_dlaswp06T,HPL_dlaswp10N
 if [ "$NB" != 0 ]; then
     step compute-fixed-k "$OUT/logs/compute-fixed-k.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
-        "$COMP" "--$MODE" --seed "$((SEED + 1))" --fixed-k "$NB" --lda "$LDA" --kernels dgemm,dtrsm --out-dir "$OUT"
+        "$COMP" "--$MODE" --seed "$((SEED + 1))" --fixed-k "$NB" --lda "$LDA" --kernels "$FIXED_K_KERNELS" --out-dir "$OUT"
 fi
 probe after-compute
 T_END=$(now)

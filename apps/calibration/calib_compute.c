@@ -9,7 +9,8 @@
  *     all six permutations of (A, B, C) emitted as (M, N, K); `grids` such grids, each with
  *     fresh jitter; fixed anchors (1,1,1) and (2048,2048,2048) in every file;
  *   - --fixed-k K: the HPL bias, K = NB for every dgemm (M N uniform-product, both orders)
- *     and triangles of order K for every dtrsm (the other side stratified up to SIGMA);
+ *     and triangles of order K for every dtrsm (the other side stratified up to SIGMA), and
+ *     at most K rows for the row-swap kernels (HPL_dlaswp*: a panel swaps at most NB rows);
  *   - dtrsm (both sides), dgemv, dger, the HPL kernels (HPL_dlaswp*, HPL_dlacpy,
  *     HPL_dlatcpy): products stratified the same way, both orders of the two dimensions;
  *     dtrsv and the BLAS-1 kernels (daxpy, dscal, dcopy, dswap, idamax): N log-uniform;
@@ -117,7 +118,8 @@ static void usage(FILE *f)
         "  --anchor A        anchor tuple (A,A,A), with (1,1,1)                      [2048]\n"
         "  --fixed-k K       every dgemm has K = K (HPL's NB); M*N uniform product up to\n"
         "                    max-dim^2/2; anchors (1,1,K) and (A,A,K); every dtrsm a\n"
-        "                    triangle of order K, the other side up to max-dim\n"
+        "                    triangle of order K, the other side up to max-dim; the\n"
+        "                    HPL_dlaswp* kernels swap at most K rows (10N: K columns)\n"
         "other kernels:\n"
         "  --draws N         tuples drawn per kernel                          [quick 40, full 300]\n"
         "  --max-product2 P  largest M*N of the two-dimensional kernels [quick 2^22, full 2^23]\n"
@@ -389,10 +391,13 @@ static void gen_others(calib_rng *r, const options *o, callvec *cv)
                 /* two-dimensional: (rows, columns) or (length, count); HPL's row-swapping
                  * kernels work on at most NB-ish rows, the other side is the local width */
                 uint64_t cap0 = o->dim2_cap, cap1 = o->dim2_cap;
+                /* with --fixed-k NB, HPL's own bias: a panel swaps at most NB rows (columns for
+                 * HPL_dlaswp10N), which a design drawing up to --max-rows rows rarely times */
+                uint64_t rows = o->fixed_k ? o->fixed_k : o->rows_cap;
                 if (k == LASWP00N || k == LASWP01T || k == LASWP02N || k == LASWP03T || k == LASWP04T ||
                     k == LASWP05T || k == LASWP06T)
-                    cap0 = o->rows_cap;
-                if (k == LASWP10N) cap1 = o->rows_cap;
+                    cap0 = rows;
+                if (k == LASWP10N) cap1 = rows;
                 /* products above cap0*cap1/2 would need both sides near their caps: keep
                  * the strata where a random factorisation fits reasonably often */
                 double pmax = fmin(o->pi2, 0.5 * (double)cap0 * (double)cap1);

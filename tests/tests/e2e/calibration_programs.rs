@@ -649,9 +649,26 @@ fn calibrate_script_quick_with_open_mpi() {
                     assert_eq!(seed, 6, "{name}");
                     assert_eq!(csv.meta["fixed_k"], "128");
                     assert!(
-                        calls.iter().all(|c| c.0 == "dgemm" || c.0 == "dtrsm"),
-                        "{name}: fixed-K run is dgemm and dtrsm only"
+                        calls
+                            .iter()
+                            .all(|c| c.0 == "dgemm" || c.0 == "dtrsm" || c.0.starts_with("HPL_dlaswp")),
+                        "{name}: fixed-K run is dgemm, dtrsm and the row swaps only"
                     );
+                    // The row swaps: at most NB = 128 rows (HPL_dlaswp04T: M0 <= M1 rows;
+                    // HPL_dlaswp10N: 128 columns), every one of the eight there.
+                    let swaps: Vec<_> = calls.iter().filter(|c| c.0.starts_with("HPL_dlaswp")).collect();
+                    let mut kinds: Vec<&str> = swaps.iter().map(|c| c.0.as_str()).collect();
+                    kinds.sort_unstable();
+                    kinds.dedup();
+                    assert_eq!(kinds.len(), 8, "{name}: {kinds:?}");
+                    for c in &swaps {
+                        let rows = match c.0.as_str() {
+                            "HPL_dlaswp04T" => c.1[1].unwrap(),
+                            "HPL_dlaswp10N" => c.1[1].unwrap(),
+                            _ => c.1[0].unwrap(),
+                        };
+                        assert!((1..=128).contains(&rows), "{name}: {c:?}");
+                    }
                     assert!(dgemm.iter().all(|t| t[2] == 128), "{name}: K != 128");
                     // dtrsm: a triangle of order 128 on either side (M on the left, N on the right).
                     let trsm: Vec<_> = calls.iter().filter(|c| c.0 == "dtrsm").collect();
