@@ -1480,17 +1480,23 @@ impl Kernel {
     }
 
     fn wake_waiters(&mut self, a: ActivityId) {
-        let waiters = std::mem::take(&mut self.act_mut(a).waiters);
-        for (actor, epoch) in waiters {
-            let slot = &mut self.actors[actor.0 as usize];
+        // The list is cleared in place: its buffer stays with the slot for the next
+        // activity there (no allocation per wait).
+        let Kernel {
+            acts, actors, ready, ..
+        } = self;
+        let waiters = &mut acts[a.0 as usize].waiters;
+        for &(actor, epoch) in waiters.iter() {
+            let slot = &mut actors[actor.0 as usize];
             if slot.state == ActorState::Blocked && slot.wait_epoch == epoch {
                 slot.state = ActorState::Ready;
                 slot.wait_epoch += 1;
                 slot.woken_by = Some(a);
                 slot.waiting_on.clear();
-                self.ready.push_back(actor);
+                ready.push_back(actor);
             }
         }
+        waiters.clear();
     }
 
     fn describe(&self, a: ActivityId) -> String {
