@@ -494,6 +494,8 @@ struct Kernel {
 }
 
 impl Kernel {
+    /// Inlined so the activity is built where it is stored (one `memcpy` less).
+    #[inline(always)]
     fn alloc_act(&mut self, mut act: Activity) -> ActivityId {
         if let Some(i) = self.free_acts.pop() {
             // Keep the old waiter buffer: avoids an allocation per activity.
