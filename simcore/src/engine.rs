@@ -494,6 +494,8 @@ struct Kernel {
 }
 
 impl Kernel {
+    /// Inlined so the activity is built where it is stored (one `memcpy` less).
+    #[inline(always)]
     fn alloc_act(&mut self, mut act: Activity) -> ActivityId {
         if let Some(i) = self.free_acts.pop() {
             // Keep the old waiter buffer: avoids an allocation per activity.
@@ -1480,17 +1482,23 @@ impl Kernel {
     }
 
     fn wake_waiters(&mut self, a: ActivityId) {
-        let waiters = std::mem::take(&mut self.act_mut(a).waiters);
-        for (actor, epoch) in waiters {
-            let slot = &mut self.actors[actor.0 as usize];
+        // The list is cleared in place: its buffer stays with the slot for the next
+        // activity there (no allocation per wait).
+        let Kernel {
+            acts, actors, ready, ..
+        } = self;
+        let waiters = &mut acts[a.0 as usize].waiters;
+        for &(actor, epoch) in waiters.iter() {
+            let slot = &mut actors[actor.0 as usize];
             if slot.state == ActorState::Blocked && slot.wait_epoch == epoch {
                 slot.state = ActorState::Ready;
                 slot.wait_epoch += 1;
                 slot.woken_by = Some(a);
                 slot.waiting_on.clear();
-                self.ready.push_back(actor);
+                ready.push_back(actor);
             }
         }
+        waiters.clear();
     }
 
     fn describe(&self, a: ActivityId) -> String {
@@ -2216,24 +2224,32 @@ impl Simulation {
         let mut resumed: u64 = 0;
         loop {
             loop {
-                let next = self.k.borrow_mut().ready.pop_front();
-                let Some(id) = next else { break };
+                // One borrow per resume on each side of the switch: the next actor is
+                // taken and made current together, its exit read as it stops being current.
+                let id = {
+                    let mut k = self.k.borrow_mut();
+                    let Some(id) = k.ready.pop_front() else { break };
+                    k.current = Some(id);
+                    id
+                };
                 // Ranks that yield to each other forever at one date (polling
                 // that costs no simulated time) never leave this loop: look at
                 // the stop flag here too.
                 resumed += 1;
                 if resumed.is_multiple_of(4096) && self.stop_requested() {
-                    let k = self.k.borrow();
+                    let mut k = self.k.borrow_mut();
+                    k.current = None;
                     return Err(SimError::Stopped {
                         time: k.now,
                         unfinished: k.unfinished_actors(),
                     });
                 }
                 if self.coroutines[id.0 as usize].is_none() {
-                    let co = self.make_coroutine(id)?;
+                    let co = self
+                        .make_coroutine(id)
+                        .inspect_err(|_| self.k.borrow_mut().current = None)?;
                     self.coroutines[id.0 as usize] = Some(co);
                 }
-                self.k.borrow_mut().current = Some(id);
                 crash::set_current(Some(id.0));
                 let co = self.coroutines[id.0 as usize].as_mut().expect("created above");
                 // Safety: errno is this thread's, always valid.
@@ -2242,8 +2258,11 @@ impl Simulation {
                 let res = co.resume(());
                 self.errnos[id.0 as usize] = unsafe { errno.replace(kernel_errno) };
                 crash::set_current(None);
-                self.k.borrow_mut().current = None;
-                let exited = self.k.borrow_mut().actors[id.0 as usize].exited.take();
+                let exited = {
+                    let mut k = self.k.borrow_mut();
+                    k.current = None;
+                    k.actors[id.0 as usize].exited.take()
+                };
                 let res = match (res, exited) {
                     // An actor the kernel failed while it ran to its end.
                     (CoroutineResult::Return(_), Some(Err(message))) => CoroutineResult::Return(Err(message)),

@@ -172,6 +172,9 @@ impl SgOrder {
         self.touch_link(l);
     }
 
+    /// Inlined: most touches find the link already in the set (or without enabled flows),
+    /// and the walk's register saves would cost more than the check.
+    #[inline]
     fn touch_link(&mut self, l: u32) {
         if self.links.touch(l, self.period) && !self.link_enabled[l as usize].is_empty() {
             self.walk_from(l);
@@ -181,6 +184,7 @@ impl SgOrder {
     /// SimGrid's `update_modified_cnst_set_rec` from link `l` (just added to the set): depth
     /// first through the enabled flows on each link (newest first) to their other links, each
     /// flow once per solve period. Written with a stack of its own instead of recursion.
+    #[inline(never)]
     fn walk_from(&mut self, l: u32) {
         let SgOrder {
             period,
@@ -382,6 +386,7 @@ impl ModifiedSet {
     }
 
     /// Adds `c` at the end of the set unless it is in it; returns whether it was added.
+    #[inline]
     fn touch(&mut self, c: u32, period: u32) -> bool {
         let cn = &mut self.cnsts[c as usize];
         if cn.mark == period {

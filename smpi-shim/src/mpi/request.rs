@@ -320,6 +320,7 @@ pub(crate) fn rename_req(w: &mut World, old: u32, new: u32) {
 impl Request {
     /// A request with no message of its own (a non-blocking collective, a
     /// generalized request): active, never matched, completed by `act` if any.
+    #[inline]
     pub(crate) fn local(kind: ReqKind, owner: u32, comm_handle: i32, act: Option<ActivityId>) -> Request {
         Request {
             kind,
@@ -356,6 +357,7 @@ impl Request {
 
     /// A point-to-point request on `a`'s buffer, neither checked nor posted:
     /// the fields sends, receives and persistent requests share.
+    #[inline]
     pub(crate) fn message(kind: ReqKind, owner: u32, a: &P2p, mode: SendMode) -> Request {
         Request {
             peer: a.peer,

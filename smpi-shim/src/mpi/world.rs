@@ -484,6 +484,9 @@ impl World {
         self.reqs[id as usize].as_mut().expect("stale request")
     }
 
+    /// Stores a new request, returns its handle. Inlined so the request is built where
+    /// it is stored (a `Request` is large: each move is a `memcpy`).
+    #[inline(always)]
     pub(crate) fn alloc_req(&mut self, r: Request) -> u32 {
         if let Some(i) = self.free_reqs.pop() {
             self.reqs[i as usize] = Some(r);
