@@ -328,12 +328,24 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
             k.noise.model.label(),
             opts.compute.folds,
             score(k.mean.model.label()).map_or(String::new(), |s| format!(
-                ", held-out relative error {:.2} %",
+                ", held-out {} {:.2} %",
+                if k.ordinary {
+                    "error of the total time"
+                } else {
+                    "relative error"
+                },
                 100.0 * s.rel_error
             )),
             k.calls,
             if k.outliers > 0 {
                 format!(", {} gross outliers screened out", k.outliers)
+            } else {
+                String::new()
+            } + &if k.design_set_aside > 0 {
+                format!(
+                    ", all traced in the program: the designs' {} calls set aside",
+                    k.design_set_aside
+                )
             } else {
                 String::new()
             },

@@ -447,7 +447,23 @@ fn kernel_section(md: &mut String, plots: &mut Vec<(PathBuf, Chart)>, k: &Kernel
         k.hosts,
         g(k.mean_duration)
     );
-    md.push_str("| mean model | CV MSE (s²) ± SE | held-out relative error |\n|---|---|---|\n");
+    if k.design_set_aside > 0 {
+        let _ = writeln!(
+            md,
+            "Fitted on the calls traced in the program alone (`smpi-fit --from-trace`), by ordinary least \
+             squares; the calibration designs' {} calls are set aside.\n",
+            k.design_set_aside
+        );
+    }
+    let _ = writeln!(
+        md,
+        "| mean model | CV MSE (s²) ± SE | held-out {} |\n|---|---|---|",
+        if k.ordinary {
+            "error of the total time"
+        } else {
+            "relative error"
+        }
+    );
     for s in &k.mean_scores {
         let mark = if s.name == k.mean.model.label() {
             " **chosen**"

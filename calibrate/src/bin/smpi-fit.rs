@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use calibrate::compute::{ComputeOptions, KernelNoise};
+use calibrate::compute::{ComputeOptions, FromTrace, KernelNoise};
 use calibrate::fit::{self, FitOptions};
 use calibrate::network::NetworkOptions;
 use calibrate::nonreg::{self, Observation, Verdict};
@@ -88,6 +88,12 @@ struct FitArgs {
     /// down more than 1.5× by something outside the kernel, e.g. a preemption).
     #[arg(long)]
     no_screen: bool,
+    /// Which kernels are fitted on the calls of a program trace (`mode: trace`, e.g.
+    /// calibrate/trace/blas_trace.c) alone when it has enough of them, the designs' calls set
+    /// aside: `functions` (the program's own, `HPL_*`), `small` (every kernel but dgemm and
+    /// dtrsm) or `none` (traced and designed calls pooled).
+    #[arg(long, value_parser = ["functions", "small", "none"], default_value = "functions")]
+    from_trace: String,
 }
 
 #[derive(Subcommand, Debug)]
@@ -186,6 +192,11 @@ fn fit_main(a: &FitArgs) -> anyhow::Result<()> {
             folds: a.folds.max(2),
             seed: a.seed,
             screen_outliers: !a.no_screen,
+            from_trace: match a.from_trace.as_str() {
+                "small" => FromTrace::Small,
+                "none" => FromTrace::None,
+                _ => FromTrace::Functions,
+            },
             noise: match a.kernel_noise.as_str() {
                 "fitted" => KernelNoise::Fitted,
                 "none" => KernelNoise::None,

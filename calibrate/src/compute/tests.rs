@@ -277,3 +277,73 @@ fn zero_dimension_calls_are_left_out() {
     assert_eq!(k.calls + k.outliers, calls.len() - 50);
     assert!(k.data.iter().all(|(x, _, _)| x[0] * x[1] * x[2] > 0.0));
 }
+
+/// A row-swap function's calls in two cost regimes: the design's (cold rows,
+/// 20 ns an element) and a program trace's (warm rows, 5 ns). With enough
+/// traced calls the function is fitted on them alone, by ordinary least
+/// squares, the design's calls counted as set aside; `FromTrace::None`
+/// pools both. dgemm's traced calls are always pooled.
+#[test]
+fn traced_function_calls_replace_the_designs() {
+    let model = |ns: f64| {
+        models::ModelSet::from_toml_str(
+            &format!(
+                "[compute.HPL_dlaswp01T]\nkind = \"function\"\nparams = [\"M\", \"N\"]\nmodel = \"linear\"\n\
+                 product = \"M*N\"\na = {}\nb = 2e-6\n\
+                 noise = {{ kind = \"normal\", sigma = {{ intercept = 2e-5 }} }}\n\n[compute.dgemm]\nmodel = \"linear\"\nproduct = \"M*N*K\"\n\
+                 a = 1e-11\nb = 1e-6\n",
+                ns * 1e-9
+            ),
+            "t.toml",
+        )
+        .unwrap()
+    };
+    let mut rng = NoiseRng::new(5, 1);
+    let mut draw = |n: usize, max_cols: f64| -> Vec<(String, Vec<f64>)> {
+        let mut v: Vec<(String, Vec<f64>)> = (0..n)
+            .map(|_| {
+                let m = (8.0 + 200.0 * rng.uniform()).round();
+                let c = (1.0 + max_cols * rng.uniform()).round();
+                ("HPL_dlaswp01T".to_string(), vec![m, c])
+            })
+            .collect();
+        v.extend((0..40).map(|i| ("dgemm".to_string(), vec![100.0 + i as f64, 200.0, 128.0])));
+        v
+    };
+    let design = compute_csv(&model(20.0).compute, &draw(300, 4000.0), 0, 3);
+    let traced =
+        compute_csv(&model(5.0).compute, &draw(60, 8000.0), 0, 4).replace("# mode: quick", "# mode: trace");
+    assert!(traced.contains("# mode: trace"));
+    let files: Vec<_> = [&design, &traced]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| parse(t, &format!("c{i}.csv"), i).unwrap())
+        .collect();
+    let index = |_: &str, core: u32| core as usize;
+    let per_element = |opts: &ComputeOptions| {
+        let fits = fit_compute(&files, &index, opts).unwrap();
+        let swap = fits.iter().find(|k| k.spec.name == "HPL_dlaswp01T").unwrap();
+        let dgemm = fits.iter().find(|k| k.spec.name == "dgemm").unwrap();
+        assert_eq!(
+            dgemm.calls + dgemm.outliers,
+            80,
+            "dgemm pools traced and designed calls"
+        );
+        assert_eq!(dgemm.design_set_aside, 0);
+        let big = [180.0, 6000.0];
+        (swap.mean.predict(&big) / (180.0 * 6000.0) * 1e9, swap.clone())
+    };
+    let (ns, swap) = per_element(&ComputeOptions::default());
+    assert!((ns / 5.0 - 1.0).abs() < 0.05, "traced: {ns} ns an element");
+    assert_eq!(swap.design_set_aside, 300);
+    assert_eq!(swap.calls + swap.outliers, 60);
+    assert!(swap.ordinary && swap.mean.weighting.starts_with("ordinary least squares"));
+    assert!(swap.range["N"].1 > 4000.0, "the calibrated range is the trace's");
+    let (ns, swap) = per_element(&ComputeOptions {
+        from_trace: FromTrace::None,
+        ..ComputeOptions::default()
+    });
+    assert!(ns > 10.0, "pooled: {ns} ns an element");
+    assert_eq!(swap.design_set_aside, 0);
+    assert!(!swap.ordinary);
+}
