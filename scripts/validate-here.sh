@@ -3,7 +3,8 @@
 # command. Everything lands in one output directory:
 #
 #   OUT/calibration/   CSVs, manifest.json, logs            (scripts/calibrate.sh)
-#   OUT/trace/         every CBLAS call of a real HPL          (calibrate/trace/blas_trace.c)
+#   OUT/trace/         every CBLAS call and HPL_dlaswp*/dlacpy/dlatcpy call of a real HPL
+#                                                           (calibrate/trace/blas_trace.c)
 #   OUT/model.toml, OUT/platform.toml, OUT/model.summary.json, OUT/fit-report/   (smpi-fit)
 #   OUT/validation/    report.md, PNG plots, runs/           (smpi-validate)
 #   OUT/validation.json                                     (per configuration: P, Q, N, NB,
@@ -12,7 +13,7 @@
 #
 #   scripts/validate-here.sh [--full|--quick] [--out DIR] [--runs R] [--replicas K] [--seed S]
 #                            [--grids 1x2,2x1] [--ns 2000,4000,6000,8000] [--nb 128] [--nice N]
-#                            [--lda L] [--trace-n N] [--no-trace] [--no-phases] [--keep-blas-env]
+#                            [--lda L] [--trace-n N[,N...]] [--no-trace] [--no-phases] [--keep-blas-env]
 #                            [--skip-calibration DIR] [--no-build]
 #
 #   --full        (default) calibrate.sh --full; HPL N = 2000,4000,6000,8000, 10 runs each;
@@ -34,11 +35,15 @@
 #                 matrix far larger than the caches, not a power of two and not the local
 #                 leading dimension of a validated configuration; 0: tight operands
 #                                                                           [full 5000 | quick 0]
-#   --trace-n N   order of the traced real HPL (both grids): its dgemm, dtrsm and BLAS-1/2 calls,
-#                 with HPL's own shapes and layout, join the fit; a size between the validated
-#                 ones, not one of them                                       [full 5000 | quick 600]
-#   --no-trace    do not trace a real HPL's BLAS calls (its panel-factorization calls,
-#                 dgemm with K < NB and the BLAS-1/2 kernels at HPL's sizes, then come from the
+#   --trace-n L   orders of the traced real HPL (each on both grids): its dgemm, dtrsm and BLAS-1/2
+#                 calls, with HPL's own shapes and layout, join the fit, and its HPL_dlaswp*,
+#                 HPL_dlacpy and HPL_dlatcpy calls replace the designs' for those functions
+#                 (smpi-fit --from-trace functions: HPL swaps rows it has just touched, warm in the
+#                 caches, at 4.7-9 ns an element here against 7-22 ns for random rows of a cold
+#                 matrix); sizes around the validated ones, never one of them, the largest above
+#                 them so HPL's calls are inside the calibrated ranges   [full 5000,9000 | quick 600]
+#   --no-trace    do not trace a real HPL (its panel-factorization calls, dgemm with K < NB, the
+#                 BLAS-1/2 kernels and HPL's functions at HPL's sizes then come from the
 #                 calibration designs alone)
 #   --no-phases   validate with the plain HPL builds (apps/hpl/build-real, apps/hpl/build). By
 #                 default both HPLs (the same sources, the same scripts) are built once more with
@@ -82,7 +87,7 @@ while [ $# -gt 0 ]; do
                 --nb) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] || die "--nb: '$2' is not a positive integer"; NB=$2 ;;
                 --nice) [[ $2 =~ ^-?[0-9]+$ ]] || die "--nice: '$2' is not an integer"; NICE=$2 ;;
                 --lda) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -le 100000 ] || die "--lda: '$2' is not an integer in 0..100000"; LDA=$2 ;;
-                --trace-n) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] || die "--trace-n: '$2' is not a positive integer"; TRACE_N=$2 ;;
+                --trace-n) [[ $2 =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "--trace-n: '$2' is not N[,N...] of positive integers"; TRACE_N=$2 ;;
                 --skip-calibration) [ -d "$2" ] || die "--skip-calibration: '$2' is not a directory"; REUSE=$(cd "$2" && pwd) ;;
             esac
             shift 2 ;;
@@ -90,13 +95,16 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ "$MODE" = full ]; then
-    : "${RUNS:=10}" "${REPLICAS:=3}" "${NS:=2000,4000,6000,8000}" "${LDA:=5000}" "${TRACE_N:=5000}"
+    : "${RUNS:=10}" "${REPLICAS:=3}" "${NS:=2000,4000,6000,8000}" "${LDA:=5000}" "${TRACE_N:=5000,9000}"
 else
     : "${RUNS:=6}" "${REPLICAS:=1}" "${NS:=400,800}" "${LDA:=0}" "${TRACE_N:=600}"
 fi
-case ",$NS," in *",$TRACE_N,"*)
-    log "warning: --trace-n $TRACE_N is one of the validated sizes: the fit then sees the calls it is judged on" ;;
-esac
+IFS=, read -r -a trace_ns <<< "$TRACE_N"
+for tn in "${trace_ns[@]}"; do
+    case ",$NS," in *",$tn,"*)
+        log "warning: --trace-n $tn is one of the validated sizes: the fit then sees the calls it is judged on" ;;
+    esac
+done
 HOST=$(hostname)
 [ -n "$OUT" ] || OUT=validation-$HOST-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT" || die "cannot create $OUT"
@@ -163,24 +171,36 @@ MPIRUN+=(--mca pml ob1 --mca btl self,vader --bind-to core)
 FIT_INPUTS=("$CAL"/*.csv)
 if [ "$TRACE" = 1 ]; then
     mkdir -p "$OUT/tools" "$OUT/trace"
-    cc -O2 -shared -fPIC -o "$OUT/tools/blas_trace.so" "$REPO/calibrate/trace/blas_trace.c" -ldl ||
-        die "cannot build calibrate/trace/blas_trace.c"
+    # The traced HPL is the validated one relinked with the recorder: its CBLAS calls and (through
+    # the linker's --wrap) HPL's own row-swap and copy functions, which no LD_PRELOAD can see.
+    xdir=$(dirname "$REAL_XHPL")
+    [ -f "$xdir/obj/hpl_main.o" ] && [ -f "$xdir/libhpl.a" ] ||
+        die "$xdir has no obj/hpl_main.o and libhpl.a to relink a traced HPL (the Debian hpcc HPL has them)"
+    wraps=-Wl,--wrap=fopen
+    for fn in HPL_dlaswp00N HPL_dlaswp01T HPL_dlaswp02N HPL_dlaswp03T HPL_dlaswp04T HPL_dlaswp05T \
+        HPL_dlaswp06T HPL_dlaswp10N HPL_dlacpy HPL_dlatcpy; do wraps+=,--wrap=$fn; done
+    blas_libs=$(sed -n 's/^BLAS_LIBS=//p' "$xdir/BUILD_INFO" 2>/dev/null)
+    # shellcheck disable=SC2086
+    { mpicc -O2 -DBLAS_TRACE_HPL -c -o "$OUT/tools/blas_trace_hpl.o" "$REPO/calibrate/trace/blas_trace.c" &&
+        mpicc -O2 -o "$OUT/tools/xhpl-traced" "$xdir/obj/hpl_main.o" "$OUT/tools/blas_trace_hpl.o" "$wraps" \
+            "$xdir/libhpl.a" -Wl,--no-as-needed ${blas_libs:--lopenblas} -Wl,--as-needed -lm -ldl; } \
+        > "$OUT/tools/build-trace.log" 2>&1 || {
+        cat "$OUT/tools/build-trace.log" >&2; die "cannot link the traced HPL ($OUT/tools/build-trace.log)"; }
     rm -f "$OUT/trace"/*.csv
     IFS=, read -r -a grids <<< "$GRIDS"
-    for g in "${grids[@]}"; do
+    for tn in "${trace_ns[@]}"; do for g in "${grids[@]}"; do
         p=${g%x*} q=${g#*x}
-        d=$OUT/trace/run-$g
+        d=$OUT/trace/run-$g-$tn
         mkdir -p "$d/csv"
-        "$REPO/apps/hpl/gen_dat.sh" --n "$TRACE_N" --nb "$NB" --p "$p" --q "$q" -o "$d/HPL.dat" 2>/dev/null
-        log "tracing the BLAS calls of the real HPL, $g N=$TRACE_N"
+        "$REPO/apps/hpl/gen_dat.sh" --n "$tn" --nb "$NB" --p "$p" --q "$q" -o "$d/HPL.dat" 2>/dev/null
+        log "tracing the BLAS and HPL_dlaswp*/dlacpy/dlatcpy calls of the real HPL, $g N=$tn"
         env_opts=()
         [ "$KEEP_ENV" = 1 ] || env_opts=(-u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
         (cd "$d" && env "${env_opts[@]}" OPENBLAS_NUM_THREADS=1 "${NICE_CMD[@]}" "${MPIRUN[@]}" \
-            -x LD_PRELOAD="$OUT/tools/blas_trace.so" -x BLAS_TRACE_DIR="$d/csv" -np $((p * q)) \
-            "$REAL_XHPL") > "$d/out.txt" 2>&1 || {
+            -x BLAS_TRACE_DIR="$d/csv" -np $((p * q)) "$OUT/tools/xhpl-traced") > "$d/out.txt" 2>&1 || {
             tail -n 20 "$d/out.txt" >&2; die "the traced HPL run failed ($d/out.txt)"; }
-        for f in "$d"/csv/*.csv; do mv "$f" "$OUT/trace/$g-$(basename "$f")"; done
-    done
+        for f in "$d"/csv/*.csv; do mv "$f" "$OUT/trace/$g-N$tn-$(basename "$f")"; done
+    done; done
     FIT_INPUTS+=("$OUT"/trace/*.csv)
 fi
 

@@ -9,6 +9,17 @@
  * the panel's small dgemm/dtrsm and BLAS-1/2 calls) that a randomized
  * calibration design rarely draws.
  *
+ * Built with -DBLAS_TRACE_HPL and linked into the program instead of preloaded,
+ * it also times HPL's own row-swap and copy functions (HPL_dlaswp00N, 01T,
+ * 02N, 03T, 04T, 05T, 06T, 10N, HPL_dlacpy, HPL_dlatcpy), which xhpl links
+ * statically, so no preload can see them: link with
+ * -Wl,--wrap=HPL_dlaswp00N,--wrap=HPL_dlaswp01T,... (every name above) and
+ * -ldl. The program's calls then go through __wrap_<name>, which times
+ * __real_<name>. The thesis calibrates these functions from a small real HPL
+ * run: they work on rows HPL has just touched, warm in the caches, which no
+ * random-access benchmark reproduces. Their parameters in the CSV are their
+ * function models' (apps/calibration/FORMAT.md): M,N (04T: M0,M1,N).
+ *
  * Environment: BLAS_TRACE_DIR (required, else nothing is written),
  * BLAS_TRACE_MAX (calls kept per process, default 4000000; further calls are
  * counted, not kept). Rank and core come from OMPI_COMM_WORLD_RANK and
@@ -27,9 +38,15 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 
-enum { K_DGEMM, K_DTRSM, K_DGEMV, K_DGER, K_DTRSV, K_DAXPY, K_DSCAL, K_DSWAP, K_DCOPY, K_IDAMAX, K_N };
-static const char *names[K_N] = {"dgemm", "dtrsm", "dgemv", "dger", "dtrsv",
-                                 "daxpy", "dscal", "dswap", "dcopy", "idamax"};
+enum {
+    K_DGEMM, K_DTRSM, K_DGEMV, K_DGER, K_DTRSV, K_DAXPY, K_DSCAL, K_DSWAP, K_DCOPY, K_IDAMAX,
+    K_LASWP00N, K_LASWP01T, K_LASWP02N, K_LASWP03T, K_LASWP04T, K_LASWP05T, K_LASWP06T, K_LASWP10N,
+    K_LACPY, K_LATCPY, K_N
+};
+static const char *names[K_N] = {"dgemm", "dtrsm", "dgemv", "dger", "dtrsv", "daxpy", "dscal",
+                                 "dswap", "dcopy", "idamax", "HPL_dlaswp00N", "HPL_dlaswp01T",
+                                 "HPL_dlaswp02N", "HPL_dlaswp03T", "HPL_dlaswp04T", "HPL_dlaswp05T",
+                                 "HPL_dlaswp06T", "HPL_dlaswp10N", "HPL_dlacpy", "HPL_dlatcpy"};
 
 typedef struct {
     double start, dur;
@@ -112,7 +129,12 @@ static void flush(void) {
     fprintf(f, "# command: %s\n# seed: 0\n# mode: trace\n# timer: clock_gettime(CLOCK_MONOTONIC)\n", cmd);
     fprintf(f, "# timer_resolution_s: 1e-09\n# timer_overhead_s: 2e-08\n# core: %d\n# rank: %s\n", core,
             rk ? rk : "0");
+#ifdef BLAS_TRACE_HPL
+    fprintf(f, "# note: blas_trace.c (calibrate/trace), linked in: every CBLAS call of the program and every call of "
+               "HPL's row-swap and copy functions timed around the call\n");
+#else
     fprintf(f, "# note: blas_trace.so (calibrate/trace): every CBLAS call of the program, timed around the call\n");
+#endif
     fprintf(f, "# dropped_calls: %zu\n", dropped);
     fprintf(f, "seq,core,kernel,p0,p1,p2,start,duration\n");
     for (size_t i = 0; i < nrec; i++) {
@@ -226,3 +248,76 @@ size_t cblas_idamax(int N, const double *X, int incx) {
     keep(K_IDAMAX, s, now(), 1, N, 0, 0);
     return r;
 }
+
+#ifdef BLAS_TRACE_HPL
+/* HPL's own functions, reached through the linker's --wrap (see the top). */
+#define HPL_ROWS(name, k)                                                                           \
+    void __real_##name(int, int, double *, int, const int *);                                       \
+    void __wrap_##name(int M, int N, double *A, int LDA, const int *IPIV) {                         \
+        init_once();                                                                                \
+        double s = now();                                                                           \
+        __real_##name(M, N, A, LDA, IPIV);                                                          \
+        keep(k, s, now(), 2, M, N, 0);                                                              \
+    }
+HPL_ROWS(HPL_dlaswp00N, K_LASWP00N)
+HPL_ROWS(HPL_dlaswp10N, K_LASWP10N)
+
+/* (M, N, A, LDA, U, LDU, LINDXA, LINDXAU): 01T and 05T (05T's U is const; same registers). */
+#define HPL_GATHER(name, k)                                                                         \
+    void __real_##name(int, int, double *, int, double *, int, const int *, const int *);           \
+    void __wrap_##name(int M, int N, double *A, int LDA, double *U, int LDU, const int *X,          \
+                       const int *XU) {                                                             \
+        init_once();                                                                                \
+        double s = now();                                                                           \
+        __real_##name(M, N, A, LDA, U, LDU, X, XU);                                                 \
+        keep(k, s, now(), 2, M, N, 0);                                                              \
+    }
+HPL_GATHER(HPL_dlaswp01T, K_LASWP01T)
+HPL_GATHER(HPL_dlaswp05T, K_LASWP05T)
+
+void __real_HPL_dlaswp02N(int, int, const double *, int, double *, double *, int, const int *, const int *);
+void __wrap_HPL_dlaswp02N(int M, int N, const double *A, int LDA, double *W0, double *W, int LDW, const int *X,
+                          const int *XU) {
+    init_once();
+    double s = now();
+    __real_HPL_dlaswp02N(M, N, A, LDA, W0, W, LDW, X, XU);
+    keep(K_LASWP02N, s, now(), 2, M, N, 0);
+}
+
+void __real_HPL_dlaswp03T(int, int, double *, int, const double *, const double *, int);
+void __wrap_HPL_dlaswp03T(int M, int N, double *U, int LDU, const double *W0, const double *W, int LDW) {
+    init_once();
+    double s = now();
+    __real_HPL_dlaswp03T(M, N, U, LDU, W0, W, LDW);
+    keep(K_LASWP03T, s, now(), 2, M, N, 0);
+}
+
+void __real_HPL_dlaswp04T(int, int, int, double *, int, double *, int, const double *, const double *, int,
+                          const int *, const int *);
+void __wrap_HPL_dlaswp04T(int M0, int M1, int N, double *U, int LDU, double *A, int LDA, const double *W0,
+                          const double *W, int LDW, const int *X, const int *XU) {
+    init_once();
+    double s = now();
+    __real_HPL_dlaswp04T(M0, M1, N, U, LDU, A, LDA, W0, W, LDW, X, XU);
+    keep(K_LASWP04T, s, now(), 3, M0, M1, N);
+}
+
+void __real_HPL_dlaswp06T(int, int, double *, int, double *, int, const int *);
+void __wrap_HPL_dlaswp06T(int M, int N, double *A, int LDA, double *U, int LDU, const int *X) {
+    init_once();
+    double s = now();
+    __real_HPL_dlaswp06T(M, N, A, LDA, U, LDU, X);
+    keep(K_LASWP06T, s, now(), 2, M, N, 0);
+}
+
+#define HPL_COPY(name, k)                                                                           \
+    void __real_##name(int, int, const double *, int, double *, int);                               \
+    void __wrap_##name(int M, int N, const double *A, int LDA, double *B, int LDB) {                \
+        init_once();                                                                                \
+        double s = now();                                                                           \
+        __real_##name(M, N, A, LDA, B, LDB);                                                        \
+        keep(k, s, now(), 2, M, N, 0);                                                              \
+    }
+HPL_COPY(HPL_dlacpy, K_LACPY)
+HPL_COPY(HPL_dlatcpy, K_LATCPY)
+#endif

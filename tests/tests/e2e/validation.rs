@@ -497,4 +497,22 @@ fn validate_here_quick_runs_end_to_end() {
         "no error table:\n{}",
         out.describe()
     );
+    // The traced HPL is relinked with the recorder: HPL's own functions are
+    // in the trace, and a function traced often enough is fitted on its
+    // traced calls alone.
+    let traced: String = std::fs::read_dir(out_dir.join("trace"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(
+        traced.contains(",HPL_dlatcpy,") && traced.contains(",HPL_dlaswp"),
+        "no HPL function in the trace"
+    );
+    let model = std::fs::read_to_string(out_dir.join("model.toml")).unwrap();
+    assert!(
+        model.contains("all traced in the program: the designs'"),
+        "no function fitted on its traced calls:\n{model}"
+    );
 }
