@@ -48,8 +48,12 @@ pub struct SizeAggregate {
 pub struct SegmentOptions {
     /// Largest number of segments tried.
     pub max_segments: usize,
-    /// Fewest distinct sizes in a segment (raised to 3 % of the sizes when that
-    /// is larger: a short segment can bend towards a few noisy sizes).
+    /// Fewest distinct sizes in a segment. A segment also needs 3 % of the
+    /// distinct sizes or 3 % of the calls: a short segment can bend towards a
+    /// few noisy sizes, but not towards sizes measured hundreds of times (the
+    /// exponential design's smallest sizes: 1–10 B are ten sizes and 14 % of
+    /// the calls, and Open MPI's shared-memory round trip steps from 1.01 to
+    /// 1.17 µs between 10 and 11 B on this project's VM).
     pub min_sizes: usize,
     /// Aggregate fitted.
     pub center: Center,
@@ -285,12 +289,54 @@ fn smoothed_scale(aggs: &[SizeAggregate], floor: f64) -> Option<Vec<f64>> {
     )
 }
 
-/// Exact dynamic programming over contiguous segments of at least `min_len`
-/// aggregates: `best[k][e]` is the least total weighted RSS of cutting
-/// aggregates `0..e` into `k` lines, `from[k][e]` where the last one starts.
-/// Starts are visited in increasing order, so `best[k-1][s]` is final when `s`
-/// is reached; each (start, end) cost is computed once, incrementally.
-fn dp(xs: &[f64], ys: &[f64], ws: &[f64], min_len: usize, kmax: usize) -> (Vec<Vec<f64>>, Vec<Vec<usize>>) {
+/// Which runs of aggregates may form a segment (see
+/// [`SegmentOptions::min_sizes`]).
+struct SegmentRule {
+    /// Fewest aggregates (distinct sizes) in any segment.
+    min_sizes: usize,
+    /// Aggregates that suffice whatever the calls.
+    enough_sizes: usize,
+    /// Calls that suffice with `min_sizes` aggregates.
+    enough_calls: usize,
+    /// `calls_before[i]`: calls of aggregates `0..i`.
+    calls_before: Vec<usize>,
+}
+
+impl SegmentRule {
+    fn new(min_sizes: usize, calls: &[usize]) -> Self {
+        let m = calls.len();
+        let mut calls_before = vec![0; m + 1];
+        for (i, c) in calls.iter().enumerate() {
+            calls_before[i + 1] = calls_before[i] + c;
+        }
+        SegmentRule {
+            min_sizes: min_sizes.max(3),
+            enough_sizes: min_sizes.max((0.03 * m as f64).ceil() as usize).max(3),
+            enough_calls: (0.03 * calls_before[m] as f64).ceil() as usize,
+            calls_before,
+        }
+    }
+
+    /// Whether aggregates `s..e` may form a segment.
+    fn allows(&self, s: usize, e: usize) -> bool {
+        let n = e - s;
+        n >= self.enough_sizes
+            || (n >= self.min_sizes && self.calls_before[e] - self.calls_before[s] >= self.enough_calls)
+    }
+}
+
+/// Exact dynamic programming over contiguous segments the rule allows:
+/// `best[k][e]` is the least total weighted RSS of cutting aggregates `0..e`
+/// into `k` lines, `from[k][e]` where the last one starts. Starts are visited
+/// in increasing order, so `best[k-1][s]` is final when `s` is reached; each
+/// (start, end) cost is computed once, incrementally.
+fn dp(
+    xs: &[f64],
+    ys: &[f64],
+    ws: &[f64],
+    rule: &SegmentRule,
+    kmax: usize,
+) -> (Vec<Vec<f64>>, Vec<Vec<usize>>) {
     let m = xs.len();
     let inf = f64::INFINITY;
     let mut best = vec![vec![inf; m + 1]; kmax + 1];
@@ -303,7 +349,7 @@ fn dp(xs: &[f64], ys: &[f64], ws: &[f64], min_len: usize, kmax: usize) -> (Vec<V
         let mut run = Running::default();
         for e in s + 1..=m {
             run.push(xs[e - 1], ys[e - 1], ws[e - 1]);
-            if e - s < min_len {
+            if !rule.allows(s, e) {
                 continue;
             }
             let c = segment_cost(&run);
@@ -336,12 +382,12 @@ fn cuts_of(from: &[Vec<usize>], k: usize, m: usize) -> Vec<usize> {
 /// Limits each aggregate's deviation from a pilot fit to 2.5 robust standard
 /// deviations (1.4826·MAD of the weighted deleted residuals). The pilot is the most
 /// detailed segmentation (`kmax` lines), which follows every real regime but
-/// cannot fit a lone extreme size (segments hold `min_len` sizes at least);
+/// cannot fit a lone extreme size (segments hold `min_sizes` sizes at least);
 /// without this, least squares lets such a size, or a cluster of skewed means,
 /// pull a short spurious segment around itself.
-fn winsorized(xs: &[f64], ys: &[f64], ws: &[f64], min_len: usize, kmax: usize) -> Vec<f64> {
+fn winsorized(xs: &[f64], ys: &[f64], ws: &[f64], rule: &SegmentRule, kmax: usize) -> Vec<f64> {
     let m = xs.len();
-    let (best, from) = dp(xs, ys, ws, min_len, kmax);
+    let (best, from) = dp(xs, ys, ws, rule, kmax);
     let Some(k) = (1..=kmax).rev().find(|k| best[*k][m] < f64::INFINITY) else {
         return ys.to_vec();
     };
@@ -427,10 +473,13 @@ pub fn fit_segmented(points: &[(f64, f64)], opts: &SegmentOptions) -> SegmentedF
         search.push(stats::mean(&kept));
         ws.push(kept.len() as f64 / (sc * sc));
     }
-    let min_len = opts.min_sizes.max((0.03 * m as f64).ceil() as usize).max(3);
-    let kmax = opts.max_segments.max(1).min(m / min_len).max(1);
-    let medians = winsorized(&xs, &search, &ws, min_len, kmax);
-    let (best, from) = dp(&xs, &medians, &ws, min_len, kmax);
+    let rule = SegmentRule::new(
+        opts.min_sizes,
+        &aggregates.iter().map(|a| a.n).collect::<Vec<_>>(),
+    );
+    let kmax = opts.max_segments.max(1).min(m / rule.min_sizes).max(1);
+    let medians = winsorized(&xs, &search, &ws, &rule, kmax);
+    let (best, from) = dp(&xs, &medians, &ws, &rule, kmax);
     // BIC: −2 log L + (2k + 2(k − 1) + 1)·ln m: a and b per segment, one scale,
     // and two for each cut, whose position is searched over every gap between
     // sizes (a non-regular parameter; with one, the bimodal noise of the test
@@ -467,7 +516,8 @@ pub fn fit_segmented(points: &[(f64, f64)], opts: &SegmentOptions) -> SegmentedF
         // The rest of the segmentation is fixed: its RSS is the total's minus
         // this pair's.
         let others = best[k_best][m] - (left[t] + right[t]);
-        let profile: Vec<(usize, f64)> = (s + min_len..=e - min_len)
+        let profile: Vec<(usize, f64)> = (s + rule.min_sizes..=e - rule.min_sizes)
+            .filter(|&u| rule.allows(s, u) && rule.allows(u, e))
             .map(|u| (u, neg2_loglik(others + left[u] + right[u], m)))
             .collect();
         let at_t = neg2_loglik(best[k_best][m], m);
