@@ -77,7 +77,14 @@ impl Calibration {
 
     /// Records a call of kernel `k` at the variables `x` that fell in `segment`.
     #[inline]
-    pub(crate) fn record(&self, k: KernelId, segment: usize, x: &[f64; SLOTS], tally: &mut Extrapolations) {
+    pub(crate) fn record(
+        &self,
+        k: KernelId,
+        segment: usize,
+        x: &[f64; SLOTS],
+        seconds: f64,
+        tally: &mut Extrapolations,
+    ) {
         let Some(s) = self.by_segment.get(segment).copied().flatten() else {
             return;
         };
@@ -96,6 +103,7 @@ impl Calibration {
             return;
         }
         tally.calls[k.index()] += 1;
+        tally.seconds[k.index()] += seconds;
         let base = tally.base[k.index()] + section.first_slot;
         for (i, t) in section.terms.iter().enumerate() {
             if outside & (1 << i) == 0 {
@@ -131,6 +139,8 @@ struct Seen {
 pub struct Extrapolations {
     /// Per kernel: calls outside the calibrated range.
     calls: Vec<u64>,
+    /// Per kernel: the modelled seconds of those calls.
+    seconds: Vec<f64>,
     /// Per kernel: index of its first slot in `seen`.
     base: Vec<usize>,
     seen: Vec<Seen>,
@@ -143,6 +153,9 @@ pub struct KernelExtrapolation {
     pub kernel: String,
     /// Calls with at least one term outside its calibrated interval.
     pub calls: u64,
+    /// The modelled seconds of those calls (all ranks): what rests on the
+    /// model's form rather than on measurements.
+    pub seconds: f64,
     /// The terms that were outside, in section order then by name.
     pub terms: Vec<TermExtrapolation>,
 }
@@ -174,6 +187,7 @@ impl Extrapolations {
         }
         Self {
             calls: vec![0; base.len()],
+            seconds: vec![0.0; base.len()],
             base,
             seen: vec![
                 Seen {
@@ -216,6 +230,7 @@ impl Extrapolations {
             out.push(KernelExtrapolation {
                 kernel: name.to_string(),
                 calls,
+                seconds: self.seconds[k.index()],
                 terms,
             });
         }
@@ -224,11 +239,12 @@ impl Extrapolations {
 }
 
 impl KernelExtrapolation {
-    /// One line for the end-of-run warning, e.g. `dgemm: 12 of 300 calls outside the
-    /// calibrated range (MNK up to 5.1e10, calibrated 64–1.3e9; M up to 40000,
-    /// calibrated 4–6115)`; `total_calls` is the kernel's number of calls. Terms of a
+    /// One line for the end-of-run warning, e.g. `dgemm: 12 of 300 calls (0.52 % of
+    /// its modelled time) outside the calibrated range (MNK up to 5.1e10, calibrated
+    /// 64–1.3e9; M up to 40000, calibrated 4–6115)`; `total_calls` and
+    /// `total_seconds` are the kernel's calls and modelled seconds. Terms of a
     /// piecewise range are prefixed with the range (`K<128: M up to ...`).
-    pub fn describe(&self, total_calls: u64) -> String {
+    pub fn describe(&self, total_calls: u64, total_seconds: f64) -> String {
         let terms: Vec<String> = self
             .terms
             .iter()
@@ -257,14 +273,36 @@ impl KernelExtrapolation {
             })
             .collect();
         format!(
-            "{}: {} of {} call{} outside the calibrated range ({})",
+            "{}: {} of {} call{} ({} of its modelled time) outside the calibrated range ({})",
             self.kernel,
             self.calls,
             total_calls,
             if total_calls == 1 { "" } else { "s" },
+            percent_of(self.seconds, total_seconds),
             terms.join("; ")
         )
     }
+
+    /// The share of the kernel's modelled time that rests on extrapolation, in
+    /// percent (0 when the kernel took no time).
+    pub fn time_share(&self, total_seconds: f64) -> f64 {
+        if total_seconds > 0.0 {
+            100.0 * self.seconds / total_seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// `part` as a percentage of `whole` with two significant digits (`0.0021 %`,
+/// `38 %`; `0 %` when either is not positive).
+pub fn percent_of(part: f64, whole: f64) -> String {
+    if whole <= 0.0 || part <= 0.0 {
+        return "0 %".into();
+    }
+    let p = 100.0 * part / whole;
+    let digits = (1 - p.log10().floor() as i32).max(0) as usize;
+    format!("{p:.digits$} %")
 }
 
 /// `x` for a person: whole numbers below a million as they are, others with

@@ -444,19 +444,20 @@ impl ComputeModels {
     }
 
     /// Checks one call of kernel `k` with `params` (as for
-    /// [`duration`](Self::duration)) against the kernel's calibrated ranges and
-    /// counts it in `tally` when a term is outside. Cheap: nothing happens for a
+    /// [`duration`](Self::duration)), which lasted `seconds`, against the
+    /// kernel's calibrated ranges and counts it in `tally` when a term is
+    /// outside. Cheap: nothing happens for a
     /// kernel without ranges; otherwise a few products and comparisons, no
     /// allocation. The range of a piecewise kernel is the segment its default
     /// model uses for these parameters.
     #[inline]
-    pub fn check_calibrated(&self, k: KernelId, params: &[f64], tally: &mut Extrapolations) {
+    pub fn check_calibrated(&self, k: KernelId, params: &[f64], seconds: f64, tally: &mut Extrapolations) {
         let kernel = &self.kernels[k.index()];
         let Some(cal) = &kernel.calibration else { return };
         let mut x = [0.0; SLOTS];
         kernel.signature.variables_of(params, &mut x);
         let segment = kernel.variants[0].segment_index(&x);
-        cal.record(k, segment, &x, tally);
+        cal.record(k, segment, &x, seconds, tally);
     }
 
     /// Kernel `k`'s calibrated ranges, if any.

@@ -17,7 +17,7 @@ pub mod piecewise;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use calibrated::{Extrapolations, KernelExtrapolation, TermExtrapolation};
+pub use calibrated::{percent_of, Extrapolations, KernelExtrapolation, TermExtrapolation};
 pub use compute::{ComputeModels, KernelId, Noise, Polynomial, Signature, BLAS_KERNELS};
 pub use error::ModelError;
 pub use network::{

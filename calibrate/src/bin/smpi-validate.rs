@@ -887,15 +887,30 @@ fn print_table(v: &Validation) {
                 Some(format!(
                     "{} ({})",
                     c.label(),
-                    s.extrapolated.keys().cloned().collect::<Vec<_>>().join(", ")
+                    s.extrapolated
+                        .iter()
+                        .map(|(k, e)| match e.share_of_time {
+                            Some(p) => format!("{k} {}", analysis::percent2(p)),
+                            None => k.clone(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ))
             })
             .collect();
         if !outside.is_empty() {
+            let largest = v
+                .sim_runs
+                .iter()
+                .flat_map(|s| s.extrapolated.values())
+                .map(|e| e.share_of_time.unwrap_or(100.0))
+                .fold(0.0, f64::max);
             println!(
-                "model: called outside its calibrated ranges in {} of {} configurations (report: \"Where the model extrapolates\"): {}",
+                "model: called outside its calibrated ranges in {} of {} configurations, for at most {} of a kernel's \
+                 modelled time (report: \"Where the model extrapolates\"): {}",
                 outside.len(),
                 v.configs.len(),
+                analysis::percent2(largest),
                 outside.join("; ")
             );
         }

@@ -95,6 +95,26 @@ pub struct RealRun {
     pub outcome: Outcome,
 }
 
+/// A percentage with two significant digits (`0.0021 %`, `38 %`).
+pub fn percent2(p: f64) -> String {
+    models::percent_of(p, 100.0)
+}
+
+/// How one kernel was called outside its model's calibrated ranges in one
+/// simulation (smpirun's `--json` `extrapolated`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Extrapolated {
+    /// Calls outside.
+    pub calls: u64,
+    /// All the kernel's calls.
+    pub of_calls: u64,
+    /// The modelled time of the calls outside, in percent of the kernel's
+    /// (`None` from an smpirun that does not say).
+    pub share_of_time: Option<f64>,
+    /// What went outside, e.g. "M up to 15996, calibrated 4–6115".
+    pub outside: String,
+}
+
 /// One simulation replica.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SimRun {
@@ -109,10 +129,9 @@ pub struct SimRun {
     /// Per modelled kernel: calls and injected seconds, summed over ranks.
     pub kernels: BTreeMap<String, (u64, f64)>,
     /// Kernels called outside their model's calibrated ranges (smpirun --json
-    /// `extrapolated`): kernel → (calls outside, all its calls, what went
-    /// outside, e.g. "M up to 15996, calibrated 4–6115").
+    /// `extrapolated`), by kernel.
     #[serde(default)]
-    pub extrapolated: BTreeMap<String, (u64, u64, String)>,
+    pub extrapolated: BTreeMap<String, Extrapolated>,
     /// How it ended.
     pub outcome: Outcome,
 }

@@ -200,8 +200,9 @@ impl Validation {
                         "seed": x.seed,
                         "gflops": x.outcome.gflops(),
                         "seconds": x.outcome.seconds(),
-                        "extrapolated": x.extrapolated.iter().map(|(k, (n, of, what))| (k.clone(), json!({
-                            "calls": n, "of_calls": of, "outside": what,
+                        "extrapolated": x.extrapolated.iter().map(|(k, e)| (k.clone(), json!({
+                            "calls": e.calls, "of_calls": e.of_calls,
+                            "share_of_time_percent": e.share_of_time, "outside": e.outside,
                         }))).collect::<serde_json::Map<_, _>>(),
                     })).collect::<Vec<_>>(),
                 })

@@ -290,9 +290,11 @@ pub fn write_hpl_dat(gen_dat: &Path, dir: &Path, c: &HplConfig, threshold: f64) 
     Ok(())
 }
 
-/// smpirun's `--json` `extrapolated` object (kernel → calls, of_calls, terms)
-/// as kernel → (calls outside, all calls, the terms that went outside, in words).
-pub fn extrapolated(j: &serde_json::Value) -> std::collections::BTreeMap<String, (u64, u64, String)> {
+/// smpirun's `--json` `extrapolated` object (kernel → calls, of_calls, seconds,
+/// of_seconds, terms), the terms that went outside in words.
+pub fn extrapolated(
+    j: &serde_json::Value,
+) -> std::collections::BTreeMap<String, super::analysis::Extrapolated> {
     let Some(o) = j.as_object() else {
         return Default::default();
     };
@@ -330,13 +332,19 @@ pub fn extrapolated(j: &serde_json::Value) -> std::collections::BTreeMap<String,
                     )
                 })
                 .collect();
+            let share_of_time = match (e["seconds"].as_f64(), e["of_seconds"].as_f64()) {
+                (Some(s), Some(of)) if of > 0.0 => Some(100.0 * s / of),
+                (Some(_), Some(_)) => Some(0.0),
+                _ => None,
+            };
             (
                 kernel.clone(),
-                (
-                    e["calls"].as_u64().unwrap_or(0),
-                    e["of_calls"].as_u64().unwrap_or(0),
-                    terms.join("; "),
-                ),
+                super::analysis::Extrapolated {
+                    calls: e["calls"].as_u64().unwrap_or(0),
+                    of_calls: e["of_calls"].as_u64().unwrap_or(0),
+                    share_of_time,
+                    outside: terms.join("; "),
+                },
             )
         })
         .collect()

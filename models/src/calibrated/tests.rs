@@ -86,8 +86,10 @@ a = 8e-10
 b = 2e-6
 "#;
 
+/// Checks one call, as smpirun does: with its modelled duration.
 fn check(c: &ComputeModels, t: &mut Extrapolations, name: &str, params: &[f64]) {
-    c.check_calibrated(c.kernel_id(name).unwrap(), params, t);
+    let id = c.kernel_id(name).unwrap();
+    c.check_calibrated(id, params, c.duration_without_noise(id, 0, params), t);
 }
 
 #[test]
@@ -123,6 +125,19 @@ fn the_range_of_a_piecewise_kernel_is_the_segment_used() {
     let d = &r[0];
     assert_eq!(d.kernel, "dgemm");
     assert_eq!(d.calls, 3);
+    let id = c.kernel_id("dgemm").unwrap();
+    let outside: f64 = [
+        [8000.0, 100.0, 64.0],
+        [10.0, 4000.0, 130.0],
+        [40000.0, 40000.0, 64.0],
+    ]
+    .iter()
+    .map(|p| c.duration_without_noise(id, 0, p))
+    .sum();
+    assert_eq!(
+        d.seconds, outside,
+        "the modelled time of the calls outside, not of the one inside"
+    );
     let terms: Vec<Row> = d
         .terms
         .iter()
@@ -149,8 +164,8 @@ fn the_range_of_a_piecewise_kernel_is_the_segment_used() {
     );
     assert_eq!(d.terms[0].calibrated, [4.0, 6115.0]);
     assert_eq!(
-        d.describe(7),
-        "dgemm: 3 of 7 calls outside the calibrated range (K<128: M up to 40000, calibrated 4–6115; \
+        d.describe(7, 2.0 * d.seconds),
+        "dgemm: 3 of 7 calls (50 % of its modelled time) outside the calibrated range (K<128: M up to 40000, calibrated 4–6115; \
          K<128: MNK up to 1.02e11, calibrated 64–1.3e9; K<128: N up to 40000, calibrated 4–6115; \
          K>=129: K down to 130, calibrated 135–7775; K>=129: M down to 10, calibrated 64–7775; \
          K>=129: MNK down to 5.2e6, calibrated 3.6e7–8.59e9)"
@@ -169,8 +184,8 @@ fn a_named_function_is_checked_on_its_product_terms() {
     assert_eq!(r[0].terms[0].term, "M1*N");
     assert_eq!(r[0].terms[0].max_seen, Some(1024.0 * 8168.0));
     assert_eq!(
-        r[0].describe(1),
-        "HPL_dlaswp04T: 1 of 1 call outside the calibrated range (M1*N up to 8.36e6, calibrated 10220–4.19e6)"
+        r[0].describe(1, r[0].seconds),
+        "HPL_dlaswp04T: 1 of 1 call (100 % of its modelled time) outside the calibrated range (M1*N up to 8.36e6, calibrated 10220–4.19e6)"
     );
 }
 
@@ -215,8 +230,8 @@ fn a_whole_kernel_section_covers_every_range() {
     assert_eq!(r[0].calls, 3);
     assert_eq!(r[0].terms[0].section, "dgemm");
     assert_eq!(
-        r[0].describe(4),
-        "dgemm: 3 of 4 calls outside the calibrated range (M up to 200, calibrated 1–100)"
+        r[0].describe(4, 4000.0 * r[0].seconds),
+        "dgemm: 3 of 4 calls (0.025 % of its modelled time) outside the calibrated range (M up to 200, calibrated 1–100)"
     );
 }
 
@@ -374,11 +389,11 @@ fn term_values_are_the_polynomial_terms_to_the_bit() {
         exact.to_bits()
     );
     let mut t = c.extrapolations();
-    c.check_calibrated(id, &[m, n, k], &mut t);
+    c.check_calibrated(id, &[m, n, k], exact, &mut t);
     assert!(t.report(&c).is_empty(), "at the maximum itself: inside");
     let below = f64::from_bits(exact.to_bits() - 1);
     let c = set(&model.replace(&format!("{exact:?}]"), &format!("{below:?}]")));
     let mut t = c.extrapolations();
-    c.check_calibrated(id, &[m, n, k], &mut t);
+    c.check_calibrated(id, &[m, n, k], exact, &mut t);
     assert_eq!(t.report(&c)[0].terms[0].max_seen, Some(exact));
 }

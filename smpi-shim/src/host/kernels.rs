@@ -121,7 +121,8 @@ impl Kernels {
         let rng = self.rngs[rank as usize][k.index()]
             .get_or_insert_with(|| NoiseRng::for_stream(seed, u64::from(rank), models.name(k)));
         let d = self.models.duration(k, host, params, rng).max(0.0);
-        self.models.check_calibrated(k, params, &mut self.extrapolations);
+        self.models
+            .check_calibrated(k, params, d, &mut self.extrapolations);
         let st = &mut self.stats[k.index()];
         st.0 += 1;
         st.1 += d;
@@ -139,19 +140,19 @@ impl Kernels {
     }
 
     /// The kernels called outside their calibrated ranges, each with its number
-    /// of calls; `None` when the model set has no calibrated ranges (nothing
-    /// was checked).
-    pub(crate) fn extrapolated(&self) -> Option<Vec<(models::KernelExtrapolation, u64)>> {
+    /// of calls and their modelled seconds; `None` when the model set has no
+    /// calibrated ranges (nothing was checked).
+    pub(crate) fn extrapolated(&self) -> Option<Vec<(models::KernelExtrapolation, u64, f64)>> {
         self.models.is_calibrated().then(|| {
             self.extrapolations
                 .report(&self.models)
                 .into_iter()
                 .map(|e| {
-                    let calls = self
+                    let (calls, seconds) = self
                         .models
                         .kernel_id(&e.kernel)
-                        .map_or(0, |k| self.stats[k.index()].0);
-                    (e, calls)
+                        .map_or((0, 0.0), |k| self.stats[k.index()]);
+                    (e, calls, seconds)
                 })
                 .collect()
         })

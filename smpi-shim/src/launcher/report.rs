@@ -23,8 +23,8 @@ pub(super) struct Report {
     /// Modelled kernels: (name, calls, total injected seconds over all ranks).
     pub kernels: Vec<(String, u64, f64)>,
     /// Kernels called outside their calibrated ranges, with their number of
-    /// calls; `None` when the model set gives no ranges.
-    pub extrapolated: Option<Vec<(models::KernelExtrapolation, u64)>>,
+    /// calls and modelled seconds; `None` when the model set gives no ranges.
+    pub extrapolated: Option<Vec<(models::KernelExtrapolation, u64, f64)>>,
     /// Simulated seconds each rank spent computing (its own code, modelled
     /// kernels, `smpi_execute*`).
     pub compute_times: Vec<f64>,
@@ -105,7 +105,10 @@ pub(super) fn print_extrapolation(r: &Report) {
     let Some(list) = r.extrapolated.as_ref().filter(|l| !l.is_empty()) else {
         return;
     };
-    let lines: Vec<String> = list.iter().map(|(e, calls)| e.describe(*calls)).collect();
+    let lines: Vec<String> = list
+        .iter()
+        .map(|(e, calls, seconds)| e.describe(*calls, *seconds))
+        .collect();
     if let [line] = lines.as_slice() {
         eprintln!("smpirun: warning: the model extrapolates: {line}");
         return;
@@ -123,12 +126,12 @@ pub(super) fn print_extrapolation(r: &Report) {
 /// The `extrapolated` object of the JSON summary: per kernel, the calls outside
 /// the calibrated ranges and each term that was outside; `null` when the model set
 /// gives no ranges.
-fn extrapolated_json(list: &Option<Vec<(models::KernelExtrapolation, u64)>>) -> serde_json::Value {
+fn extrapolated_json(list: &Option<Vec<(models::KernelExtrapolation, u64, f64)>>) -> serde_json::Value {
     let Some(list) = list else {
         return serde_json::Value::Null;
     };
     list.iter()
-        .map(|(e, calls)| {
+        .map(|(e, calls, seconds)| {
             let terms: Vec<serde_json::Value> = e
                 .terms
                 .iter()
@@ -145,7 +148,13 @@ fn extrapolated_json(list: &Option<Vec<(models::KernelExtrapolation, u64)>>) -> 
                 .collect();
             (
                 e.kernel.clone(),
-                serde_json::json!({"calls": e.calls, "of_calls": calls, "terms": terms}),
+                serde_json::json!({
+                    "calls": e.calls,
+                    "of_calls": calls,
+                    "seconds": e.seconds,
+                    "of_seconds": seconds,
+                    "terms": terms
+                }),
             )
         })
         .collect::<serde_json::Map<_, _>>()

@@ -145,10 +145,25 @@ fn calls_outside_are_counted_per_kernel_and_term() {
         "smpirun: warning: the model extrapolates: 2 kernels were called outside the ranges their models \
          were calibrated on:\n",
         // 2 ranks × 3 calls outside; the M = 0 call of each rank is a quick return.
-        "\n  dgemm: 6 of 8 calls outside the calibrated range (K<128: M up to 2000, calibrated 4–1000)\n",
-        "\n  work: 2 of 2 calls outside the calibrated range (n up to 5000, calibrated 10–1000)\n",
+        // The quick returns last the intercept, 2e-7 s: the calls outside carry ~100 % of the time.
+        "\n  dgemm: 6 of 8 calls (100 % of its modelled time) outside the calibrated range (K<128: M up to 2000, \
+         calibrated 4–1000)\n",
+        "\n  work: 2 of 2 calls (100 % of its modelled time) outside the calibrated range (n up to 5000, calibrated \
+         10–1000)\n",
     ]);
-    let x = &out.json()["extrapolated"];
+    let mut x = out.json()["extrapolated"].clone();
+    // The modelled seconds of the calls outside and of all calls (noise σ = 1e-8 s a call).
+    let outside = 6.0 * (2000.0 * 100.0 * 64.0 * 1e-11 + 2e-7);
+    let seconds = x["dgemm"]["seconds"].as_f64().unwrap();
+    let of_seconds = x["dgemm"]["of_seconds"].as_f64().unwrap();
+    assert!((seconds - outside).abs() < 1e-7, "{seconds} vs {outside}");
+    assert!((of_seconds - seconds - 2.0 * 2e-7).abs() < 1e-7, "{of_seconds}");
+    assert_eq!(x["work"]["seconds"], 2.0 * 5000.0 * 2e-6);
+    for k in ["dgemm", "work"] {
+        let o = x[k].as_object_mut().unwrap();
+        o.remove("seconds");
+        o.remove("of_seconds");
+    }
     assert_eq!(
         x["dgemm"],
         serde_json::json!({
@@ -181,8 +196,8 @@ fn the_range_is_the_piecewise_segment_the_call_uses() {
     assert_eq!(
         lines,
         [
-            "smpirun: warning: the model extrapolates: dgemm: 6 of 8 calls outside the calibrated range \
-             (K>=128: K up to 200, calibrated 128–128)"
+            "smpirun: warning: the model extrapolates: dgemm: 6 of 8 calls (100 % of its modelled time) \
+             outside the calibrated range (K>=128: K up to 200, calibrated 128–128)"
         ],
         "{}",
         out.describe()
@@ -211,8 +226,8 @@ fn without_the_table_nothing_is_checked_and_times_are_the_same() {
     assert_eq!(checked.stdout, plain.stdout);
     // Both MNK (3.84e8 > 1e8) and N (3000 > 1000) extrapolate here, sorted by name.
     checked.assert_stderr_has(&[
-        "dgemm: 6 of 8 calls outside the calibrated range (K<128: M up to 2000, calibrated 4–1000; \
-         K<128: MNK up to 3.84e8, calibrated 64–1e8; K<128: N up to 3000, calibrated 4–1000)",
+        "dgemm: 6 of 8 calls (100 % of its modelled time) outside the calibrated range (K<128: M up to 2000, \
+         calibrated 4–1000; K<128: MNK up to 3.84e8, calibrated 64–1e8; K<128: N up to 3000, calibrated 4–1000)",
     ]);
 }
 

@@ -392,15 +392,19 @@ fn calls_outside_the_calibrated_ranges_are_reported() {
     let (calls, of) = (e["calls"].as_u64().unwrap(), e["of_calls"].as_u64().unwrap());
     assert!(calls > 0 && calls <= of, "{e}");
     assert!(e["outside"].as_str().unwrap().contains("calibrated 1–100"), "{e}");
+    // How much of dgemm's modelled time rests on extrapolation.
+    let share = e["share_of_time_percent"].as_f64().unwrap();
+    assert!(share > 0.0 && share <= 100.0, "{e}");
     assert!(
         out.stdout
-            .contains("model: called outside its calibrated ranges in 1 of 1 configurations"),
+            .contains("model: called outside its calibrated ranges in 1 of 1 configurations, for at most "),
         "{}",
         out.describe()
     );
     let report = std::fs::read_to_string(dir.join("out/report.md")).unwrap();
     assert!(report.contains("## Where the model extrapolates"), "{report}");
     assert!(report.contains("| 1x2 N=640 NB=64 | dgemm |"), "{report}");
+    assert!(report.contains("| share of its time |"), "{report}");
 
     // The model without the table: nothing to report.
     std::fs::remove_dir_all(dir.join("out")).ok();
