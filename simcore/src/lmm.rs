@@ -224,8 +224,6 @@ pub struct System {
     use_heap: bool,
     /// Light tables up to this size are scanned.
     scan_max: usize,
-    /// The current solve covers the listed constraints only (see [`System::solve_listed`]).
-    listed_only: bool,
     /// The caller tracks what changed and always solves with [`System::solve_listed`]: the
     /// system's own record of modified constraints is not kept.
     caller_lists: bool,
@@ -258,7 +256,6 @@ impl System {
             heap: MinHeap::default(),
             use_heap: false,
             scan_max: SCAN_MAX,
-            listed_only: false,
             caller_lists: false,
         }
     }
@@ -484,18 +481,89 @@ impl System {
     /// round, the walk does not go through it), and its results then differ from the full
     /// component's; matching SimGrid means reproducing that. Returns the re-solved variables.
     pub fn solve_listed(&mut self, cnsts: impl IntoIterator<Item = CnstId>) -> &[u32] {
+        // The list replaces the system's own record (kept only without caller lists).
         for i in 0..self.modified.len() {
             let c = self.modified[i];
             self.cnsts[c as usize].modified = false;
         }
         self.modified.clear();
+        self.visit_epoch += 1;
+        let epoch = self.visit_epoch;
+        self.comp_cnsts.clear();
+        self.comp_vars.clear();
         for c in cnsts {
-            self.mark_listed(c.0);
+            let cn = &mut self.cnsts[c.0 as usize];
+            if cn.visit != epoch {
+                cn.visit = epoch;
+                self.comp_cnsts.push(c.0);
+            }
         }
-        self.listed_only = true;
-        self.solve();
-        self.listed_only = false;
+        if self.comp_cnsts.is_empty() {
+            return &self.comp_vars;
+        }
+        self.collect_listed(epoch);
+        self.saturate();
         &self.comp_vars
+    }
+
+    /// [`System::collect_component`] for [`System::solve_listed`]: the constraints are
+    /// `comp_cnsts` as listed (no walk beyond them), each prepared the same way, in order.
+    fn collect_listed(&mut self, epoch: u64) {
+        let System {
+            cnsts,
+            vars,
+            var_visit,
+            var_fixed,
+            comp_cnsts,
+            comp_vars,
+            light,
+            epsilon,
+            ..
+        } = self;
+        let eps = *epsilon;
+        light.clear();
+        for &c in comp_cnsts.iter() {
+            let cn = &mut cnsts[c as usize];
+            let (bound, sharing) = (cn.bound, cn.sharing);
+            // (Not `bound > bound * eps`: a NaN bound is "loaded", as in SimGrid.)
+            let unloaded = bound <= bound * eps;
+            let mut usage: f64 = 0.0;
+            for e in &cn.elems {
+                let Element {
+                    var, weight, penalty, ..
+                } = *e;
+                debug_assert_eq!(penalty.to_bits(), vars[var as usize].penalty.to_bits());
+                if !unloaded && penalty > 0.0 && weight > 0.0 {
+                    let u = weight / penalty;
+                    match sharing {
+                        Sharing::Shared => usage += u,
+                        Sharing::FatPipe => usage = usage.max(u),
+                    }
+                }
+                let v = var as usize;
+                if penalty <= 0.0 || var_visit[v] == epoch {
+                    continue;
+                }
+                var_visit[v] = epoch;
+                comp_vars.push(var);
+                // Variables that touch no loaded constraint get their bound (or stay 0).
+                let var = &mut vars[v];
+                let has_weight = var.cnsts.iter().any(|vc| vc.weight > 0.0 || vc.weight.is_nan());
+                var.value = if !has_weight && var.bound > 0.0 {
+                    var.bound
+                } else {
+                    0.0
+                };
+                var_fixed[v] = !has_weight;
+            }
+            cn.remaining = bound;
+            cn.usage = usage;
+            cn.light_pos = NOT_IN_LIGHT;
+            if !unloaded && usage > 0.0 {
+                cn.light_pos = light.len() as u32;
+                light.push(c);
+            }
+        }
     }
 
     /// Recomputes every variable (debug / reference mode).
@@ -559,7 +627,7 @@ impl System {
                     let VarCnst { cnst, weight, .. } = self.vars[v].cnsts[k];
                     has_weight |= weight > 0.0 || weight.is_nan();
                     let c2 = cnst as usize;
-                    if self.cnsts[c2].visit != epoch && !self.listed_only {
+                    if self.cnsts[c2].visit != epoch {
                         self.cnsts[c2].visit = epoch;
                         self.comp_cnsts.push(c2 as u32);
                     }

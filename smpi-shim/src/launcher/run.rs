@@ -23,14 +23,40 @@ const LINKS_SHOWN: usize = 10;
 pub(super) struct SmpiFactors {
     lat: models::network::PiecewiseFactor,
     bw: models::network::PiecewiseFactor,
+    /// The last size asked and its `(latency, bandwidth)` factors: a program's messages
+    /// mostly repeat a few sizes, and each asks both factors in turn. (A NaN size never
+    /// matches: it is looked up each time.)
+    last: std::cell::Cell<(f64, f64, f64)>,
+}
+
+impl SmpiFactors {
+    fn new(lat: models::network::PiecewiseFactor, bw: models::network::PiecewiseFactor) -> Self {
+        SmpiFactors {
+            lat,
+            bw,
+            last: std::cell::Cell::new((f64::NAN, 0.0, 0.0)),
+        }
+    }
+
+    /// Both factors of `size`, from the last lookup when it was the same size.
+    #[inline]
+    fn of(&self, size: f64) -> (f64, f64) {
+        let (s, lat, bw) = self.last.get();
+        if s == size {
+            return (lat, bw);
+        }
+        let (lat, bw) = (self.lat.value(size), self.bw.value(size));
+        self.last.set((size, lat, bw));
+        (lat, bw)
+    }
 }
 
 impl NetworkFactors for SmpiFactors {
     fn latency_factor(&self, size: f64) -> f64 {
-        self.lat.value(size)
+        self.of(size).0
     }
     fn bandwidth_factor(&self, size: f64) -> f64 {
-        self.bw.value(size)
+        self.of(size).1
     }
 }
 
@@ -227,10 +253,7 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         }
     }
     let net = NetworkConfig {
-        factors: Box::new(SmpiFactors {
-            lat: cfg.lat_factor.clone(),
-            bw: cfg.bw_factor.clone(),
-        }),
+        factors: Box::new(SmpiFactors::new(cfg.lat_factor.clone(), cfg.bw_factor.clone())),
         weight_s: cfg.weight_s,
         tcp_gamma: cfg.tcp_gamma,
         crosstraffic: cfg.crosstraffic,
@@ -634,4 +657,42 @@ fn print_unfinished(unfinished: &[simcore::BlockedActor]) {
             eprintln!("  {}: {what}", b.name);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use models::network::PiecewiseFactor;
+
+    #[test]
+    fn cached_factors_are_the_tables_values() {
+        let lat = PiecewiseFactor::parse_smpi("0:1.5;1024:2.25;65536:3.5").expect("valid");
+        let bw = PiecewiseFactor::parse_smpi("0:0.5;2048:0.75;1000000:0.9").expect("valid");
+        let f = SmpiFactors::new(lat.clone(), bw.clone());
+        // Repeated, alternating and boundary sizes, asked in both orders.
+        for size in [
+            24.0,
+            24.0,
+            1024.0,
+            1025.0,
+            24.0,
+            0.0,
+            -0.0,
+            2048.0,
+            2049.0,
+            f64::NAN,
+            1e7,
+            1e7,
+        ] {
+            let (l, b) = (f.latency_factor(size), f.bandwidth_factor(size));
+            assert_eq!(l.to_bits(), lat.value(size).to_bits(), "latency factor of {size}");
+            assert_eq!(
+                b.to_bits(),
+                bw.value(size).to_bits(),
+                "bandwidth factor of {size}"
+            );
+            assert_eq!(f.bandwidth_factor(size).to_bits(), b.to_bits());
+            assert_eq!(f.latency_factor(size).to_bits(), l.to_bits());
+        }
+    }
 }
