@@ -533,12 +533,8 @@ impl System {
                     var, weight, penalty, ..
                 } = *e;
                 debug_assert_eq!(penalty.to_bits(), vars[var as usize].penalty.to_bits());
-                if !unloaded && penalty > 0.0 && weight > 0.0 {
-                    let u = weight / penalty;
-                    match sharing {
-                        Sharing::Shared => usage += u,
-                        Sharing::FatPipe => usage = usage.max(u),
-                    }
+                if !unloaded {
+                    usage = with_element(usage, sharing, weight, penalty);
                 }
                 let v = var as usize;
                 if penalty <= 0.0 || var_visit[v] == epoch {
@@ -609,12 +605,8 @@ impl System {
                     var, weight, penalty, ..
                 } = self.cnsts[c].elems[e];
                 debug_assert_eq!(penalty.to_bits(), self.vars[var as usize].penalty.to_bits());
-                if !unloaded && penalty > 0.0 && weight > 0.0 {
-                    let u = weight / penalty;
-                    match sharing {
-                        Sharing::Shared => usage += u,
-                        Sharing::FatPipe => usage = usage.max(u),
-                    }
+                if !unloaded {
+                    usage = with_element(usage, sharing, weight, penalty);
                 }
                 let v = var as usize;
                 if penalty <= 0.0 || self.var_visit[v] == epoch {
@@ -1031,6 +1023,21 @@ fn snap(x: f64, eps: f64) -> f64 {
         0.0
     } else {
         x
+    }
+}
+
+/// A constraint's usage with one more element: `Σ w/p` (fat pipe: `max w/p`)
+/// over the enabled elements with `w > 0`.
+#[inline]
+fn with_element(usage: f64, sharing: Sharing, weight: f64, penalty: f64) -> f64 {
+    if penalty > 0.0 && weight > 0.0 {
+        let u = weight / penalty;
+        match sharing {
+            Sharing::Shared => usage + u,
+            Sharing::FatPipe => usage.max(u),
+        }
+    } else {
+        usage
     }
 }
 
