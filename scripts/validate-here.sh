@@ -17,7 +17,7 @@
 #                            [--skip-calibration DIR] [--no-build]
 #
 #   --full        (default) calibrate.sh --full; HPL N = 2000,4000,6000,8000, 10 runs each;
-#                 about 11-13 minutes on this 2-core machine when it is quiet (calibration ~7.5
+#                 about 11 minutes on this 2-core machine when it is quiet (calibration ~7.5
 #                 min, real HPL runs with their machine probes ~4 min, the rest ~1.5 min)
 #   --quick       calibrate.sh --quick; HPL N = 400,800, 6 runs each, one replica: ~2 minutes
 #   --out DIR     output directory                                [validation-<host>-<UTC time>]
