@@ -90,10 +90,55 @@ pub fn bin_dir() -> PathBuf {
                 "{} not found: run `cargo build --release -p smpi-shim` first",
                 dir.join(tool).display()
             );
+            assert_not_stale(&dir.join(tool), &["smpi-shim", "simcore", "models"]);
         }
         dir
     })
     .clone()
+}
+
+/// Panics when a source file of `crates` is newer than the built `tool`:
+/// `cargo test -p e2e-tests` runs the tools as they are in `target/release`
+/// and does not rebuild them, so a test run after an edit would silently
+/// check the previous code.
+fn assert_not_stale(tool: &Path, crates: &[&str]) {
+    fn newest(dir: &Path, best: &mut Option<(std::time::SystemTime, PathBuf)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let Ok(meta) = e.metadata() else { continue };
+            if meta.is_dir() {
+                newest(&path, best);
+            } else if path
+                .extension()
+                .is_some_and(|x| x == "rs" || x == "c" || x == "h")
+            {
+                if let Ok(t) = meta.modified() {
+                    if best.as_ref().is_none_or(|(b, _)| t > *b) {
+                        *best = Some((t, path));
+                    }
+                }
+            }
+        }
+    }
+    let Ok(built) = std::fs::metadata(tool).and_then(|m| m.modified()) else {
+        return;
+    };
+    let mut best = None;
+    for c in crates {
+        newest(&workspace_root().join(c).join("src"), &mut best);
+    }
+    if let Some((t, path)) = best {
+        assert!(
+            t <= built,
+            "{} is older than {}: rebuild the tools (`cargo build --release --bins`) before the end-to-end \
+             tests, which run them as they are",
+            tool.display(),
+            path.display()
+        );
+    }
 }
 
 /// Path of `smpicc`.
