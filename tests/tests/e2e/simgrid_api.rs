@@ -479,10 +479,20 @@ fn sorted(mut v: Vec<&str>) -> Vec<&str> {
 
 #[test]
 fn same_lines_as_smpi_3_32() {
-    let Some(smpi) = run_under_simgrid(&[]) else {
+    let Some(mut smpi) = run_under_simgrid(&[]) else {
         return;
     };
     let ours = run_api(NO_CAROL, &[]);
+    // SMPI's own run is not always the same: once, under the full test
+    // suite's load, it printed one rank's last time 1 µs later (0.000323
+    // against 0.000322 in every other run, ours and SMPI's, loaded or not).
+    // A second SMPI run settles such a difference; ours is compared with
+    // whichever SMPI run it matches, and must match one.
+    if sorted(log_lines(&ours.stderr)) != sorted(program_log_lines(&smpi.stderr)) {
+        if let Some(again) = run_under_simgrid(&[]) {
+            smpi = again;
+        }
+    }
     // The ranks interleave differently around MPI_Init, so compare as sets.
     assert_eq!(
         sorted(ours.stdout.lines().collect()),
