@@ -179,10 +179,13 @@ if [ "$TRACE" = 1 ]; then
     wraps=-Wl,--wrap=fopen
     for fn in HPL_dlaswp00N HPL_dlaswp01T HPL_dlaswp02N HPL_dlaswp03T HPL_dlaswp04T HPL_dlaswp05T \
         HPL_dlaswp06T HPL_dlaswp10N HPL_dlacpy HPL_dlatcpy; do wraps+=,--wrap=$fn; done
+    # The compiler and BLAS the validated xhpl was built with (apps/hpl/build-real.sh's BUILD_INFO).
     blas_libs=$(sed -n 's/^BLAS_LIBS=//p' "$xdir/BUILD_INFO" 2>/dev/null)
+    mpicc_cmd=$(sed -n 's/^MPICC=//p' "$xdir/BUILD_INFO" 2>/dev/null)
+    : "${mpicc_cmd:=mpicc}"
     # shellcheck disable=SC2086
-    { mpicc -O2 -DBLAS_TRACE_HPL -c -o "$OUT/tools/blas_trace_hpl.o" "$REPO/calibrate/trace/blas_trace.c" &&
-        mpicc -O2 -o "$OUT/tools/xhpl-traced" "$xdir/obj/hpl_main.o" "$OUT/tools/blas_trace_hpl.o" "$wraps" \
+    { "$mpicc_cmd" -O2 -DBLAS_TRACE_HPL -c -o "$OUT/tools/blas_trace_hpl.o" "$REPO/calibrate/trace/blas_trace.c" &&
+        "$mpicc_cmd" -O2 -o "$OUT/tools/xhpl-traced" "$xdir/obj/hpl_main.o" "$OUT/tools/blas_trace_hpl.o" "$wraps" \
             "$xdir/libhpl.a" -Wl,--no-as-needed ${blas_libs:--lopenblas} -Wl,--as-needed -lm -ldl; } \
         > "$OUT/tools/build-trace.log" 2>&1 || {
         cat "$OUT/tools/build-trace.log" >&2; die "cannot link the traced HPL ($OUT/tools/build-trace.log)"; }
