@@ -6,6 +6,7 @@
 #   OUT/trace/         every CBLAS call and HPL_dlaswp*/dlacpy/dlatcpy call of a real HPL
 #                                                           (calibrate/trace/blas_trace.c)
 #   OUT/model.toml, OUT/platform.toml, OUT/model.summary.json, OUT/fit-report/   (smpi-fit)
+#   OUT/pingpong-check/ the held-out ping-pong measurement   (calib_net --per-quarter-decade)
 #   OUT/validation/    report.md, PNG plots, runs/           (smpi-validate)
 #   OUT/validation.json                                     (per configuration: P, Q, N, NB,
 #                                                            measured median Gflop/s and its 95 % CI,
@@ -15,6 +16,7 @@
 #                            [--grids 1x2,2x1] [--ns 2000,4000,6000,8000] [--nb 128] [--nice N]
 #                            [--lda L] [--trace-n N[,N...]] [--no-trace] [--no-phases] [--keep-blas-env]
 #                            [--skip-calibration DIR] [--no-build]
+#                            [--check-per-qd Q] [--check-reps R] [--no-pingpong-check]
 #
 #   --full        (default) calibrate.sh --full; HPL N = 2000,4000,6000,8000, 10 runs each;
 #                 about 11 minutes on this 2-core machine when it is quiet (calibration ~7.5
@@ -53,6 +55,16 @@
 #   --keep-blas-env  keep OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (by default unset, together, for
 #                 the calibration, the trace and the real HPL runs; tests pass this)
 #   --skip-calibration DIR   reuse the calibration CSVs of DIR (a calibrate.sh --out directory)
+#   --check-per-qd Q  held-out ping-pong check, measured after the calibration and never fitted:
+#                 calib_net --per-quarter-decade Q over the calibration's size range, seed S+1000,
+#                 every kind interleaved as in the calibration (a ping-pong-only design measured
+#                 a different machine here: 15 % faster or 30-45 % slower at 30 kB-2 MB); its
+#                 pingpong rows are the check, the ping-pong target is judged on it
+#                 (smpi-validate --pingpong-check)                                [1 | quick 1]
+#   --check-reps R   repetitions per (kind, size) of that check (600: the measured medians' 95 %
+#                 CI within about ±2 % at most sizes, ±3-5 % at 80 kB-1 MB on this VM, in about
+#                 a minute)                                                    [600 | quick 50]
+#   --no-pingpong-check  no held-out check (the report then has the in-sample view only)
 #   --no-build    use the binaries already in target/release (no cargo build: for tests run by cargo)
 #
 # Needs Rust, a C compiler, make; installs Open MPI and OpenBLAS with apt-get when missing (root).
@@ -65,7 +77,7 @@ die() { echo "validate-here.sh: error: $*" >&2; exit 2; }
 log() { echo "validate-here.sh: $*" >&2; }
 
 MODE=full OUT="" RUNS="" REPLICAS="" SEED=1 GRIDS="1x2,2x1" NS="" NB=128 NICE=0 TRACE=1 KEEP_ENV=0 REUSE="" BUILD=1 PHASES=1
-LDA="" TRACE_N=""
+LDA="" TRACE_N="" CHECK_QD="" CHECK_REPS="" CHECK=1
 while [ $# -gt 0 ]; do
     case $1 in
         -h|--help) usage 0 ;;
@@ -75,7 +87,8 @@ while [ $# -gt 0 ]; do
         --keep-blas-env) KEEP_ENV=1; shift ;;
         --no-build) BUILD=0; shift ;;
         --no-phases) PHASES=0; shift ;;
-        --out|--runs|--replicas|--seed|--grids|--ns|--nb|--nice|--lda|--trace-n|--skip-calibration)
+        --no-pingpong-check) CHECK=0; shift ;;
+        --out|--runs|--replicas|--seed|--grids|--ns|--nb|--nice|--lda|--trace-n|--skip-calibration|--check-per-qd|--check-reps)
             [ $# -ge 2 ] || die "$1 needs a value"
             case $1 in
                 --out) OUT=$2 ;;
@@ -89,6 +102,8 @@ while [ $# -gt 0 ]; do
                 --lda) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -le 100000 ] || die "--lda: '$2' is not an integer in 0..100000"; LDA=$2 ;;
                 --trace-n) [[ $2 =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "--trace-n: '$2' is not N[,N...] of positive integers"; TRACE_N=$2 ;;
                 --skip-calibration) [ -d "$2" ] || die "--skip-calibration: '$2' is not a directory"; REUSE=$(cd "$2" && pwd) ;;
+                --check-per-qd) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 100 ] || die "--check-per-qd: '$2' is not an integer in 1..100"; CHECK_QD=$2 ;;
+                --check-reps) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 10 ] && [ "$2" -le 100000 ] || die "--check-reps: '$2' is not an integer in 10..100000"; CHECK_REPS=$2 ;;
             esac
             shift 2 ;;
         *) die "unknown option '$1' (see --help)" ;;
@@ -96,8 +111,10 @@ while [ $# -gt 0 ]; do
 done
 if [ "$MODE" = full ]; then
     : "${RUNS:=10}" "${REPLICAS:=3}" "${NS:=2000,4000,6000,8000}" "${LDA:=5000}" "${TRACE_N:=5000,9000}"
+    : "${CHECK_QD:=1}" "${CHECK_REPS:=600}"
 else
     : "${RUNS:=6}" "${REPLICAS:=1}" "${NS:=400,800}" "${LDA:=0}" "${TRACE_N:=600}"
+    : "${CHECK_QD:=1}" "${CHECK_REPS:=50}"
 fi
 IFS=, read -r -a trace_ns <<< "$TRACE_N"
 for tn in "${trace_ns[@]}"; do
@@ -137,6 +154,34 @@ else
     make -C "$REPO/apps/calibration" probe >> "$OUT/build-real.log" 2>&1 || die "make -C apps/calibration probe failed (log: $OUT/build-real.log)"
     CAL=$REUSE
 fi
+MPIRUN=(mpirun)
+[ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
+MPIRUN+=(--mca pml ob1 --mca btl self,vader --bind-to core)
+
+# ---------------------------------------------------------------- held-out ping-pong check
+# Right after the calibration, on the same machine state, with its own seed: few sizes (Q per
+# quarter decade of the calibrated range), many repetitions each, the calibration's interleaving
+# of every kind (the ping-pong is timed among the same neighbours), never given to smpi-fit.
+check_opts=()
+if [ "$CHECK" = 1 ]; then
+    net_csv=$(ls "$CAL"/network-*.csv 2>/dev/null | head -n 1)
+    [ -n "$net_csv" ] || die "no network-*.csv in $CAL for the ping-pong check's size range (or --no-pingpong-check)"
+    max_size=$(sed -n 's/^# max_size: //p' "$net_csv" | head -n 1)
+    [[ $max_size =~ ^[0-9]+$ ]] || die "$net_csv has no max_size metadata"
+    make -C "$REPO/apps/calibration" net > "$OUT/build-calib-net.log" 2>&1 || die "make -C apps/calibration net failed ($OUT/build-calib-net.log)"
+    mkdir -p "$OUT/pingpong-check"
+    CHECK_CSV=$OUT/pingpong-check/pingpong-check-$HOST-$((SEED + 1000)).csv
+    np_opts=()
+    [ "$(nproc)" -lt 2 ] && np_opts=(--oversubscribe)
+    log "held-out ping-pong check: calib_net --per-quarter-decade $CHECK_QD --reps $CHECK_REPS --max-size $max_size --seed $((SEED + 1000))"
+    CALIB_ENV_NOTE="scripts/validate-here.sh held-out ping-pong check" "${NICE_CMD[@]}" "${MPIRUN[@]}" "${np_opts[@]}" -np 2 \
+        "$REPO/apps/calibration/build/calib_net" "--$MODE" --per-quarter-decade "$CHECK_QD" \
+        --reps "$CHECK_REPS" --max-size "$max_size" --seed "$((SEED + 1000))" --out "$CHECK_CSV" \
+        > "$OUT/pingpong-check/log.txt" 2>&1 || {
+        tail -n 20 "$OUT/pingpong-check/log.txt" >&2; die "the ping-pong check measurement failed"; }
+    check_opts=(--pingpong-check "$CHECK_CSV")
+fi
+
 log "building HPL with smpicc (apps/hpl/build.sh) and calib_net for smpirun (make -C apps/calibration smpi)"
 "$REPO/apps/hpl/build.sh" "$BIN/smpicc" > "$OUT/build-hpl-smpi.log" 2>&1 || {
     tail -n 20 "$OUT/build-hpl-smpi.log" >&2; die "apps/hpl/build.sh failed"; }
@@ -162,10 +207,6 @@ if [ "$PHASES" = 1 ]; then
         log "warning: the detailed-timing builds failed ($OUT/build-hpl-timing.log): validating the plain builds"
     fi
 fi
-
-MPIRUN=(mpirun)
-[ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
-MPIRUN+=(--mca pml ob1 --mca btl self,vader --bind-to core)
 
 # ---------------------------------------------------------------- trace of a small real HPL
 FIT_INPUTS=("$CAL"/*.csv)
@@ -219,7 +260,8 @@ IFS=, read -r -a grids <<< "$GRIDS"
 for g in "${grids[@]}"; do hpl_opts+=(--hpl "$g:$NS:$NB"); done
 val_opts=(--model "$OUT/model.toml" --platform "$OUT/platform.toml" --out "$OUT/validation"
     "${hpl_opts[@]}" --runs "$RUNS" --replicas "$REPLICAS" --seed "$SEED" --nice "$NICE"
-    --calibration "$CAL" --smpirun "$BIN/smpirun" --real-xhpl "$REAL_XHPL" --sim-xhpl "$SIM_XHPL")
+    --calibration "$CAL" --smpirun "$BIN/smpirun" --real-xhpl "$REAL_XHPL" --sim-xhpl "$SIM_XHPL"
+    "${check_opts[@]}")
 [ "$KEEP_ENV" = 1 ] && val_opts+=(--keep-blas-env)
 [ "$TRACE" = 1 ] && val_opts+=(--calibration "$OUT/trace")
 log "validating: smpi-validate ${val_opts[*]}"

@@ -57,8 +57,47 @@ typedef struct {
     int full;
     uint64_t sizes, reps, max_size;
     int sizes_set, reps_set, max_set;
+    /* --per-quarter-decade Q: Q sizes drawn in every quarter decade (0: one log-uniform draw) */
+    uint64_t per_qd;
+    /* --kinds: which kinds are measured (all by default), and how many */
+    int kind_on[NKINDS];
+    int nkinds;
+    char kinds_list[128];
     const char *out;
 } options;
+
+/* Quarter decades [10^(j/4), 10^((j+1)/4)) that hold sizes 1..max. */
+static uint64_t quarter_decades(uint64_t max_size)
+{
+    uint64_t q = (uint64_t)ceil(4.0 * log10((double)max_size) - 1e-9);
+    return q < 1 ? 1 : q;
+}
+
+/* Parses a comma-separated list of kind names into o->kind_on; 0 on success. */
+static int parse_kinds(const char *v, options *o)
+{
+    memset(o->kind_on, 0, sizeof o->kind_on);
+    o->nkinds = 0;
+    if (v == NULL || v[0] == '\0' || strlen(v) >= sizeof o->kinds_list) return -1;
+    char buf[128];
+    strcpy(buf, v);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int k = 0;
+        while (k < NKINDS && strcmp(t, kind_name[k]) != 0) k++;
+        if (k == NKINDS || o->kind_on[k]) return -1;
+        o->kind_on[k] = 1;
+        o->nkinds++;
+    }
+    if (o->nkinds == 0) return -1;
+    /* canonical order (the design's expansion order) */
+    o->kinds_list[0] = '\0';
+    for (int k = 0; k < NKINDS; k++)
+        if (o->kind_on[k]) {
+            if (o->kinds_list[0]) strcat(o->kinds_list, ",");
+            strcat(o->kinds_list, kind_name[k]);
+        }
+    return 0;
+}
 
 /* Command-line errors: every rank parses, rank 0 alone reports. */
 #define ERR(...) do { if (!calib_quiet) fprintf(stderr, __VA_ARGS__); } while (0)
@@ -77,6 +116,10 @@ static void usage(FILE *f)
             "  --sizes N      number of sizes drawn as round(10^U(0, log10 max-size))\n"
             "  --reps R       repetitions of every (kind, size) pair (>= 2: the first is a warm-up)\n"
             "  --max-size B   largest message size in bytes (1 .. 1073741824)       [10000000]\n"
+            "  --per-quarter-decade Q  instead of --sizes: Q sizes drawn as round(10^U) inside every\n"
+            "                 quarter decade [10^(j/4), 10^((j+1)/4)) up to max-size (a stratified\n"
+            "                 design, e.g. a held-out check of a fitted model)\n"
+            "  --kinds LIST   comma-separated kinds to measure (interleaved and shuffled as usual) [all]\n"
             "  --out FILE     output file                      [network-<host>-<seed>.csv]\n"
             "  --help         this text\n");
 }
@@ -86,6 +129,7 @@ static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     o->seed = 1;
+    parse_kinds("send,recv,isend,test,iprobe,wtime,pingpong", o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -107,6 +151,16 @@ static int parse_args(int argc, char **argv, options *o)
             if (parse_u64(prog, a, v, 1, 1ULL << 30, &o->max_size)) return -1;
             o->max_set = 1;
             i++;
+        } else if (strcmp(a, "--per-quarter-decade") == 0) {
+            if (parse_u64(prog, a, v, 1, 10000, &o->per_qd)) return -1;
+            i++;
+        } else if (strcmp(a, "--kinds") == 0) {
+            if (parse_kinds(v, o)) {
+                ERR("%s: --kinds: '%s' is not a comma-separated list of distinct kinds among "
+                    "send,recv,isend,test,iprobe,wtime,pingpong\n", prog, v ? v : "");
+                return -1;
+            }
+            i++;
         } else if (strcmp(a, "--out") == 0) {
             if (v == NULL || v[0] == '\0') {
                 ERR("%s: --out needs a file name\n", prog);
@@ -119,12 +173,17 @@ static int parse_args(int argc, char **argv, options *o)
             return -1;
         }
     }
-    if (!o->sizes_set) o->sizes = o->full ? 1000 : 200;
+    if (o->per_qd && o->sizes_set) {
+        ERR("%s: --sizes and --per-quarter-decade exclude each other\n", prog);
+        return -1;
+    }
     if (!o->reps_set) o->reps = o->full ? 30 : 10;
     if (!o->max_set) o->max_size = 10000000; /* 10^7: the 10^U(0,7) */
-    if (o->sizes * o->reps * NKINDS > 50000000ULL) {
-        ERR("%s: --sizes x --reps x 7 kinds = %llu measures is too many (max 5e7)\n", prog,
-                (unsigned long long)(o->sizes * o->reps * NKINDS));
+    if (o->per_qd) o->sizes = o->per_qd * quarter_decades(o->max_size);
+    else if (!o->sizes_set) o->sizes = o->full ? 1000 : 200;
+    if (o->sizes * o->reps * (uint64_t)o->nkinds > 50000000ULL) {
+        ERR("%s: sizes x --reps x %d kinds = %llu measures is too many (max 5e7)\n", prog, o->nkinds,
+                (unsigned long long)(o->sizes * o->reps * (uint64_t)o->nkinds));
         return -1;
     }
     return 0;
@@ -137,7 +196,7 @@ static measure *make_design(const options *o, size_t *count, uint64_t *hash)
     calib_rng r;
     rng_seed(&r, o->seed);
     uint32_t *sizes = malloc(o->sizes * sizeof *sizes);
-    size_t n = (size_t)(o->sizes * o->reps * NKINDS);
+    size_t n = (size_t)(o->sizes * o->reps * (uint64_t)o->nkinds);
     measure *m = malloc(n * sizeof *m);
     if (!sizes || !m) {
         fprintf(stderr, "%s: out of memory for a design of %zu measures\n", prog, n);
@@ -145,7 +204,13 @@ static measure *make_design(const options *o, size_t *count, uint64_t *hash)
     }
     double top = log10((double)o->max_size);
     for (uint64_t i = 0; i < o->sizes; i++) {
-        double s = round(pow(10.0, top * rng_uniform(&r)));
+        /* stratified: draw i lies in quarter decade i / Q (the last one cut at max-size) */
+        double lo = 0, hi = top;
+        if (o->per_qd) {
+            lo = (double)(i / o->per_qd) / 4.0;
+            hi = fmin(lo + 0.25, top);
+        }
+        double s = round(pow(10.0, lo + (hi - lo) * rng_uniform(&r)));
         if (s < 1) s = 1;
         if (s > (double)o->max_size) s = (double)o->max_size;
         sizes[i] = (uint32_t)s;
@@ -153,7 +218,7 @@ static measure *make_design(const options *o, size_t *count, uint64_t *hash)
     size_t k = 0;
     for (uint64_t i = 0; i < o->sizes; i++)
         for (int kind = 0; kind < NKINDS; kind++)
-            for (uint64_t rep = 0; rep < o->reps; rep++) {
+            for (uint64_t rep = 0; rep < o->reps && o->kind_on[kind]; rep++) {
                 /* iprobe and wtime move no payload: size 0 (FORMAT.md) */
                 m[k].size = (kind == K_IPROBE || kind == K_WTIME) ? 0 : sizes[i];
                 m[k].kind = (uint8_t)kind;
@@ -445,7 +510,14 @@ int main(int argc, char **argv)
             meta(f, "ranks", "2");
             meta(f, "core", "%d", cores[0]);
             meta(f, "peer_core", "%d", cores[1]);
-            meta(f, "generator", "calib_net 1 (xoshiro256**, sizes round(10^U(0,log10 max)), Fisher-Yates)");
+            if (o.per_qd)
+                meta(f, "generator",
+                     "calib_net 1 (xoshiro256**, sizes round(10^U(j/4,(j+1)/4)), %llu per quarter decade j, "
+                     "Fisher-Yates)",
+                     (unsigned long long)o.per_qd);
+            else
+                meta(f, "generator", "calib_net 1 (xoshiro256**, sizes round(10^U(0,log10 max)), Fisher-Yates)");
+            meta(f, "kinds", "%s", o.kinds_list);
             meta(f, "sizes", "%llu", (unsigned long long)o.sizes);
             meta(f, "reps", "%llu", (unsigned long long)o.reps);
             meta(f, "max_size", "%llu", (unsigned long long)o.max_size);

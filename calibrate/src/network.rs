@@ -284,6 +284,29 @@ pub fn fit_network(
         .fold(0.0, f64::max);
     let mut seg_opts = opts.segments;
     seg_opts.duration_floor = seg_opts.duration_floor.max(timer_resolution);
+    // The ping-pong's lines become SMPI transfer times (latency factor ≥ 0,
+    // bandwidth factor > 0) plus one clock read: their intercepts are bounded
+    // below by the clock read, estimated here as below (`clock_read`).
+    let meta_overhead = stats::median(
+        &files
+            .iter()
+            .filter(|f| matches!(f.table, Table::Network(_)))
+            .filter_map(|f| f.meta("timer_overhead_s").parse::<f64>().ok())
+            .collect::<Vec<_>>(),
+    );
+    let wtime_rows: Vec<f64> = calls
+        .iter()
+        .filter(|c| c.kind == NetKind::Wtime && !c.warmup)
+        .map(|c| c.duration)
+        .collect();
+    let clock_floor = if wtime_rows.len() >= 2 {
+        match seg_opts.center {
+            Center::Mean => stats::mean(&wtime_rows) / 2.0,
+            Center::Median => stats::median(&wtime_rows) / 2.0,
+        }
+    } else {
+        meta_overhead.max(0.0)
+    };
     let mut kinds = BTreeMap::new();
     let mut warnings = Vec::new();
     for kind in NetKind::ALL {
@@ -324,7 +347,11 @@ pub fn fit_network(
                     first,
                 ));
             }
-            kinds.insert(kind, KindFit::Segmented(fit_segmented(&used, &seg_opts)));
+            let mut o = seg_opts;
+            if kind == NetKind::Pingpong && clock_floor.is_finite() {
+                o.min_intercept = o.min_intercept.max(clock_floor);
+            }
+            kinds.insert(kind, KindFit::Segmented(fit_segmented(&used, &o)));
         } else {
             if used.len() < 2 {
                 return Err(no_data(
@@ -361,13 +388,6 @@ pub fn fit_network(
         }
     }
     // One clock read: a `wtime` row is two reads around one call (README).
-    let meta_overhead = stats::median(
-        &files
-            .iter()
-            .filter(|f| matches!(f.table, Table::Network(_)))
-            .filter_map(|f| f.meta("timer_overhead_s").parse::<f64>().ok())
-            .collect::<Vec<_>>(),
-    );
     let clock_read = match kinds.get(&NetKind::Wtime) {
         Some(KindFit::Constant(w)) => {
             let c = w.center / 2.0;

@@ -61,6 +61,12 @@ pub struct SegmentOptions {
     pub duration_floor: f64,
     /// Largest number of mixture components per segment.
     pub max_components: usize,
+    /// Smallest intercept a segment's line may have (s; `-∞`: free). A line
+    /// the model must hold as an SMPI transfer time (latency ≥ 0, bandwidth
+    /// > 0) cannot start below the clock read it includes: with the bound, the
+    /// search and the lines are fitted as such (a convex stretch is cut into
+    /// more, steeper lines) instead of being patched after the fit.
+    pub min_intercept: f64,
     /// Seed of the mixture fits.
     pub seed: u64,
 }
@@ -68,11 +74,12 @@ pub struct SegmentOptions {
 impl Default for SegmentOptions {
     fn default() -> Self {
         Self {
-            max_segments: 8,
+            max_segments: 14,
             min_sizes: 8,
             center: Center::Mean,
             duration_floor: 1e-9,
             max_components: 4,
+            min_intercept: f64::NEG_INFINITY,
             seed: 1,
         }
     }
@@ -107,6 +114,9 @@ pub struct Segment {
     pub max_size: f64,
     /// Intercept (s).
     pub intercept: f64,
+    /// The intercept sits on [`SegmentOptions::min_intercept`] (the free fit
+    /// would have gone below it; its standard error is then 0).
+    pub intercept_at_bound: bool,
     /// Standard error of the intercept.
     pub se_intercept: f64,
     /// Slope (s/B).
@@ -247,9 +257,37 @@ impl Running {
 
 /// Weighted residual sum of squares of a segment: with the weights carrying
 /// the heteroscedasticity, the segments share one noise scale, so the cost of
-/// a segmentation is the sum of its segments' (the DP's additive cost).
-fn segment_cost(r: &Running) -> f64 {
-    r.rss()
+/// a segmentation is the sum of its segments' (the DP's additive cost). With
+/// an intercept bound the line is the best one whose intercept is at least
+/// `floor`: the free line when it satisfies the bound, else the best line
+/// through (0, floor) (a convex problem with one linear constraint: its
+/// optimum is on the boundary when the free one is outside).
+fn segment_cost(r: &Running, floor: f64) -> f64 {
+    match bounded_line(r, floor) {
+        None => r.rss(),
+        Some((_, rss)) => rss,
+    }
+}
+
+/// The slope and weighted RSS of the best line through (0, `floor`) when the
+/// free line's intercept is below `floor`; `None` when the free line is
+/// allowed. Raw moments about the origin from the running centred ones.
+fn bounded_line(r: &Running, floor: f64) -> Option<(f64, f64)> {
+    if !floor.is_finite() || r.w <= 0.0 {
+        return None;
+    }
+    let slope = if r.sxx > 0.0 { r.sxy / r.sxx } else { 0.0 };
+    if r.my - slope * r.mx >= floor {
+        return None;
+    }
+    let dy = r.my - floor;
+    let sxx0 = r.sxx + r.w * r.mx * r.mx;
+    let sxy0 = r.sxy + r.w * r.mx * dy;
+    let syy0 = r.syy + r.w * dy * dy;
+    if sxx0 <= 0.0 {
+        return Some((0.0, syy0.max(0.0)));
+    }
+    Some((sxy0 / sxx0, (syy0 - sxy0 * sxy0 / sxx0).max(0.0)))
 }
 
 /// Smallest mean weighted squared residual in the likelihood (keeps the log
@@ -336,6 +374,7 @@ fn dp(
     ws: &[f64],
     rule: &SegmentRule,
     kmax: usize,
+    floor: f64,
 ) -> (Vec<Vec<f64>>, Vec<Vec<usize>>) {
     let m = xs.len();
     let inf = f64::INFINITY;
@@ -352,7 +391,7 @@ fn dp(
             if !rule.allows(s, e) {
                 continue;
             }
-            let c = segment_cost(&run);
+            let c = segment_cost(&run, floor);
             for k in 1..=kmax {
                 let prev = best[k - 1][s];
                 if prev < inf && prev + c < best[k][e] {
@@ -385,9 +424,9 @@ fn cuts_of(from: &[Vec<usize>], k: usize, m: usize) -> Vec<usize> {
 /// cannot fit a lone extreme size (segments hold `min_sizes` sizes at least);
 /// without this, least squares lets such a size, or a cluster of skewed means,
 /// pull a short spurious segment around itself.
-fn winsorized(xs: &[f64], ys: &[f64], ws: &[f64], rule: &SegmentRule, kmax: usize) -> Vec<f64> {
+fn winsorized(xs: &[f64], ys: &[f64], ws: &[f64], rule: &SegmentRule, kmax: usize, floor: f64) -> Vec<f64> {
     let m = xs.len();
-    let (best, from) = dp(xs, ys, ws, rule, kmax);
+    let (best, from) = dp(xs, ys, ws, rule, kmax, floor);
     let Some(k) = (1..=kmax).rev().find(|k| best[*k][m] < f64::INFINITY) else {
         return ys.to_vec();
     };
@@ -403,8 +442,12 @@ fn winsorized(xs: &[f64], ys: &[f64], ws: &[f64], rule: &SegmentRule, kmax: usiz
             r.push(xs[i], ys[i], ws[i]);
         }
         let slope = if r.sxx > 0.0 { r.sxy / r.sxx } else { 0.0 };
+        let bounded = bounded_line(&r, floor);
         for i in cuts[j]..cuts[j + 1] {
-            let fit = r.my + slope * (xs[i] - r.mx);
+            let fit = match bounded {
+                Some((b, _)) => floor + b * xs[i],
+                None => r.my + slope * (xs[i] - r.mx),
+            };
             let dx = xs[i] - r.mx;
             let h = ws[i] * (1.0 / r.w + if r.sxx > 0.0 { dx * dx / r.sxx } else { 0.0 });
             loo[i] = if h < 0.99 {
@@ -478,8 +521,9 @@ pub fn fit_segmented(points: &[(f64, f64)], opts: &SegmentOptions) -> SegmentedF
         &aggregates.iter().map(|a| a.n).collect::<Vec<_>>(),
     );
     let kmax = opts.max_segments.max(1).min(m / rule.min_sizes).max(1);
-    let medians = winsorized(&xs, &search, &ws, &rule, kmax);
-    let (best, from) = dp(&xs, &medians, &ws, &rule, kmax);
+    let floor = opts.min_intercept;
+    let medians = winsorized(&xs, &search, &ws, &rule, kmax, floor);
+    let (best, from) = dp(&xs, &medians, &ws, &rule, kmax, floor);
     // BIC: −2 log L + (2k + 2(k − 1) + 1)·ln m: a and b per segment, one scale,
     // and two for each cut, whose position is searched over every gap between
     // sizes (a non-regular parameter; with one, the bimodal noise of the test
@@ -505,13 +549,13 @@ pub fn fit_segmented(points: &[(f64, f64)], opts: &SegmentOptions) -> SegmentedF
         let mut run = Running::default();
         for u in s + 1..=e {
             run.push(xs[u - 1], medians[u - 1], ws[u - 1]);
-            left[u] = segment_cost(&run);
+            left[u] = segment_cost(&run, floor);
         }
         let mut right = vec![f64::INFINITY; e + 1];
         let mut run = Running::default();
         for u in (s..e).rev() {
             run.push(xs[u], medians[u], ws[u]);
-            right[u] = segment_cost(&run);
+            right[u] = segment_cost(&run, floor);
         }
         // The rest of the segmentation is fixed: its RSS is the total's minus
         // this pair's.
@@ -541,12 +585,28 @@ pub fn fit_segmented(points: &[(f64, f64)], opts: &SegmentOptions) -> SegmentedF
     for b in 0..k_best {
         let (s, e) = (cuts[b], cuts[b + 1]);
         let names = ["intercept".to_string(), "size".to_string()];
-        let fit = least_squares(
+        let mut fit = least_squares(
             &names,
             &[vec![1.0; e - s], xs[s..e].to_vec()],
             &ys[s..e],
             Some(&ws[s..e]),
         );
+        let at_bound = floor.is_finite() && fit.coef[0] < floor;
+        if at_bound {
+            // The line through (0, floor): the slope alone, fitted to y − floor.
+            let shifted: Vec<f64> = ys[s..e].iter().map(|y| y - floor).collect();
+            let slope_only = least_squares(&names[1..], &[xs[s..e].to_vec()], &shifted, Some(&ws[s..e]));
+            fit.coef = vec![floor, slope_only.coef[0]];
+            fit.se = vec![0.0, slope_only.se[0]];
+            // R² stays centred: against the free fit's total sum of squares.
+            let tss = fit.rss / (1.0 - fit.r2);
+            fit.r2 = if tss > 0.0 && tss.is_finite() {
+                1.0 - slope_only.rss / tss
+            } else {
+                fit.r2
+            };
+            fit.rss = slope_only.rss;
+        }
         let (lo, hi) = (xs[s], xs[e - 1]);
         let residuals: Vec<f64> = points
             .iter()
@@ -565,6 +625,7 @@ pub fn fit_segmented(points: &[(f64, f64)], opts: &SegmentOptions) -> SegmentedF
             min_size: lo,
             max_size: hi,
             intercept: fit.coef[0],
+            intercept_at_bound: at_bound,
             se_intercept: fit.se[0],
             slope: fit.coef[1],
             se_slope: fit.se[1],

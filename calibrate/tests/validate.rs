@@ -141,6 +141,8 @@ fn synthetic() -> Validation {
         phases,
         pingpong: None,
         pingpong_note: Some("not given".into()),
+        pingpong_heldout: None,
+        pingpong_heldout_note: None,
         kernels: Vec::new(),
         load: [Some([0.1, 0.1, 0.1]), Some([0.2, 0.2, 0.2])],
         probe: None,

@@ -61,8 +61,8 @@ struct FitArgs {
     /// Per-size aggregate the network lines are fitted to.
     #[arg(long, value_enum, default_value_t = Center::Mean)]
     center: Center,
-    /// Largest number of segments per network kind.
-    #[arg(long, default_value_t = 8)]
+    /// Largest number of segments per network kind (BIC chooses up to it).
+    #[arg(long, default_value_t = 14)]
     max_segments: usize,
     /// Fewest distinct sizes per segment (at least 3 % of the sizes).
     #[arg(long, default_value_t = 8)]

@@ -120,6 +120,11 @@ struct Cli {
     /// calib_net built with smpicc (make -C apps/calibration smpi).
     #[arg(long)]
     calib_net_sim: Option<PathBuf>,
+    /// A held-out ping-pong measurement (calib_net --per-quarter-decade Q, all kinds interleaved as in the calibration,
+    /// with its own seed, not given to smpi-fit): simulated with the same arguments under
+    /// smpirun and compared size by size; the ping-pong target is judged on it.
+    #[arg(long, value_name = "FILE")]
+    pingpong_check: Option<PathBuf>,
     /// The machine probe run before every real run with the same launcher (apps/calibration's
     /// calib_probe: HPL's update dgemm on every core at once, a fraction of a second), to see
     /// whether the machine kept the speed it had when calibrated (its `machine-probe.tsv`).
@@ -332,6 +337,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     std::fs::create_dir_all(cli.out.join("runs"))
         .with_context(|| format!("{}: cannot create it", cli.out.display()))?;
     let out = cli.out.canonicalize()?;
+    // The held-out ping-pong file is read first: bad input stops before any run.
+    let heldout_measured = match &cli.pingpong_check {
+        Some(path) => {
+            let f = read_file(path, 0)?;
+            if !matches!(f.table, Table::Network(_)) || calib::pingpong_by_size(&f).is_empty() {
+                bail!(
+                    "{}: --pingpong-check needs a network calibration file with pingpong rows (calib_net --kinds pingpong)",
+                    path.display()
+                );
+            }
+            Some(f)
+        }
+        None => None,
+    };
     let launcher = RealLauncher {
         command: match &cli.launcher {
             Some(l) => l.split_whitespace().map(str::to_string).collect(),
@@ -642,6 +661,39 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 
     // ------------------------------------------------------------ calibration programs
+    let calib_net_prog = cli
+        .calib_net_sim
+        .clone()
+        .unwrap_or_else(|| root.join("apps/calibration/build/smpi/calib_net"));
+    let mut pingpong_heldout = None;
+    let mut pingpong_heldout_note = None;
+    if let Some(measured) = heldout_measured {
+        if !calib_net_prog.exists() {
+            pingpong_heldout_note = Some(format!(
+                "{} is missing (make -C apps/calibration smpi)",
+                calib_net_prog.display()
+            ));
+        } else {
+            eprintln!(
+                "smpi-validate: held-out ping-pong check: calib_net under smpirun with the fitted model ..."
+            );
+            match simulate_calib_net(
+                &smpirun,
+                &platform,
+                &model,
+                &calib_net_prog,
+                &measured,
+                &out.join("runs").join("pingpong-check-sim"),
+                timeout,
+            ) {
+                Ok(sim) => pingpong_heldout = Some(calib::compare_pingpong(&measured, &sim)),
+                Err(e) => {
+                    pingpong_heldout_note =
+                        Some(format!("the simulated held-out calib_net run failed: {e:#}"))
+                }
+            }
+        }
+    }
     let mut pingpong = None;
     let mut pingpong_note = None;
     let mut kernels = Vec::new();
@@ -660,18 +712,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         match net {
             None => pingpong_note = Some(format!("no network-*.csv in {}", dir.display())),
             Some(measured) => {
-                let prog = cli
-                    .calib_net_sim
-                    .clone()
-                    .unwrap_or_else(|| root.join("apps/calibration/build/smpi/calib_net"));
-                if !prog.exists() {
+                if !calib_net_prog.exists() {
                     pingpong_note = Some(format!(
                         "{} is missing (make -C apps/calibration smpi)",
-                        prog.display()
+                        calib_net_prog.display()
                     ));
                 } else {
                     eprintln!("smpi-validate: ping-pong: calib_net under smpirun with the fitted model ...");
-                    match simulate_calib_net(&smpirun, &platform, &model, &prog, &measured, &out, timeout) {
+                    match simulate_calib_net(
+                        &smpirun,
+                        &platform,
+                        &model,
+                        &calib_net_prog,
+                        &measured,
+                        &out.join("runs").join("calib-net-sim"),
+                        timeout,
+                    ) {
                         Ok(sim) => pingpong = Some(calib::compare_pingpong(&measured, &sim)),
                         Err(e) => pingpong_note = Some(format!("the simulated calib_net run failed: {e:#}")),
                     }
@@ -729,6 +785,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         phases,
         pingpong,
         pingpong_note,
+        pingpong_heldout,
+        pingpong_heldout_note,
         kernels,
         load: [load_before, load_after],
         probe: probe.as_ref().map(|p| p.display().to_string()),
@@ -778,11 +836,10 @@ fn simulate_calib_net(
     model: &Path,
     prog: &Path,
     measured: &CalibrationFile,
-    out: &Path,
+    dir: &Path,
     timeout: Duration,
 ) -> anyhow::Result<CalibrationFile> {
-    let dir = out.join("runs").join("calib-net-sim");
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(dir)?;
     let csv = dir.join("network-simulated.csv");
     let _ = std::fs::remove_file(&csv);
     let mut cmd = std::process::Command::new(smpirun);
@@ -797,7 +854,7 @@ fn simulate_calib_net(
         .args(calib::calib_net_args(measured))
         .arg("--out")
         .arg(&csv);
-    let f = runner::run(cmd, &dir, timeout)?;
+    let f = runner::run(cmd, dir, timeout)?;
     let _ = std::fs::write(dir.join("stdout.txt"), &f.stdout);
     let _ = std::fs::write(dir.join("stderr.txt"), &f.stderr);
     if !f.success() {
@@ -915,9 +972,46 @@ fn print_table(v: &Validation) {
             );
         }
     }
+    if let Some(p) = &v.pingpong_heldout {
+        let misses: Vec<String> = p
+            .rows
+            .iter()
+            .filter(|r| !r.within)
+            .map(|r| {
+                format!(
+                    "{} B {:+.1}%{}",
+                    r.size,
+                    100.0 * r.relative_error,
+                    if r.significant_miss == Some(true) {
+                        " (significant)"
+                    } else {
+                        ""
+                    }
+                )
+            })
+            .collect();
+        println!(
+            "ping-pong (held-out check, target): {} sizes, >= {} calls each, simulated median within 5% of the measured median at {}/{}{}; {} significant miss(es); worst {:+.2}%{}",
+            p.rows.len(),
+            p.min_calls,
+            p.sizes_within,
+            p.rows.len(),
+            p.widest_ci
+                .map_or(String::new(), |w| format!(" (measured medians' 95% CI within ±{:.1}%)", 100.0 * w)),
+            p.significant_misses,
+            100.0 * p.worst_size,
+            if misses.is_empty() {
+                String::new()
+            } else {
+                format!("; misses: {}", misses.join(", "))
+            }
+        );
+    } else if let Some(n) = &v.pingpong_heldout_note {
+        println!("ping-pong (held-out check): not checked: {n}");
+    }
     if let Some(p) = &v.pingpong {
         println!(
-            "ping-pong: {} sizes, simulated median within 5% of the measured median at {} ({:.1}%), inside its 95% CI at {}/{}; quarter-decade bins within 5%: {}/{} (worst {:+.2}%)",
+            "ping-pong (in-sample, the calibration's own sizes): {} sizes, simulated median within 5% of the measured median at {} ({:.1}%), inside its 95% CI at {}/{}; quarter-decade bins within 5%: {}/{} (worst {:+.2}%)",
             p.rows.len(),
             p.sizes_within,
             100.0 * p.sizes_within as f64 / p.rows.len().max(1) as f64,

@@ -42,6 +42,13 @@ pub struct PingpongRow {
     pub relative_error: f64,
     /// The simulated median lies inside the measured median's interval.
     pub within_ci: Option<bool>,
+    /// |relative error| ≤ 5 %.
+    pub within: bool,
+    /// A miss whose measured interval lies entirely outside the measured
+    /// medians the prediction would be within 5 % of
+    /// ([simulated/1.05, simulated/0.95]): the model, not the sampling, misses
+    /// (`None` within 5 % or without an interval).
+    pub significant_miss: Option<bool>,
 }
 
 /// Sizes pooled over a quarter of a decade: the median of the per-size
@@ -85,6 +92,15 @@ pub struct PingpongCheck {
     pub bins_within: usize,
     /// Largest |relative error| of a bin.
     pub worst_bin: f64,
+    /// Sizes that miss 5 % significantly (see [`PingpongRow::significant_miss`]).
+    pub significant_misses: usize,
+    /// Largest |relative error| of a size.
+    pub worst_size: f64,
+    /// Smallest number of measured calls of a size.
+    pub min_calls: usize,
+    /// Largest relative half-width of a measured median's interval
+    /// (max(median − low, high − median) / median; `None` without intervals).
+    pub widest_ci: Option<f64>,
 }
 
 /// Quarter-decade bin of a size.
@@ -102,6 +118,8 @@ pub fn compare_pingpong(measured: &CalibrationFile, simulated: &CalibrationFile)
         let ci = stats::median_ci(mv, 0.95);
         let mm = stats::median(mv);
         let sm = stats::median(sv);
+        let error = sm / mm - 1.0;
+        let within = error.abs() <= PINGPONG_TOLERANCE;
         rows.push(PingpongRow {
             size: *size,
             measured_calls: mv.len(),
@@ -109,8 +127,16 @@ pub fn compare_pingpong(measured: &CalibrationFile, simulated: &CalibrationFile)
             measured_ci: ci.map(|c| [c.low, c.high]),
             simulated_calls: sv.len(),
             simulated_median: sm,
-            relative_error: sm / mm - 1.0,
+            relative_error: error,
             within_ci: ci.map(|c| sm >= c.low && sm <= c.high),
+            within,
+            significant_miss: if within {
+                None
+            } else {
+                ci.map(|c| {
+                    c.high < sm / (1.0 + PINGPONG_TOLERANCE) || c.low > sm / (1.0 - PINGPONG_TOLERANCE)
+                })
+            },
         });
     }
     let mut by_bin: BTreeMap<i64, Vec<&PingpongRow>> = BTreeMap::new();
@@ -135,10 +161,17 @@ pub fn compare_pingpong(measured: &CalibrationFile, simulated: &CalibrationFile)
     PingpongCheck {
         measured_file: measured.name(),
         simulated_file: simulated.name(),
-        sizes_within: rows
+        sizes_within: rows.iter().filter(|r| r.within).count(),
+        significant_misses: rows.iter().filter(|r| r.significant_miss == Some(true)).count(),
+        worst_size: rows.iter().map(|r| r.relative_error.abs()).fold(0.0, f64::max),
+        min_calls: rows.iter().map(|r| r.measured_calls).min().unwrap_or(0),
+        widest_ci: rows
             .iter()
-            .filter(|r| r.relative_error.abs() <= PINGPONG_TOLERANCE)
-            .count(),
+            .filter_map(|r| {
+                r.measured_ci
+                    .map(|c| (r.measured_median - c[0]).max(c[1] - r.measured_median) / r.measured_median)
+            })
+            .reduce(f64::max),
         sizes_within_ci: rows.iter().filter(|r| r.within_ci == Some(true)).count(),
         sizes_with_ci: rows.iter().filter(|r| r.within_ci.is_some()).count(),
         bins_within: bins.iter().filter(|b| b.within).count(),
@@ -321,8 +354,40 @@ mod tests {
         assert_eq!(c.bins.len(), 2); // 10..12 and 1000
         assert_eq!(c.bins_within, 2);
         assert_eq!(c.sizes_within, 4);
+        assert_eq!(c.significant_misses, 0);
+        assert!(c.rows.iter().all(|r| r.within && r.significant_miss.is_none()));
         let args = calib_net_args(&mf);
         assert_eq!(args, ["--full", "--seed", "4", "--reps", "3"]);
+    }
+
+    #[test]
+    fn significant_misses_need_the_interval_outside() {
+        // Size 100: tight calls at 1.00 µs, simulated 1.10 µs: a 10 % miss whose
+        // interval [1.00, 1.00] lies below 1.10/1.05: significant. Size 200:
+        // calls spread evenly over 0.76–1.24 µs (median 1.00), simulated 1.06: a 6 % miss, but
+        // the interval reaches 1.06/1.05: not significant.
+        let mut m = Vec::new();
+        let mut s = Vec::new();
+        for k in 0..41 {
+            m.push((100u64, 1e-6));
+            m.push((200u64, 1e-6 * (0.8 + 0.5 * f64::from(k) / 40.0) / 1.05));
+            s.push((100u64, 1.10e-6));
+            s.push((200u64, 1.06e-6));
+        }
+        let mf = parse(&net_csv(&m), "m.csv", 0).unwrap();
+        let sf = parse(&net_csv(&s), "s.csv", 1).unwrap();
+        let c = compare_pingpong(&mf, &sf);
+        assert_eq!(c.rows.len(), 2);
+        let r100 = &c.rows[0];
+        assert!(!r100.within);
+        assert_eq!(r100.significant_miss, Some(true));
+        let r200 = &c.rows[1];
+        assert!(!r200.within, "error {}", r200.relative_error);
+        let ci = r200.measured_ci.unwrap();
+        assert!(ci[1] >= 1.06e-6 / 1.05, "{ci:?}");
+        assert_eq!(r200.significant_miss, Some(false));
+        assert_eq!(c.significant_misses, 1);
+        assert!(c.widest_ci.unwrap() > 0.0);
     }
 
     #[test]

@@ -132,6 +132,12 @@ pub struct Validation {
     pub pingpong: Option<PingpongCheck>,
     /// Why the ping-pong check did not run or failed.
     pub pingpong_note: Option<String>,
+    /// The held-out ping-pong check (`--pingpong-check`): a measurement not
+    /// used by the fit, few sizes with many calls each, against its
+    /// simulation. The ping-pong target is judged on it.
+    pub pingpong_heldout: Option<PingpongCheck>,
+    /// Why the held-out check did not run or failed.
+    pub pingpong_heldout_note: Option<String>,
     /// Kernel calls against the model.
     pub kernels: Vec<KernelBucket>,
     /// Load averages before and after the real runs.
@@ -284,6 +290,19 @@ impl Validation {
                     "per_size": p.rows,
                 })),
                 "pingpong_note": self.pingpong_note,
+                "pingpong_heldout": self.pingpong_heldout.as_ref().map(|p| json!({
+                    "measured_file": p.measured_file,
+                    "simulated_file": p.simulated_file,
+                    "sizes": p.rows.len(),
+                    "min_calls_per_size": p.min_calls,
+                    "widest_ci_relative_half_width": p.widest_ci,
+                    "sizes_within_5pct": p.sizes_within,
+                    "significant_misses": p.significant_misses,
+                    "worst_size_error": p.worst_size,
+                    "target_met": p.sizes_within == p.rows.len() && !p.rows.is_empty(),
+                    "per_size": p.rows,
+                })),
+                "pingpong_heldout_note": self.pingpong_heldout_note,
                 "kernels": self.kernels,
             },
             "notes": self.notes,

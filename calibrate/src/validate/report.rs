@@ -12,7 +12,7 @@ use plotters::prelude::*;
 
 use crate::plot::{Chart, Scale, Series, PALETTE};
 use crate::validate::analysis::{ConfigResult, Outcome};
-use crate::validate::calib::{kernel_totals, PINGPONG_TOLERANCE};
+use crate::validate::calib::{kernel_totals, PingpongCheck, PINGPONG_TOLERANCE};
 use crate::validate::Validation;
 
 const FONT: &str = "sans-serif";
@@ -275,12 +275,30 @@ pub fn write(v: &Validation, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     }
 
     // ---------------------------------------------------------------- calibration programs
-    md.push_str("## The calibration programs themselves\n\n### Ping-pong\n\n");
+    md.push_str("## The calibration programs themselves\n\n");
+    md.push_str("### Ping-pong: held-out check (the target)\n\n");
+    match &v.pingpong_heldout {
+        Some(p) => heldout_section(&mut md, p),
+        None => {
+            let _ = writeln!(
+                md,
+                "Not run: {}.\n",
+                v.pingpong_heldout_note
+                    .as_deref()
+                    .unwrap_or("no held-out measurement given (--pingpong-check)")
+            );
+        }
+    }
+    if let (Some(_), Some(n)) = (&v.pingpong_heldout, &v.pingpong_heldout_note) {
+        let _ = writeln!(md, "Note: {n}\n");
+    }
+    md.push_str("### Ping-pong: in-sample (the calibration's own sizes)\n\n");
     match &v.pingpong {
         Some(p) => {
             let _ = writeln!(
                 md,
-                "`calib_net` built with smpicc, run under smpirun with the fitted model and platform and the measured \
+                "The sizes the model was fitted to, so not a test of it: a view of how the fit follows them. \
+                 `calib_net` built with smpicc, run under smpirun with the fitted model and platform and the measured \
                  run's design (same seed and options), against the measured file `{}`. Per size: the simulated median \
                  round trip against the measured median (and its 95 % interval). Per quarter decade of sizes: the \
                  median of the per-size errors (one size's median of ~30 calls carries a sampling error of several \
@@ -1025,6 +1043,59 @@ fn order_plot(v: &Validation, path: &Path) -> anyhow::Result<()> {
         hlines: v.machine_state.calibration_probe_gflops.into_iter().collect(),
     };
     crate::plot::draw_grid(path, &[chart1, chart2, chart3], 1, (1100, 420))
+}
+
+/// The held-out ping-pong check: verdict and one row per size.
+fn heldout_section(md: &mut String, p: &PingpongCheck) {
+    let n = p.rows.len();
+    let met = p.sizes_within == n && n > 0;
+    let _ = writeln!(
+        md,
+        "A measurement the fit never saw: `calib_net --per-quarter-decade Q` with its own seed, every kind \
+         interleaved as in the calibration, its pingpong rows compared (`{}`), few sizes with many round trips each, so that each size's median is known to about the target's \
+         precision; `calib_net` built with smpicc, run under smpirun with the fitted model and the same arguments \
+         (`{}`). Error = simulated / measured median − 1; a miss is **significant** when the measured median's \
+         95 % interval lies entirely outside the medians the prediction would be within 5 % of \
+         ([simulated/1.05, simulated/0.95]): then the model misses, not the sampling.\n\n\
+         - **Ping-pong predicted within 5 % at {} of {} sizes: target {}**; significant misses: {}; worst size {}; \
+         at least {} measured round trips per size{}.\n",
+        p.measured_file,
+        p.simulated_file,
+        p.sizes_within,
+        n,
+        if met { "met" } else { "**not met**" },
+        p.significant_misses,
+        pct(p.worst_size),
+        p.min_calls,
+        p.widest_ci.map_or(String::new(), |w| format!(
+            ", the widest 95 % interval of a measured median ±{:.1} %",
+            100.0 * w
+        )),
+    );
+    md.push_str(
+        "\n| size (B) | calls | measured median [95 % CI] | simulated | error | within 5 % | significant miss |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for r in &p.rows {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} {} | {} | {} | {} | {} |",
+            r.size,
+            r.measured_calls,
+            secs(r.measured_median),
+            r.measured_ci
+                .map_or("(no CI)".into(), |c| format!("[{}, {}]", secs(c[0]), secs(c[1]))),
+            secs(r.simulated_median),
+            pct(r.relative_error),
+            if r.within { "yes" } else { "**no**" },
+            match r.significant_miss {
+                Some(true) => "**yes**",
+                Some(false) => "no",
+                None => "–",
+            }
+        );
+    }
+    md.push('\n');
 }
 
 fn pingpong_plot(v: &Validation, path: &Path) -> anyhow::Result<()> {
