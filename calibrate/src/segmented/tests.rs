@@ -152,3 +152,69 @@ fn a_step_among_the_smallest_sizes_is_found() {
     let s0 = &f.segments[0];
     assert!(close(s0.intercept + 5.0 * s0.slope, truth(5.0), 0.01), "{s0:?}");
 }
+
+/// A convex stretch (a round trip whose per-byte cost grows with size, as
+/// the ping-pong's does above 1 MB on this project's VM): free lines cut
+/// through it start below zero, which no SMPI latency can hold; with
+/// `min_intercept` every line starts at or above the bound, the bound is
+/// flagged, and the fit still follows the curve.
+#[test]
+fn intercepts_bounded_below_are_fitted_as_such() {
+    let truth = |s: f64| 1e-6 + 3e-10 * s * (1.0 + s / 5e7);
+    let mut rng = NoiseRng::new(7, 1);
+    let mut noise = NoiseRng::new(7, 2);
+    let mut calls = Vec::new();
+    let jitter = Mixture::new(vec![1.0], vec![0.0], vec![0.01]).unwrap();
+    for s in log_uniform_sizes(400, 7.0, &mut rng) {
+        for _ in 0..10 {
+            let s = s as f64;
+            calls.push((s, truth(s) * (1.0 + jitter.sample(&mut noise))));
+        }
+    }
+    let free = fit_segmented(&calls, &SegmentOptions::default());
+    assert!(
+        free.segments.iter().any(|s| s.intercept < 0.0),
+        "the free fit of a convex curve has a negative intercept: {:?}",
+        free.segments.iter().map(|s| s.intercept).collect::<Vec<_>>()
+    );
+    let floor = 3e-8;
+    let opts = SegmentOptions {
+        min_intercept: floor,
+        ..SegmentOptions::default()
+    };
+    let f = fit_segmented(&calls, &opts);
+    for s in &f.segments {
+        assert!(s.intercept >= floor, "intercept {} below {floor}", s.intercept);
+        assert_eq!(s.intercept_at_bound, s.intercept == floor);
+        assert!(s.slope > 0.0);
+    }
+    assert!(f.segments.iter().any(|s| s.intercept_at_bound));
+    // Against the free fit patched afterwards (the translation's way:
+    // intercept raised to the bound, slope through the piece's geometric
+    // middle): the root-mean-square relative error to the truth over the sizes.
+    let patched = |size: f64| {
+        let s = &free.segments[free.segment_index(size)];
+        if s.intercept >= floor {
+            return s.at(size);
+        }
+        let mid = (s.min_size * s.max_size).sqrt();
+        floor + (s.at(mid) - floor) / mid * size
+    };
+    let rms = |g: &dyn Fn(f64) -> f64| {
+        let e: Vec<f64> = f
+            .aggregates
+            .iter()
+            .map(|a| (g(a.size) / truth(a.size) - 1.0).powi(2))
+            .collect();
+        (e.iter().sum::<f64>() / e.len() as f64).sqrt()
+    };
+    let (bounded_err, patched_err) = (rms(&|x| f.at(x)), rms(&patched));
+    eprintln!(
+        "rms relative error to the truth: bounded fit {bounded_err:.4}, patched free fit {patched_err:.4}"
+    );
+    assert!(bounded_err < 0.02, "bounded fit {bounded_err}");
+    assert!(
+        bounded_err < patched_err,
+        "bounded {bounded_err} vs patched {patched_err}"
+    );
+}
