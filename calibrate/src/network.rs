@@ -689,12 +689,23 @@ fn translate(
         }
         let mut lat = (a - ENVELOPE * b) / latency;
         if lat < MIN_LAT_FACTOR {
+            let at_bound = a >= 0.0;
             lat = MIN_LAT_FACTOR;
             let new_b = (value_mid - lat * latency) / (mid + ENVELOPE);
             b = new_b.max(min_slope);
-            r.adjusted.push(format!(
-                "negative latency intercept: latency factor raised to {MIN_LAT_FACTOR}, slope refitted through the piece's middle"
-            ));
+            r.adjusted.push(if at_bound {
+                // The fit's own bound (the line starts at the clock read): only
+                // the 16-byte envelope and the smallest factor move it.
+                format!(
+                    "the line starts at the clock read (the fit's bound): latency factor {MIN_LAT_FACTOR}, slope refitted \
+                     through the piece's middle (changes the piece by {:.1e} of its time at most)",
+                    (lat * latency + ENVELOPE * b.abs()) / at(r.transfer, r.lo).max(f64::MIN_POSITIVE)
+                )
+            } else {
+                format!(
+                    "negative latency intercept: latency factor raised to {MIN_LAT_FACTOR}, slope refitted through the piece's middle"
+                )
+            });
         }
         let bw = 1.0 / (b * bandwidth);
         pieces.push(TransferPiece {

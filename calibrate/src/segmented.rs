@@ -62,10 +62,10 @@ pub struct SegmentOptions {
     /// Largest number of mixture components per segment.
     pub max_components: usize,
     /// Smallest intercept a segment's line may have (s; `-∞`: free). A line
-    /// the model must hold as an SMPI transfer time (latency ≥ 0, bandwidth
-    /// > 0) cannot start below the clock read it includes: with the bound, the
-    /// search and the lines are fitted as such (a convex stretch is cut into
-    /// more, steeper lines) instead of being patched after the fit.
+    /// the model must hold as an SMPI transfer time (latency and bandwidth
+    /// positive) cannot start below the clock read it includes: with the
+    /// bound, the search and the lines are fitted as such (a convex stretch
+    /// is cut into more, steeper lines) instead of being patched after the fit.
     pub min_intercept: f64,
     /// Seed of the mixture fits.
     pub seed: u64,
