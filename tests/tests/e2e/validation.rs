@@ -487,6 +487,51 @@ fn validate_here_quick_runs_end_to_end() {
         "{}",
         j["calibration_checks"]["pingpong_note"]
     );
+    // The held-out ping-pong check: its own measurement (one size per quarter
+    // decade of the calibrated range, 50 repetitions in quick mode), per size
+    // the measured median's interval, the simulated median and the verdicts.
+    let held = &j["calibration_checks"]["pingpong_heldout"];
+    let rows = held["per_size"].as_array().unwrap_or_else(|| {
+        panic!(
+            "no held-out check: {}",
+            j["calibration_checks"]["pingpong_heldout_note"]
+        )
+    });
+    assert!(rows.len() >= 20, "{held}");
+    assert!(
+        held["min_calls_per_size"].as_u64().is_some_and(|n| n >= 49),
+        "{held}"
+    );
+    for r in rows {
+        assert!(r["measured_ci"].as_array().is_some_and(|c| c.len() == 2), "{r}");
+        assert!(r["simulated_median"].as_f64().is_some_and(|v| v > 0.0), "{r}");
+        assert_eq!(
+            r["within"].as_bool().unwrap(),
+            r["relative_error"].as_f64().unwrap().abs() <= 0.05,
+            "{r}"
+        );
+        assert_eq!(
+            r["significant_miss"].is_null(),
+            r["within"].as_bool().unwrap(),
+            "{r}"
+        );
+    }
+    let check_csv = std::fs::read_dir(out_dir.join("pingpong-check"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "csv"))
+        .expect("the held-out measurement");
+    let text = std::fs::read_to_string(&check_csv).unwrap();
+    assert!(
+        text.contains("# seed: 1001\n") && text.contains("per quarter decade"),
+        "{}",
+        check_csv.display()
+    );
+    assert!(
+        out.stdout.contains("ping-pong (held-out check, target)"),
+        "{}",
+        out.describe()
+    );
     for f in [
         "model.toml",
         "platform.toml",
