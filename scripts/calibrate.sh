@@ -8,7 +8,7 @@
 # the compute runs, which smpi-validate compares with the same probe taken before each real run.
 #
 #   scripts/calibrate.sh [--quick|--full] [--out DIR] [--seed S] [--nb K] [--lda L] [--nice N]
-#                        [--keep-blas-env]
+#                        [--keep-blas-env] [--heldout-per-qd H] [--heldout-reps R]
 #
 #   --quick          about a minute (default)          --full   at most ~20 minutes on 2 cores
 #   --out DIR        output directory (created)         [calibration-<host>-<UTC time>]
@@ -21,6 +21,12 @@
 #                    with leading dimension max(L, rows), and HPL_dlaswp* gather and swap
 #                    rows from all of it; 0: tight operands (leading dimension = rows)    [0]
 #   --nice N         run the measures under `nice -n N` (a shared machine)               [0]
+#   --heldout-per-qd H  the network run also times H held-out ping-pong sizes per quarter decade
+#                    (calib_net --heldout-per-quarter-decade: kind pingpong_heldout, interleaved
+#                    with the calibration's measures, so under the same machine states; never
+#                    fitted, smpi-validate checks the fitted model on them); 0: none   [1]
+#   --heldout-reps R repetitions of each held-out size (600: a median's 95 % CI of about
+#                    +-2 % on this VM)                                      [full 600 | quick 50]
 #   --keep-blas-env  keep OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (by default both are
 #                    unset for the runs: on some machines they select a kernel ~40% slower
 #                    than the one OpenBLAS picks by itself; their old values are recorded)
@@ -41,7 +47,7 @@ die() { echo "calibrate.sh: error: $*" >&2; exit 2; }
 log() { echo "calibrate.sh: $*" >&2; }
 now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
-MODE=quick OUT="" SEED=1 NB=128 LDA=0 NICE=0 KEEP_ENV=0
+MODE=quick OUT="" SEED=1 NB=128 LDA=0 NICE=0 KEEP_ENV=0 HELDOUT_QD=1 HELDOUT_REPS=""
 ARGV=("$0" "$@")
 while [ $# -gt 0 ]; do
     case $1 in
@@ -49,19 +55,22 @@ while [ $# -gt 0 ]; do
         --quick) MODE=quick; shift ;;
         --full) MODE=full; shift ;;
         --keep-blas-env) KEEP_ENV=1; shift ;;
-        --out|--seed|--nb|--lda|--nice)
+        --out|--seed|--nb|--lda|--nice|--heldout-per-qd|--heldout-reps)
             [ $# -ge 2 ] || die "$1 needs a value"
             case $1 in
                 --out) OUT=$2 ;;
                 --seed) [[ $2 =~ ^[0-9]+$ ]] && [ ${#2} -le 18 ] || die "--seed: '$2' is not a non-negative integer"; SEED=$2 ;;
                 --nb) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -le 8192 ] || die "--nb: '$2' is not an integer in 0..8192"; NB=$2 ;;
                 --lda) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -le 100000 ] || die "--lda: '$2' is not an integer in 0..100000"; LDA=$2 ;;
+                --heldout-per-qd) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -le 100 ] || die "--heldout-per-qd: '$2' is not an integer in 0..100"; HELDOUT_QD=$2 ;;
+                --heldout-reps) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 2 ] && [ "$2" -le 100000 ] || die "--heldout-reps: '$2' is not an integer in 2..100000"; HELDOUT_REPS=$2 ;;
                 --nice) [[ $2 =~ ^-?[0-9]+$ ]] && [ "$2" -ge -20 ] && [ "$2" -le 19 ] || die "--nice: '$2' is not in -20..19"; NICE=$2 ;;
             esac
             shift 2 ;;
         *) die "unknown option '$1' (see --help)" ;;
     esac
 done
+[ -n "$HELDOUT_REPS" ] || { [ "$MODE" = full ] && HELDOUT_REPS=600 || HELDOUT_REPS=50; }
 HOST=$(hostname)
 [ -n "$OUT" ] || OUT=calibration-$HOST-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT/logs" "$OUT/system" || die "cannot create $OUT"
@@ -148,7 +157,7 @@ env | grep -E '^(OPENBLAS_|OMP_|OMPI_|CALIB_ENV_)' | sort > "$OUT/system/env-of-
 # ---------------------------------------------------------------- runs
 NET_CSV=$OUT/network-$HOST-$SEED.csv
 step network "$OUT/logs/network.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" "${net_np_opts[@]}" -np 2 \
-    "$NET" "--$MODE" --seed "$SEED" --out "$NET_CSV"
+    "$NET" "--$MODE" --seed "$SEED" --heldout-per-quarter-decade "$HELDOUT_QD" --heldout-reps "$HELDOUT_REPS" --out "$NET_CSV"
 # The machine's speed right before and right after the compute calibration (calib_probe: HPL's
 # update dgemm on every core at once): smpi-validate compares it with the same probe taken before
 # every real run, which says whether the machine changed speed between calibration and validation.

@@ -39,8 +39,13 @@
 #include <string.h>
 #include <time.h>
 
-enum kind { K_SEND, K_RECV, K_ISEND, K_TEST, K_IPROBE, K_WTIME, K_PINGPONG, NKINDS };
-static const char *const kind_name[NKINDS] = {"send", "recv", "isend", "test", "iprobe", "wtime", "pingpong"};
+/* K_HELDOUT is a ping-pong measured exactly as K_PINGPONG, on sizes of its own, interleaved with
+ * the rest: a held-out check of the fitted model under the same machine states (smpi-fit leaves
+ * it out; smpi-validate compares it). It is not one of the --kinds. */
+enum kind { K_SEND, K_RECV, K_ISEND, K_TEST, K_IPROBE, K_WTIME, K_PINGPONG, K_HELDOUT, NKINDS };
+static const char *const kind_name[NKINDS] = {"send",  "recv",     "isend",           "test",
+                                              "iprobe", "wtime", "pingpong", "pingpong_heldout"};
+#define NSELECTABLE K_HELDOUT
 
 /* Tags: one per kind, and one that is never sent (for the probe that must find nothing). */
 #define TAG_BASE 100
@@ -59,6 +64,8 @@ typedef struct {
     int sizes_set, reps_set, max_set;
     /* --per-quarter-decade Q: Q sizes drawn in every quarter decade (0: one log-uniform draw) */
     uint64_t per_qd;
+    /* --heldout-per-quarter-decade H and --heldout-reps: the held-out ping-pong sizes (0: none) */
+    uint64_t heldout_per_qd, heldout_reps;
     /* --kinds: which kinds are measured (all by default), and how many */
     int kind_on[NKINDS];
     int nkinds;
@@ -73,6 +80,10 @@ static uint64_t quarter_decades(uint64_t max_size)
     return q < 1 ? 1 : q;
 }
 
+/* Number of held-out sizes and measures. */
+static uint64_t heldout_sizes(const options *o) { return o->heldout_per_qd * quarter_decades(o->max_size); }
+static uint64_t heldout_count(const options *o) { return heldout_sizes(o) * o->heldout_reps; }
+
 /* Parses a comma-separated list of kind names into o->kind_on; 0 on success. */
 static int parse_kinds(const char *v, options *o)
 {
@@ -83,15 +94,15 @@ static int parse_kinds(const char *v, options *o)
     strcpy(buf, v);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int k = 0;
-        while (k < NKINDS && strcmp(t, kind_name[k]) != 0) k++;
-        if (k == NKINDS || o->kind_on[k]) return -1;
+        while (k < NSELECTABLE && strcmp(t, kind_name[k]) != 0) k++;
+        if (k == NSELECTABLE || o->kind_on[k]) return -1;
         o->kind_on[k] = 1;
         o->nkinds++;
     }
     if (o->nkinds == 0) return -1;
     /* canonical order (the design's expansion order) */
     o->kinds_list[0] = '\0';
-    for (int k = 0; k < NKINDS; k++)
+    for (int k = 0; k < NSELECTABLE; k++)
         if (o->kind_on[k]) {
             if (o->kinds_list[0]) strcat(o->kinds_list, ",");
             strcat(o->kinds_list, kind_name[k]);
@@ -120,6 +131,10 @@ static void usage(FILE *f)
             "                 quarter decade [10^(j/4), 10^((j+1)/4)) up to max-size (a stratified\n"
             "                 design, e.g. a held-out check of a fitted model)\n"
             "  --kinds LIST   comma-separated kinds to measure (interleaved and shuffled as usual) [all]\n"
+            "  --heldout-per-quarter-decade H  also H held-out ping-pong sizes in every quarter decade\n"
+            "                 (kind pingpong_heldout, its own draws), measured among the rest: a check\n"
+            "                 of the fitted model under the same machine states         [0: none]\n"
+            "  --heldout-reps R  repetitions of each held-out size                       [300]\n"
             "  --out FILE     output file                      [network-<host>-<seed>.csv]\n"
             "  --help         this text\n");
 }
@@ -154,6 +169,12 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (strcmp(a, "--per-quarter-decade") == 0) {
             if (parse_u64(prog, a, v, 1, 10000, &o->per_qd)) return -1;
             i++;
+        } else if (strcmp(a, "--heldout-per-quarter-decade") == 0) {
+            if (parse_u64(prog, a, v, 0, 100, &o->heldout_per_qd)) return -1;
+            i++;
+        } else if (strcmp(a, "--heldout-reps") == 0) {
+            if (parse_u64(prog, a, v, 2, 100000, &o->heldout_reps)) return -1;
+            i++;
         } else if (strcmp(a, "--kinds") == 0) {
             if (parse_kinds(v, o)) {
                 ERR("%s: --kinds: '%s' is not a comma-separated list of distinct kinds among "
@@ -178,10 +199,11 @@ static int parse_args(int argc, char **argv, options *o)
         return -1;
     }
     if (!o->reps_set) o->reps = o->full ? 30 : 10;
+    if (o->heldout_reps == 0) o->heldout_reps = 300;
     if (!o->max_set) o->max_size = 10000000; /* 10^7: the 10^U(0,7) */
     if (o->per_qd) o->sizes = o->per_qd * quarter_decades(o->max_size);
     else if (!o->sizes_set) o->sizes = o->full ? 1000 : 200;
-    if (o->sizes * o->reps * (uint64_t)o->nkinds > 50000000ULL) {
+    if (o->sizes * o->reps * (uint64_t)o->nkinds + heldout_count(o) > 50000000ULL) {
         ERR("%s: sizes x --reps x %d kinds = %llu measures is too many (max 5e7)\n", prog, o->nkinds,
                 (unsigned long long)(o->sizes * o->reps * (uint64_t)o->nkinds));
         return -1;
@@ -196,7 +218,7 @@ static measure *make_design(const options *o, size_t *count, uint64_t *hash)
     calib_rng r;
     rng_seed(&r, o->seed);
     uint32_t *sizes = malloc(o->sizes * sizeof *sizes);
-    size_t n = (size_t)(o->sizes * o->reps * (uint64_t)o->nkinds);
+    size_t n = (size_t)(o->sizes * o->reps * (uint64_t)o->nkinds + heldout_count(o));
     measure *m = malloc(n * sizeof *m);
     if (!sizes || !m) {
         fprintf(stderr, "%s: out of memory for a design of %zu measures\n", prog, n);
@@ -225,6 +247,22 @@ static measure *make_design(const options *o, size_t *count, uint64_t *hash)
                 m[k].warmup = 0;
                 k++;
             }
+    /* Held-out sizes from a stream of their own: the calibration's design (and hash) is the
+     * same with or without them, up to the shuffle. */
+    calib_rng hr;
+    rng_seed(&hr, o->seed ^ 0x4e1d0c7ec4ec4ULL);
+    for (uint64_t i = 0; i < heldout_sizes(o); i++) {
+        double lo = (double)(i / o->heldout_per_qd) / 4.0, hi = fmin(lo + 0.25, top);
+        double s = round(pow(10.0, lo + (hi - lo) * rng_uniform(&hr)));
+        if (s < 1) s = 1;
+        if (s > (double)o->max_size) s = (double)o->max_size;
+        for (uint64_t rep = 0; rep < o->heldout_reps; rep++) {
+            m[k].size = (uint32_t)s;
+            m[k].kind = K_HELDOUT;
+            m[k].warmup = 0;
+            k++;
+        }
+    }
     rng_shuffle(&r, m, n, sizeof *m);
 
     /* First contact of each (kind, size): a sorted copy of the keys would do, but sizes fit
@@ -467,6 +505,7 @@ int main(int argc, char **argv)
             }
             break;
         case K_PINGPONG:
+        case K_HELDOUT:
             if (rank == 0) {
                 mark(sbuf, size, i);
                 /* Rank 1 leaves the barrier up to a small message's latency after rank 0: without
@@ -526,6 +565,8 @@ int main(int argc, char **argv)
             else
                 meta(f, "generator", "calib_net 1 (xoshiro256**, sizes round(10^U(0,log10 max)), Fisher-Yates)");
             meta(f, "kinds", "%s", o.kinds_list);
+            meta(f, "heldout", "%llu per quarter decade x %llu repetitions",
+                 (unsigned long long)o.heldout_per_qd, (unsigned long long)o.heldout_reps);
             meta(f, "sizes", "%llu", (unsigned long long)o.sizes);
             meta(f, "reps", "%llu", (unsigned long long)o.reps);
             meta(f, "max_size", "%llu", (unsigned long long)o.max_size);

@@ -111,6 +111,9 @@ pub struct RowRef {
     pub column: usize,
 }
 
+/// The CSV kind of held-out ping-pong rows (`calib_net --heldout-per-quarter-decade`).
+pub const HELDOUT_KIND: &str = "pingpong_heldout";
+
 /// One network row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NetworkCall {
@@ -171,6 +174,10 @@ pub struct CalibrationFile {
     pub header_line: usize,
     /// The rows.
     pub table: Table,
+    /// Held-out ping-pong rows (kind `pingpong_heldout`, network files): measured
+    /// like `pingpong` among the others, never fitted; `smpi-validate` checks
+    /// the fitted model on them. Their `kind` is [`NetKind::Pingpong`].
+    pub heldout: Vec<NetworkCall>,
 }
 
 impl CalibrationFile {
@@ -410,6 +417,7 @@ pub fn parse(text: &str, file: &str, index: usize) -> Result<CalibrationFile, In
         .trim(csv::Trim::All)
         .from_reader(block.as_bytes());
     let mut net = Vec::new();
+    let mut heldout_rows = Vec::new();
     let mut comp = Vec::new();
     for (rec, (line, raw)) in rdr.records().zip(&data_lines) {
         let line = *line;
@@ -468,12 +476,18 @@ pub fn parse(text: &str, file: &str, index: usize) -> Result<CalibrationFile, In
         }
         if is_network {
             let (k, kcol) = cell("kind");
-            let kind = NetKind::parse(k).ok_or_else(|| InputError::BadRow {
+            let heldout = k == HELDOUT_KIND;
+            let kind = (if heldout {
+                Some(NetKind::Pingpong)
+            } else {
+                NetKind::parse(k)
+            })
+            .ok_or_else(|| InputError::BadRow {
                 file: file.into(),
                 line,
                 column: kcol,
                 message: format!(
-                    "column `kind`: unknown kind `{k}` (expected one of {})",
+                    "column `kind`: unknown kind `{k}` (expected one of {}, {HELDOUT_KIND})",
                     NetKind::ALL.map(NetKind::name).join(", ")
                 ),
             })?;
@@ -488,7 +502,8 @@ pub fn parse(text: &str, file: &str, index: usize) -> Result<CalibrationFile, In
             if warmup != 0.0 && warmup != 1.0 {
                 return Err(out_of_range("warmup", "0 or 1"));
             }
-            net.push(NetworkCall {
+            let rows = if heldout { &mut heldout_rows } else { &mut net };
+            rows.push(NetworkCall {
                 seq: seq as u64,
                 kind,
                 size: size as u64,
@@ -594,6 +609,7 @@ pub fn parse(text: &str, file: &str, index: usize) -> Result<CalibrationFile, In
         } else {
             Table::Compute(comp)
         },
+        heldout: heldout_rows,
     })
 }
 

@@ -728,7 +728,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         &out.join("runs").join("calib-net-sim"),
                         timeout,
                     ) {
-                        Ok(sim) => pingpong = Some(calib::compare_pingpong(&measured, &sim)),
+                        Ok(sim) => {
+                            pingpong = Some(calib::compare_pingpong(&measured, &sim));
+                            // Held-out sizes measured among the calibration's: the
+                            // check under the same machine states (a separate
+                            // --pingpong-check file takes precedence).
+                            if pingpong_heldout.is_none() && !measured.heldout.is_empty() {
+                                pingpong_heldout = Some(calib::compare_heldout(&measured, &sim));
+                                pingpong_heldout_note = None;
+                            }
+                        }
                         Err(e) => pingpong_note = Some(format!("the simulated calib_net run failed: {e:#}")),
                     }
                 }

@@ -48,6 +48,34 @@ fn a_good_file_parses() {
 }
 
 #[test]
+fn heldout_rows_are_kept_apart_from_the_fitted_ones() {
+    let f = parse(
+        &network(&[
+            "0,pingpong,10,0.0,1e-6,1",
+            "1,pingpong_heldout,30,1e-5,1.2e-6,1",
+            "2,pingpong_heldout,30,2e-5,1.1e-6,0",
+            "3,send,10,3e-5,2.5e-7,0",
+        ]),
+        "ok.csv",
+        0,
+    )
+    .unwrap();
+    let Table::Network(rows) = &f.table else { panic!() };
+    assert_eq!(rows.len(), 2, "the fit sees no held-out row");
+    assert!(rows.iter().all(|r| r.size == 10));
+    assert_eq!(f.heldout.len(), 2);
+    assert_eq!(
+        (
+            f.heldout[1].kind,
+            f.heldout[1].size,
+            f.heldout[1].warmup,
+            f.heldout[1].at.line
+        ),
+        (NetKind::Pingpong, 30, false, HEADER + 3)
+    );
+}
+
+#[test]
 fn missing_metadata_key() {
     let text = network(&["0,send,1,0,1e-6,0"]).replace("# blas_kernel: synthetic\n", "");
     let e = err(&text);

@@ -108,12 +108,45 @@ fn bin_of(size: u64) -> i64 {
     (4.0 * (size.max(1) as f64).log10() + 1e-9).floor() as i64
 }
 
+/// Held-out ping-pong durations per size (`pingpong_heldout` rows, warm-up
+/// calls left out).
+pub fn heldout_by_size(f: &CalibrationFile) -> BTreeMap<u64, Vec<f64>> {
+    let mut m: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    for r in f.heldout.iter().filter(|r| !r.warmup) {
+        m.entry(r.size).or_default().push(r.duration);
+    }
+    m
+}
+
 /// Compares the measured ping-pong with the simulated one, size by size.
 pub fn compare_pingpong(measured: &CalibrationFile, simulated: &CalibrationFile) -> PingpongCheck {
-    let m = pingpong_by_size(measured);
-    let s = pingpong_by_size(simulated);
+    compare_sizes(
+        measured,
+        simulated,
+        &pingpong_by_size(measured),
+        &pingpong_by_size(simulated),
+    )
+}
+
+/// Compares the held-out ping-pong rows measured among the calibration's with
+/// the same rows of the simulated calibration run.
+pub fn compare_heldout(measured: &CalibrationFile, simulated: &CalibrationFile) -> PingpongCheck {
+    compare_sizes(
+        measured,
+        simulated,
+        &heldout_by_size(measured),
+        &heldout_by_size(simulated),
+    )
+}
+
+fn compare_sizes(
+    measured: &CalibrationFile,
+    simulated: &CalibrationFile,
+    m: &BTreeMap<u64, Vec<f64>>,
+    s: &BTreeMap<u64, Vec<f64>>,
+) -> PingpongCheck {
     let mut rows = Vec::new();
-    for (size, mv) in &m {
+    for (size, mv) in m {
         let Some(sv) = s.get(size) else { continue };
         let ci = stats::median_ci(mv, 0.95);
         let mm = stats::median(mv);

@@ -487,8 +487,8 @@ fn validate_here_quick_runs_end_to_end() {
         "{}",
         j["calibration_checks"]["pingpong_note"]
     );
-    // The held-out ping-pong check: its own measurement (one size per quarter
-    // decade of the calibrated range, 50 repetitions in quick mode), per size
+    // The held-out ping-pong check: sizes of its own (one per quarter decade
+    // of the calibrated range, 50 repetitions in quick mode), per size
     // the measured median's interval, the simulated median and the verdicts.
     let held = &j["calibration_checks"]["pingpong_heldout"];
     let rows = held["per_size"].as_array().unwrap_or_else(|| {
@@ -516,16 +516,22 @@ fn validate_here_quick_runs_end_to_end() {
             "{r}"
         );
     }
-    let check_csv = std::fs::read_dir(out_dir.join("pingpong-check"))
+    // The held-out sizes are measured inside the calibration's network run
+    // (kind pingpong_heldout, interleaved with the fitted measures).
+    let net_csv = std::fs::read_dir(out_dir.join("calibration"))
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "csv"))
-        .expect("the held-out measurement");
-    let text = std::fs::read_to_string(&check_csv).unwrap();
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("network-"))
+        })
+        .expect("the network calibration");
+    let text = std::fs::read_to_string(&net_csv).unwrap();
     assert!(
-        text.contains("# seed: 1001\n") && text.contains("per quarter decade"),
+        text.contains("# heldout: 1 per quarter decade x 50 repetitions\n")
+            && text.contains(",pingpong_heldout,"),
         "{}",
-        check_csv.display()
+        net_csv.display()
     );
     assert!(
         out.stdout.contains("ping-pong (held-out check, target)"),
