@@ -491,6 +491,8 @@ struct Kernel {
     profiles: Vec<(ProfileTarget, Profile, ProfileCursor)>,
     /// A failure that ends the run (a host or link turned off under actors).
     failure: Option<SimError>,
+    /// Yields that returned at once, no other actor being ready (see [`Ctx::yield_now`]).
+    lone_yields: u32,
 }
 
 impl Kernel {
@@ -1564,6 +1566,9 @@ impl energy::Hosts for Kernel {
 }
 
 type ActorBody = Box<dyn FnOnce(&Ctx) -> Result<(), String>>;
+
+/// A lone actor's yields go back to the kernel once in this many (see [`Ctx::yield_now`]).
+const LONE_YIELD_ROUNDS: u32 = 4096;
 type ActorCoroutine = Coroutine<(), (), Result<(), String>, DefaultStack>;
 
 /// Handle given to an actor's body: the actor-side operations.
@@ -1787,8 +1792,22 @@ impl Ctx {
     /// Lets every other actor that is ready at this date run first: the
     /// actor goes to the back of the run queue (SimGrid's scheduling round
     /// after a simcall). Simulated time does not advance.
+    ///
+    /// With no other actor ready, the round would resume this one at once: it goes on
+    /// without switching to the kernel and back, except once in `LONE_YIELD_ROUNDS` (the
+    /// run loop then looks at its stop flag, so a rank polling alone forever can be stopped)
+    /// or when the kernel failed it meanwhile (it ends at this yield).
     pub fn yield_now(&self) {
-        self.k.borrow_mut().ready.push_back(self.me);
+        {
+            let mut k = self.k.borrow_mut();
+            if k.ready.is_empty() && k.actors[self.me.0 as usize].exited.is_none() {
+                k.lone_yields = k.lone_yields.wrapping_add(1);
+                if !k.lone_yields.is_multiple_of(LONE_YIELD_ROUNDS) {
+                    return;
+                }
+            }
+            k.ready.push_back(self.me);
+        }
         self.suspend();
     }
 
@@ -2069,6 +2088,7 @@ impl Simulation {
                 .map(|p| (p.target, p.profile.clone(), ProfileCursor::start(&p.profile)))
                 .collect(),
             failure: None,
+            lone_yields: 0,
         };
         Simulation {
             k: Rc::new(RefCell::new(k)),
@@ -2222,6 +2242,8 @@ impl Simulation {
             }
         }
         let mut resumed: u64 = 0;
+        // Safety: errno is this thread's, always valid (and at one address for its life).
+        let errno = unsafe { libc::__errno_location() };
         loop {
             loop {
                 // One borrow per resume on each side of the switch: the next actor is
@@ -2252,8 +2274,7 @@ impl Simulation {
                 }
                 crash::set_current(Some(id.0));
                 let co = self.coroutines[id.0 as usize].as_mut().expect("created above");
-                // Safety: errno is this thread's, always valid.
-                let errno = unsafe { libc::__errno_location() };
+                // Safety: see `errno` above.
                 let kernel_errno = unsafe { errno.replace(self.errnos[id.0 as usize]) };
                 let res = co.resume(());
                 self.errnos[id.0 as usize] = unsafe { errno.replace(kernel_errno) };
