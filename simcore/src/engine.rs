@@ -514,12 +514,14 @@ impl Kernel {
         }
     }
 
+    #[inline]
     fn act(&self, a: ActivityId) -> &Activity {
         let act = &self.acts[a.0 as usize];
         debug_assert!(act.live, "use of released activity {a:?}");
         act
     }
 
+    #[inline]
     fn act_mut(&mut self, a: ActivityId) -> &mut Activity {
         &mut self.acts[a.0 as usize]
     }
@@ -1580,16 +1582,19 @@ pub struct Ctx {
 
 impl Ctx {
     /// This actor's id.
+    #[inline]
     pub fn id(&self) -> ActorId {
         self.me
     }
 
     /// Current simulated time, seconds.
+    #[inline]
     pub fn now(&self) -> f64 {
         self.k.borrow().now
     }
 
     /// The host this actor runs on.
+    #[inline]
     pub fn host(&self) -> HostId {
         self.k.borrow().actors[self.me.0 as usize].host
     }
@@ -1689,6 +1694,7 @@ impl Ctx {
     }
 
     /// Sets the user tag of an activity (returned by the completion hook).
+    #[inline]
     pub fn set_user(&self, a: ActivityId, user: u64) {
         self.k.borrow_mut().act_mut(a).user = user;
     }
@@ -1722,16 +1728,19 @@ impl Ctx {
     }
 
     /// Whether an activity is finished (does not block).
+    #[inline]
     pub fn test(&self, a: ActivityId) -> bool {
         self.k.borrow().act(a).state == ActState::Done
     }
 
     /// Whether a communication has been started.
+    #[inline]
     pub fn is_started(&self, a: ActivityId) -> bool {
         self.k.borrow().act(a).state != ActState::Pending
     }
 
     /// Adds a reference: the activity is reused only after one more [`Ctx::release`].
+    #[inline]
     pub fn retain(&self, a: ActivityId) {
         self.k.borrow_mut().act_mut(a).refs += 1;
     }
@@ -1867,6 +1876,7 @@ pub struct KernelHandle {
 
 impl KernelHandle {
     /// Current simulated time.
+    #[inline]
     pub fn now(&self) -> f64 {
         self.k.borrow().now
     }
@@ -1887,21 +1897,25 @@ impl KernelHandle {
     }
 
     /// See [`Ctx::set_user`].
+    #[inline]
     pub fn set_user(&self, a: ActivityId, user: u64) {
         self.k.borrow_mut().act_mut(a).user = user;
     }
 
     /// See [`Ctx::test`].
+    #[inline]
     pub fn test(&self, a: ActivityId) -> bool {
         self.k.borrow().act(a).state == ActState::Done
     }
 
     /// See [`Ctx::is_started`].
+    #[inline]
     pub fn is_started(&self, a: ActivityId) -> bool {
         self.k.borrow().act(a).state != ActState::Pending
     }
 
     /// See [`Ctx::retain`].
+    #[inline]
     pub fn retain(&self, a: ActivityId) {
         self.k.borrow_mut().act_mut(a).refs += 1;
     }
