@@ -2296,7 +2296,12 @@ impl Simulation {
                 let exited = {
                     let mut k = self.k.borrow_mut();
                     k.current = None;
-                    k.actors[id.0 as usize].exited.take()
+                    let exited = &mut k.actors[id.0 as usize].exited;
+                    if exited.is_none() && matches!(res, CoroutineResult::Yield(())) {
+                        // The common case: the actor blocked or yielded.
+                        continue;
+                    }
+                    exited.take()
                 };
                 let res = match (res, exited) {
                     // An actor the kernel failed while it ran to its end.
