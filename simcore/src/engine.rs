@@ -491,6 +491,8 @@ struct Kernel {
     profiles: Vec<(ProfileTarget, Profile, ProfileCursor)>,
     /// A failure that ends the run (a host or link turned off under actors).
     failure: Option<SimError>,
+    /// Yields that returned at once, no other actor being ready (see [`Ctx::yield_now`]).
+    lone_yields: u32,
 }
 
 impl Kernel {
@@ -512,12 +514,14 @@ impl Kernel {
         }
     }
 
+    #[inline]
     fn act(&self, a: ActivityId) -> &Activity {
         let act = &self.acts[a.0 as usize];
         debug_assert!(act.live, "use of released activity {a:?}");
         act
     }
 
+    #[inline]
     fn act_mut(&mut self, a: ActivityId) -> &mut Activity {
         &mut self.acts[a.0 as usize]
     }
@@ -1564,6 +1568,9 @@ impl energy::Hosts for Kernel {
 }
 
 type ActorBody = Box<dyn FnOnce(&Ctx) -> Result<(), String>>;
+
+/// A lone actor's yields go back to the kernel once in this many (see [`Ctx::yield_now`]).
+const LONE_YIELD_ROUNDS: u32 = 4096;
 type ActorCoroutine = Coroutine<(), (), Result<(), String>, DefaultStack>;
 
 /// Handle given to an actor's body: the actor-side operations.
@@ -1575,16 +1582,19 @@ pub struct Ctx {
 
 impl Ctx {
     /// This actor's id.
+    #[inline]
     pub fn id(&self) -> ActorId {
         self.me
     }
 
     /// Current simulated time, seconds.
+    #[inline]
     pub fn now(&self) -> f64 {
         self.k.borrow().now
     }
 
     /// The host this actor runs on.
+    #[inline]
     pub fn host(&self) -> HostId {
         self.k.borrow().actors[self.me.0 as usize].host
     }
@@ -1684,6 +1694,7 @@ impl Ctx {
     }
 
     /// Sets the user tag of an activity (returned by the completion hook).
+    #[inline]
     pub fn set_user(&self, a: ActivityId, user: u64) {
         self.k.borrow_mut().act_mut(a).user = user;
     }
@@ -1717,16 +1728,19 @@ impl Ctx {
     }
 
     /// Whether an activity is finished (does not block).
+    #[inline]
     pub fn test(&self, a: ActivityId) -> bool {
         self.k.borrow().act(a).state == ActState::Done
     }
 
     /// Whether a communication has been started.
+    #[inline]
     pub fn is_started(&self, a: ActivityId) -> bool {
         self.k.borrow().act(a).state != ActState::Pending
     }
 
     /// Adds a reference: the activity is reused only after one more [`Ctx::release`].
+    #[inline]
     pub fn retain(&self, a: ActivityId) {
         self.k.borrow_mut().act_mut(a).refs += 1;
     }
@@ -1787,8 +1801,22 @@ impl Ctx {
     /// Lets every other actor that is ready at this date run first: the
     /// actor goes to the back of the run queue (SimGrid's scheduling round
     /// after a simcall). Simulated time does not advance.
+    ///
+    /// With no other actor ready, the round would resume this one at once: it goes on
+    /// without switching to the kernel and back, except once in `LONE_YIELD_ROUNDS` (the
+    /// run loop then looks at its stop flag, so a rank polling alone forever can be stopped)
+    /// or when the kernel failed it meanwhile (it ends at this yield).
     pub fn yield_now(&self) {
-        self.k.borrow_mut().ready.push_back(self.me);
+        {
+            let mut k = self.k.borrow_mut();
+            if k.ready.is_empty() && k.actors[self.me.0 as usize].exited.is_none() {
+                k.lone_yields = k.lone_yields.wrapping_add(1);
+                if !k.lone_yields.is_multiple_of(LONE_YIELD_ROUNDS) {
+                    return;
+                }
+            }
+            k.ready.push_back(self.me);
+        }
         self.suspend();
     }
 
@@ -1848,6 +1876,7 @@ pub struct KernelHandle {
 
 impl KernelHandle {
     /// Current simulated time.
+    #[inline]
     pub fn now(&self) -> f64 {
         self.k.borrow().now
     }
@@ -1868,21 +1897,25 @@ impl KernelHandle {
     }
 
     /// See [`Ctx::set_user`].
+    #[inline]
     pub fn set_user(&self, a: ActivityId, user: u64) {
         self.k.borrow_mut().act_mut(a).user = user;
     }
 
     /// See [`Ctx::test`].
+    #[inline]
     pub fn test(&self, a: ActivityId) -> bool {
         self.k.borrow().act(a).state == ActState::Done
     }
 
     /// See [`Ctx::is_started`].
+    #[inline]
     pub fn is_started(&self, a: ActivityId) -> bool {
         self.k.borrow().act(a).state != ActState::Pending
     }
 
     /// See [`Ctx::retain`].
+    #[inline]
     pub fn retain(&self, a: ActivityId) {
         self.k.borrow_mut().act_mut(a).refs += 1;
     }
@@ -2069,6 +2102,7 @@ impl Simulation {
                 .map(|p| (p.target, p.profile.clone(), ProfileCursor::start(&p.profile)))
                 .collect(),
             failure: None,
+            lone_yields: 0,
         };
         Simulation {
             k: Rc::new(RefCell::new(k)),
@@ -2222,6 +2256,8 @@ impl Simulation {
             }
         }
         let mut resumed: u64 = 0;
+        // Safety: errno is this thread's, always valid (and at one address for its life).
+        let errno = unsafe { libc::__errno_location() };
         loop {
             loop {
                 // One borrow per resume on each side of the switch: the next actor is
@@ -2252,8 +2288,7 @@ impl Simulation {
                 }
                 crash::set_current(Some(id.0));
                 let co = self.coroutines[id.0 as usize].as_mut().expect("created above");
-                // Safety: errno is this thread's, always valid.
-                let errno = unsafe { libc::__errno_location() };
+                // Safety: see `errno` above.
                 let kernel_errno = unsafe { errno.replace(self.errnos[id.0 as usize]) };
                 let res = co.resume(());
                 self.errnos[id.0 as usize] = unsafe { errno.replace(kernel_errno) };
@@ -2261,7 +2296,12 @@ impl Simulation {
                 let exited = {
                     let mut k = self.k.borrow_mut();
                     k.current = None;
-                    k.actors[id.0 as usize].exited.take()
+                    let exited = &mut k.actors[id.0 as usize].exited;
+                    if exited.is_none() && matches!(res, CoroutineResult::Yield(())) {
+                        // The common case: the actor blocked or yielded.
+                        continue;
+                    }
+                    exited.take()
                 };
                 let res = match (res, exited) {
                     // An actor the kernel failed while it ran to its end.

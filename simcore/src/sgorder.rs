@@ -302,7 +302,12 @@ impl SgOrder {
             if enabled {
                 let list = &mut self.link_enabled[l];
                 if let Some(i) = list.iter().rposition(|&x| x == a) {
-                    list.remove(i);
+                    // The newest goes without a (library) move of the others.
+                    if i + 1 == list.len() {
+                        list.pop();
+                    } else {
+                        list.remove(i);
+                    }
                 }
             }
             self.links.var_gone(l as u32, self.period);

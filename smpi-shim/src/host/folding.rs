@@ -111,6 +111,11 @@ pub(crate) enum Mode {
 
 thread_local! {
     static STATE: RefCell<Option<State>> = const { RefCell::new(None) };
+    /// Whether this thread's `STATE` held a folded allocation since it was configured: until
+    /// then no buffer can touch folded memory, which copies and message layouts check without
+    /// reaching `STATE` (whose destructor makes every access go through a registration check).
+    /// A plain flag with a constant initializer: reading it is one load.
+    static FOLDED_EVER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 const PAGE: usize = 4096;
@@ -147,6 +152,7 @@ pub(crate) fn init(
     let in_use = std::fs::read_to_string("/proc/self/maps")
         .map(|s| s.lines().count())
         .unwrap_or(1000);
+    FOLDED_EVER.with(|f| f.set(false));
     STATE.with(|s| {
         *s.borrow_mut() = Some(State {
             mode,
@@ -362,6 +368,7 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
                 st.pooled -= 1;
                 a.size = size;
                 st.allocs.insert(base, a);
+            FOLDED_EVER.with(|f| f.set(true));
                 return Ok(base as *mut u8);
             }
         }
@@ -411,6 +418,7 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
                 folded_end: 0,
             };
             st.allocs.insert(base, a);
+            FOLDED_EVER.with(|f| f.set(true));
             st.mappings += mappings;
             return Ok(base as *mut u8);
         }
@@ -494,6 +502,7 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
         let folded_end = if uniform { plan.last().map_or(0, |c| c.0 + c.1) } else { 0 };
         let a = Alloc { size, span, poolable, cow: false, private, mappings, holders: vec![], folded_end };
         st.allocs.insert(base, a);
+        FOLDED_EVER.with(|f| f.set(true));
         st.mappings += mappings;
         Ok(base as *mut u8)
     })
@@ -557,6 +566,7 @@ fn alloc_cow_region(st: &mut State, size: usize, span: usize) -> Result<*mut u8,
         folded_end: 0,
     };
     st.allocs.insert(base, a);
+    FOLDED_EVER.with(|f| f.set(true));
     st.mappings += 1;
     Ok(base as *mut u8)
 }
@@ -775,12 +785,18 @@ pub(crate) fn size_of(p: *const u8) -> Option<usize> {
 
 /// Whether any folded allocation exists (fast path for copies).
 pub(crate) fn any() -> bool {
+    if !FOLDED_EVER.with(std::cell::Cell::get) {
+        return false;
+    }
     STATE.with(|s| s.borrow().as_ref().is_some_and(|st| !st.allocs.is_empty()))
 }
 
 /// Whether `[p, p+len)` overlaps any folded allocation (one lookup, no
 /// allocation: the common case of ordinary buffers stays cheap).
 pub(crate) fn touches_folded(p: *const u8, len: usize) -> bool {
+    if !FOLDED_EVER.with(std::cell::Cell::get) {
+        return false;
+    }
     let addr = p as usize;
     STATE.with(|s| {
         s.borrow().as_ref().is_some_and(|st| {
@@ -1136,6 +1152,10 @@ pub(crate) unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
     // Safety: the caller upholds this function's contract (see its `# Safety`).
     unsafe {
         if len == 0 {
+            return;
+        }
+        if !FOLDED_EVER.with(std::cell::Cell::get) {
+            std::ptr::copy(src, dst, len);
             return;
         }
         let (slay, dlay) = (Layout::of(src, len), Layout::of(dst, len));

@@ -173,12 +173,6 @@ pub(crate) fn isend_kept(
     start_send(me, req, overhead)
 }
 
-/// [`isend`] of a send already checked (its arguments are not checked again).
-fn isend_checked(me: u32, a: &P2p, mode: SendMode, immediate: bool, checked: Checked) -> MpiResult<u32> {
-    let (req, overhead) = with_world(|w| alloc_send(w, me, a, mode, immediate, checked));
-    start_send(me, req, overhead)
-}
-
 /// The request of a checked send, not posted yet, and the overhead to pay before posting it.
 fn alloc_send(
     w: &mut World,
@@ -775,14 +769,24 @@ pub(crate) fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
 /// `waitall`): the send is started first (after its `ois` sleep), then the
 /// receive is posted, then both are waited for, send first.
 pub(crate) fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
-    // Both halves are checked before either starts (see `check_pair`), once each.
-    let (sc, rc) = with_world(|w| -> MpiResult<_> {
-        Ok((
-            check_p2p(w, me, s, true, None)?,
-            check_p2p(w, me, r, false, None)?,
-        ))
+    // Both halves are checked before either starts (see `check_pair`), once each; without
+    // an overhead to pay first, the send is posted in the same borrow.
+    let (sid, rc, posted) = with_world(|w| -> MpiResult<_> {
+        let sc = check_p2p(w, me, s, true, None)?;
+        let rc = check_p2p(w, me, r, false, None)?;
+        let (sid, overhead) = alloc_send(w, me, s, SendMode::Standard, true, sc);
+        if overhead > 0.0 {
+            return Ok((sid, rc, Err(overhead)));
+        }
+        post_send(w, sid);
+        Ok((sid, rc, Ok(yield_ctx(w, me))))
     })?;
-    let sid = isend_checked(me, s, SendMode::Standard, true, sc)?;
+    match posted {
+        Ok(ctx) => yield_with(ctx),
+        Err(overhead) => {
+            start_send(me, sid, overhead)?;
+        }
+    }
     let rid = irecv_checked(me, r, rc);
     wait(me, sid, "MPI_Sendrecv");
     let st = wait(me, rid, "MPI_Sendrecv");

@@ -54,18 +54,24 @@ pub(crate) fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
         let simcall = act.is_some() && !(r.kind == ReqKind::Send && r.detached);
         let done = is_complete(w, id);
         w.ranks[me as usize].blocked = Some(info);
+        if done && !simcall {
+            // Nothing to wait for nor to yield: finished in the same borrow.
+            return Some(Err(finish_world(w, me, id)));
+        }
         let rank = &w.ranks[me as usize];
-        Some((
+        Some(Ok((
             act,
             done,
             simcall,
             info,
             rank.ctx(),
             !w.open_colls[me as usize].is_empty(),
-        ))
+        )))
     });
-    let Some((act, done, simcall, info, ctx, open_colls)) = step else {
-        loop {
+    let (act, done, simcall, info, ctx, open_colls) = match step {
+        Some(Ok(step)) => step,
+        Some(Err(finished)) => return finished_with(me, id, finished),
+        None => loop {
             progress_open_colls(me);
             if progress_coll(me, id) {
                 return finish(me, id);
@@ -74,7 +80,7 @@ pub(crate) fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
             acts.extend(open_coll_acts(me));
             let ctx = with_world(|w| w.ranks[me as usize].ctx());
             ctx.wait_any(&acts);
-        }
+        },
     };
     if !done {
         if let Some(a) = act {
@@ -92,37 +98,47 @@ pub(crate) fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
 
 /// Final bookkeeping of a completed request: `or` overhead, status, free.
 pub(crate) fn finish(me: u32, id: u32) -> StatusInfo {
-    let done = with_world(|w| {
-        if w.req(id).kind == ReqKind::Generalized {
-            return None;
+    let done = with_world(|w| finish_world(w, me, id));
+    finished_with(me, id, done)
+}
+
+/// [`finish`]'s part under the world borrow: the status and the `or` overhead to pay, with
+/// the request released (`None` for a generalized request, finished by its callbacks).
+fn finish_world(w: &mut World, me: u32, id: u32) -> Option<(StatusInfo, f64)> {
+    if w.req(id).kind == ReqKind::Generalized {
+        return None;
+    }
+    w.ranks[me as usize].blocked = None;
+    let r = w.req(id);
+    let status = if r.kind == ReqKind::Recv || r.coll.as_ref().is_some_and(|c| c.receive_status) {
+        r.status
+    } else {
+        StatusInfo {
+            source: MPI_ANY_SOURCE,
+            tag: MPI_ANY_TAG,
+            ..r.status
         }
-        w.ranks[me as usize].blocked = None;
-        let r = w.req(id);
-        let status = if r.kind == ReqKind::Recv || r.coll.as_ref().is_some_and(|c| c.receive_status) {
-            r.status
-        } else {
-            StatusInfo {
-                source: MPI_ANY_SOURCE,
-                tag: MPI_ANY_TAG,
-                ..r.status
-            }
-        };
-        if r.kind == ReqKind::Recv && w.trace.is_some() && !status.cancelled && status.source >= 0 {
-            let (context, owner) = (r.context, r.owner);
-            let now = w.kernel.now();
-            if let Some(t) = w.trace.as_mut().filter(|t| t.records(context)) {
-                t.message_received(now, status.source, owner, status.tag, context);
-            }
+    };
+    if r.kind == ReqKind::Recv && w.trace.is_some() && !status.cancelled && status.source >= 0 {
+        let (context, owner) = (r.context, r.owner);
+        let now = w.kernel.now();
+        if let Some(t) = w.trace.as_mut().filter(|t| t.records(context)) {
+            t.message_received(now, status.source, owner, status.tag, context);
         }
-        let r = w.req(id);
-        let or_cost = if r.kind == ReqKind::Recv && r.matched_detached {
-            w.cfg.or.cost(r.size.min(status.bytes) as f64)
-        } else {
-            0.0
-        };
-        release_completed(w, id);
-        Some((status, or_cost))
-    });
+    }
+    let r = w.req(id);
+    let or_cost = if r.kind == ReqKind::Recv && r.matched_detached {
+        w.cfg.or.cost(r.size.min(status.bytes) as f64)
+    } else {
+        0.0
+    };
+    release_completed(w, id);
+    Some((status, or_cost))
+}
+
+/// [`finish`]'s part after the borrow: pays the `or` overhead (or finishes a generalized
+/// request).
+fn finished_with(me: u32, id: u32, done: Option<(StatusInfo, f64)>) -> StatusInfo {
     let Some((status, or_cost)) = done else {
         return finish_greq(me, id);
     };

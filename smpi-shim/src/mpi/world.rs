@@ -6,7 +6,7 @@
 //! blocking goes through [`Rank::ctx`], which suspends the calling rank's
 //! coroutine until the kernel wakes it.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
@@ -266,27 +266,55 @@ pub(crate) struct World {
     pub(crate) payloads_meaningless: bool,
 }
 
+/// The thread's world, owned by a thread local (dropped when the thread ends).
+struct WorldSlot(RefCell<Option<World>>);
+
+impl Drop for WorldSlot {
+    fn drop(&mut self) {
+        // From here on the slot is being destroyed: accesses take the checked way.
+        WORLD_AT.with(|at| at.set(std::ptr::null()));
+    }
+}
+
 thread_local! {
-    static WORLD: RefCell<Option<World>> = const { RefCell::new(None) };
+    static WORLD: WorldSlot = const { WorldSlot(RefCell::new(None)) };
+    /// Where `WORLD`'s cell is once a world is installed (null before, and once the slot is
+    /// being destroyed). A constant initializer and no destructor: reading it is a plain
+    /// thread-local load, where `WORLD` (which has a destructor) goes through the lazy
+    /// registration check on every access, several times per MPI call.
+    static WORLD_AT: Cell<*const RefCell<Option<World>>> = const { Cell::new(std::ptr::null()) };
 }
 
 /// Runs `f` with the world borrowed mutably. Must not block inside.
+#[inline]
 pub(crate) fn with_world<R>(f: impl FnOnce(&mut World) -> R) -> R {
-    WORLD.with(|w| {
-        let mut w = w.borrow_mut();
-        f(w.as_mut()
-            .expect("MPI world not initialised (is this running under smpirun?)"))
-    })
+    let at = WORLD_AT.with(Cell::get);
+    if at.is_null() {
+        return WORLD.with(|slot| borrow_world(&slot.0, f));
+    }
+    // Safety: set by `install_world` to `WORLD`'s cell, which lives until the thread's
+    // thread locals are destroyed, and reset to null when its destruction starts.
+    borrow_world(unsafe { &*at }, f)
+}
+
+#[inline(always)]
+fn borrow_world<R>(cell: &RefCell<Option<World>>, f: impl FnOnce(&mut World) -> R) -> R {
+    let mut w = cell.borrow_mut();
+    f(w.as_mut()
+        .expect("MPI world not initialised (is this running under smpirun?)"))
 }
 
 /// Whether a world exists (we run under smpirun).
 pub(crate) fn world_exists() -> bool {
-    WORLD.with(|w| w.borrow().is_some())
+    WORLD.with(|w| w.0.borrow().is_some())
 }
 
 /// Installs the world.
 pub(crate) fn install_world(w: World) {
-    WORLD.with(|cell| *cell.borrow_mut() = Some(w));
+    WORLD.with(|slot| {
+        *slot.0.borrow_mut() = Some(w);
+        WORLD_AT.with(|at| at.set(&slot.0));
+    });
 }
 
 /// The world rank running now.
