@@ -208,10 +208,18 @@ fn check_network(csv: &Csv, max_size: u64) -> Vec<(String, u64, bool)> {
     assert_eq!(csv.meta["kind"], "network", "{p}");
     let sizes = csv.meta_u64("sizes");
     let reps = csv.meta_u64("reps");
+    // Held-out ping-pong sizes: `H per quarter decade x R repetitions`.
+    let heldout: Vec<u64> = csv.meta["heldout"]
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse().unwrap())
+        .collect();
+    let quarter_decades = (4.0 * (max_size as f64).log10() - 1e-9).ceil().max(1.0) as u64;
+    let heldout_rows = heldout[0] * quarter_decades * heldout[1];
     assert_eq!(
         csv.rows.len() as u64,
-        sizes * reps * NET_KINDS.len() as u64,
-        "{p}: rows = sizes x reps x kinds"
+        sizes * reps * NET_KINDS.len() as u64 + heldout_rows,
+        "{p}: rows = sizes x reps x kinds + held-out sizes x their repetitions"
     );
     let mut per_kind: BTreeMap<&str, u64> = BTreeMap::new();
     let mut seen = BTreeSet::new();
@@ -220,6 +228,7 @@ fn check_network(csv: &Csv, max_size: u64) -> Vec<(String, u64, bool)> {
     for (i, r) in csv.rows.iter().enumerate() {
         let kind = NET_KINDS
             .iter()
+            .chain(&["pingpong_heldout"])
             .find(|k| **k == r[1])
             .unwrap_or_else(|| panic!("{p}: row {i}: unknown kind {:?}", r[1]));
         *per_kind.entry(kind).or_default() += 1;
@@ -257,6 +266,11 @@ fn check_network(csv: &Csv, max_size: u64) -> Vec<(String, u64, bool)> {
     for k in NET_KINDS {
         assert_eq!(per_kind.get(k).copied(), Some(sizes * reps), "{p}: {k} rows");
     }
+    assert_eq!(
+        per_kind.get("pingpong_heldout").copied().unwrap_or(0),
+        heldout_rows,
+        "{p}: held-out rows"
+    );
     // Shuffled, kinds interleaved: no long run of one kind, and the first tenth of the
     // sequence already holds every kind.
     let longest = design
@@ -270,7 +284,7 @@ fn check_network(csv: &Csv, max_size: u64) -> Vec<(String, u64, bool)> {
     );
     let early: BTreeSet<&str> = design[..design.len() / 10].iter().map(|d| d.0.as_str()).collect();
     assert_eq!(
-        early.len(),
+        NET_KINDS.iter().filter(|k| early.contains(*k)).count(),
         NET_KINDS.len(),
         "{p}: kinds not interleaved: {early:?}"
     );
