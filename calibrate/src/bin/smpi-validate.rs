@@ -665,33 +665,33 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .calib_net_sim
         .clone()
         .unwrap_or_else(|| root.join("apps/calibration/build/smpi/calib_net"));
-    let mut pingpong_heldout = None;
-    let mut pingpong_heldout_note = None;
-    if let Some(measured) = heldout_measured {
+    // The measured calib_net run's design under smpirun with the fitted model;
+    // `Err` is the report's reason.
+    let simulate = |measured: &CalibrationFile, what: &str, dir: &str| -> Result<CalibrationFile, String> {
         if !calib_net_prog.exists() {
-            pingpong_heldout_note = Some(format!(
+            return Err(format!(
                 "{} is missing (make -C apps/calibration smpi)",
                 calib_net_prog.display()
             ));
-        } else {
-            eprintln!(
-                "smpi-validate: held-out ping-pong check: calib_net under smpirun with the fitted model ..."
-            );
-            match simulate_calib_net(
-                &smpirun,
-                &platform,
-                &model,
-                &calib_net_prog,
-                &measured,
-                &out.join("runs").join("pingpong-check-sim"),
-                timeout,
-            ) {
-                Ok(sim) => pingpong_heldout = Some(calib::compare_pingpong(&measured, &sim)),
-                Err(e) => {
-                    pingpong_heldout_note =
-                        Some(format!("the simulated held-out calib_net run failed: {e:#}"))
-                }
-            }
+        }
+        eprintln!("smpi-validate: {what}: calib_net under smpirun with the fitted model ...");
+        simulate_calib_net(
+            &smpirun,
+            &platform,
+            &model,
+            &calib_net_prog,
+            measured,
+            &out.join("runs").join(dir),
+            timeout,
+        )
+        .map_err(|e| format!("the simulated calib_net run ({what}) failed: {e:#}"))
+    };
+    let mut pingpong_heldout = None;
+    let mut pingpong_heldout_note = None;
+    if let Some(measured) = heldout_measured {
+        match simulate(&measured, "held-out ping-pong check", "pingpong-check-sim") {
+            Ok(sim) => pingpong_heldout = Some(calib::compare_pingpong(&measured, &sim)),
+            Err(e) => pingpong_heldout_note = Some(e),
         }
     }
     let mut pingpong = None;
@@ -711,37 +711,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         match net {
             None => pingpong_note = Some(format!("no network-*.csv in {}", dir.display())),
-            Some(measured) => {
-                if !calib_net_prog.exists() {
-                    pingpong_note = Some(format!(
-                        "{} is missing (make -C apps/calibration smpi)",
-                        calib_net_prog.display()
-                    ));
-                } else {
-                    eprintln!("smpi-validate: ping-pong: calib_net under smpirun with the fitted model ...");
-                    match simulate_calib_net(
-                        &smpirun,
-                        &platform,
-                        &model,
-                        &calib_net_prog,
-                        &measured,
-                        &out.join("runs").join("calib-net-sim"),
-                        timeout,
-                    ) {
-                        Ok(sim) => {
-                            pingpong = Some(calib::compare_pingpong(&measured, &sim));
-                            // Held-out sizes measured among the calibration's: the
-                            // check under the same machine states (a separate
-                            // --pingpong-check file takes precedence).
-                            if pingpong_heldout.is_none() && !measured.heldout.is_empty() {
-                                pingpong_heldout = Some(calib::compare_heldout(&measured, &sim));
-                                pingpong_heldout_note = None;
-                            }
-                        }
-                        Err(e) => pingpong_note = Some(format!("the simulated calib_net run failed: {e:#}")),
+            Some(measured) => match simulate(&measured, "ping-pong", "calib-net-sim") {
+                Ok(sim) => {
+                    pingpong = Some(calib::compare_pingpong(&measured, &sim));
+                    // Held-out sizes measured among the calibration's: the check
+                    // under the same machine states (a separate --pingpong-check
+                    // file takes precedence).
+                    if pingpong_heldout.is_none() && !measured.heldout.is_empty() {
+                        pingpong_heldout = Some(calib::compare_heldout(&measured, &sim));
+                        pingpong_heldout_note = None;
                     }
                 }
-            }
+                Err(e) => {
+                    if pingpong_heldout.is_none() && !measured.heldout.is_empty() {
+                        pingpong_heldout_note = Some(e.clone());
+                    }
+                    pingpong_note = Some(e);
+                }
+            },
         }
     }
 

@@ -283,9 +283,10 @@ pub fn write(v: &Validation, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             let _ = writeln!(
                 md,
                 "Not run: {}.\n",
-                v.pingpong_heldout_note
-                    .as_deref()
-                    .unwrap_or("no held-out measurement given (--pingpong-check)")
+                v.pingpong_heldout_note.as_deref().unwrap_or(
+                    "no held-out sizes in the network calibration (scripts/calibrate.sh --heldout-per-qd) \
+                         and no --pingpong-check file",
+                )
             );
         }
     }
