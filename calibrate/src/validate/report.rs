@@ -278,7 +278,15 @@ pub fn write(v: &Validation, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     md.push_str("## The calibration programs themselves\n\n");
     md.push_str("### Ping-pong: held-out check (the target)\n\n");
     match &v.pingpong_heldout {
-        Some(p) => heldout_section(&mut md, p),
+        Some(p) => {
+            heldout_section(&mut md, p);
+            md.push_str("![held-out ping-pong error](pingpong-heldout.png)\n\n");
+            plot(
+                "pingpong-heldout.png",
+                heldout_error_plot(p, &dir.join("pingpong-heldout.png")),
+                &mut files,
+            );
+        }
         None => {
             let _ = writeln!(
                 md,
@@ -1177,6 +1185,58 @@ fn pingpong_error_plot(v: &Validation, path: &Path) -> anyhow::Result<()> {
                     size: 3,
                     alpha: 1.0,
                 },
+            ],
+            markers: Vec::new(),
+            hlines: vec![-tol, 0.0, tol],
+        },
+    )
+}
+
+/// The held-out check per size: the error of the simulated median, and where
+/// the measured median's 95 % interval puts it (a size whose interval band
+/// crosses the ±5 % lines is not a significant miss).
+fn heldout_error_plot(p: &PingpongCheck, path: &Path) -> anyhow::Result<()> {
+    let tol = 100.0 * PINGPONG_TOLERANCE;
+    let bound = |pick: fn(&[f64; 2]) -> f64| -> Vec<(f64, f64)> {
+        p.rows
+            .iter()
+            .filter_map(|r| {
+                r.measured_ci
+                    .map(|c| (r.size as f64, 100.0 * (r.simulated_median / pick(&c) - 1.0)))
+            })
+            .collect()
+    };
+    let ci_series = |label: &str, points| Series {
+        label: label.into(),
+        points,
+        color: PALETTE[1],
+        line: false,
+        size: 2,
+        alpha: 0.8,
+    };
+    crate::plot::draw(
+        path,
+        &Chart {
+            title: "Held-out ping-pong: simulated / measured median − 1".into(),
+            x_label: "message size (B)".into(),
+            y_label: "error (%)".into(),
+            x_scale: Scale::Log,
+            y_scale: Scale::Linear,
+            series: vec![
+                Series {
+                    label: "per size".into(),
+                    points: p
+                        .rows
+                        .iter()
+                        .map(|r| (r.size as f64, 100.0 * r.relative_error))
+                        .collect(),
+                    color: PALETTE[0],
+                    line: false,
+                    size: 4,
+                    alpha: 1.0,
+                },
+                ci_series("against the 95 % interval's high end", bound(|c| c[1])),
+                ci_series("against its low end", bound(|c| c[0])),
             ],
             markers: Vec::new(),
             hlines: vec![-tol, 0.0, tol],

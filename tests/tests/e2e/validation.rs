@@ -542,6 +542,7 @@ fn validate_here_quick_runs_end_to_end() {
         "model.toml",
         "platform.toml",
         "validation/report.md",
+        "validation/pingpong-heldout.png",
         "fit-report/report.md",
         "calibration/manifest.json",
     ] {
