@@ -1149,30 +1149,45 @@ fn pingpong_plot(v: &Validation, path: &Path) -> anyhow::Result<()> {
     )
 }
 
+/// A ping-pong error chart over message sizes, with the ±5 % target lines.
+fn error_chart(title: &str, series: Vec<Series>) -> Chart {
+    let tol = 100.0 * PINGPONG_TOLERANCE;
+    Chart {
+        title: title.into(),
+        x_label: "message size (B)".into(),
+        y_label: "error (%)".into(),
+        x_scale: Scale::Log,
+        y_scale: Scale::Linear,
+        series,
+        markers: Vec::new(),
+        hlines: vec![-tol, 0.0, tol],
+    }
+}
+
+/// Each size's simulated/measured median − 1, in percent.
+fn per_size_errors(p: &PingpongCheck, size: u32, alpha: f64) -> Series {
+    Series {
+        label: "per size".into(),
+        points: p
+            .rows
+            .iter()
+            .map(|r| (r.size as f64, 100.0 * r.relative_error))
+            .collect(),
+        color: PALETTE[0],
+        line: false,
+        size,
+        alpha,
+    }
+}
+
 fn pingpong_error_plot(v: &Validation, path: &Path) -> anyhow::Result<()> {
     let p = v.pingpong.as_ref().ok_or_else(|| anyhow!("no ping-pong check"))?;
-    let tol = 100.0 * PINGPONG_TOLERANCE;
     crate::plot::draw(
         path,
-        &Chart {
-            title: "Ping-pong: simulated / measured median − 1".into(),
-            x_label: "message size (B)".into(),
-            y_label: "error (%)".into(),
-            x_scale: Scale::Log,
-            y_scale: Scale::Linear,
-            series: vec![
-                Series {
-                    label: "per size".into(),
-                    points: p
-                        .rows
-                        .iter()
-                        .map(|r| (r.size as f64, 100.0 * r.relative_error))
-                        .collect(),
-                    color: PALETTE[0],
-                    line: false,
-                    size: 2,
-                    alpha: 0.5,
-                },
+        &error_chart(
+            "Ping-pong: simulated / measured median − 1",
+            vec![
+                per_size_errors(p, 2, 0.5),
                 Series {
                     label: "per quarter decade (median)".into(),
                     points: p
@@ -1186,9 +1201,7 @@ fn pingpong_error_plot(v: &Validation, path: &Path) -> anyhow::Result<()> {
                     alpha: 1.0,
                 },
             ],
-            markers: Vec::new(),
-            hlines: vec![-tol, 0.0, tol],
-        },
+        ),
     )
 }
 
@@ -1196,7 +1209,6 @@ fn pingpong_error_plot(v: &Validation, path: &Path) -> anyhow::Result<()> {
 /// the measured median's 95 % interval puts it (a size whose interval band
 /// crosses the ±5 % lines is not a significant miss).
 fn heldout_error_plot(p: &PingpongCheck, path: &Path) -> anyhow::Result<()> {
-    let tol = 100.0 * PINGPONG_TOLERANCE;
     let bound = |pick: fn(&[f64; 2]) -> f64| -> Vec<(f64, f64)> {
         p.rows
             .iter()
@@ -1216,31 +1228,14 @@ fn heldout_error_plot(p: &PingpongCheck, path: &Path) -> anyhow::Result<()> {
     };
     crate::plot::draw(
         path,
-        &Chart {
-            title: "Held-out ping-pong: simulated / measured median − 1".into(),
-            x_label: "message size (B)".into(),
-            y_label: "error (%)".into(),
-            x_scale: Scale::Log,
-            y_scale: Scale::Linear,
-            series: vec![
-                Series {
-                    label: "per size".into(),
-                    points: p
-                        .rows
-                        .iter()
-                        .map(|r| (r.size as f64, 100.0 * r.relative_error))
-                        .collect(),
-                    color: PALETTE[0],
-                    line: false,
-                    size: 4,
-                    alpha: 1.0,
-                },
+        &error_chart(
+            "Held-out ping-pong: simulated / measured median − 1",
+            vec![
+                per_size_errors(p, 4, 1.0),
                 ci_series("against the 95 % interval's high end", bound(|c| c[1])),
                 ci_series("against its low end", bound(|c| c[0])),
             ],
-            markers: Vec::new(),
-            hlines: vec![-tol, 0.0, tol],
-        },
+        ),
     )
 }
 
