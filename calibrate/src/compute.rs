@@ -389,6 +389,8 @@ pub struct KernelFit {
     pub k_range: Option<KRange>,
     /// Calls with a zero dimension (BLAS's quick return), left out of the fit.
     pub zero_size: usize,
+    /// Median duration of those calls (s): the model file's `empty` time.
+    pub zero_size_median: Option<f64>,
     /// Calls of the calibration designs set aside because the program's
     /// trace had enough calls of its own (see [`FromTrace`]).
     pub design_set_aside: usize,
@@ -607,7 +609,7 @@ pub fn fit_compute(
     type Group<'a> = Vec<(&'a KernelCall, usize)>;
     type Key = (String, Option<KRange>);
     let mut by_kernel: BTreeMap<Key, Group> = BTreeMap::new();
-    let mut zero: BTreeMap<String, usize> = BTreeMap::new();
+    let mut zero: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut specs: BTreeMap<String, KernelSpec> = BTreeMap::new();
     for f in files {
         if let Table::Compute(rows) = &f.table {
@@ -620,7 +622,7 @@ pub fn fit_compute(
                     KernelSpec::new(&r.kernel, &names)
                 });
                 if spec.product.eval(&spec.variables_of(&r.params)) == 0.0 {
-                    *zero.entry(r.kernel.clone()).or_default() += 1;
+                    zero.entry(r.kernel.clone()).or_default().push(r.duration);
                     continue;
                 }
                 let h = host_index(f.meta("host"), r.core);
@@ -680,7 +682,10 @@ pub fn fit_compute(
             fit_kernel(spec, &calls, opts)
         };
         k.k_range = seg;
-        k.zero_size = zero.get(&name).copied().unwrap_or(0);
+        if let Some(d) = zero.get(&name) {
+            k.zero_size = d.len();
+            k.zero_size_median = Some(stats::median(d));
+        }
         k.design_set_aside = set_aside;
         out.push(k);
     }
@@ -1166,6 +1171,7 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
         mean_duration: stats::mean(&y),
         k_range: None,
         zero_size: 0,
+        zero_size_median: None,
         design_set_aside: 0,
         ordinary: opts.ordinary,
         outliers: screened.len(),

@@ -129,6 +129,17 @@ pub fn this_host() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// The `empty` entry of a kernel whose calibration had calls with a zero
+/// product (BLAS's quick return): their median duration, so that a simulated
+/// call with an empty operand costs what it measured, not the polynomial's
+/// intercept and cross terms.
+fn empty_call(k: &KernelFit) -> Option<crate::modelfile::EmptyCall> {
+    Some(crate::modelfile::EmptyCall {
+        product: k.spec.product.name(&k.spec.variables),
+        seconds: k.zero_size_median?,
+    })
+}
+
 fn kernel_keys(k: &KernelFit, mean: &crate::compute::MeanFit, noise: &crate::compute::NoiseFit) -> ModelKeys {
     let vars = &k.spec.variables;
     let mut keys = ModelKeys::default();
@@ -394,6 +405,7 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
                     keys: ModelKeys::default(),
                     host: Vec::new(),
                     piecewise_on: Some("K".into()),
+                    empty: empty_call(k),
                     range,
                 },
             );
@@ -428,6 +440,7 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
                 keys: kernel_keys(k, &k.mean, &k.noise),
                 host,
                 piecewise_on: None,
+                empty: empty_call(k),
                 range: Vec::new(),
             },
         );

@@ -199,9 +199,21 @@ pub struct KernelSection {
     /// The feature a piecewise kernel's ranges are selected on (M′).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub piecewise_on: Option<String>,
+    /// How long a call with an empty operand lasts (BLAS's quick return).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty: Option<EmptyCall>,
     /// Ranges of a piecewise kernel.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub range: Vec<RangeEntry>,
+}
+
+/// `empty = { product = "MNK", seconds = t }`: a call whose product is 0 lasts `t`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmptyCall {
+    /// The product of variables (the kernel's M-1 product).
+    pub product: String,
+    /// Median duration of the calibration's calls with that product 0.
+    pub seconds: f64,
 }
 
 /// A `[[compute.<k>.range]]` entry: the model on `from ≤ feature < next from`.
@@ -435,6 +447,14 @@ impl ModelFile {
             let _ = writeln!(o, "source = {}", fmt_str(&k.source));
             if let Some(f) = &k.piecewise_on {
                 let _ = writeln!(o, "piecewise_on = {}", fmt_str(f));
+            }
+            if let Some(e) = &k.empty {
+                let _ = writeln!(
+                    o,
+                    "empty = {{ product = {}, seconds = {} }}",
+                    fmt_str(&e.product),
+                    fmt_f64(e.seconds)
+                );
             }
             write_keys(&mut o, &k.keys);
             for r in &k.range {

@@ -271,3 +271,46 @@ fn pooled_operand_layouts_are_flagged() {
         w[0]
     );
 }
+
+/// A dgemm with an empty operand (HPL makes thousands with N = 0) returns at
+/// once: the fit leaves such calls out and writes their median duration as the
+/// kernel's `empty` time, which the simulator's reading of the file gives them
+/// instead of the polynomial's value.
+#[test]
+fn empty_calls_get_their_measured_time() {
+    let dir = scratch("empty");
+    let mut files = inputs(&dir);
+    let truth = example_dgemm_models();
+    let mut calls = dgemm_calls(200, 9);
+    calls.extend((0..41).map(|i| ("dgemm".to_string(), vec![392.0 + f64::from(i), 0.0, 128.0])));
+    let p = dir.join("compute-synthetic-core0-9.csv");
+    let text = compute_csv(&truth.compute, &calls, 0, 9);
+    std::fs::write(&p, &text).unwrap();
+    files.push(p);
+    let mut zero: Vec<f64> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|c| c.len() == 8 && c[2] == "dgemm" && c[4] == "0")
+        .map(|c| c[7].parse().unwrap())
+        .collect();
+    assert_eq!(zero.len(), 41);
+    zero.sort_by(f64::total_cmp);
+    let r = run(&files, &options()).unwrap();
+    let line = r
+        .model_text
+        .lines()
+        .find(|l| l.starts_with("empty = "))
+        .expect("an empty entry");
+    assert!(line.contains("product = \"MNK\""), "{line}");
+    assert_eq!(ModelFile::parse(&r.model_text).unwrap().to_toml(), r.model_text);
+    let set = models::ModelSet::from_toml_str(&r.model_text, "model.toml").unwrap();
+    let k = set.compute.kernel_id("dgemm").unwrap();
+    let empty = set.compute.duration_without_noise(k, 0, &[392.0, 0.0, 128.0]);
+    assert!(
+        (empty - zero[20]).abs() <= 1e-6 * zero[20],
+        "{empty} vs median {}",
+        zero[20]
+    );
+    assert!(set.compute.duration_without_noise(k, 0, &[392.0, 1.0, 128.0]) != empty);
+}

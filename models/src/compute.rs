@@ -20,6 +20,17 @@
 //! with σ constant or polynomial (zero mean, standard deviation σ); **N_H** per
 //! host (host entries may carry their own noise).
 //!
+//! # Calls with an empty operand
+//!
+//! A kernel may say how long a call lasts when a product of its variables is 0
+//! (`empty = { product = "M*N*K", seconds = 3e-8 }` in its table): BLAS returns
+//! at once then (M, N or K of `dgemm` is 0: HPL updates empty blocks), and a
+//! polynomial fitted to real work would charge its intercept and cross terms
+//! for nothing (a calibrated `dgemm` charged 4 µs for each of HPL's thousands
+//! of N = 0 calls, which take 30 ns). Without the key such calls take the
+//! model's value, as SMPI's model libraries do. Either way they are not
+//! extrapolations (see [`crate::calibrated`]).
+//!
 //! # Negative durations
 //!
 //! A call lasts `max(0, model + noise)`: a negative (or NaN) total is **clamped to
@@ -347,6 +358,29 @@ pub(crate) struct Kernel {
     pub(crate) inv_quantum: Option<f64>,
     /// Where the model was calibrated (`[about.calibrated]`), if the file says.
     pub(crate) calibration: Option<Calibration>,
+    /// How long a call whose product is 0 lasts (`empty`), if the file says.
+    pub(crate) empty: Option<EmptyCall>,
+}
+
+/// A kernel's calls with an empty operand: those whose `product` of variables
+/// is 0 last `seconds`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct EmptyCall {
+    /// Variable indices of the product.
+    pub(crate) product: Vec<u8>,
+    pub(crate) seconds: f64,
+}
+
+impl Kernel {
+    /// The `empty` duration when it applies to these variables.
+    #[inline]
+    fn empty_call(&self, x: &[f64; SLOTS]) -> Option<f64> {
+        let e = self.empty.as_ref()?;
+        e.product
+            .iter()
+            .any(|&v| x[v as usize] == 0.0)
+            .then_some(e.seconds)
+    }
 }
 
 /// The compute models of a model set: a table of kernels by name.
@@ -475,6 +509,9 @@ impl ComputeModels {
         let kernel = &self.kernels[k.index()];
         let mut x = [0.0; SLOTS];
         kernel.signature.variables_of(params, &mut x);
+        if let Some(t) = kernel.empty_call(&x) {
+            return t;
+        }
         let v = kernel.host_variant.get(host).map_or(0, |&v| v as usize);
         let seg = kernel.variants[v].segment(&x);
         let mut t = seg.model.eval_slots(&x);

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::compute::{Kernel, Noise, Polynomial, Segment, Signature, Variant, BLAS_KERNELS, MAX_PARAMS};
+use crate::compute::{
+    EmptyCall, Kernel, Noise, Polynomial, Segment, Signature, Variant, BLAS_KERNELS, MAX_PARAMS,
+};
 use crate::error::ModelError;
 use crate::network::{NetworkModel, NetworkNoise, Overhead, PiecewiseFactor};
 use crate::noise::Mixture;
@@ -93,6 +95,14 @@ struct NoiseDoc {
     sigmas: Option<Spanned<Vec<f64>>>,
 }
 
+/// `empty = { product = "M*N*K", seconds = 3e-8 }`: a call whose product is 0.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmptyDoc {
+    product: Spanned<String>,
+    seconds: Spanned<f64>,
+}
+
 /// `[about.calibrated]`, read with spans in a second pass (the rest of `[about]`
 /// is free-form, so the first pass keeps it as a plain table).
 #[derive(Debug, Deserialize)]
@@ -126,6 +136,7 @@ struct ModelDoc {
     hosts: Option<Spanned<Vec<u64>>>,
     host: Option<Vec<Spanned<ModelDoc>>>,
     quantum: Option<Spanned<f64>>,
+    empty: Option<Spanned<EmptyDoc>>,
     /// Free-form provenance text: accepted, not interpreted.
     #[allow(dead_code)]
     source: Option<String>,
@@ -880,6 +891,30 @@ fn kernel(ctx: &Ctx, name: &str, doc: Spanned<ModelDoc>) -> Result<Kernel, Model
         None => None,
     };
     let vars = &signature.variables;
+    let empty = match &d.empty {
+        Some(e) => {
+            let (ekey, e) = (format!("{key}.empty"), e.get_ref());
+            let product = Polynomial::parse_term(e.product.get_ref(), vars)
+                .map_err(|m| ctx.err(e.product.span(), &format!("{ekey}.product"), m))?;
+            if product.is_empty() {
+                return Err(ctx.err(
+                    e.product.span(),
+                    &format!("{ekey}.product"),
+                    "the product must use at least one variable",
+                ));
+            }
+            let seconds = finite(ctx, &e.seconds, &format!("{ekey}.seconds"))?;
+            if seconds < 0.0 {
+                return Err(ctx.err(
+                    e.seconds.span(),
+                    &format!("{ekey}.seconds"),
+                    format!("seconds = {seconds} must be >= 0"),
+                ));
+            }
+            Some(EmptyCall { product, seconds })
+        }
+        None => None,
+    };
     let default = variant(ctx, &key, &doc, vars, &Noise::None, None)?.ok_or_else(|| {
         ctx.err(
             doc.span(),
@@ -903,6 +938,7 @@ fn kernel(ctx: &Ctx, name: &str, doc: Spanned<ModelDoc>) -> Result<Kernel, Model
                 ("from", hd.from.as_ref().map(Spanned::span)),
                 ("to", hd.to.as_ref().map(Spanned::span)),
                 ("quantum", hd.quantum.as_ref().map(Spanned::span)),
+                ("empty", hd.empty.as_ref().map(Spanned::span)),
             ],
         )?;
         if hd.host.is_some() {
@@ -952,6 +988,7 @@ fn kernel(ctx: &Ctx, name: &str, doc: Spanned<ModelDoc>) -> Result<Kernel, Model
         host_variant,
         inv_quantum,
         calibration: None,
+        empty,
     })
 }
 
@@ -1027,6 +1064,7 @@ fn variant(
                     ("piecewise_on", rd.piecewise_on.as_ref().map(Spanned::span)),
                     ("hosts", rd.hosts.as_ref().map(Spanned::span)),
                     ("quantum", rd.quantum.as_ref().map(Spanned::span)),
+                    ("empty", rd.empty.as_ref().map(Spanned::span)),
                 ],
             )?;
             if rd.range.is_some() || rd.host.is_some() {

@@ -548,6 +548,14 @@ fn bad_hosts() {
         "t.toml:5:9: compute.dgemm.host[0].hosts: host index 99999999999 is too large (at most 16777216)"
     );
     assert_eq!(
+        err(&format!("{base}empty = {{ product = \"M*Q\", seconds = 1e-8 }}\n")),
+        "t.toml:4:21: compute.dgemm.empty.product: unknown variable `Q` in term `M*Q` (variables: M, N, K; write products as `M*N*K` or `MNK`, a constant as `intercept`)"
+    );
+    assert_eq!(
+        err(&format!("{base}empty = {{ product = \"N\", seconds = -1 }}\n")),
+        "t.toml:4:36: compute.dgemm.empty.seconds: seconds = -1 must be >= 0"
+    );
+    assert_eq!(
         err(&format!("{base}quantum = 0\n")),
         "t.toml:4:11: compute.dgemm.quantum: quantum = 0 must be > 0 (seconds)"
     );

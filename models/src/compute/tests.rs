@@ -372,3 +372,32 @@ fn no_noise_consumes_no_randomness() {
     c.duration(id(&c, "dgemm"), 0, &[1.0, 1.0, 1.0], &mut a);
     assert_eq!(a.next_u64(), b.next_u64());
 }
+
+#[test]
+fn calls_with_an_empty_product_take_the_empty_duration() {
+    let with = set(
+        "[compute.dgemm]\nmodel = \"linear\"\nproduct = \"MNK\"\na = 1e-11\nb = 4e-6\n\
+         empty = { product = \"M*N*K\", seconds = 3e-8 }\n\
+         [compute.HPL_dlaswp04T]\nkind = \"function\"\nparams = [\"M0\", \"M1\", \"N\"]\n\
+         model = \"linear\"\nproduct = \"M1*N\"\na = 1e-9\nb = 1e-7\n\
+         empty = { product = \"M1*N\", seconds = 2e-8 }\n",
+    );
+    let (dgemm, swap) = (id(&with, "dgemm"), id(&with, "HPL_dlaswp04T"));
+    for zero in [[0.0, 5.0, 128.0], [392.0, 0.0, 128.0], [392.0, 5.0, 0.0]] {
+        assert_eq!(with.duration_without_noise(dgemm, 0, &zero), 3e-8, "{zero:?}");
+    }
+    assert_eq!(
+        with.duration_without_noise(dgemm, 0, &[1.0, 2.0, 3.0]),
+        1e-11 * 6.0 + 4e-6
+    );
+    // M0 = 0 is real work for HPL_dlaswp04T: only its product M1·N decides.
+    assert_eq!(
+        with.duration_without_noise(swap, 0, &[0.0, 10.0, 100.0]),
+        1e-9 * 1000.0 + 1e-7
+    );
+    assert_eq!(with.duration_without_noise(swap, 0, &[10.0, 0.0, 100.0]), 2e-8);
+    // Without the key an empty call takes the model's value (SMPI's model libraries).
+    let without = set("[compute.dgemm]\nmodel = \"linear\"\nproduct = \"MNK\"\na = 1e-11\nb = 4e-6\n");
+    let k = id(&without, "dgemm");
+    assert_eq!(without.duration_without_noise(k, 0, &[392.0, 0.0, 128.0]), 4e-6);
+}
