@@ -25,8 +25,10 @@
 #                    (calib_net --heldout-per-quarter-decade: kind pingpong_heldout, interleaved
 #                    with the calibration's measures, so under the same machine states; never
 #                    fitted, smpi-validate checks the fitted model on them); 0: none   [1]
-#   --heldout-reps R repetitions of each held-out size (2000: medians' 95 % CIs within
-#                    +-5.5 % at every size on this VM, 2026-11-26; 600: +-6.7 %)  [full 2000 | quick 50]
+#   --heldout-reps R repetitions of each held-out size (8000, ~35 s: medians' 95 % CIs
+#                    within +-1.4 % above 4 kB and +-2-5 % below, where the clock's 10 ns steps
+#                    are 1-2 % of a round trip, on this VM, 2026-11-26; 2000: up to +-5.5 %,
+#                    too wide to tell a 5 % miss from sampling)                  [full 8000 | quick 50]
 #   --keep-blas-env  keep OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (by default both are
 #                    unset for the runs: on some machines they select a kernel ~40% slower
 #                    than the one OpenBLAS picks by itself; their old values are recorded)
@@ -70,7 +72,7 @@ while [ $# -gt 0 ]; do
         *) die "unknown option '$1' (see --help)" ;;
     esac
 done
-[ -n "$HELDOUT_REPS" ] || { [ "$MODE" = full ] && HELDOUT_REPS=2000 || HELDOUT_REPS=50; }
+[ -n "$HELDOUT_REPS" ] || { [ "$MODE" = full ] && HELDOUT_REPS=8000 || HELDOUT_REPS=50; }
 HOST=$(hostname)
 [ -n "$OUT" ] || OUT=calibration-$HOST-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT/logs" "$OUT/system" || die "cannot create $OUT"

@@ -61,9 +61,10 @@
 #                 between 1.0 and 0.5 us from one minute to the next, 2026-11-26: a check
 #                 measured minutes later compared different machines); never fitted; the
 #                 ping-pong target is judged on it                                [1 | quick 1]
-#   --check-reps R   repetitions of each held-out size (2000: the measured medians' 95 % CIs
-#                 within +-5.5 % at every size on this VM, 2026-11-26, for ~10 s more of
-#                 calibration; 600: +-6.7 %)                                  [2000 | quick 50]
+#   --check-reps R   repetitions of each held-out size (8000, ~35 s of calibration: the
+#                 measured medians' 95 % CIs within +-1.4 % above 4 kB and +-2-5 % below, where
+#                 the clock's 10 ns steps are 1-2 % of a round trip, on this VM, 2026-11-26;
+#                 2000: up to +-5.5 %, too wide to judge a 5 % target)  [8000 | quick 50]
 #   --no-pingpong-check  no held-out sizes (the report then has the in-sample view only)
 #   --no-build    use the binaries already in target/release (no cargo build: for tests run by cargo)
 #
@@ -111,7 +112,7 @@ while [ $# -gt 0 ]; do
 done
 if [ "$MODE" = full ]; then
     : "${RUNS:=10}" "${REPLICAS:=3}" "${NS:=2000,4000,6000,8000}" "${LDA:=5000}" "${TRACE_N:=5000,9000}"
-    : "${CHECK_QD:=1}" "${CHECK_REPS:=2000}"
+    : "${CHECK_QD:=1}" "${CHECK_REPS:=8000}"
 else
     : "${RUNS:=6}" "${REPLICAS:=1}" "${NS:=400,800}" "${LDA:=0}" "${TRACE_N:=600}"
     : "${CHECK_QD:=1}" "${CHECK_REPS:=50}"

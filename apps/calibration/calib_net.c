@@ -123,7 +123,7 @@ static void usage(FILE *f)
             "apps/calibration/FORMAT.md (kinds send, recv, isend, test, iprobe, wtime, pingpong).\n"
             "  --seed S       seed of the design (same seed and options, same design)     [1]\n"
             "  --quick        small design: 200 sizes x 10 repetitions (default)\n"
-            "  --full         large design: 1000 sizes x 30 repetitions\n"
+            "  --full         large design: 1000 sizes x 100 repetitions\n"
             "  --sizes N      number of sizes drawn as round(10^U(0, log10 max-size))\n"
             "  --reps R       repetitions of every (kind, size) pair (>= 2: the first is a warm-up)\n"
             "  --max-size B   largest message size in bytes (1 .. 1073741824)       [10000000]\n"
@@ -198,7 +198,7 @@ static int parse_args(int argc, char **argv, options *o)
         ERR("%s: --sizes and --per-quarter-decade exclude each other\n", prog);
         return -1;
     }
-    if (!o->reps_set) o->reps = o->full ? 30 : 10;
+    if (!o->reps_set) o->reps = o->full ? 100 : 10;
     if (o->heldout_reps == 0) o->heldout_reps = 300;
     if (!o->max_set) o->max_size = 10000000; /* 10^7: the 10^U(0,7) */
     if (o->per_qd) o->sizes = o->per_qd * quarter_decades(o->max_size);
