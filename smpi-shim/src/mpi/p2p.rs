@@ -875,8 +875,9 @@ pub(crate) fn imrecv(me: u32, a: &P2p, msg: i32) -> MpiResult<u32> {
 pub(crate) fn drain_buffered_sends(me: u32) {
     loop {
         let pending = with_world(|w| {
-            w.reqs.iter().flatten().find_map(|r| {
-                let buffered = r.owner == me && r.kind == ReqKind::Send && r.mode == SendMode::Buffered;
+            w.owned_reqs(me).into_iter().find_map(|id| {
+                let r = w.req(id);
+                let buffered = r.kind == ReqKind::Send && r.mode == SendMode::Buffered;
                 r.act.filter(|&a| buffered && !r.transferred && !w.kernel.test(a))
             })
         });

@@ -507,11 +507,13 @@ pub(crate) fn rank_ended(me: u32, code: i32, how: &str) -> Vec<String> {
                 problems.push("returned from main without calling MPI_Finalize".to_string());
             }
         }
-        let pending: Vec<u32> = (0..w.reqs.len() as u32)
+        let owned = w.owned_reqs(me);
+        let pending: Vec<u32> = owned
+            .iter()
+            .copied()
             .filter(|&id| {
-                w.reqs[id as usize]
-                    .as_ref()
-                    .is_some_and(|r| r.owner == me && (!r.persistent || r.active))
+                let r = w.req(id);
+                !r.persistent || r.active
             })
             .filter(|&id| !is_complete(w, id))
             .collect();
@@ -528,11 +530,10 @@ pub(crate) fn rank_ended(me: u32, code: i32, how: &str) -> Vec<String> {
             *kinds.entry(kind).or_default() += 1;
         }
         // Sub-requests of its collectives go with them.
-        for id in 0..w.reqs.len() {
-            if let Some(r) = w.reqs[id].as_mut() {
-                if r.owner == me && !r.done {
-                    r.owner_gone = true;
-                }
+        for &id in &owned {
+            let r = w.req_mut(id);
+            if !r.done {
+                r.owner_gone = true;
             }
         }
         if !pending.is_empty() {
@@ -547,7 +548,7 @@ pub(crate) fn rank_ended(me: u32, code: i32, how: &str) -> Vec<String> {
         }
         let list = w.cfg.list_leaks;
         if w.ranks[me as usize].finalized && (list > 0 || w.leak_reports <= LEAK_REPORTS) {
-            if let Some(handles) = super::leaks::unfreed_handles(w, me, list, &pending) {
+            if let Some(handles) = super::leaks::unfreed_handles(w, me, list, &owned, &pending) {
                 w.leak_reports += 1;
                 if w.leak_reports <= LEAK_REPORTS || list > 0 {
                     let hint = if list > 0 {
