@@ -745,14 +745,14 @@ pub(crate) fn probe_for(
 /// Blocking send (MPI_Send/Ssend/Rsend/Bsend).
 pub(crate) fn send(me: u32, a: &P2p, mode: SendMode, call: &'static str) -> MpiResult<()> {
     let id = isend(me, a, mode, false)?;
-    wait(me, id, call);
+    wait_inline(me, id, call);
     Ok(())
 }
 
 /// Blocking receive.
 pub(crate) fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
     let id = irecv(me, a)?;
-    let st = wait(me, id, "MPI_Recv");
+    let st = wait_inline(me, id, "MPI_Recv");
     if st.error == MPI_ERR_TRUNCATE {
         return Err(mpi_err(
             MPI_ERR_TRUNCATE,
@@ -788,8 +788,8 @@ pub(crate) fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
         }
     }
     let rid = irecv_checked(me, r, rc);
-    wait(me, sid, "MPI_Sendrecv");
-    let st = wait(me, rid, "MPI_Sendrecv");
+    wait_inline(me, sid, "MPI_Sendrecv");
+    let st = wait_inline(me, rid, "MPI_Sendrecv");
     Ok(st)
 }
 

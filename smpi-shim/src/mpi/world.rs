@@ -330,11 +330,16 @@ pub(crate) fn with_world<R>(f: impl FnOnce(&mut World) -> R) -> R {
     borrow_world(unsafe { &*at }, f)
 }
 
+/// Runs `f` on the world, on the kernel's scratch stack (`with_world` never blocks): the
+/// deep calls of matching and of the kernel touch hot memory instead of the rank's own
+/// stack, which is cold by the time the rank runs again when there are thousands.
 #[inline(always)]
 fn borrow_world<R>(cell: &RefCell<Option<World>>, f: impl FnOnce(&mut World) -> R) -> R {
-    let mut w = cell.borrow_mut();
-    f(w.as_mut()
-        .expect("MPI world not initialised (is this running under smpirun?)"))
+    simcore::on_scratch_stack(|| {
+        let mut w = cell.borrow_mut();
+        f(w.as_mut()
+            .expect("MPI world not initialised (is this running under smpirun?)"))
+    })
 }
 
 /// Whether a world exists (we run under smpirun).
