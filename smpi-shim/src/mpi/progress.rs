@@ -46,7 +46,7 @@ pub(crate) fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
 /// (out of line, on the scratch stack); the rare cases go to [`wait_slow`].
 #[inline(always)]
 pub(crate) fn wait_inline(me: u32, id: u32, call: &'static str) -> StatusInfo {
-    match with_world(|w| wait_step(w, me, id, call)) {
+    match with_world_deep(|w| wait_step(w, me, id, call)) {
         WaitStep::Finished(done) => return finished_with(me, id, done),
         WaitStep::Block(ctx, a) => ctx.wait(a),
         WaitStep::Yield(ctx) => yield_with(ctx),
@@ -133,7 +133,7 @@ fn wait_slow(me: u32, id: u32) -> StatusInfo {
 
 /// Final bookkeeping of a completed request: `or` overhead, status, free.
 pub(crate) fn finish(me: u32, id: u32) -> StatusInfo {
-    let done = with_world(|w| finish_world(w, me, id));
+    let done = with_world_deep(|w| finish_world(w, me, id));
     finished_with(me, id, done)
 }
 

@@ -330,16 +330,22 @@ pub(crate) fn with_world<R>(f: impl FnOnce(&mut World) -> R) -> R {
     borrow_world(unsafe { &*at }, f)
 }
 
-/// Runs `f` on the world, on the kernel's scratch stack (`with_world` never blocks): the
-/// deep calls of matching and of the kernel touch hot memory instead of the rank's own
-/// stack, which is cold by the time the rank runs again when there are thousands.
+/// [`with_world`] for the deep steps of the blocking point-to-point calls (posting a
+/// message: matching, the kernel's transfer start and LMM update; a wait's first look and
+/// its end): `f` runs on the kernel's scratch stack (`simcore::on_scratch_stack`), whose
+/// lines the previous rank just used, instead of the rank's own stack, which is out of the
+/// caches by the time the rank runs again when there are thousands. The switch costs some
+/// 60 instructions: shallow borrows (polls, queries) stay on the rank's stack.
+#[inline]
+pub(crate) fn with_world_deep<R>(f: impl FnOnce(&mut World) -> R) -> R {
+    simcore::on_scratch_stack(|| with_world(f))
+}
+
 #[inline(always)]
 fn borrow_world<R>(cell: &RefCell<Option<World>>, f: impl FnOnce(&mut World) -> R) -> R {
-    simcore::on_scratch_stack(|| {
-        let mut w = cell.borrow_mut();
-        f(w.as_mut()
-            .expect("MPI world not initialised (is this running under smpirun?)"))
-    })
+    let mut w = cell.borrow_mut();
+    f(w.as_mut()
+        .expect("MPI world not initialised (is this running under smpirun?)"))
 }
 
 /// Whether a world exists (we run under smpirun).
