@@ -1750,7 +1750,8 @@ impl Ctx {
         release_activity(&mut self.k.borrow_mut(), a);
     }
 
-    /// Blocks until `a` is finished.
+    /// Blocks until `a` is finished. Inlined: one frame less on a blocked actor's stack.
+    #[inline]
     pub fn wait(&self, a: ActivityId) {
         {
             let mut k = self.k.borrow_mut();
@@ -1806,6 +1807,7 @@ impl Ctx {
     /// without switching to the kernel and back, except once in `LONE_YIELD_ROUNDS` (the
     /// run loop then looks at its stop flag, so a rank polling alone forever can be stopped)
     /// or when the kernel failed it meanwhile (it ends at this yield).
+    #[inline]
     pub fn yield_now(&self) {
         {
             let mut k = self.k.borrow_mut();
@@ -1833,11 +1835,94 @@ impl Ctx {
         unreachable!("an exited actor was resumed");
     }
 
+    #[inline]
     fn suspend(&self) {
+        assert!(
+            !ON_SCRATCH.with(Cell::get),
+            "an actor blocked on the scratch stack (code run by on_scratch_stack must not block)"
+        );
         let y = self.yielder.get();
         // Safety: the pointer is set by the coroutine body before the user body
         // runs and stays valid for the coroutine's whole life.
         unsafe { (*y).suspend(()) };
+    }
+}
+
+/// Size of the thread's scratch stack ([`on_scratch_stack`]): as large as an actor's
+/// default stack; only the pages used are ever touched.
+const SCRATCH_STACK_SIZE: usize = 8 << 20;
+
+/// The thread's scratch stack, owned by a thread local; its address is in [`SCRATCH_AT`].
+struct ScratchStack(RefCell<Option<DefaultStack>>);
+
+impl Drop for ScratchStack {
+    fn drop(&mut self) {
+        // From here on the stack is going: later calls run where they are.
+        SCRATCH_AT.with(|at| at.set(std::ptr::null_mut()));
+    }
+}
+
+thread_local! {
+    static SCRATCH: ScratchStack = const { ScratchStack(RefCell::new(None)) };
+    /// The scratch stack, once made (null before, and once the thread ends). A constant
+    /// initializer and no destructor: reading it is a plain thread-local load.
+    static SCRATCH_AT: Cell<*mut DefaultStack> = const { Cell::new(std::ptr::null_mut()) };
+    /// Code is running on the scratch stack now.
+    static ON_SCRATCH: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` on the thread's scratch stack: one stack shared by every caller, so the deep
+/// calls of a step that never blocks (matching a message, starting a transfer, the LMM
+/// update) use memory the previous caller just used, still in the caches, instead of
+/// the running actor's own stack. With thousands of actors, each one's stack is out of
+/// the caches by the time it runs again, and every line of it a step touches is a miss.
+///
+/// `f` must not block (an actor suspended in it would leave its frames on the stack the
+/// next caller uses): [`Ctx::suspend`] panics if it does. A call from `f` runs in place.
+/// A panic in `f` goes on unwinding in the caller.
+#[inline]
+pub fn on_scratch_stack<R>(f: impl FnOnce() -> R) -> R {
+    let at = SCRATCH_AT.with(Cell::get);
+    if at.is_null() || ON_SCRATCH.with(Cell::get) {
+        return on_new_scratch_stack(f);
+    }
+    /// Clears the flag on return and on unwinding alike.
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            ON_SCRATCH.with(|on| on.set(false));
+        }
+    }
+    ON_SCRATCH.with(|on| on.set(true));
+    let _leave = Leave;
+    // Safety: `at` points to the scratch stack, alive until the thread's locals are
+    // destroyed (then `at` is null), and used by no one else now: `ON_SCRATCH` was false
+    // and nothing running on it can block.
+    corosensei::on_stack(unsafe { &mut *at }, f)
+}
+
+/// [`on_scratch_stack`] when there is no scratch stack yet (it is made, unless the thread
+/// is ending or the mapping fails: then `f` runs in place) or `f` is called from code
+/// already on it (it runs in place).
+#[cold]
+#[inline(never)]
+fn on_new_scratch_stack<R>(f: impl FnOnce() -> R) -> R {
+    if ON_SCRATCH.with(Cell::get) {
+        return f();
+    }
+    let made = SCRATCH.try_with(|s| {
+        let mut slot = s.0.borrow_mut();
+        if slot.is_none() {
+            *slot = DefaultStack::new(SCRATCH_STACK_SIZE).ok();
+        }
+        if let Some(stack) = slot.as_mut() {
+            SCRATCH_AT.with(|at| at.set(stack));
+        }
+    });
+    if made.is_ok() && !SCRATCH_AT.with(Cell::get).is_null() {
+        on_scratch_stack(f)
+    } else {
+        f()
     }
 }
 

@@ -14,6 +14,6 @@ pub mod platform;
 mod sgorder;
 
 pub use engine::{
-    ActivityId, ActorId, BlockedActor, Ctx, KernelConfig, KernelHandle, LinkStats, NetworkConfig,
-    NetworkFactors, PlainFactors, RunSummary, SimError, Simulation,
+    on_scratch_stack, ActivityId, ActorId, BlockedActor, Ctx, KernelConfig, KernelHandle, LinkStats,
+    NetworkConfig, NetworkFactors, PlainFactors, RunSummary, SimError, Simulation,
 };

@@ -739,6 +739,53 @@ fn a_panicking_actor_fails_the_run_with_its_name() {
     }
 }
 
+/// An address on the caller's stack.
+#[inline(never)]
+fn stack_address() -> usize {
+    let here = 0u8;
+    std::hint::black_box(&here) as *const u8 as usize
+}
+
+#[test]
+fn scratch_stack_runs_code_elsewhere_nested_calls_in_place_and_panics_go_through() {
+    let here = stack_address();
+    let scratch = simcore::on_scratch_stack(stack_address);
+    // Another stack: the thread's own is far from the 8 MiB scratch mapping.
+    assert!(here.abs_diff(scratch) > 1 << 20, "{here:#x} vs {scratch:#x}");
+    // A nested call runs in place: a second switch to the stack's base would write its
+    // frames over the caller's, canary included.
+    let intact = simcore::on_scratch_stack(|| {
+        let canary = std::hint::black_box([0xa5u8; 4096]);
+        simcore::on_scratch_stack(|| std::hint::black_box([0x5au8; 16384]).len());
+        std::hint::black_box(&canary).iter().all(|&b| b == 0xa5)
+    });
+    assert!(intact, "a nested call overwrote its caller's frame");
+    let caught = std::panic::catch_unwind(|| simcore::on_scratch_stack(|| panic!("on the scratch stack")));
+    let message = caught.expect_err("the panic reaches the caller");
+    assert_eq!(message.downcast_ref::<&str>(), Some(&"on the scratch stack"));
+    // Released by the unwinding: the next call switches to it again.
+    assert_eq!(simcore::on_scratch_stack(stack_address), scratch);
+}
+
+#[test]
+fn an_actor_blocking_on_the_scratch_stack_fails_the_run() {
+    let _serial = serial();
+    let p = compute_platform();
+    let h = host(&p, "single");
+    let mut sim = Simulation::new(p, KernelConfig::default());
+    sim.spawn("sleeper", h, |ctx: &Ctx| {
+        simcore::on_scratch_stack(|| ctx.sleep(1.0));
+        Ok(())
+    });
+    match sim.run() {
+        Err(SimError::ActorFailed { name, message, .. }) => {
+            assert_eq!(name, "sleeper");
+            assert!(message.contains("blocked on the scratch stack"), "{message}");
+        }
+        other => panic!("expected ActorFailed, got {other:?}"),
+    }
+}
+
 #[test]
 fn an_actor_returning_an_error_fails_the_run() {
     let _serial = serial();

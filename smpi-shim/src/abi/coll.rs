@@ -875,7 +875,7 @@ pub(super) unsafe extern "C" fn MPI_Op_create(f: Option<UserFn>, commute: c_int,
                 commutative: commute != 0,
             }));
             let h = (w.ops.len() - 1) as c_int;
-            w.op_owner.insert(h, rt::current_rank());
+            w.op_owner.set(h, rt::current_rank());
             h
         });
         set(op, h);

@@ -171,7 +171,8 @@ type Half<C> = (*const c_void, C, c_int, c_int, c_int);
 
 /// `MPI_Recv` and `MPI_Sendrecv` with their `_c` forms (the counts as `int` or
 /// `MPI_Count`): the send half if there is one, the receive, and its status
-/// written and checked.
+/// written and checked. Inlined into each: one frame less under a blocked rank.
+#[inline(always)]
 unsafe fn exchange<C: Into<i64>>(
     send: Option<Half<C>>,
     recv: Half<C>,
@@ -194,7 +195,7 @@ unsafe fn exchange<C: Into<i64>>(
         let r = match send {
             None => {
                 ti!(ti_trace::p2p(g.me, "recv", comm, src, rtag, rn, rtype));
-                rt::irecv(g.me, &into).map(|id| rt::wait(g.me, id, call))
+                rt::irecv(g.me, &into).map(|id| rt::wait_inline(g.me, id, call))
             }
             Some((sbuf, sn, stype, dst, stag)) => {
                 ti!(ti_trace::sendrecv(g.me, comm, sn, stype, dst, rn, rtype, src));

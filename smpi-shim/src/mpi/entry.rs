@@ -29,22 +29,18 @@ pub(crate) struct Entry {
 /// then as [`enter`].
 pub(crate) fn enter_call(call: &'static str) -> Entry {
     let me = rt::current_rank();
-    let (initialized, finalized, traced, entered) = with_world(|w| {
+    let (finalized, traced, entered) = with_world(|w| {
         let traced = w.trace.is_some();
         let r = &mut w.ranks[me as usize];
         r.user_call = Some(call);
         let (initialized, finalized) = (r.initialized, r.finalized);
         // Entered in the same borrow unless the call is erroneous (the run ends below).
         let entered = (initialized && !finalized).then(|| enter_world(w, me));
-        (initialized, finalized, traced, entered)
+        (finalized, traced, entered)
     });
-    if finalized {
-        abort_run(me, format!("{call} called after MPI_Finalize"));
-    }
-    if !initialized {
-        abort_run(me, format!("{call} called before MPI_Init"));
-    }
-    let (flops, ctx) = entered.expect("entered when initialized and not finalized");
+    let Some((flops, ctx)) = entered else {
+        outside_mpi(me, call, finalized)
+    };
     let mut entry = entered_with(me, flops, ctx);
     if traced {
         entry.traced = with_world(|w| {
@@ -53,6 +49,17 @@ pub(crate) fn enter_call(call: &'static str) -> Entry {
         });
     }
     entry
+}
+
+/// Ends the run: the program made MPI call `call` before `MPI_Init` or after
+/// `MPI_Finalize` (out of line: the string formatting stays out of every call's frame).
+#[cold]
+#[inline(never)]
+fn outside_mpi(me: u32, call: &'static str, finalized: bool) -> ! {
+    if finalized {
+        abort_run(me, format!("{call} called after MPI_Finalize"));
+    }
+    abort_run(me, format!("{call} called before MPI_Init"))
 }
 
 /// Runs `compute` (which injects `flops` of the program's computation on

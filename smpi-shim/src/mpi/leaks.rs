@@ -11,9 +11,15 @@ use super::{World, MPI_COMM_SELF};
 
 /// The handles rank `me` never freed, as "2 communicators, 1 datatype";
 /// with `list > 0`, followed by up to `list` of the handles themselves.
-/// Requests in `never_completed` are left out (reported as such).
-/// `None` when there are none.
-pub(crate) fn unfreed_handles(w: &World, me: u32, list: usize, never_completed: &[u32]) -> Option<String> {
+/// `owned` are its live requests, those in `never_completed` are left out
+/// (reported as such); both in handle order. `None` when there are none.
+pub(crate) fn unfreed_handles(
+    w: &World,
+    me: u32,
+    list: usize,
+    owned: &[u32],
+    never_completed: &[u32],
+) -> Option<String> {
     let rank = &w.ranks[me as usize];
     let mut kinds: Vec<(&str, Vec<String>)> = Vec::new();
     let windows = crate::mpi::rma::open_windows(w, me);
@@ -46,27 +52,20 @@ pub(crate) fn unfreed_handles(w: &World, me: u32, list: usize, never_completed: 
         .map(|(h, g)| format!("group {h} ({} members)", g.as_ref().map_or(0, |g| g.len())))
         .collect();
     kinds.push(("group", groups));
-    let mut types: Vec<(i32, String)> = w
+    let types: Vec<String> = w
         .type_owner
-        .iter()
-        .filter(|&(&h, &owner)| owner == me && w.types.get(h as usize).is_some_and(|t| t.is_some()))
-        .map(|(&h, _)| {
-            let name = w.types[h as usize]
-                .as_ref()
-                .map(|t| t.name.clone())
-                .unwrap_or_default();
-            (h, format!("datatype {h} ({name})"))
+        .of(me)
+        .filter_map(|h| {
+            let t = w.types.get(h as usize)?.as_ref()?;
+            Some(format!("datatype {h} ({})", t.name))
         })
         .collect();
-    types.sort();
-    kinds.push(("datatype", types.into_iter().map(|(_, d)| d).collect()));
-    let mut ops: Vec<i32> = w
+    kinds.push(("datatype", types));
+    let ops: Vec<i32> = w
         .op_owner
-        .iter()
-        .filter(|&(&h, &owner)| owner == me && w.ops.get(h as usize).is_some_and(|o| o.is_some()))
-        .map(|(&h, _)| h)
+        .of(me)
+        .filter(|&h| w.ops.get(h as usize).is_some_and(|o| o.is_some()))
         .collect();
-    ops.sort();
     kinds.push((
         "operation",
         ops.iter().map(|h| format!("operation {h}")).collect(),
@@ -74,12 +73,10 @@ pub(crate) fn unfreed_handles(w: &World, me: u32, list: usize, never_completed: 
     // The program's own requests (point-to-point on its contexts, its
     // non-blocking collectives, generalized ones), not the pieces of a
     // collective; those never completed are reported separately.
-    let reqs: Vec<String> = w
-        .reqs
+    let reqs: Vec<String> = owned
         .iter()
-        .enumerate()
-        .filter_map(|(id, r)| r.as_ref().map(|r| (id, r)))
-        .filter(|(id, r)| r.owner == me && !r.orphan && !never_completed.contains(&(*id as u32)))
+        .map(|&id| (id, w.req(id)))
+        .filter(|(id, r)| !r.orphan && never_completed.binary_search(id).is_err())
         .filter(|(_, r)| match r.kind {
             ReqKind::Send | ReqKind::Recv => r.context.is_multiple_of(2),
             ReqKind::Coll | ReqKind::Generalized => true,

@@ -166,7 +166,7 @@ pub(crate) fn isend_kept(
     immediate: bool,
     kept: Option<Rc<Datatype>>,
 ) -> MpiResult<u32> {
-    let (req, overhead) = with_world(|w| -> MpiResult<(u32, f64)> {
+    let (req, overhead) = with_world_deep(|w| -> MpiResult<(u32, f64)> {
         let checked = check_p2p(w, me, a, true, kept)?;
         Ok(alloc_send(w, me, a, mode, immediate, checked))
     })?;
@@ -221,7 +221,7 @@ fn alloc_send(
 /// Pays a send's overhead, then posts it.
 fn start_send(me: u32, req: u32, overhead: f64) -> MpiResult<u32> {
     sleep_for(me, overhead);
-    yield_with(with_world(|w| {
+    yield_with(with_world_deep(|w| {
         post_send(w, req);
         yield_ctx(w, me)
     }));
@@ -334,7 +334,7 @@ pub(crate) fn irecv(me: u32, a: &P2p) -> MpiResult<u32> {
 
 /// [`irecv`] with the datatype a persistent request keeps.
 pub(crate) fn irecv_kept(me: u32, a: &P2p, kept: Option<Rc<Datatype>>) -> MpiResult<u32> {
-    with_world(|w| {
+    with_world_deep(|w| {
         let id = new_recv(w, me, a, kept)?;
         post_recv(w, id);
         Ok(id)
@@ -344,7 +344,7 @@ pub(crate) fn irecv_kept(me: u32, a: &P2p, kept: Option<Rc<Datatype>>) -> MpiRes
 
 /// [`irecv`] of a receive already checked.
 fn irecv_checked(me: u32, a: &P2p, checked: Checked) -> u32 {
-    let (id, ctx) = with_world(|w| {
+    let (id, ctx) = with_world_deep(|w| {
         let id = alloc_recv(w, me, a, checked);
         post_recv(w, id);
         (id, yield_ctx(w, me))
@@ -745,14 +745,14 @@ pub(crate) fn probe_for(
 /// Blocking send (MPI_Send/Ssend/Rsend/Bsend).
 pub(crate) fn send(me: u32, a: &P2p, mode: SendMode, call: &'static str) -> MpiResult<()> {
     let id = isend(me, a, mode, false)?;
-    wait(me, id, call);
+    wait_inline(me, id, call);
     Ok(())
 }
 
 /// Blocking receive.
 pub(crate) fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
     let id = irecv(me, a)?;
-    let st = wait(me, id, "MPI_Recv");
+    let st = wait_inline(me, id, "MPI_Recv");
     if st.error == MPI_ERR_TRUNCATE {
         return Err(mpi_err(
             MPI_ERR_TRUNCATE,
@@ -771,7 +771,7 @@ pub(crate) fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
 pub(crate) fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
     // Both halves are checked before either starts (see `check_pair`), once each; without
     // an overhead to pay first, the send is posted in the same borrow.
-    let (sid, rc, posted) = with_world(|w| -> MpiResult<_> {
+    let (sid, rc, posted) = with_world_deep(|w| -> MpiResult<_> {
         let sc = check_p2p(w, me, s, true, None)?;
         let rc = check_p2p(w, me, r, false, None)?;
         let (sid, overhead) = alloc_send(w, me, s, SendMode::Standard, true, sc);
@@ -788,8 +788,8 @@ pub(crate) fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
         }
     }
     let rid = irecv_checked(me, r, rc);
-    wait(me, sid, "MPI_Sendrecv");
-    let st = wait(me, rid, "MPI_Sendrecv");
+    wait_inline(me, sid, "MPI_Sendrecv");
+    let st = wait_inline(me, rid, "MPI_Sendrecv");
     Ok(st)
 }
 
@@ -875,8 +875,9 @@ pub(crate) fn imrecv(me: u32, a: &P2p, msg: i32) -> MpiResult<u32> {
 pub(crate) fn drain_buffered_sends(me: u32) {
     loop {
         let pending = with_world(|w| {
-            w.reqs.iter().flatten().find_map(|r| {
-                let buffered = r.owner == me && r.kind == ReqKind::Send && r.mode == SendMode::Buffered;
+            w.owned_reqs(me).into_iter().find_map(|id| {
+                let r = w.req(id);
+                let buffered = r.kind == ReqKind::Send && r.mode == SendMode::Buffered;
                 r.act.filter(|&a| buffered && !r.transferred && !w.kernel.test(a))
             })
         });

@@ -37,41 +37,85 @@ pub(crate) fn sleep_for(me: u32, seconds: f64) {
 /// Blocks until request `id` completes; returns its status and frees it
 /// (persistent requests are only made inactive).
 pub(crate) fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
-    // One borrow of the world for what the wait needs to know (the common case costs one).
-    let step = with_world(|w| {
+    wait_inline(me, id, call)
+}
+
+/// [`wait`], inlined into the blocking calls (`MPI_Send`, `MPI_Recv`, `MPI_Sendrecv`): one
+/// frame less between the program and the switch, so fewer of the rank's stack lines to
+/// bring back when it resumes. The first look at the request runs under the world borrow
+/// (out of line, on the scratch stack); the rare cases go to [`wait_slow`].
+#[inline(always)]
+pub(crate) fn wait_inline(me: u32, id: u32, call: &'static str) -> StatusInfo {
+    match with_world_deep(|w| wait_step(w, me, id, call)) {
+        WaitStep::Finished(done) => return finished_with(me, id, done),
+        WaitStep::Block(ctx, a) => ctx.wait(a),
+        WaitStep::Yield(ctx) => yield_with(ctx),
+        WaitStep::Finish => {}
+        WaitStep::Slow => return wait_slow(me, id),
+    }
+    finish(me, id)
+}
+
+/// What a wait does after its first look at the request (see [`wait_step`]).
+enum WaitStep {
+    /// Finished in that look: the status and the `or` overhead to pay (`None`: a
+    /// generalized request, finished by its callbacks).
+    Finished(Option<(StatusInfo, f64)>),
+    /// Blocks on the request's activity, then finishes.
+    Block(&'static Ctx, ActivityId),
+    /// Complete, but a simcall: yields (with this context, if simcalls yield), then finishes.
+    Yield(Option<&'static Ctx>),
+    /// Nothing to wait for: finishes.
+    Finish,
+    /// A non-blocking collective, or a wait that keeps the rank's open collectives moving.
+    Slow,
+}
+
+/// The first look of a wait at request `id` (one borrow of the world; the common cases
+/// cost one): marks the rank blocked in `call`, and finishes a request with nothing to
+/// wait for nor to yield.
+#[inline(never)]
+fn wait_step(w: &mut World, me: u32, id: u32, call: &'static str) -> WaitStep {
+    let r = w.req(id);
+    if r.kind == ReqKind::Coll {
+        return WaitStep::Slow;
+    }
+    let info = BlockInfo {
+        call,
+        peer: r.peer,
+        tag: r.tag,
+        comm: r.comm_handle,
+    };
+    let act = r.act;
+    // A wait that reaches the kernel (not a detached send) is a simcall.
+    let simcall = act.is_some() && !(r.kind == ReqKind::Send && r.detached);
+    let done = is_complete(w, id);
+    w.ranks[me as usize].blocked = Some(info);
+    if done {
+        if simcall {
+            return WaitStep::Yield(yield_ctx(w, me));
+        }
+        return WaitStep::Finished(finish_world(w, me, id));
+    }
+    match act {
+        None => WaitStep::Finish,
+        Some(_) if !w.open_colls[me as usize].is_empty() => WaitStep::Slow,
+        Some(a) => WaitStep::Block(w.ranks[me as usize].ctx(), a),
+    }
+}
+
+/// [`wait`] on a non-blocking collective, or on a request while the rank has
+/// collectives open (they progress while it waits).
+#[cold]
+#[inline(never)]
+fn wait_slow(me: u32, id: u32) -> StatusInfo {
+    let (coll, act, info) = with_world(|w| {
         let r = w.req(id);
-        if r.kind == ReqKind::Coll {
-            return None;
-        }
-        let info = BlockInfo {
-            call,
-            peer: r.peer,
-            tag: r.tag,
-            comm: r.comm_handle,
-        };
-        let act = r.act;
-        // A wait that reaches the kernel (not a detached send) is a simcall.
-        let simcall = act.is_some() && !(r.kind == ReqKind::Send && r.detached);
-        let done = is_complete(w, id);
-        w.ranks[me as usize].blocked = Some(info);
-        if done && !simcall {
-            // Nothing to wait for nor to yield: finished in the same borrow.
-            return Some(Err(finish_world(w, me, id)));
-        }
-        let rank = &w.ranks[me as usize];
-        Some(Ok((
-            act,
-            done,
-            simcall,
-            info,
-            rank.ctx(),
-            !w.open_colls[me as usize].is_empty(),
-        )))
+        let blocked = w.ranks[me as usize].blocked;
+        (r.kind == ReqKind::Coll, r.act, blocked)
     });
-    let (act, done, simcall, info, ctx, open_colls) = match step {
-        Some(Ok(step)) => step,
-        Some(Err(finished)) => return finished_with(me, id, finished),
-        None => loop {
+    if coll {
+        loop {
             progress_open_colls(me);
             if progress_coll(me, id) {
                 return finish(me, id);
@@ -80,25 +124,16 @@ pub(crate) fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
             acts.extend(open_coll_acts(me));
             let ctx = with_world(|w| w.ranks[me as usize].ctx());
             ctx.wait_any(&acts);
-        },
-    };
-    if !done {
-        if let Some(a) = act {
-            if open_colls {
-                wait_progressing_colls(me, id, a, info);
-            } else {
-                ctx.wait(a);
-            }
         }
-    } else if simcall {
-        simcall_yield(me);
     }
+    let a = act.expect("a wait keeping collectives moving has an activity");
+    wait_progressing_colls(me, id, a, info.expect("set by wait_step"));
     finish(me, id)
 }
 
 /// Final bookkeeping of a completed request: `or` overhead, status, free.
 pub(crate) fn finish(me: u32, id: u32) -> StatusInfo {
-    let done = with_world(|w| finish_world(w, me, id));
+    let done = with_world_deep(|w| finish_world(w, me, id));
     finished_with(me, id, done)
 }
 
@@ -507,11 +542,13 @@ pub(crate) fn rank_ended(me: u32, code: i32, how: &str) -> Vec<String> {
                 problems.push("returned from main without calling MPI_Finalize".to_string());
             }
         }
-        let pending: Vec<u32> = (0..w.reqs.len() as u32)
+        let owned = w.owned_reqs(me);
+        let pending: Vec<u32> = owned
+            .iter()
+            .copied()
             .filter(|&id| {
-                w.reqs[id as usize]
-                    .as_ref()
-                    .is_some_and(|r| r.owner == me && (!r.persistent || r.active))
+                let r = w.req(id);
+                !r.persistent || r.active
             })
             .filter(|&id| !is_complete(w, id))
             .collect();
@@ -528,11 +565,10 @@ pub(crate) fn rank_ended(me: u32, code: i32, how: &str) -> Vec<String> {
             *kinds.entry(kind).or_default() += 1;
         }
         // Sub-requests of its collectives go with them.
-        for id in 0..w.reqs.len() {
-            if let Some(r) = w.reqs[id].as_mut() {
-                if r.owner == me && !r.done {
-                    r.owner_gone = true;
-                }
+        for &id in &owned {
+            let r = w.req_mut(id);
+            if !r.done {
+                r.owner_gone = true;
             }
         }
         if !pending.is_empty() {
@@ -547,7 +583,7 @@ pub(crate) fn rank_ended(me: u32, code: i32, how: &str) -> Vec<String> {
         }
         let list = w.cfg.list_leaks;
         if w.ranks[me as usize].finalized && (list > 0 || w.leak_reports <= LEAK_REPORTS) {
-            if let Some(handles) = super::leaks::unfreed_handles(w, me, list, &pending) {
+            if let Some(handles) = super::leaks::unfreed_handles(w, me, list, &owned, &pending) {
                 w.leak_reports += 1;
                 if w.leak_reports <= LEAK_REPORTS || list > 0 {
                     let hint = if list > 0 {

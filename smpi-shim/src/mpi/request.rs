@@ -97,6 +97,10 @@ pub(crate) struct Request {
     /// buffer instead of overwriting it.
     pub rma: bool,
     pub accumulate: Option<crate::mpi::op::Op>,
+    /// Its neighbours in its owner's list of live requests ([`World::alloc_req`]),
+    /// [`NO_REQ`] at either end.
+    pub owned_prev: u32,
+    pub owned_next: u32,
 }
 
 /// Where the data of a send is until its receive buffer has it.
@@ -227,6 +231,8 @@ pub(crate) fn clone_req(r: &Request) -> Request {
         coll: None,
         rma: r.rma,
         accumulate: r.accumulate,
+        owned_prev: NO_REQ,
+        owned_next: NO_REQ,
     }
 }
 
@@ -278,7 +284,11 @@ pub(crate) fn start_persistent(me: u32, id: u32) -> MpiResult<()> {
     };
     // Move the fresh request into the persistent slot.
     with_world(|w| {
+        w.unlink_owned(new);
         let mut fresh = w.reqs[new as usize].take().expect("just created");
+        // It takes the persistent request's place in the owner's list too.
+        let kept = w.req(id);
+        (fresh.owned_prev, fresh.owned_next) = (kept.owned_prev, kept.owned_next);
         fresh.persistent = true;
         fresh.active = true;
         if let Some(p) = fresh.partner {
@@ -352,6 +362,8 @@ impl Request {
             coll: None,
             rma: false,
             accumulate: None,
+            owned_prev: NO_REQ,
+            owned_next: NO_REQ,
         }
     }
 

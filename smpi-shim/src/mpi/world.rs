@@ -7,7 +7,7 @@
 //! coroutine until the kernel wakes it.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
 use simcore::platform::{HostId, Platform};
@@ -123,6 +123,10 @@ pub(crate) struct Rank {
     pub user_call: Option<&'static str>,
     /// Error classes, codes and strings the program added.
     pub errors: crate::mpi::errors::UserErrors,
+    /// The first of its live requests, linked through [`Request::owned_next`]
+    /// ([`NO_REQ`] when it has none): what it still holds when it ends is found
+    /// without a scan of every rank's requests.
+    pub live_reqs: u32,
 }
 
 impl Rank {
@@ -185,6 +189,35 @@ impl Rank {
     }
 }
 
+/// The rank that created each handle of a kind (derived datatypes, user
+/// operations), and each rank's handles in order: the report of one rank's
+/// handles never freed reads its own, not every rank's.
+#[derive(Default)]
+pub(crate) struct HandleOwners {
+    owner: HashMap<i32, u32>,
+    by_rank: BTreeSet<(u32, i32)>,
+}
+
+impl HandleOwners {
+    /// Handle `h` was just created by `rank` (a reused handle changes hands).
+    pub(crate) fn set(&mut self, h: i32, rank: u32) {
+        if let Some(old) = self.owner.insert(h, rank) {
+            self.by_rank.remove(&(old, h));
+        }
+        self.by_rank.insert((rank, h));
+    }
+
+    /// The handles `rank` created, in increasing order (freed ones included).
+    pub(crate) fn of(&self, rank: u32) -> impl Iterator<Item = i32> + '_ {
+        self.by_rank
+            .range((rank, i32::MIN)..=(rank, i32::MAX))
+            .map(|&(_, h)| h)
+    }
+}
+
+/// The end of a rank's list of live requests ([`Rank::live_reqs`]).
+pub(crate) const NO_REQ: u32 = u32::MAX;
+
 /// The whole simulated MPI world.
 pub(crate) struct World {
     pub cfg: SmpiConfig,
@@ -236,8 +269,8 @@ pub(crate) struct World {
     pub(crate) pending_colls: crate::mpi::coll_check::PendingCollectives,
     /// The rank that created each derived datatype and user operation still
     /// registered (for the report of handles never freed, `leaks`).
-    pub(crate) type_owner: HashMap<i32, u32>,
-    pub(crate) op_owner: HashMap<i32, u32>,
+    pub(crate) type_owner: HandleOwners,
+    pub(crate) op_owner: HandleOwners,
     /// The timeline being recorded (`smpirun -trace`).
     pub(crate) trace: Option<crate::mpi::trace::Timeline>,
     /// The time-independent trace being recorded (`smpirun -trace-ti`).
@@ -295,6 +328,17 @@ pub(crate) fn with_world<R>(f: impl FnOnce(&mut World) -> R) -> R {
     // Safety: set by `install_world` to `WORLD`'s cell, which lives until the thread's
     // thread locals are destroyed, and reset to null when its destruction starts.
     borrow_world(unsafe { &*at }, f)
+}
+
+/// [`with_world`] for the deep steps of the blocking point-to-point calls (posting a
+/// message: matching, the kernel's transfer start and LMM update; a wait's first look and
+/// its end): `f` runs on the kernel's scratch stack (`simcore::on_scratch_stack`), whose
+/// lines the previous rank just used, instead of the rank's own stack, which is out of the
+/// caches by the time the rank runs again when there are thousands. The switch costs some
+/// 60 instructions: shallow borrows (polls, queries) stay on the rank's stack.
+#[inline]
+pub(crate) fn with_world_deep<R>(f: impl FnOnce(&mut World) -> R) -> R {
+    simcore::on_scratch_stack(|| with_world(f))
 }
 
 #[inline(always)]
@@ -389,6 +433,7 @@ impl World {
                 exit_code: None,
                 user_call: None,
                 errors: Default::default(),
+                live_reqs: NO_REQ,
             });
         }
         let mut types: Vec<Option<Rc<Datatype>>> = datatype::predefined()
@@ -429,8 +474,8 @@ impl World {
             errhandlers: Vec::new(),
             pending_colls: Default::default(),
             said_type_mismatch: Default::default(),
-            type_owner: HashMap::new(),
-            op_owner: HashMap::new(),
+            type_owner: HandleOwners::default(),
+            op_owner: HandleOwners::default(),
             leak_reports: 0,
             failed_shared_polls: 0,
             trace: None,
@@ -493,7 +538,7 @@ impl World {
             self.types.push(Some(rc));
             (self.types.len() - 1) as i32
         };
-        self.type_owner.insert(h, current_rank());
+        self.type_owner.set(h, current_rank());
         h
     }
 
@@ -516,19 +561,60 @@ impl World {
     /// it is stored (a `Request` is large: each move is a `memcpy`).
     #[inline(always)]
     pub(crate) fn alloc_req(&mut self, r: Request) -> u32 {
-        if let Some(i) = self.free_reqs.pop() {
+        let id = if let Some(i) = self.free_reqs.pop() {
             self.reqs[i as usize] = Some(r);
             i
         } else {
             self.reqs.push(Some(r));
             (self.reqs.len() - 1) as u32
+        };
+        self.link_owned(id);
+        id
+    }
+
+    /// Puts request `id` at the head of its owner's list of live requests.
+    fn link_owned(&mut self, id: u32) {
+        let owner = self.req(id).owner as usize;
+        let head = std::mem::replace(&mut self.ranks[owner].live_reqs, id);
+        let r = self.req_mut(id);
+        (r.owned_prev, r.owned_next) = (NO_REQ, head);
+        if head != NO_REQ {
+            self.req_mut(head).owned_prev = id;
         }
+    }
+
+    /// Takes request `id` out of its owner's list of live requests.
+    pub(crate) fn unlink_owned(&mut self, id: u32) {
+        let r = self.req(id);
+        let (prev, next, owner) = (r.owned_prev, r.owned_next, r.owner);
+        if prev == NO_REQ {
+            self.ranks[owner as usize].live_reqs = next;
+        } else {
+            self.req_mut(prev).owned_next = next;
+        }
+        if next != NO_REQ {
+            self.req_mut(next).owned_prev = prev;
+        }
+    }
+
+    /// The live requests rank `me` owns, in handle order (the order of a scan of
+    /// the whole table).
+    pub(crate) fn owned_reqs(&self, me: u32) -> Vec<u32> {
+        let mut ids = Vec::new();
+        let mut id = self.ranks[me as usize].live_reqs;
+        while id != NO_REQ {
+            ids.push(id);
+            id = self.req(id).owned_next;
+        }
+        ids.sort_unstable();
+        ids
     }
 
     /// Frees a request and its reference on the kernel communication.
     pub(crate) fn free_req(&mut self, id: u32) {
         let Some(r) = &self.reqs[id as usize] else { return };
         let (act, partner) = (r.act, r.partner);
+        self.unlink_owned(id);
         // Dropped where it lies (no move out of the table).
         self.reqs[id as usize] = None;
         if let Some(a) = act {
