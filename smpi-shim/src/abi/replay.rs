@@ -48,14 +48,17 @@ impl Buffers {
     /// Buffers large enough for every action of `trace`.
     pub(crate) fn for_trace(trace: &Trace) -> Buffers {
         let mut need = 0usize;
-        let ext = |dt: Dt, dflt: i32| -> usize {
-            let h = dt.map_or(dflt, |h| h.get() as i32);
-            with_world(|w| {
-                w.dtype(h)
-                    .map(|d| d.extent.max(d.size as isize) as usize)
-                    .unwrap_or(32)
-            })
-        };
+        // The bytes of an element of each predefined datatype (the only ones a trace names).
+        let bytes: Vec<usize> = with_world(|w| {
+            (0..=u8::MAX as i32)
+                .map(|h| {
+                    w.dtype(h)
+                        .map(|d| d.extent.max(d.size as isize) as usize)
+                        .unwrap_or(32)
+                })
+                .collect()
+        });
+        let ext = |dt: Dt, dflt: i32| -> usize { bytes[dt.map_or(dflt, |h| h.get() as i32) as usize] };
         let sum = |from: u32| trace.per_rank(from).iter().map(|c| *c as usize).sum::<usize>();
         for actions in &trace.ranks {
             let mut dflt = MPI_BYTE;

@@ -327,8 +327,9 @@ pub(crate) fn load(index: &Path, np: Option<usize>) -> Result<Trace, String> {
                     path.display()
                 )
             })?;
-        // At most one action a line: no reallocation while parsing.
-        let mut actions = Vec::with_capacity(t.bytes().filter(|c| *c == b'\n').count() + 1);
+        // An action line has at least 6 bytes ("0 init"): no reallocation while
+        // parsing (and the pages never written are never touched).
+        let mut actions = Vec::with_capacity(t.len() / 6 + 1);
         let mut fields = Vec::new();
         for (lineno, line) in lines(&t) {
             split(line, &mut fields);
@@ -447,18 +448,13 @@ fn load_shared(file: PathBuf, text: &str, np: Option<usize>) -> Result<Trace, St
     })
 }
 
-/// A count field: a number, truncated, from 0 to `i32::MAX`.
-fn count_value(s: &str) -> Option<Result<u32, ()>> {
+/// A count field: a finite number, truncated (`None` if it is not one).
+fn truncated(s: &str) -> Option<f64> {
     // Integers, the usual case, without the float parser (same value).
-    let v = match s.parse::<i64>() {
-        Ok(i) => i as f64,
-        Err(_) => s.parse::<f64>().ok().filter(|v| v.is_finite())?.trunc(),
-    };
-    Some(if v < 0.0 || v > i32::MAX as f64 {
-        Err(())
-    } else {
-        Ok(v as u32)
-    })
+    match s.parse::<i64>() {
+        Ok(i) => Some(i as f64),
+        Err(_) => s.parse::<f64>().ok().filter(|v| v.is_finite()).map(f64::trunc),
+    }
 }
 
 /// Parses one line's fields (`fields[0]` is the rank) for a run of `np`
@@ -498,9 +494,9 @@ fn parse_action(
             .ok_or_else(|| bad(format!("{what} should be a number, found '{s}'")))
     };
     let count = |i: usize, what: &str| -> Result<u32, String> {
-        match count_value(args[i]) {
-            Some(Ok(c)) => Ok(c),
-            Some(Err(())) => Err(bad(format!("{what} {} is out of range", args[i]))),
+        match truncated(args[i]) {
+            Some(v) if (0.0..=i32::MAX as f64).contains(&v) => Ok(v as u32),
+            Some(_) => Err(bad(format!("{what} {} is out of range", args[i]))),
             None => Err(bad(format!("{what} should be a number, found '{}'", args[i]))),
         }
     };
@@ -596,7 +592,8 @@ fn parse_action(
         }
         "recv" | "irecv" => {
             want(3, 1)?;
-            let c = num(2, "the count")?.trunc();
+            let c = truncated(args[2])
+                .ok_or_else(|| bad(format!("the count should be a number, found '{}'", args[2])))?;
             if c > i32::MAX as f64 {
                 return Err(bad(format!("the count {} is out of range", args[2])));
             }
