@@ -21,6 +21,7 @@
 //! `--log=smpi_replay.thres:verbose` prints SMPI's line after each action:
 //! `[host:rank:(pid) end] [smpi_replay/VERBOSE] <action line> <duration>`.
 
+use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};
 
 use crate::host::xbt_log::{self, Origin, Priority};
@@ -211,7 +212,7 @@ pub(crate) fn run_rank(me: u32, trace: &Trace, bufs: &Buffers) -> i32 {
         trace,
         bufs,
         dflt: MPI_BYTE,
-        kept: Vec::new(),
+        kept: VecDeque::new(),
         simulate_computation,
     };
     let mut initialized = false;
@@ -311,7 +312,9 @@ struct Replayer<'a> {
     bufs: &'a Buffers,
     /// The rank's default datatype (`init` decides).
     dflt: i32,
-    kept: Vec<Kept>,
+    /// In posting order (a `test` puts its request back last); the oldest
+    /// are usually the first waited for, so taken from the front.
+    kept: VecDeque<Kept>,
     simulate_computation: bool,
 }
 
@@ -344,7 +347,7 @@ impl Replayer<'_> {
 
     fn take(&mut self, key: (i32, i32, i32)) -> Option<c_int> {
         let i = self.kept.iter().position(|k| k.key == key)?;
-        Some(self.kept.remove(i).handle)
+        self.kept.remove(i).map(|k| k.handle)
     }
 
     fn run(&mut self, a: &Action) {
@@ -387,7 +390,7 @@ impl Replayer<'_> {
                             Mode::Sync => p2p::MPI_Issend(s, n, t, m.partner, m.tag, w, &mut h),
                             Mode::Buffered => p2p::MPI_Ibsend(s, n, t, m.partner, m.tag, w, &mut h),
                         };
-                        self.kept.push(Kept {
+                        self.kept.push_back(Kept {
                             key: (me, m.partner, m.tag),
                             handle: h,
                         });
@@ -417,7 +420,7 @@ impl Replayer<'_> {
                     if m.nonblocking {
                         let mut h: c_int = 0;
                         let rc = p2p::MPI_Irecv(r, n, t, src, m.tag, w, &mut h);
-                        self.kept.push(Kept {
+                        self.kept.push_back(Kept {
                             key: (m.partner, me, m.tag),
                             handle: h,
                         });
@@ -448,14 +451,14 @@ impl Replayer<'_> {
                         let mut flag = 0;
                         let rc = request::MPI_Test(&mut h, &mut flag, std::ptr::null_mut());
                         // Kept for the wait that follows in the trace (a null handle if done).
-                        self.kept.push(Kept {
+                        self.kept.push_back(Kept {
                             key: (*src, *dst, *tag),
                             handle: h,
                         });
                         rc
                     }
                     Some(h) => {
-                        self.kept.push(Kept {
+                        self.kept.push_back(Kept {
                             key: (*src, *dst, *tag),
                             handle: h,
                         });
