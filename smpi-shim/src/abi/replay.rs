@@ -21,11 +21,12 @@
 //! `--log=smpi_replay.thres:verbose` prints SMPI's line after each action:
 //! `[host:rank:(pid) end] [smpi_replay/VERBOSE] <action line> <duration>`.
 
+use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};
 
 use crate::host::xbt_log::{self, Origin, Priority};
 use crate::mpi::entry::abort_run;
-use crate::mpi::ti_actions::{Action, Counts, Dt, Exchange, Kind, Mode, Reduction, Trace};
+use crate::mpi::ti_actions::{Action, Dt, Exchange, Kind, Mode, Reduction, Trace};
 use crate::mpi::{self as rt, with_world, CStatus, MPI_COMM_WORLD, MPI_SUCCESS};
 
 use super::{coll, errhandler, init, p2p, request};
@@ -48,20 +49,24 @@ impl Buffers {
     /// Buffers large enough for every action of `trace`.
     pub(crate) fn for_trace(trace: &Trace) -> Buffers {
         let mut need = 0usize;
-        let ext = |dt: Dt, dflt: i32| -> usize {
-            let h = dt.unwrap_or(dflt);
-            with_world(|w| {
-                w.dtype(h)
-                    .map(|d| d.extent.max(d.size as isize) as usize)
-                    .unwrap_or(32)
-            })
-        };
+        // The bytes of an element of each predefined datatype (the only ones a trace names).
+        let bytes: Vec<usize> = with_world(|w| {
+            (0..=u8::MAX as i32)
+                .map(|h| {
+                    w.dtype(h)
+                        .map(|d| d.extent.max(d.size as isize) as usize)
+                        .unwrap_or(32)
+                })
+                .collect()
+        });
+        let ext = |dt: Dt, dflt: i32| -> usize { bytes[dt.map_or(dflt, |h| h.get() as i32) as usize] };
+        let sum = |from: u32| trace.per_rank(from).iter().map(|c| *c as usize).sum::<usize>();
         for actions in &trace.ranks {
             let mut dflt = MPI_BYTE;
             for a in actions {
-                let n = match &a.kind {
+                let n = match a.kind {
                     Kind::Init { double_default } => {
-                        dflt = if *double_default { MPI_DOUBLE } else { MPI_BYTE };
+                        dflt = if double_default { MPI_DOUBLE } else { MPI_BYTE };
                         0
                     }
                     Kind::Send { message: m, .. } | Kind::Recv(m) => {
@@ -73,21 +78,32 @@ impl Buffers {
                         sdt,
                         rdt,
                         ..
-                    } => (scount * ext(*sdt, dflt)).max(rcount * ext(*rdt, dflt)),
+                    } => (scount as usize * ext(sdt, dflt)).max(rcount as usize * ext(rdt, dflt)),
                     Kind::Bcast { count, dt, .. } | Kind::Reduction { count, dt, .. } => {
-                        count * ext(*dt, dflt)
+                        count as usize * ext(dt, dflt)
                     }
                     Kind::Exchange {
-                        send, recv, sdt, rdt, ..
+                        coll,
+                        send,
+                        recv,
+                        sdt,
+                        rdt,
+                        ..
                     } => {
-                        let (s, r) = (send.total() * ext(*sdt, dflt), recv.total() * ext(*rdt, dflt));
-                        match (send, recv) {
+                        let (send_v, recv_v) = coll.per_rank();
+                        let total = |n: u32, per_rank: bool| if per_rank { sum(n) } else { n as usize };
+                        let (s, r) = (
+                            total(send, send_v) * ext(sdt, dflt),
+                            total(recv, recv_v) * ext(rdt, dflt),
+                        );
+                        if send_v || recv_v {
+                            s.max(r)
+                        } else {
                             // One block for each rank, of either size.
-                            (Counts::One(_), Counts::One(_)) => trace.ranks.len() * s.max(r),
-                            _ => s.max(r),
+                            trace.ranks.len() * s.max(r)
                         }
                     }
-                    Kind::ReduceScatter { rcounts, dt, .. } => rcounts.iter().sum::<usize>() * ext(*dt, dflt),
+                    Kind::ReduceScatter { rcounts, dt, .. } => sum(rcounts) * ext(dt, dflt),
                     _ => 0,
                 };
                 need = need.max(n);
@@ -129,46 +145,45 @@ fn op_for(dt: i32) -> c_int {
 }
 
 /// Prefix sums of `counts` (displacements that make blocks follow each other).
-fn displs(counts: &[usize]) -> Vec<c_int> {
-    let mut at = 0usize;
+fn displs(counts: &[c_int]) -> Vec<c_int> {
+    let mut at: c_int = 0;
     counts
         .iter()
         .map(|c| {
-            let d = at as c_int;
-            at += c;
+            let d = at;
+            at = at.wrapping_add(*c);
             d
         })
         .collect()
 }
 
-fn ints(v: &[usize]) -> Vec<c_int> {
-    v.iter().map(|c| *c as c_int).collect()
-}
-
 /// One side of an exchange as MPI takes it: its count (`n`), or its counts
 /// and their displacements (blocks one after the other), and its datatype.
-struct Side {
+struct Side<'t> {
     n: c_int,
-    counts: Vec<c_int>,
+    counts: &'t [c_int],
     displs: Vec<c_int>,
     dt: c_int,
 }
 
-impl Side {
-    fn new(counts: &Counts, dt: c_int) -> Side {
-        match counts {
-            Counts::One(n) => Side {
-                n: *n as c_int,
-                counts: Vec::new(),
+impl<'t> Side<'t> {
+    /// The side of count `n`, or (`per_rank`) whose counts start at `n` in the trace's counts.
+    fn new(trace: &'t Trace, n: u32, per_rank: bool, dt: c_int) -> Side<'t> {
+        if per_rank {
+            let counts = trace.per_rank(n);
+            Side {
+                n: 0,
+                counts,
+                displs: displs(counts),
+                dt,
+            }
+        } else {
+            Side {
+                n: n as c_int,
+                counts: &[],
                 displs: Vec::new(),
                 dt,
-            },
-            Counts::PerRank(v) => Side {
-                n: 0,
-                counts: ints(v),
-                displs: displs(v),
-                dt,
-            },
+            }
         }
     }
 
@@ -197,26 +212,40 @@ pub(crate) fn run_rank(me: u32, trace: &Trace, bufs: &Buffers) -> i32 {
         trace,
         bufs,
         dflt: MPI_BYTE,
-        kept: Vec::new(),
+        kept: VecDeque::new(),
         simulate_computation,
     };
     let mut initialized = false;
-    for a in &trace.ranks[me as usize] {
+    // The verbose log prints each action's line: read again from the trace (not kept in memory).
+    let texts = if verbose {
+        trace.line_texts(me as usize)
+    } else {
+        Vec::new()
+    };
+    for (i, a) in trace.ranks[me as usize].iter().enumerate() {
         // MPI_Init at the init action (a program may compute before it), or
         // before the first MPI action of a trace without one.
         if !initialized && !matches!(a.kind, Kind::Compute { .. } | Kind::Sleep { .. }) {
             init_mpi();
             initialized = true;
         }
+        if !verbose {
+            r.run(a);
+            continue;
+        }
         let start = now();
         r.run(a);
-        if verbose && !matches!(a.kind, Kind::Init { .. } | Kind::Finalize) {
+        if !matches!(a.kind, Kind::Init { .. } | Kind::Finalize) {
             let end = now();
             let origin = Origin {
                 host: &host,
                 rank: me,
             };
-            let msg = format!("{} {:.6}", a.text, end - start);
+            let text = match texts.get(i) {
+                Some((line, text)) if *line == a.line => text.clone(),
+                _ => trace.text_of(me as usize, a),
+            };
+            let msg = format!("{text} {:.6}", end - start);
             eprint!(
                 "{}",
                 xbt_log::format_line(Some(origin), end, "smpi_replay", Priority::Verbose, None, &msg)
@@ -283,13 +312,15 @@ struct Replayer<'a> {
     bufs: &'a Buffers,
     /// The rank's default datatype (`init` decides).
     dflt: i32,
-    kept: Vec<Kept>,
+    /// In posting order (a `test` puts its request back last); the oldest
+    /// are usually the first waited for, so taken from the front.
+    kept: VecDeque<Kept>,
     simulate_computation: bool,
 }
 
 impl Replayer<'_> {
     fn dt(&self, dt: Dt) -> c_int {
-        dt.unwrap_or(self.dflt)
+        dt.map_or(self.dflt, |h| h.get() as c_int)
     }
 
     /// Ends the run when a call failed, naming the action.
@@ -299,8 +330,8 @@ impl Replayer<'_> {
                 self.me,
                 format!(
                     "{}: replaying '{}' failed: {}",
-                    self.trace.at(a),
-                    a.text,
+                    self.trace.at(self.me as usize, a),
+                    self.trace.text_of(self.me as usize, a),
                     rt::error_string(rc)
                 ),
             );
@@ -316,7 +347,7 @@ impl Replayer<'_> {
 
     fn take(&mut self, key: (i32, i32, i32)) -> Option<c_int> {
         let i = self.kept.iter().position(|k| k.key == key)?;
-        Some(self.kept.remove(i).handle)
+        self.kept.remove(i).map(|k| k.handle)
     }
 
     fn run(&mut self, a: &Action) {
@@ -334,13 +365,14 @@ impl Replayer<'_> {
                 Kind::Finalize | Kind::Nothing => MPI_SUCCESS,
                 Kind::Compute { flops } => {
                     if self.simulate_computation {
-                        self.compute(*flops);
+                        self.compute(flops.get());
                     }
                     MPI_SUCCESS
                 }
                 Kind::Sleep { seconds } => {
-                    crate::mpi::ti_trace::ti!(crate::mpi::ti_trace::sleep(self.me, *seconds));
-                    rt::sleep_for(self.me, *seconds);
+                    let seconds = seconds.get();
+                    crate::mpi::ti_trace::ti!(crate::mpi::ti_trace::sleep(self.me, seconds));
+                    rt::sleep_for(self.me, seconds);
                     MPI_SUCCESS
                 }
                 Kind::Send { mode, message: m } => {
@@ -358,7 +390,7 @@ impl Replayer<'_> {
                             Mode::Sync => p2p::MPI_Issend(s, n, t, m.partner, m.tag, w, &mut h),
                             Mode::Buffered => p2p::MPI_Ibsend(s, n, t, m.partner, m.tag, w, &mut h),
                         };
-                        self.kept.push(Kept {
+                        self.kept.push_back(Kept {
                             key: (me, m.partner, m.tag),
                             handle: h,
                         });
@@ -388,7 +420,7 @@ impl Replayer<'_> {
                     if m.nonblocking {
                         let mut h: c_int = 0;
                         let rc = p2p::MPI_Irecv(r, n, t, src, m.tag, w, &mut h);
-                        self.kept.push(Kept {
+                        self.kept.push_back(Kept {
                             key: (m.partner, me, m.tag),
                             handle: h,
                         });
@@ -403,8 +435,8 @@ impl Replayer<'_> {
                             self.me,
                             format!(
                                 "{}: '{}': no isend or irecv before this wait (trace of another run?)",
-                                self.trace.at(a),
-                                a.text
+                                self.trace.at(self.me as usize, a),
+                                self.trace.text_of(self.me as usize, a)
                             ),
                         );
                     }
@@ -419,14 +451,14 @@ impl Replayer<'_> {
                         let mut flag = 0;
                         let rc = request::MPI_Test(&mut h, &mut flag, std::ptr::null_mut());
                         // Kept for the wait that follows in the trace (a null handle if done).
-                        self.kept.push(Kept {
+                        self.kept.push_back(Kept {
                             key: (*src, *dst, *tag),
                             handle: h,
                         });
                         rc
                     }
                     Some(h) => {
-                        self.kept.push(Kept {
+                        self.kept.push_back(Kept {
                             key: (*src, *dst, *tag),
                             handle: h,
                         });
@@ -483,7 +515,7 @@ impl Replayer<'_> {
                     flops,
                     root,
                     dt,
-                } => self.reduction(a, *dt, *flops, |t, op| {
+                } => self.reduction(a, *dt, flops.get(), |t, op| {
                     let n = *count as c_int;
                     match c {
                         Reduction::Reduce => coll::MPI_Reduce(s, r, n, t, op, *root, w),
@@ -492,8 +524,8 @@ impl Replayer<'_> {
                         Reduction::Exscan => coll::MPI_Exscan(s, r, n, t, op, w),
                     }
                 }),
-                Kind::ReduceScatter { rcounts, flops, dt } => self.reduction(a, *dt, *flops, |t, op| {
-                    coll::MPI_Reduce_scatter(s, r, ints(rcounts).as_ptr(), t, op, w)
+                Kind::ReduceScatter { rcounts, flops, dt } => self.reduction(a, *dt, flops.get(), |t, op| {
+                    coll::MPI_Reduce_scatter(s, r, self.trace.per_rank(*rcounts).as_ptr(), t, op, w)
                 }),
                 Kind::Exchange {
                     coll: c,
@@ -503,30 +535,25 @@ impl Replayer<'_> {
                     sdt,
                     rdt,
                 } => {
-                    let (sd, rd) = (Side::new(send, self.dt(*sdt)), Side::new(recv, self.dt(*rdt)));
-                    let v = matches!(send, Counts::PerRank(_)) || matches!(recv, Counts::PerRank(_));
+                    let (send_v, recv_v) = c.per_rank();
+                    let sd = Side::new(self.trace, *send, send_v, self.dt(*sdt));
+                    let rd = Side::new(self.trace, *recv, recv_v, self.dt(*rdt));
                     let root = *root;
-                    match (c, v) {
-                        (Exchange::AllToAll, false) => coll::MPI_Alltoall(s, sd.n, sd.dt, r, rd.n, rd.dt, w),
-                        (Exchange::AllToAll, true) => {
+                    match c {
+                        Exchange::AllToAll => coll::MPI_Alltoall(s, sd.n, sd.dt, r, rd.n, rd.dt, w),
+                        Exchange::AllToAllV => {
                             coll::MPI_Alltoallv(s, sd.ns(), sd.ds(), sd.dt, r, rd.ns(), rd.ds(), rd.dt, w)
                         }
-                        (Exchange::Gather, false) => {
-                            coll::MPI_Gather(s, sd.n, sd.dt, r, rd.n, rd.dt, root, w)
-                        }
-                        (Exchange::Gather, true) => {
+                        Exchange::Gather => coll::MPI_Gather(s, sd.n, sd.dt, r, rd.n, rd.dt, root, w),
+                        Exchange::GatherV => {
                             coll::MPI_Gatherv(s, sd.n, sd.dt, r, rd.ns(), rd.ds(), rd.dt, root, w)
                         }
-                        (Exchange::AllGather, false) => {
-                            coll::MPI_Allgather(s, sd.n, sd.dt, r, rd.n, rd.dt, w)
-                        }
-                        (Exchange::AllGather, true) => {
+                        Exchange::AllGather => coll::MPI_Allgather(s, sd.n, sd.dt, r, rd.n, rd.dt, w),
+                        Exchange::AllGatherV => {
                             coll::MPI_Allgatherv(s, sd.n, sd.dt, r, rd.ns(), rd.ds(), rd.dt, w)
                         }
-                        (Exchange::Scatter, false) => {
-                            coll::MPI_Scatter(s, sd.n, sd.dt, r, rd.n, rd.dt, root, w)
-                        }
-                        (Exchange::Scatter, true) => {
+                        Exchange::Scatter => coll::MPI_Scatter(s, sd.n, sd.dt, r, rd.n, rd.dt, root, w),
+                        Exchange::ScatterV => {
                             coll::MPI_Scatterv(s, sd.ns(), sd.ds(), sd.dt, r, rd.n, rd.dt, root, w)
                         }
                     }

@@ -22,13 +22,43 @@
 //!
 //! Besides SMPI's actions, the replay accepts the send modes SMPI records but
 //! its replayer does not know (`Ssend`, `bsend`, `ISsend`, `ibsend`).
+//!
+//! A trace can hold millions of actions, all in memory during the replay, so
+//! an action is a fixed 24-byte record: no heap data of its own (the per-rank
+//! counts of the `v` collectives go to one array of the trace), and no text.
+//! The line's text, which only messages and the verbose log print, is read
+//! again from the file when needed ([`Trace::line_texts`]).
 
+use std::num::NonZeroU8;
 use std::path::{Path, PathBuf};
 
 use crate::mpi::ti_trace::handle_of_smpi_id;
 
-/// A datatype field: our handle, or `None` for the rank's default type.
-pub(crate) type Dt = Option<i32>;
+/// A datatype field: our handle (predefined handles are below 256, and none
+/// of them is 0), or `None` for the rank's default type.
+pub(crate) type Dt = Option<NonZeroU8>;
+
+/// An `f64` kept as two 4-byte halves, so that actions are 4-byte aligned
+/// (and 24 bytes, not 32).
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) struct Float([u32; 2]);
+
+impl Float {
+    pub(crate) fn new(x: f64) -> Float {
+        let b = x.to_bits();
+        Float([b as u32, (b >> 32) as u32])
+    }
+
+    pub(crate) fn get(self) -> f64 {
+        f64::from_bits(self.0[0] as u64 | (self.0[1] as u64) << 32)
+    }
+}
+
+impl std::fmt::Debug for Float {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
 
 /// Send modes of the send actions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,20 +69,20 @@ pub(crate) enum Mode {
 }
 
 /// What a send or receive action names.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Message {
     /// `isend`, `irecv`...: the non-blocking form.
     pub(crate) nonblocking: bool,
+    pub(crate) dt: Dt,
     /// The other rank (of MPI_COMM_WORLD); -1 for a receive from any source.
     pub(crate) partner: i32,
     pub(crate) tag: i32,
-    /// Elements of `dt`.
-    pub(crate) count: i64,
-    pub(crate) dt: Dt,
+    /// Elements of `dt`; -1 for a receive of unknown size.
+    pub(crate) count: i32,
 }
 
-/// What one line asks for.
-#[derive(Clone, Debug, PartialEq)]
+/// What one line asks for. Counts are at most `i32::MAX`.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Kind {
     /// `init [x]`: with an argument, the default datatype is `MPI_DOUBLE`.
     Init {
@@ -79,49 +109,51 @@ pub(crate) enum Kind {
     },
     WaitAll,
     SendRecv {
-        scount: usize,
-        dst: i32,
-        rcount: usize,
-        src: i32,
         sdt: Dt,
         rdt: Dt,
+        scount: u32,
+        dst: i32,
+        rcount: u32,
+        src: i32,
     },
     Barrier,
     Bcast {
-        count: usize,
-        root: i32,
         dt: Dt,
+        count: u32,
+        root: i32,
     },
     /// `reduce`, `allreduce`, `scan`, `exscan`.
     Reduction {
         coll: Reduction,
-        count: usize,
-        flops: f64,
+        dt: Dt,
+        count: u32,
         /// The root of `reduce` (0 for the others).
         root: i32,
-        dt: Dt,
+        flops: Float,
     },
-    /// `alltoall`, `gather`, `allgather`, `scatter` and their `v` forms
-    /// (one count per rank on one side, or both for `alltoallv`).
+    /// `alltoall`, `gather`, `allgather`, `scatter` and their `v` forms.
     Exchange {
         coll: Exchange,
-        send: Counts,
-        recv: Counts,
-        /// The root of `gather`, `scatter` and their `v` forms (0 for the others).
-        root: i32,
         sdt: Dt,
         rdt: Dt,
+        /// Each side's count, or, on the side(s) with one count per rank
+        /// ([`Exchange::per_rank`]), where its counts start in [`Trace::counts`].
+        send: u32,
+        recv: u32,
+        /// The root of `gather`, `scatter` and their `v` forms (0 for the others).
+        root: i32,
     },
     ReduceScatter {
-        rcounts: Vec<usize>,
-        flops: f64,
         dt: Dt,
+        /// Where the receive counts start in [`Trace::counts`].
+        rcounts: u32,
+        flops: Float,
     },
     Compute {
-        flops: f64,
+        flops: Float,
     },
     Sleep {
-        seconds: f64,
+        seconds: Float,
     },
 }
 
@@ -134,55 +166,95 @@ pub(crate) enum Reduction {
     Exscan,
 }
 
-/// The collectives that move data without reducing it.
+/// The collectives that move data without reducing it, and their `v` forms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Exchange {
     AllToAll,
+    AllToAllV,
     Gather,
+    GatherV,
     AllGather,
+    AllGatherV,
     Scatter,
+    ScatterV,
 }
 
-/// The counts of one side of an [`Kind::Exchange`]: one, or one per rank (the `v` forms).
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Counts {
-    One(usize),
-    PerRank(Vec<usize>),
-}
-
-impl Counts {
-    /// The elements of the side: the count, or the sum of the counts.
-    pub(crate) fn total(&self) -> usize {
+impl Exchange {
+    /// Whether the (send, receive) side has one count per rank.
+    pub(crate) fn per_rank(self) -> (bool, bool) {
         match self {
-            Counts::One(n) => *n,
-            Counts::PerRank(v) => v.iter().sum(),
+            Exchange::AllToAllV => (true, true),
+            Exchange::GatherV | Exchange::AllGatherV => (false, true),
+            Exchange::ScatterV => (true, false),
+            Exchange::AllToAll | Exchange::Gather | Exchange::AllGather | Exchange::Scatter => (false, false),
         }
     }
 }
 
-/// One line of a trace.
-#[derive(Clone, Debug)]
+/// One line of a trace: what it asks for, and its line number in its file.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Action {
     pub kind: Kind,
-    /// Index of its file in [`Trace::files`], and its line number there.
-    pub file: u32,
     pub line: u32,
-    /// The line's fields joined by single spaces (SMPI's verbose replay log).
-    pub text: Box<str>,
 }
+
+// Millions of actions are held during a replay: keep them small.
+const _: () = assert!(std::mem::size_of::<Action>() <= 24);
 
 /// A trace read for replay.
 #[derive(Debug)]
 pub(crate) struct Trace {
+    /// One file with every rank's lines, or one file per rank.
     pub files: Vec<PathBuf>,
     /// Each rank's actions, in order.
     pub ranks: Vec<Vec<Action>>,
+    /// The per-rank counts of the `v` collectives and `reducescatter`,
+    /// `ranks.len()` for each side that has them.
+    pub counts: Vec<i32>,
 }
 
 impl Trace {
-    /// `file:line` of an action, for messages.
-    pub(crate) fn at(&self, a: &Action) -> String {
-        format!("{}:{}", self.files[a.file as usize].display(), a.line)
+    /// The file holding rank `rank`'s lines.
+    fn file_of(&self, rank: usize) -> &Path {
+        &self.files[if self.files.len() == 1 { 0 } else { rank }]
+    }
+
+    /// `file:line` of rank `rank`'s action `a`, for messages.
+    pub(crate) fn at(&self, rank: usize, a: &Action) -> String {
+        format!("{}:{}", self.file_of(rank).display(), a.line)
+    }
+
+    /// The `ranks.len()` counts that start at `from` in [`Trace::counts`].
+    pub(crate) fn per_rank(&self, from: u32) -> &[i32] {
+        &self.counts[from as usize..from as usize + self.ranks.len()]
+    }
+
+    /// Rank `rank`'s lines as (line number, fields joined by single spaces:
+    /// SMPI's text of the action), read again from its file; in the order of
+    /// its actions, unless the file changed since it was loaded.
+    pub(crate) fn line_texts(&self, rank: usize) -> Vec<(u32, String)> {
+        let Ok(text) = std::fs::read_to_string(self.file_of(rank)) else {
+            return Vec::new();
+        };
+        let mut fields = Vec::new();
+        let mut texts = Vec::with_capacity(self.ranks[rank].len());
+        for (lineno, line) in lines(&text) {
+            split(line, &mut fields);
+            if fields[0].parse::<usize>() == Ok(rank) {
+                texts.push((lineno, fields.join(" ")));
+            }
+        }
+        texts
+    }
+
+    /// The text of rank `rank`'s action `a`, for a message (read again from
+    /// the file: this is slow, and only for errors).
+    pub(crate) fn text_of(&self, rank: usize, a: &Action) -> String {
+        self.line_texts(rank)
+            .into_iter()
+            .find(|(l, _)| *l == a.line)
+            .map(|(_, t)| t)
+            .unwrap_or_else(|| "(the line is no longer in the file)".into())
     }
 }
 
@@ -205,11 +277,12 @@ pub(crate) fn load(index: &Path, np: Option<usize>) -> Result<Trace, String> {
     // An index whose first line reads as an action is a trace itself.
     let first = entries[0].1;
     if first.starts_with('#') || looks_like_action(first) {
-        return load_shared(vec![index.to_path_buf()], &[text], np);
+        return load_shared(index.to_path_buf(), &text, np);
     }
     let dir = index.parent().unwrap_or(Path::new("."));
     let mut files = Vec::with_capacity(entries.len());
-    let mut texts = Vec::with_capacity(entries.len());
+    // Every listed file is checked before any is parsed (so a missing one is
+    // the error), then each is read, parsed and dropped in turn.
     for (lineno, entry) in &entries {
         let p = Path::new(entry);
         let path = if p.is_relative() && !p.exists() && dir.join(p).exists() {
@@ -217,7 +290,7 @@ pub(crate) fn load(index: &Path, np: Option<usize>) -> Result<Trace, String> {
         } else {
             p.to_path_buf()
         };
-        let t = std::fs::read_to_string(&path).map_err(|e| {
+        std::fs::File::open(&path).map_err(|e| {
             format!(
                 "{}:{lineno}: trace file '{}' cannot be read: {e}",
                 index.display(),
@@ -225,10 +298,11 @@ pub(crate) fn load(index: &Path, np: Option<usize>) -> Result<Trace, String> {
             )
         })?;
         files.push(path);
-        texts.push(t);
     }
     if files.len() == 1 {
-        return load_shared(files, &texts, np);
+        let t = std::fs::read_to_string(&files[0])
+            .map_err(|e| format!("{}: cannot read the trace: {e}", files[0].display()))?;
+        return load_shared(files.remove(0), &t, np);
     }
     let n = files.len();
     if let Some(np) = np.filter(|np| *np != n) {
@@ -238,10 +312,28 @@ pub(crate) fn load(index: &Path, np: Option<usize>) -> Result<Trace, String> {
         ));
     }
     let mut ranks = Vec::with_capacity(n);
-    for (i, t) in texts.iter().enumerate() {
-        let mut actions = Vec::new();
-        for (lineno, fields) in lines(t) {
-            let at = || format!("{}:{lineno}", files[i].display());
+    let mut counts = Vec::new();
+    // One buffer for every file's text (files of similar sizes: no new pages to fault in).
+    let mut t = String::new();
+    for (i, path) in files.iter().enumerate() {
+        t.clear();
+        std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read_to_string(&mut f, &mut t))
+            .map_err(|e| {
+                format!(
+                    "{}:{}: trace file '{}' cannot be read: {e}",
+                    index.display(),
+                    entries[i].0,
+                    path.display()
+                )
+            })?;
+        // An action line has at least 6 bytes ("0 init"): no reallocation while
+        // parsing (and the pages never written are never touched).
+        let mut actions = Vec::with_capacity(t.len() / 6 + 1);
+        let mut fields = Vec::new();
+        for (lineno, line) in lines(&t) {
+            split(line, &mut fields);
+            let at = || format!("{}:{lineno}", path.display());
             let rank = rank_field(&fields, &at)?;
             if rank != i {
                 return Err(format!(
@@ -252,13 +344,13 @@ pub(crate) fn load(index: &Path, np: Option<usize>) -> Result<Trace, String> {
                     fields.join(" ")
                 ));
             }
-            let mut a = parse_action(&fields, n, lineno, &at)?;
-            a.file = i as u32;
-            actions.push(a);
+            actions.push(parse_action(&fields, n, lineno, &mut counts, &at)?);
         }
+        actions.shrink_to_fit();
         ranks.push(actions);
     }
-    Ok(Trace { files, ranks })
+    counts.shrink_to_fit();
+    Ok(Trace { files, ranks, counts })
 }
 
 fn looks_like_action(line: &str) -> bool {
@@ -268,17 +360,31 @@ fn looks_like_action(line: &str) -> bool {
             .is_some_and(|a| a.chars().all(|c| c.is_ascii_alphabetic() || c == '_'))
 }
 
-/// Non-blank, non-comment lines of a trace: (line number, fields).
-fn lines(text: &str) -> impl Iterator<Item = (u32, Vec<&str>)> {
+/// Non-blank, non-comment lines of a trace: (line number, trimmed line).
+fn lines(text: &str) -> impl Iterator<Item = (u32, &str)> {
     text.lines().enumerate().filter_map(|(i, l)| {
         let l = l.trim();
-        (!l.is_empty() && !l.starts_with('#')).then(|| {
-            (
-                (i + 1) as u32,
-                l.split([' ', '\t']).filter(|f| !f.is_empty()).collect(),
-            )
-        })
+        (!l.is_empty() && !l.starts_with('#')).then_some(((i + 1) as u32, l))
     })
+}
+
+/// The fields of a line (separated by spaces or tabs) into `fields`
+/// (reused: no allocation per line).
+fn split<'t>(line: &'t str, fields: &mut Vec<&'t str>) {
+    fields.clear();
+    let mut start = None;
+    for (i, c) in line.bytes().enumerate() {
+        if c == b' ' || c == b'\t' {
+            if let Some(s) = start.take() {
+                fields.push(&line[s..i]);
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        fields.push(&line[s..]);
+    }
 }
 
 fn rank_field(fields: &[&str], at: &dyn Fn() -> String) -> Result<usize, String> {
@@ -292,19 +398,24 @@ fn rank_field(fields: &[&str], at: &dyn Fn() -> String) -> Result<usize, String>
     })
 }
 
-/// One file with every rank's lines.
-fn load_shared(files: Vec<PathBuf>, texts: &[String], np: Option<usize>) -> Result<Trace, String> {
-    let t = &texts[0];
-    let name = files[0].display().to_string();
-    let mut seen: Vec<(u32, Vec<&str>, usize)> = Vec::new();
+/// One file with every rank's lines (`text`, read from `file`).
+fn load_shared(file: PathBuf, text: &str, np: Option<usize>) -> Result<Trace, String> {
+    let name = file.display().to_string();
+    // First the ranks (their number decides how many counts the `v` collectives have),
+    // then the actions.
+    let mut fields = Vec::new();
     let mut max = 0;
-    for (lineno, fields) in lines(t) {
-        let at = || format!("{name}:{lineno}");
-        let rank = rank_field(&fields, &at)?;
+    let mut per_rank: Vec<usize> = Vec::new();
+    for (lineno, line) in lines(text) {
+        split(line, &mut fields);
+        let rank = rank_field(&fields, &|| format!("{name}:{lineno}"))?;
         max = max.max(rank + 1);
-        seen.push((lineno, fields, rank));
+        if per_rank.len() < max {
+            per_rank.resize(max, 0);
+        }
+        per_rank[rank] += 1;
     }
-    if seen.is_empty() {
+    if max == 0 {
         return Err(format!("{name}: the trace has no action"));
     }
     let n = np.unwrap_or(max);
@@ -314,23 +425,48 @@ fn load_shared(files: Vec<PathBuf>, texts: &[String], np: Option<usize>) -> Resu
             max - 1
         ));
     }
-    let mut ranks: Vec<Vec<Action>> = vec![Vec::new(); n];
-    for (lineno, fields, rank) in seen {
+    let mut ranks: Vec<Vec<Action>> = (0..n)
+        .map(|r| Vec::with_capacity(per_rank.get(r).copied().unwrap_or(0)))
+        .collect();
+    let mut counts = Vec::new();
+    for (lineno, line) in lines(text) {
+        split(line, &mut fields);
+        let rank = fields[0].parse::<usize>().expect("ranks checked above");
         let at = || format!("{name}:{lineno}");
-        ranks[rank].push(parse_action(&fields, n, lineno, &at)?);
+        ranks[rank].push(parse_action(&fields, n, lineno, &mut counts, &at)?);
     }
     if let Some(r) = ranks.iter().position(|a| a.is_empty()) {
         return Err(format!(
             "{name}: no action for rank {r} (the trace is for fewer ranks than -np {n})"
         ));
     }
-    Ok(Trace { files, ranks })
+    counts.shrink_to_fit();
+    Ok(Trace {
+        files: vec![file],
+        ranks,
+        counts,
+    })
 }
 
-/// Parses one line's fields (`fields[0]` is the rank) for a run of `np` ranks.
-fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) -> Result<Action, String> {
-    let text = fields.join(" ");
-    let bad = |why: String| format!("{}: {why} in '{text}'", at());
+/// A count field: a finite number, truncated (`None` if it is not one).
+fn truncated(s: &str) -> Option<f64> {
+    // Integers, the usual case, without the float parser (same value).
+    match s.parse::<i64>() {
+        Ok(i) => Some(i as f64),
+        Err(_) => s.parse::<f64>().ok().filter(|v| v.is_finite()).map(f64::trunc),
+    }
+}
+
+/// Parses one line's fields (`fields[0]` is the rank) for a run of `np`
+/// ranks; per-rank counts go to `counts`.
+fn parse_action(
+    fields: &[&str],
+    np: usize,
+    line: u32,
+    counts: &mut Vec<i32>,
+    at: &dyn Fn() -> String,
+) -> Result<Action, String> {
+    let bad = |why: String| format!("{}: {why} in '{}'", at(), fields.join(" "));
     let Some(&name) = fields.get(1) else {
         return Err(bad("a line needs a rank and an action".into()));
     };
@@ -357,12 +493,12 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
             .filter(|v| v.is_finite())
             .ok_or_else(|| bad(format!("{what} should be a number, found '{s}'")))
     };
-    let count = |i: usize, what: &str| -> Result<usize, String> {
-        let v = num(i, what)?.trunc();
-        if v < 0.0 || v > i32::MAX as f64 {
-            return Err(bad(format!("{what} {} is out of range", args[i])));
+    let count = |i: usize, what: &str| -> Result<u32, String> {
+        match truncated(args[i]) {
+            Some(v) if (0.0..=i32::MAX as f64).contains(&v) => Ok(v as u32),
+            Some(_) => Err(bad(format!("{what} {} is out of range", args[i]))),
+            None => Err(bad(format!("{what} should be a number, found '{}'", args[i]))),
         }
-        Ok(v as usize)
     };
     let int = |i: usize, what: &str| -> Result<i32, String> {
         args[i]
@@ -393,11 +529,11 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
             .parse()
             .map_err(|_| bad(format!("datatype should be an SMPI datatype id, found '{s}'")))?;
         handle_of_smpi_id(id)
-            .map(Some)
+            .map(|h| Some(NonZeroU8::new(h as u8).expect("predefined datatype handles are 1 to 255")))
             .ok_or_else(|| bad(format!("datatype id {id} is not a datatype smpirun knows")))
     };
     // A send's or receive's fields: partner, tag, count (read by the caller), datatype.
-    let message = |nonblocking: bool, any_partner: bool, count: i64| -> Result<Message, String> {
+    let message = |nonblocking: bool, any_partner: bool, count: i32| -> Result<Message, String> {
         Ok(Message {
             nonblocking,
             partner: rank_arg(0, "the partner", any_partner)?,
@@ -406,23 +542,22 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
             dt: dt(3)?,
         })
     };
-    let flops = |i: usize| -> Result<f64, String> {
+    let flops = |i: usize| -> Result<Float, String> {
         let f = num(i, "the amount of flops")?;
         if f < 0.0 {
             return Err(bad(format!("the amount of flops {f} is negative")));
         }
-        Ok(f)
+        Ok(Float::new(f))
     };
-    let counts = |from: usize, what: &str| -> Result<Vec<usize>, String> {
-        (from..from + np).map(|i| count(i, what)).collect()
-    };
-    // One count at `i`, or one per rank from `i` (the `v` forms).
-    let side = |i: usize, per_rank: bool, what: &str| -> Result<Counts, String> {
-        Ok(if per_rank {
-            Counts::PerRank(counts(i, &format!("a {what} count"))?)
-        } else {
-            Counts::One(count(i, &format!("the {what} count"))?)
-        })
+    // `np` counts from `from`, appended to `counts`; where they start there.
+    // (After an error, what it appended does not matter: the whole trace is refused.)
+    let mut per_rank = |from: usize, what: &str| -> Result<u32, String> {
+        let start =
+            u32::try_from(counts.len()).map_err(|_| bad("too many per-rank counts in the trace".into()))?;
+        for i in from..from + np {
+            counts.push(count(i, what)? as i32);
+        }
+        Ok(start)
     };
     let kind = match name {
         "init" => {
@@ -452,16 +587,22 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
             };
             Kind::Send {
                 mode,
-                message: message(nonblocking, false, count(2, "the count")? as i64)?,
+                message: message(nonblocking, false, count(2, "the count")? as i32)?,
             }
         }
         "recv" | "irecv" => {
             want(3, 1)?;
-            let c = num(2, "the count")?.trunc();
+            let c = truncated(args[2])
+                .ok_or_else(|| bad(format!("the count should be a number, found '{}'", args[2])))?;
             if c > i32::MAX as f64 {
                 return Err(bad(format!("the count {} is out of range", args[2])));
             }
-            Kind::Recv(message(name == "irecv", true, c as i64)?)
+            // Any negative count: the size is unknown.
+            Kind::Recv(message(
+                name == "irecv",
+                true,
+                if c < 0.0 { -1 } else { c as i32 },
+            )?)
         }
         "wait" | "test" => {
             want(3, 0)?;
@@ -523,22 +664,33 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
         }
         "alltoall" | "allgather" | "gather" | "scatter" | "gatherv" | "scatterv" => {
             // The send counts, the receive counts, the root (of gathers and scatters), the datatypes.
-            let (coll, send_v, recv_v) = match name {
-                "alltoall" => (Exchange::AllToAll, false, false),
-                "allgather" => (Exchange::AllGather, false, false),
-                "gather" => (Exchange::Gather, false, false),
-                "gatherv" => (Exchange::Gather, false, true),
-                "scatter" => (Exchange::Scatter, false, false),
-                _ => (Exchange::Scatter, true, false),
+            let coll = match name {
+                "alltoall" => Exchange::AllToAll,
+                "allgather" => Exchange::AllGather,
+                "gather" => Exchange::Gather,
+                "gatherv" => Exchange::GatherV,
+                "scatter" => Exchange::Scatter,
+                _ => Exchange::ScatterV,
             };
-            let rooted = matches!(coll, Exchange::Gather | Exchange::Scatter) as usize;
+            let (send_v, recv_v) = coll.per_rank();
+            let rooted = !matches!(coll, Exchange::AllToAll | Exchange::AllGather) as usize;
             let width = |per_rank: bool| if per_rank { np } else { 1 };
             let n = width(send_v) + width(recv_v);
             want(n, 2 + rooted)?;
+            let send = if send_v {
+                per_rank(0, "a send count")?
+            } else {
+                count(0, "the send count")?
+            };
+            let recv = if recv_v {
+                per_rank(width(send_v), "a receive count")?
+            } else {
+                count(width(send_v), "the receive count")?
+            };
             Kind::Exchange {
                 coll,
-                send: side(0, send_v, "send")?,
-                recv: side(width(send_v), recv_v, "receive")?,
+                send,
+                recv,
                 root: if rooted == 1 { root(n)? } else { 0 },
                 sdt: dt(n + rooted)?,
                 rdt: dt(n + rooted + 1)?,
@@ -547,10 +699,12 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
         "alltoallv" => {
             // Each side's counts follow the size of its buffer (ignored, as SMPI).
             want(2 * np + 2, 2)?;
+            let send = per_rank(1, "a send count")?;
+            let recv = per_rank(np + 2, "a receive count")?;
             Kind::Exchange {
-                coll: Exchange::AllToAll,
-                send: side(1, true, "send")?,
-                recv: side(np + 2, true, "receive")?,
+                coll: Exchange::AllToAllV,
+                send,
+                recv,
                 root: 0,
                 sdt: dt(2 * np + 2)?,
                 rdt: dt(2 * np + 3)?,
@@ -564,10 +718,12 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
             } else {
                 (None, None)
             };
+            let send = count(0, "the send count")?;
+            let recv = per_rank(1, "a receive count")?;
             Kind::Exchange {
-                coll: Exchange::AllGather,
-                send: side(0, false, "send")?,
-                recv: side(1, true, "receive")?,
+                coll: Exchange::AllGatherV,
+                send,
+                recv,
                 root: 0,
                 sdt,
                 rdt,
@@ -576,7 +732,7 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
         "reducescatter" => {
             want(np + 1, 1)?;
             Kind::ReduceScatter {
-                rcounts: counts(0, "a receive count")?,
+                rcounts: per_rank(0, "a receive count")?,
                 flops: flops(np)?,
                 dt: dt(np + 1)?,
             }
@@ -591,7 +747,9 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
             if s < 0.0 {
                 return Err(bad(format!("the duration {s} is negative")));
             }
-            Kind::Sleep { seconds: s }
+            Kind::Sleep {
+                seconds: Float::new(s),
+            }
         }
         "ibarrier" | "ibcast" | "ireduce" | "iallreduce" | "ialltoall" | "ialltoallv" | "igather"
         | "iallgather" | "igatherv" | "iallgatherv" | "iscatter" | "iscatterv" | "ireducescatter"
@@ -609,21 +767,29 @@ fn parse_action(fields: &[&str], np: usize, line: u32, at: &dyn Fn() -> String) 
         }
         _ => return Err(bad(format!("unknown action '{name}'"))),
     };
-    Ok(Action {
-        kind,
-        file: 0,
-        line,
-        text: text.into(),
-    })
+    Ok(Action { kind, line })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn one(line: &str, np: usize) -> Result<Kind, String> {
+    /// The kind of one line, and the per-rank counts it stored.
+    fn parsed(line: &str, np: usize) -> Result<(Kind, Vec<i32>), String> {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        parse_action(&fields, np, 7, &|| "t.txt:7".to_string()).map(|a| a.kind)
+        let mut counts = Vec::new();
+        let a = parse_action(&fields, np, 7, &mut counts, &|| "t.txt:7".to_string())?;
+        assert_eq!(a.line, 7);
+        Ok((a.kind, counts))
+    }
+
+    fn one(line: &str, np: usize) -> Result<Kind, String> {
+        parsed(line, np).map(|(k, _)| k)
+    }
+
+    /// Our handle `h` as a datatype field.
+    fn dt(h: u8) -> Dt {
+        NonZeroU8::new(h)
     }
 
     #[test]
@@ -646,7 +812,7 @@ mod tests {
             Ok(Kind::Bcast {
                 count: 1000,
                 root: 1,
-                dt: Some(14)
+                dt: dt(14)
             })
         );
         assert_eq!(
@@ -654,30 +820,34 @@ mod tests {
             Ok(Kind::Reduction {
                 coll: Reduction::Reduce,
                 count: 500,
-                flops: 0.0,
+                flops: Float::new(0.0),
                 root: 2,
-                dt: Some(7)
+                dt: dt(7)
             })
         );
+        let (kind, counts) = parsed("0 alltoallv 100 1 40 30 1000 1 80 100", 3).unwrap();
         assert_eq!(
-            one("0 alltoallv 100 1 40 30 1000 1 80 100", 3),
-            Ok(Kind::Exchange {
-                coll: Exchange::AllToAll,
-                send: Counts::PerRank(vec![1, 40, 30]),
-                recv: Counts::PerRank(vec![1, 80, 100]),
+            kind,
+            Kind::Exchange {
+                coll: Exchange::AllToAllV,
+                send: 0,
+                recv: 3,
                 root: 0,
                 sdt: None,
                 rdt: None
-            })
+            }
         );
+        assert_eq!(counts, [1, 40, 30, 1, 80, 100]);
+        let (kind, counts) = parsed("1 reducescatter 10 11 12 13 0 0", 4).unwrap();
         assert_eq!(
-            one("1 reducescatter 10 11 12 13 0 0", 4),
-            Ok(Kind::ReduceScatter {
-                rcounts: vec![10, 11, 12, 13],
-                flops: 0.0,
-                dt: Some(14)
-            })
+            kind,
+            Kind::ReduceScatter {
+                rcounts: 0,
+                flops: Float::new(0.0),
+                dt: dt(14)
+            }
         );
+        assert_eq!(counts, [10, 11, 12, 13]);
         assert_eq!(
             one("0 init", 1),
             Ok(Kind::Init {
@@ -688,63 +858,80 @@ mod tests {
             one("0 recv -1 5 10 0", 2).map(|k| matches!(k, Kind::Recv(Message { partner: -1, .. }))),
             Ok(true)
         );
+        // A receive of unknown size.
+        assert_eq!(
+            one("0 irecv 1 5 -1e12", 2).map(|k| matches!(k, Kind::Recv(Message { count: -1, .. }))),
+            Ok(true)
+        );
+    }
+
+    #[test]
+    fn counts_are_truncated_numbers_up_to_i32_max() {
+        let send_count = |c: &str| match one(&format!("0 send 1 0 {c}"), 2) {
+            Ok(Kind::Send { message, .. }) => Ok(message.count),
+            Ok(k) => panic!("{k:?}"),
+            Err(e) => Err(e),
+        };
+        assert_eq!(send_count("17"), Ok(17));
+        assert_eq!(send_count("+17"), Ok(17));
+        assert_eq!(send_count("-0"), Ok(0));
+        assert_eq!(send_count("17.9"), Ok(17));
+        assert_eq!(send_count("2.5e3"), Ok(2500));
+        assert_eq!(send_count("2147483647"), Ok(i32::MAX));
+        for c in ["2147483648", "-1", "1e300", "-0.5e1"] {
+            let e = send_count(c).unwrap_err();
+            assert!(e.contains(&format!("the count {c} is out of range")), "{e}");
+        }
+        for c in ["inf", "NaN", "1x"] {
+            let e = send_count(c).unwrap_err();
+            assert!(e.contains("the count should be a number"), "{e}");
+        }
     }
 
     #[test]
     fn collective_fields_are_read_where_smpi_writes_them() {
-        let exchange = |coll, send, recv, root, sdt, rdt| {
-            Ok(Kind::Exchange {
-                coll,
-                send,
-                recv,
-                root,
-                sdt,
-                rdt,
-            })
+        let exchange = |coll, send, recv, root, sdt, rdt| Kind::Exchange {
+            coll,
+            send,
+            recv,
+            root,
+            sdt,
+            rdt,
         };
-        use Counts::{One, PerRank};
         assert_eq!(
             one("0 alltoall 4 5", 2),
-            exchange(Exchange::AllToAll, One(4), One(5), 0, None, None)
+            Ok(exchange(Exchange::AllToAll, 4, 5, 0, None, None))
         );
         assert_eq!(
             one("0 gather 10 20 1 0 1", 3),
-            exchange(Exchange::Gather, One(10), One(20), 1, Some(14), Some(7))
+            Ok(exchange(Exchange::Gather, 10, 20, 1, dt(14), dt(7)))
         );
         assert_eq!(
-            one("0 gatherv 5 1 2 3 1", 3),
-            exchange(Exchange::Gather, One(5), PerRank(vec![1, 2, 3]), 1, None, None)
+            parsed("0 gatherv 5 1 2 3 1", 3),
+            Ok((exchange(Exchange::GatherV, 5, 0, 1, None, None), vec![1, 2, 3]))
         );
         assert_eq!(
-            one("0 scatterv 1 2 3 4 2 1 0", 3),
-            exchange(
-                Exchange::Scatter,
-                PerRank(vec![1, 2, 3]),
-                One(4),
-                2,
-                Some(7),
-                Some(14)
-            )
+            parsed("0 scatterv 1 2 3 4 2 1 0", 3),
+            Ok((
+                exchange(Exchange::ScatterV, 0, 4, 2, dt(7), dt(14)),
+                vec![1, 2, 3]
+            ))
         );
         assert_eq!(
-            one("0 allgatherv 5 1 2 3 0 1", 3),
-            exchange(
-                Exchange::AllGather,
-                One(5),
-                PerRank(vec![1, 2, 3]),
-                0,
-                Some(14),
-                Some(7)
-            )
+            parsed("0 allgatherv 5 1 2 3 0 1", 3),
+            Ok((
+                exchange(Exchange::AllGatherV, 5, 0, 0, dt(14), dt(7)),
+                vec![1, 2, 3]
+            ))
         );
         assert_eq!(
             one("0 exscan 7 100 1", 3),
             Ok(Kind::Reduction {
                 coll: Reduction::Exscan,
                 count: 7,
-                flops: 100.0,
+                flops: Float::new(100.0),
                 root: 0,
-                dt: Some(7)
+                dt: dt(7)
             })
         );
         let e = one("0 gatherv 5 1 x 3", 3).unwrap_err();
@@ -770,5 +957,72 @@ mod tests {
         assert!(e.contains("datatype id 99"), "{e}");
         let e = one("0 ibcast 10 0 0", 2).unwrap_err();
         assert!(e.contains("non-blocking collective"), "{e}");
+        // The line is quoted with its fields joined by single spaces.
+        let e = one("0\tsend  1 0\t\tten", 2).unwrap_err();
+        assert!(e.ends_with("in '0 send 1 0 ten'"), "{e}");
+    }
+
+    #[test]
+    fn floats_keep_every_bit() {
+        for x in [
+            0.0,
+            -0.0,
+            1e-300,
+            124114.0,
+            1.23457e9,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+        ] {
+            assert_eq!(Float::new(x).get().to_bits(), x.to_bits());
+        }
+    }
+
+    /// A shared trace and per-rank files give the same actions, and the
+    /// texts read again for messages are each action's line.
+    #[test]
+    fn traces_load_and_lines_are_read_again() {
+        let dir = std::env::temp_dir().join(format!("ti-actions-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let shared = dir.join("shared.txt");
+        std::fs::write(
+            &shared,
+            "# a comment\n0 init\n1 init\n\n0 send 1 0 1e3\n1  recv 0 0 1000\n1 gatherv 5 1 2 0\n0 gatherv 5 1 2 0\n",
+        )
+        .unwrap();
+        let t = load(&shared, None).unwrap();
+        assert_eq!(t.ranks.len(), 2);
+        let lines = |r: usize| t.ranks[r].iter().map(|a| a.line).collect::<Vec<_>>();
+        assert_eq!(lines(0), [2, 5, 8]);
+        assert_eq!(lines(1), [3, 6, 7]);
+        assert_eq!(t.counts, [1, 2, 1, 2]);
+        let Kind::Exchange { recv, .. } = t.ranks[0][2].kind else {
+            panic!("{:?}", t.ranks[0][2])
+        };
+        assert_eq!(t.per_rank(recv), [1, 2]);
+        assert_eq!(
+            t.line_texts(1),
+            [
+                (3, "1 init".to_string()),
+                (6, "1 recv 0 0 1000".into()),
+                (7, "1 gatherv 5 1 2 0".into())
+            ]
+        );
+        assert_eq!(t.text_of(0, &t.ranks[0][1]), "0 send 1 0 1e3");
+        assert_eq!(t.at(0, &t.ranks[0][1]), format!("{}:5", shared.display()));
+
+        let (r0, r1) = (dir.join("r0.txt"), dir.join("r1.txt"));
+        std::fs::write(&r0, "0 init\n0 send 1 0 1e3\n").unwrap();
+        std::fs::write(&r1, "1 init\n\n1 recv 0 0 1000\n").unwrap();
+        let index = dir.join("index");
+        std::fs::write(&index, "r0.txt\nr1.txt\n").unwrap();
+        let t2 = load(&index, None).unwrap();
+        assert_eq!(t2.files, [r0.clone(), r1.clone()]);
+        for r in 0..2 {
+            let kinds = |t: &Trace| t.ranks[r].iter().map(|a| a.kind).collect::<Vec<_>>();
+            assert_eq!(kinds(&t2), kinds(&t)[..2]);
+        }
+        assert_eq!(t2.at(1, &t2.ranks[1][1]), format!("{}:3", r1.display()));
+        assert_eq!(t2.text_of(1, &t2.ranks[1][1]), "1 recv 0 0 1000");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -159,10 +159,29 @@ const SMPI_ID: [Option<u8>; PREDEFINED_COUNT] = {
 /// SMPI's id of `MPI_BYTE`.
 pub(crate) const SMPI_BYTE: u8 = 6;
 
+/// [`SMPI_ID`] inverted: our handle (the first one: the C type where a
+/// Fortran type shares SMPI's id) by SMPI id; 0 where there is none.
+const HANDLE_OF_SMPI_ID: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut h = PREDEFINED_COUNT;
+    // Backwards, so that the first handle of an id is the one left.
+    while h > 0 {
+        h -= 1;
+        if let Some(id) = SMPI_ID[h] {
+            t[id as usize] = h as u8;
+        }
+    }
+    t
+};
+
 /// Our handle of the datatype SMPI calls `id` (the first one: the C type
-/// where a Fortran type shares SMPI's id).
+/// where a Fortran type shares SMPI's id). A trace replay looks up every
+/// action's datatype: one table read.
 pub(crate) fn handle_of_smpi_id(id: u8) -> Option<i32> {
-    SMPI_ID.iter().position(|s| *s == Some(id)).map(|h| h as i32)
+    match HANDLE_OF_SMPI_ID[id as usize] {
+        0 => None,
+        h => Some(h as i32),
+    }
 }
 
 /// `x` as a C++ output stream writes a double by default (`%g`, 6 significant digits).
