@@ -18,8 +18,8 @@
 #                            [--check-per-qd Q] [--check-reps R] [--no-pingpong-check]
 #
 #   --full        (default) calibrate.sh --full; HPL N = 2000,4000,6000,8000, 10 runs each;
-#                 about 11 minutes on this 2-core machine when it is quiet (calibration ~7.5
-#                 min, real HPL runs with their machine probes ~4 min, the rest ~1.5 min)
+#                 about 15 minutes on this 2-core machine (calibration ~9 min, real HPL runs
+#                 with their machine probes ~4 min, the simulated calib_net ~1 min, the rest ~1 min)
 #   --quick       calibrate.sh --quick; HPL N = 400,800, 6 runs each, one replica: ~2 minutes
 #   --out DIR     output directory                                [validation-<host>-<UTC time>]
 #   --runs R      real runs per configuration (>= 6 gives a 95 % CI of the median) [10 | quick 6]

@@ -52,7 +52,7 @@ pub struct PingpongRow {
 }
 
 /// Sizes pooled over a quarter of a decade: the median of the per-size
-/// ratios simulated/measured. One size's median of ~30 calls has a sampling
+/// ratios simulated/measured. One size's median of 30-100 calls has a sampling
 /// error of several percent on a noisy machine; the pooled ratio shows the
 /// model's own error at that size.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -310,7 +310,7 @@ pub fn write(v: &Validation, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
                  `calib_net` built with smpicc, run under smpirun with the fitted model and platform and the measured \
                  run's design (same seed and options), against the measured file `{}`. Per size: the simulated median \
                  round trip against the measured median (and its 95 % interval). Per quarter decade of sizes: the \
-                 median of the per-size errors (one size's median of ~30 calls carries a sampling error of several \
+                 median of the per-size errors (one size's median of 30-100 calls carries a sampling error of several \
                  percent here; pooling shows the model's own error).\n\n\
                  - sizes: {}; simulated median within 5 % of the measured median: **{}** ({:.1} %); inside the measured \
                  median's 95 % interval: {} of {} with an interval;\n\
