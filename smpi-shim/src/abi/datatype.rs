@@ -563,7 +563,7 @@ pub(super) unsafe extern "C" fn MPI_Type_free(dt: *mut c_int) -> c_int {
         let rc = with_world(|w| match w.dtype(h) {
             Ok(d) if d.predefined => rt::MPI_ERR_TYPE,
             Ok(_) => {
-                w.types[h as usize] = None;
+                w.free_type(h);
                 MPI_SUCCESS
             }
             Err(e) => e.code,

@@ -816,8 +816,8 @@ pub(crate) fn claim_message(w: &mut World, me: u32, send: u32, comm: i32) -> i32
     if let Some(pos) = q.iter().position(|&s| s == send) {
         q.remove(pos);
     }
-    let slot = match w.matched_messages.iter().position(|m| m.is_none()) {
-        Some(i) => i,
+    let slot = match w.free_messages.pop() {
+        Some(std::cmp::Reverse(i)) => i,
         None => {
             w.matched_messages.push(None);
             w.matched_messages.len() - 1
@@ -859,6 +859,7 @@ pub(crate) fn imrecv(me: u32, a: &P2p, msg: i32) -> MpiResult<u32> {
         };
         let id = new_recv(w, me, &a, None)?;
         w.matched_messages[slot] = None;
+        w.free_messages.push(std::cmp::Reverse(slot));
         let act = w.req(send).act.expect("a probed send has an activity");
         w.kernel.retain(act);
         w.req_mut(id).act = Some(act);

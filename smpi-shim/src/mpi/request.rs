@@ -306,19 +306,21 @@ pub(crate) fn start_persistent(me: u32, id: u32) -> MpiResult<()> {
 /// send) to `new`, which now holds that operation.
 pub(crate) fn rename_req(w: &mut World, old: u32, new: u32) {
     let r = w.req(new);
-    if r.kind == ReqKind::Send {
+    let (kind, owner, peer_world) = (r.kind, r.owner, r.peer_world);
+    if kind == ReqKind::Send {
         if let Some(act) = r.act {
             w.kernel.set_user(act, new as u64);
         }
     }
-    for mb in w.mailboxes.iter_mut() {
-        for q in [&mut mb.unexpected, &mut mb.posted] {
-            for x in q.iter_mut() {
-                if *x == old {
-                    *x = new;
-                }
-            }
-        }
+    // Only one queue can hold it (as for a cancel): a receive waits in its owner's posted
+    // queue, a send in its destination's unexpected queue.
+    let queue = match kind {
+        ReqKind::Recv => Some(&mut w.mailboxes[owner as usize].posted),
+        ReqKind::Send if peer_world != u32::MAX => Some(&mut w.mailboxes[peer_world as usize].unexpected),
+        _ => None,
+    };
+    if let Some(x) = queue.and_then(|q| q.iter_mut().find(|x| **x == old)) {
+        *x = new;
     }
     for (send, _) in w.matched_messages.iter_mut().flatten() {
         if *send == old {

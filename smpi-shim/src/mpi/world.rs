@@ -7,7 +7,8 @@
 //! coroutine until the kernel wakes it.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::rc::Rc;
 
 use simcore::platform::{HostId, Platform};
@@ -229,6 +230,9 @@ pub(crate) struct World {
     pub(crate) free_reqs: Vec<u32>,
     pub(crate) mailboxes: Vec<Mailbox>,
     pub types: Vec<Option<Rc<Datatype>>>,
+    /// Freed slots of `types`, lowest first: a new type takes the lowest free handle (as a
+    /// scan from the front would) without scanning thousands of ranks' live types.
+    free_types: BinaryHeap<Reverse<i32>>,
     pub ops: Vec<Option<Op>>,
     pub next_context: u32,
     pub creation_contexts: HashMap<(u32, u64, i32), u32>,
@@ -246,6 +250,8 @@ pub(crate) struct World {
     /// Messages taken out of matching by `MPI_Mprobe`/`MPI_Improbe`: handle − 1
     /// → (send request, communicator handle of the probe).
     pub matched_messages: Vec<Option<(u32, i32)>>,
+    /// Free slots of `matched_messages`, lowest first.
+    pub(crate) free_messages: BinaryHeap<Reverse<usize>>,
     /// Callbacks of generalized requests, by request id.
     pub greqs: HashMap<u32, Greq>,
     /// Types made by `MPI_Type_create_f90_*`, by (combiner, p, r): the same
@@ -472,6 +478,7 @@ impl World {
             reqs: Vec::new(),
             free_reqs: Vec::new(),
             types,
+            free_types: BinaryHeap::new(),
             ops,
             next_context: 2 + 2 * n,
             creation_contexts: HashMap::new(),
@@ -482,6 +489,7 @@ impl World {
             type_attrs: Default::default(),
             messages: 0,
             matched_messages: Vec::new(),
+            free_messages: BinaryHeap::new(),
             greqs: HashMap::new(),
             f90_types: std::collections::BTreeMap::new(),
             request_log: None,
@@ -548,15 +556,22 @@ impl World {
     /// Registers a datatype, returns its handle.
     pub(crate) fn add_type(&mut self, dt: Datatype) -> i32 {
         let rc = Rc::new(dt);
-        let h = if let Some(i) = self.types.iter().skip(FIRST_USER_TYPE).position(|t| t.is_none()) {
-            self.types[i + FIRST_USER_TYPE] = Some(rc);
-            (i + FIRST_USER_TYPE) as i32
+        let h = if let Some(Reverse(h)) = self.free_types.pop() {
+            self.types[h as usize] = Some(rc);
+            h
         } else {
             self.types.push(Some(rc));
             (self.types.len() - 1) as i32
         };
         self.type_owner.set(h, current_rank());
         h
+    }
+
+    /// Frees derived datatype `h` (a valid, non-predefined handle): its slot is reused.
+    pub(crate) fn free_type(&mut self, h: i32) {
+        debug_assert!(h as usize >= FIRST_USER_TYPE && self.types[h as usize].is_some());
+        self.types[h as usize] = None;
+        self.free_types.push(Reverse(h));
     }
 
     pub(crate) fn op(&self, h: i32) -> MpiResult<Op> {
