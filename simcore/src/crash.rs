@@ -32,6 +32,42 @@ thread_local! {
     static CURRENT: Cell<Option<u32>> = const { Cell::new(None) };
     /// This thread's alternate signal stack, created by the first `install` on the thread.
     static ALT_STACK: AltStack = AltStack::new();
+    /// The guard page of this thread's scratch stack (`engine::on_scratch_stack`), and its
+    /// size; zeros before it exists.
+    static SCRATCH_GUARD: Cell<(usize, usize, usize)> = const { Cell::new((0, 0, 0)) };
+}
+
+/// Records the guard-page range of this thread's scratch stack: a fault there is the
+/// simulator's own stack overflow, not the running actor's.
+pub(crate) fn register_scratch_stack(guard_lo: usize, guard_hi: usize, stack_size: usize) {
+    SCRATCH_GUARD.with(|g| g.set((guard_lo, guard_hi, stack_size)));
+}
+
+/// What a fatal signal at `addr` was, for the report.
+#[derive(Debug, PartialEq, Eq)]
+enum Fault {
+    /// The running actor ran into its stack's guard page.
+    ActorStackOverflow,
+    /// Code running on the scratch stack ran into its guard page.
+    ScratchStackOverflow,
+    /// Anything else.
+    Other,
+}
+
+fn classify(
+    sig: libc::c_int,
+    addr: usize,
+    actor_guard: Option<(usize, usize)>,
+    scratch_guard: (usize, usize),
+) -> Fault {
+    if sig == libc::SIGABRT {
+        return Fault::Other;
+    }
+    match actor_guard {
+        Some((lo, hi)) if addr >= lo && addr < hi => Fault::ActorStackOverflow,
+        _ if addr >= scratch_guard.0 && addr < scratch_guard.1 => Fault::ScratchStackOverflow,
+        _ => Fault::Other,
+    }
 }
 
 static INSTALL_HANDLERS: Once = Once::new();
@@ -205,25 +241,43 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut l
         libc::SIGABRT => "SIGABRT (abort)",
         _ => "a fatal signal",
     };
-    let _ = with_current_actor(|actor| match actor {
-        Some(a) if sig != libc::SIGABRT && addr >= a.guard_lo && addr < a.guard_hi => writeln!(
-            out,
-            "\nerror: {} overflowed its stack ({} KiB); raise it with --cfg=contexts/stack-size:<KiB>",
-            a.name,
-            a.stack_size / 1024
-        ),
-        Some(a) if sig == libc::SIGSEGV || sig == libc::SIGBUS => {
-            writeln!(
+    let (scratch_lo, scratch_hi, scratch_size) = SCRATCH_GUARD.try_with(Cell::get).unwrap_or((0, 0, 0));
+    let _ = with_current_actor(|actor| {
+        match (
+            actor,
+            classify(
+                sig,
+                addr,
+                actor.map(|a| (a.guard_lo, a.guard_hi)),
+                (scratch_lo, scratch_hi),
+            ),
+        ) {
+            (Some(a), Fault::ActorStackOverflow) => writeln!(
                 out,
-                "\nerror: {} crashed: {} at address {:#x}",
-                a.name, cause, addr
-            )
-        }
-        Some(a) => writeln!(out, "\nerror: {} crashed: {}", a.name, cause),
-        None => writeln!(
+                "\nerror: {} overflowed its stack ({} KiB); raise it with --cfg=contexts/stack-size:<KiB>",
+                a.name,
+                a.stack_size / 1024
+            ),
+            (_, Fault::ScratchStackOverflow) => writeln!(
             out,
-            "\nerror: the simulator crashed: {cause} (not inside an actor)"
+            "\nerror: the simulator overflowed its own scratch stack ({} KiB) while handling a call of {}: \
+             a bug in the simulator, not in the program; please report it",
+            scratch_size / 1024,
+            actor.map_or("no actor", |a| a.name.as_str())
         ),
+            (Some(a), _) if sig == libc::SIGSEGV || sig == libc::SIGBUS => {
+                writeln!(
+                    out,
+                    "\nerror: {} crashed: {} at address {:#x}",
+                    a.name, cause, addr
+                )
+            }
+            (Some(a), _) => writeln!(out, "\nerror: {} crashed: {}", a.name, cause),
+            (None, _) => writeln!(
+                out,
+                "\nerror: the simulator crashed: {cause} (not inside an actor)"
+            ),
+        }
     });
     // Safety: flushing C stdio so the app's earlier output is not lost, then
     // writing and exiting with async-signal-safe calls.
@@ -243,6 +297,27 @@ pub fn current_actor() -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn faults_in_a_guard_page_are_named_by_whose_stack_it_guards() {
+        let (actor, scratch) = (Some((0x1000, 0x2000)), (0x8000, 0x9000));
+        assert_eq!(
+            classify(libc::SIGSEGV, 0x1800, actor, scratch),
+            Fault::ActorStackOverflow
+        );
+        assert_eq!(
+            classify(libc::SIGSEGV, 0x8000, actor, scratch),
+            Fault::ScratchStackOverflow
+        );
+        assert_eq!(
+            classify(libc::SIGSEGV, 0x8fff, None, scratch),
+            Fault::ScratchStackOverflow
+        );
+        assert_eq!(classify(libc::SIGSEGV, 0x9000, actor, scratch), Fault::Other);
+        assert_eq!(classify(libc::SIGABRT, 0x8800, actor, scratch), Fault::Other);
+        // No scratch stack yet: its range is empty.
+        assert_eq!(classify(libc::SIGSEGV, 0, None, (0, 0)), Fault::Other);
+    }
 
     #[test]
     fn current_actor_and_registry_are_per_thread() {

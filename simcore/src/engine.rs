@@ -1914,6 +1914,11 @@ fn on_new_scratch_stack<R>(f: impl FnOnce() -> R) -> R {
         let mut slot = s.0.borrow_mut();
         if slot.is_none() {
             *slot = DefaultStack::new(SCRATCH_STACK_SIZE).ok();
+            if let Some(stack) = slot.as_ref() {
+                // The guard page is the lowest page of the mapping, at `limit()`.
+                let limit = stack.limit().get();
+                crash::register_scratch_stack(limit, limit + 4096, SCRATCH_STACK_SIZE);
+            }
         }
         if let Some(stack) = slot.as_mut() {
             SCRATCH_AT.with(|at| at.set(stack));
