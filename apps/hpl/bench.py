@@ -65,16 +65,25 @@ def scenario_table():
                 os.path.join(HERE, "models", "stampede.toml")) for name, p, q, n in STAMPEDE_SCENARIOS])
 
 
-def folding_cfg(p, n, nb):
+def folding_cfg(p, q, n, nb):
     """The folding thresholds of a scenario. Allocations from 256 KiB up are folded copy-on-write
     (pages a rank writes become its own); from the shared threshold up they are folded shared (all
     ranks write the same pages). HPL keeps its pivot indices at the end of its panel allocation,
     so the panel must stay below the shared threshold (shared, the indices are garbage and the
     ranks disagree on message sizes: MPI_ERR_TRUNCATE) and the matrix above it: the threshold is
-    32 MiB (the reference runs') or twice the panel rounded up to a power of two if larger."""
+    32 MiB (the reference runs') or twice the panel rounded up to a power of two if larger.
+    A folded allocation costs one memory mapping per block, out of what vm.max_map_count leaves
+    once every rank has its stack and its copy of the program (about 9 mappings each): the blocks
+    are 1 MiB (SMPI's default) unless a rank's matrix would then need more than 80 % of that
+    budget, then the smallest power of two that fits (4 MiB for Stampede's 20 GB per rank and
+    6,006 ranks under the default limit)."""
     panel = 8 * -(-n // p) * nb
     shared = max(32 << 20, 1 << (2 * panel - 1).bit_length())
-    return [f"--cfg=smpi/auto-shared-malloc-thresh:{shared}", "--cfg=smpi/auto-shared-malloc-cow-thresh:262144"]
+    matrix = 8 * -(-n // p) * (-(-n // q) + 1)
+    blocks = max(1000, int(0.8 * (max_map_count() - 9 * p * q)))
+    block = max(1 << 20, 1 << (-(-matrix // blocks) - 1).bit_length())
+    cfg = [f"--cfg=smpi/auto-shared-malloc-thresh:{shared}", "--cfg=smpi/auto-shared-malloc-cow-thresh:262144"]
+    return cfg + ([f"--cfg=smpi/shared-malloc-blocksize:{block}"] if block > 1 << 20 else [])
 
 
 # The settings of the SMPI reference runs (which fold from 32 MiB up, shared), plus our
@@ -211,13 +220,34 @@ def default_smpirun():
     sys.exit("no smpirun built: run scripts/build-dist.sh (or cargo build --release -p smpi-shim)")
 
 
+def max_map_count():
+    """This system's vm.max_map_count (Linux's default if unreadable)."""
+    try:
+        return int(open("/proc/sys/vm/max_map_count").read())
+    except (OSError, ValueError):
+        return 65530
+
+
+def mappings_needed(p, q, n, nb):
+    """Memory mappings a scenario needs, roughly: per rank its stack, its copy of the program and
+    its panels folded copy-on-write (12.4 per rank measured at 6,006 ranks), and the shared
+    matrix's blocks."""
+    block = next((int(c.split(":")[1]) for c in folding_cfg(p, q, n, nb) if "blocksize" in c), 1 << 20)
+    return 14 * p * q + -(-8 * -(-n // p) * (-(-n // q) + 1) // block)
+
+
 def run(name, p, q, n, platform, hpl, model, extra, timeout, smpirun):
     xhpl = os.path.join(HERE, "build", "xhpl")
+    need, limit = mappings_needed(p, q, n, hpl["nb"]), max_map_count()
+    if need > limit:
+        # Said before the run: it would fail minutes in, once the folded panels exceed the limit.
+        return {"name": name, "error": f"needs about {need} memory mappings, beyond vm.max_map_count = {limit}: "
+                f"raise it first (sysctl -w vm.max_map_count={1 << (2 * need - 1).bit_length()}, as root)"}
     with tempfile.TemporaryDirectory(prefix=f"hpl-{name}-") as d:
         write_hpl_dat(d, p, q, n, hpl)
         js = os.path.join(d, "run.json")
         cmd = [smpirun, "-platform", os.path.join(REPO, platform), "-np", str(p * q), *COMMON_CFG,
-               *folding_cfg(p, n, hpl["nb"]), *extra, "-model", model, "--json", js, "-quiet", xhpl]
+               *folding_cfg(p, q, n, hpl["nb"]), *extra, "-model", model, "--json", js, "-quiet", xhpl]
         m = measure(cmd, d, timeout)
         if "error" in m:
             return {"name": name, **m}
