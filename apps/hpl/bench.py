@@ -65,7 +65,7 @@ def scenario_table():
                 os.path.join(HERE, "models", "stampede.toml")) for name, p, q, n in STAMPEDE_SCENARIOS])
 
 
-def folding_cfg(p, q, n, nb):
+def folding_cfg(p, q, n, nb, max_maps=None):
     """The folding thresholds of a scenario. Allocations from 256 KiB up are folded copy-on-write
     (pages a rank writes become its own); from the shared threshold up they are folded shared (all
     ranks write the same pages). HPL keeps its pivot indices at the end of its panel allocation,
@@ -80,7 +80,7 @@ def folding_cfg(p, q, n, nb):
     panel = 8 * -(-n // p) * nb
     shared = max(32 << 20, 1 << (2 * panel - 1).bit_length())
     matrix = 8 * -(-n // p) * (-(-n // q) + 1)
-    blocks = max(1000, int(0.8 * (max_map_count() - 9 * p * q)))
+    blocks = max(1000, int(0.8 * ((max_maps or max_map_count()) - 9 * p * q)))
     block = max(1 << 20, 1 << (-(-matrix // blocks) - 1).bit_length())
     cfg = [f"--cfg=smpi/auto-shared-malloc-thresh:{shared}", "--cfg=smpi/auto-shared-malloc-cow-thresh:262144"]
     return cfg + ([f"--cfg=smpi/shared-malloc-blocksize:{block}"] if block > 1 << 20 else [])
@@ -228,21 +228,30 @@ def max_map_count():
         return 65530
 
 
-def mappings_needed(p, q, n, nb):
+def mappings_needed(p, q, n, nb, max_maps=None):
     """Memory mappings a scenario needs, roughly: per rank its stack, its copy of the program and
     its panels folded copy-on-write (12.4 per rank measured at 6,006 ranks), and the shared
     matrix's blocks."""
-    block = next((int(c.split(":")[1]) for c in folding_cfg(p, q, n, nb) if "blocksize" in c), 1 << 20)
+    block = next((int(c.split(":")[1]) for c in folding_cfg(p, q, n, nb, max_maps) if "blocksize" in c), 1 << 20)
     return 14 * p * q + -(-8 * -(-n // p) * (-(-n // q) + 1) // block)
+
+
+def mappings_error(p, q, n, nb, max_maps=None):
+    """Why a scenario cannot run under vm.max_map_count (said before a run that would fail minutes
+    in, once the folded panels exceed the limit), or None."""
+    limit = max_maps or max_map_count()
+    need = mappings_needed(p, q, n, nb, limit)
+    if need <= limit:
+        return None
+    return (f"needs about {need} memory mappings, beyond vm.max_map_count = {limit}: "
+            f"raise it first (sysctl -w vm.max_map_count={1 << (2 * need - 1).bit_length()}, as root)")
 
 
 def run(name, p, q, n, platform, hpl, model, extra, timeout, smpirun):
     xhpl = os.path.join(HERE, "build", "xhpl")
-    need, limit = mappings_needed(p, q, n, hpl["nb"]), max_map_count()
-    if need > limit:
-        # Said before the run: it would fail minutes in, once the folded panels exceed the limit.
-        return {"name": name, "error": f"needs about {need} memory mappings, beyond vm.max_map_count = {limit}: "
-                f"raise it first (sysctl -w vm.max_map_count={1 << (2 * need - 1).bit_length()}, as root)"}
+    too_many = mappings_error(p, q, n, hpl["nb"])
+    if too_many:
+        return {"name": name, "error": too_many}
     with tempfile.TemporaryDirectory(prefix=f"hpl-{name}-") as d:
         write_hpl_dat(d, p, q, n, hpl)
         js = os.path.join(d, "run.json")

@@ -599,3 +599,30 @@ fn hpl_with_its_own_blas_stub_gets_the_stubs_time() {
     let (sg, _) = hpl_run_sh("sg", &args);
     assert_eq!(stub, sg, "stub HPL: ours {stub} s, SimGrid {sg} s");
 }
+
+/// `apps/hpl/bench.py`'s checks for the Stampede scenarios: under Linux's default
+/// vm.max_map_count the full run is refused before it starts, naming the setting and the
+/// sysctl that raises it, and runs once it is raised; the grid's measured points and the
+/// reference scenarios pass; the shared matrix's fold block grows only when 1 MiB blocks would
+/// not fit in the mappings left (4 MiB for the full run, 1 MiB for the points measured so far).
+#[test]
+fn hpl_bench_says_what_the_full_stampede_run_needs_before_it_starts() {
+    let script = r#"
+import sys
+sys.path.insert(0, sys.argv[1])
+import bench
+err = bench.mappings_error(77, 78, 3875000, 1024, 65530)
+assert err and "vm.max_map_count = 65530" in err and "sysctl -w vm.max_map_count=262144" in err, err
+assert bench.mappings_error(77, 78, 3875000, 1024, 262144) is None
+for p, q, n, nb in [(16, 32, 500000, 1024), (32, 32, 500000, 1024), (16, 32, 1000000, 1024), (64, 64, 200000, 128)]:
+    assert bench.mappings_error(p, q, n, nb, 65530) is None, (p, q, n)
+    assert not any("blocksize" in c for c in bench.folding_cfg(p, q, n, nb, 65530)), (p, q, n)
+assert bench.folding_cfg(77, 78, 3875000, 1024, 65530)[-1] == "--cfg=smpi/shared-malloc-blocksize:4194304"
+print("ok")
+"#;
+    let mut c = Command::new("python3");
+    c.arg("-c").arg(script).arg(workspace_root().join("apps/hpl"));
+    let out = run_command(c, Duration::from_secs(60));
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    assert_eq!(out.stdout.trim(), "ok", "{}", out.describe());
+}
