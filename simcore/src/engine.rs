@@ -1848,6 +1848,10 @@ impl Ctx {
     }
 }
 
+/// Size of the guard page of a stack made by corosensei's `DefaultStack`: the lowest page of
+/// its mapping, at `limit()` (the scratch stack's and every actor's).
+const GUARD_PAGE: usize = 4096;
+
 /// Size of the thread's scratch stack ([`on_scratch_stack`]): as large as an actor's
 /// default stack; only the pages used are ever touched.
 const SCRATCH_STACK_SIZE: usize = 8 << 20;
@@ -1915,9 +1919,8 @@ fn on_new_scratch_stack<R>(f: impl FnOnce() -> R) -> R {
         if slot.is_none() {
             *slot = DefaultStack::new(SCRATCH_STACK_SIZE).ok();
             if let Some(stack) = slot.as_ref() {
-                // The guard page is the lowest page of the mapping, at `limit()`.
                 let limit = stack.limit().get();
-                crash::register_scratch_stack(limit, limit + 4096, SCRATCH_STACK_SIZE);
+                crash::register_scratch_stack(limit, limit + GUARD_PAGE, SCRATCH_STACK_SIZE);
             }
         }
         if let Some(stack) = slot.as_mut() {
@@ -2310,11 +2313,9 @@ impl Simulation {
         let stack = DefaultStack::new(self.stack_size)
             .map_err(|e| SimError::Setup(format!("cannot map a {} B stack: {e}", self.stack_size)))?;
         let k = self.k.clone();
-        let page = 4096usize;
-        // The guard page is the lowest page of the mapping, at `limit()`.
         let limit = stack.limit().get();
         let name = self.k.borrow().actors[id.0 as usize].name.clone();
-        crash::register_actor(id.0, name, limit, limit + page, self.stack_size);
+        crash::register_actor(id.0, name, limit, limit + GUARD_PAGE, self.stack_size);
         Ok(Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
             let ctx = Ctx {
                 k,
