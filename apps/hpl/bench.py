@@ -13,7 +13,7 @@ library and the same main as ours, so both make the same MPI calls): same platfo
 XML), same HPL.dat, same settings; the speedup is then measured in one run.
 
 Usage: apps/hpl/bench.py [--scenarios 8x8-20k,8x8-40k,...|all|stampede-grid|stampede] [--json out.json]
-                         [--model apps/hpl/models/smpi_reference.toml] [--smpi]
+                         [--model apps/hpl/models/smpi_reference.toml] [--smpi] [--fast-pipid]
 Build first: scripts/build-dist.sh && apps/hpl/build.sh (the bench runs target/dist/smpirun,
 the shipped build, when it exists, else target/release/smpirun; --smpirun picks another)
 (and for --smpi: apt-get install libsimgrid-dev && VARIANT=plain HPL_TIME_WRAP=0 apps/hpl/simgrid/build.sh)
@@ -247,8 +247,10 @@ def mappings_error(p, q, n, nb, max_maps=None):
             f"raise it first (sysctl -w vm.max_map_count={1 << (2 * need - 1).bit_length()}, as root)")
 
 
-def run(name, p, q, n, platform, hpl, model, extra, timeout, smpirun):
-    xhpl = os.path.join(HERE, "build", "xhpl")
+def run(name, p, q, n, platform, hpl, model, extra, timeout, smpirun, xhpl_name="xhpl"):
+    xhpl = os.path.join(HERE, "build", xhpl_name)
+    if not os.path.exists(xhpl):
+        return {"name": name, "error": f"{xhpl} missing (apps/hpl/build.sh)"}
     too_many = mappings_error(p, q, n, hpl["nb"])
     if too_many:
         return {"name": name, "error": too_many}
@@ -283,6 +285,9 @@ def main():
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--smpirun", help="our smpirun to run (default: target/dist/smpirun if built, "
                     "else target/release/smpirun)")
+    ap.add_argument("--fast-pipid", action="store_true",
+                    help="run build/xhpl-fast-pipid: HPL with HPL_pipid answered from an index "
+                    "(pipid_indexed.c; HPL's output, O(NB) instead of O(NB^2) per call and rank)")
     ap.add_argument("--smpi", action="store_true",
                     help="also run each scenario under the installed SimGrid 3.32 and compare with that")
     a = ap.parse_args()
@@ -294,7 +299,7 @@ def main():
         ap.error(f"unknown scenario(s): {', '.join(sorted(unknown))}")
     extra = [f"--cfg={c}" for c in a.cfg]
     smpirun = os.path.abspath(a.smpirun) if a.smpirun else default_smpirun()
-    print(f"ours: {smpirun}")
+    print(f"ours: {smpirun}" + (" running build/xhpl-fast-pipid" if a.fast_pipid else ""))
     results = []
     hdr = f"{'scenario':12} {'wall s':>8} {'PSS MB':>8} {'maxRSS MB':>9} {'sim s':>9} {'Gflops':>10} | {'SMPI wall':>9} {'SMPI PSS':>8} {'SMPI Gflops':>11} | {'speedup':>7} {'mem ratio':>9} {'Gflops diff':>11}"
     print(hdr)
@@ -302,7 +307,8 @@ def main():
     for name, p, q, n, platform, ref, hpl, model in scenario_table():
         if name not in wanted:
             continue
-        r = run(name, p, q, n, platform, hpl, model or a.model, extra, a.timeout, smpirun)
+        r = run(name, p, q, n, platform, hpl, model or a.model, extra, a.timeout, smpirun,
+                "xhpl-fast-pipid" if a.fast_pipid else "xhpl")
         results.append(r)
         if "error" in r:
             print(f"{name:12} error: {r['error']}")

@@ -13,6 +13,8 @@
 #   4. netlib hpl-2.3: copy bin/smpi/xhpl;  Debian hpcc (HPL 2.0): HPCC's HPL makefiles stop
 #      at libhpl.a, so link it with our hpl_main.c (main + HPCC_Defaults + fopen wrapper,
 #      see that file) into xhpl.
+#   5. xhpl-fast-pipid: the same, with pipid_indexed.c's HPL_pipid (HPL's output, linear
+#      time; HPL's own one kept as its fallback), and pipid_check, which compares the two.
 # No HPL source file is changed; only Make.smpi and HPL's usual per-arch build directories
 # are added to the extracted tree (all under the git-ignored apps/hpl/build/).
 #
@@ -175,6 +177,32 @@ hpcc)
 esac
 mv "$BUILD/xhpl.new" "$BUILD/xhpl"
 
+# ---------------------------------------------------------------- xhpl-fast-pipid
+# The same HPL with HPL_pipid answered from an index (pipid_indexed.c: HPL's output, in
+# O(NB) instead of O(NB^2) per call), for runs at scale that pick it; HPL's own HPL_pipid
+# is linked in as HPL_pipid_quadratic, the fallback for pivot vectors no factorization
+# gives. pipid_check compares the two.
+mkdir -p "$BUILD/obj"
+pipid_cc() { # source object [extra flags]
+    # shellcheck disable=SC2086
+    "$SMPICC" $HPL_OPTS -I"$TOP/include" -I"$TOP/include/smpi" $CCFLAGS_OPT "${@:3}" -c "$1" -o "$2"
+}
+pipid_cc "$TOP/src/pgesv/HPL_pipid.c" "$BUILD/obj/pipid_quadratic.o" -DHPL_pipid=HPL_pipid_quadratic
+pipid_cc "$HERE/pipid_indexed.c" "$BUILD/obj/pipid_indexed.o"
+pipid_cc "$HERE/pipid_check.c" "$BUILD/obj/pipid_check.o"
+case $HPL_FLAVOR in
+netlib) driver=("$TOP"/testing/ptest/smpi/HPL_pd{driver,info,test}.o)
+    for o in "${driver[@]}"; do [ -f "$o" ] || die "no $o after make (needed for xhpl-fast-pipid)"; done ;;
+hpcc) driver=("$BUILD/obj/hpl_main.o" -Wl,--wrap=fopen) ;;
+esac
+# shellcheck disable=SC2086
+"$SMPICC" $CCFLAGS_OPT -o "$BUILD/xhpl-fast-pipid.new" "${driver[@]}" "$BUILD/obj/pipid_indexed.o" \
+    "$BUILD/obj/pipid_quadratic.o" "$TOP/lib/smpi/libhpl.a" $BLAS_LIBS -lm
+mv "$BUILD/xhpl-fast-pipid.new" "$BUILD/xhpl-fast-pipid"
+# shellcheck disable=SC2086
+"$SMPICC" $CCFLAGS_OPT -o "$BUILD/pipid_check" "$BUILD/obj/pipid_check.o" "$BUILD/obj/pipid_indexed.o" \
+    "$BUILD/obj/pipid_quadratic.o" "$TOP/lib/smpi/libhpl.a" $BLAS_LIBS -lm
+
 # Sanity check: everything except the MPI/SMPI entry points (provided by smpirun when it
 # loads the program) must resolve against the libraries xhpl was linked with.
 if command -v ldd >/dev/null 2>&1; then
@@ -184,5 +212,5 @@ if command -v ldd >/dev/null 2>&1; then
         log "warning: symbols neither MPI nor provided by the linked libraries: $(echo $missing)"
     fi
 fi
-log "built $BUILD/xhpl ($HPL_FLAVOR HPL $HPL_VERSION, BLAS: $BLAS_LIBS)"
+log "built $BUILD/xhpl and $BUILD/xhpl-fast-pipid ($HPL_FLAVOR HPL $HPL_VERSION, BLAS: $BLAS_LIBS)"
 echo "$BUILD/xhpl"

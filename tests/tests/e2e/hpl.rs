@@ -12,7 +12,9 @@
 //! - a BLAS the program defines itself is never replaced unless a model file
 //!   models the kernel: HPL linked with a stub BLAS that injects the reference
 //!   dgemm model (`apps/hpl/simgrid/blas_model.c`) gives the model file's
-//!   Gflops, and SimGrid 3.32's time where it is installed.
+//!   Gflops, and SimGrid 3.32's time where it is installed;
+//! - `xhpl-fast-pipid` (HPL_pipid answered from an index) computes HPL's own
+//!   pivot pairs and prints the same output as `xhpl`.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -75,6 +77,18 @@ fn run_hpl_on(
     dat: &[&str],
     opts: &[&str],
 ) -> (RunOutput, serde_json::Value) {
+    run_program_on(&xhpl(), platform_file, name, np, dat, opts)
+}
+
+/// [`run_hpl_on`] with another HPL binary (e.g. `apps/hpl/build/xhpl-fast-pipid`).
+fn run_program_on(
+    program: &std::path::Path,
+    platform_file: &str,
+    name: &str,
+    np: usize,
+    dat: &[&str],
+    opts: &[&str],
+) -> (RunOutput, serde_json::Value) {
     let dir = std::env::temp_dir().join(format!("e2e-hpl-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -92,7 +106,7 @@ fn run_hpl_on(
         .args(opts)
         .arg("--json")
         .arg(&json)
-        .arg(xhpl());
+        .arg(program);
     let out = run_command(cmd, Duration::from_secs(300));
     let v = std::fs::read_to_string(&json)
         .ok()
@@ -132,6 +146,57 @@ fn real_blas_residual_check_passes() {
     );
     out.assert_success();
     assert!(out.stdout.contains("PASSED"), "{}", out.describe());
+}
+
+/// `apps/hpl/build/xhpl-fast-pipid` (HPL with `pipid_indexed.c`'s HPL_pipid) computes what HPL's
+/// own HPL_pipid computes: `pipid_check` finds K and IPID identical on 8,000 pivot vectors of
+/// every shape, with no call falling back to HPL's code; and a real-BLAS 2×2 run with real
+/// pivoting (NB = 64, so the index is used) prints the same output, residual included, with the
+/// same simulated time as `xhpl`.
+#[test]
+fn indexed_pipid_gives_hpls_output() {
+    let build = xhpl().parent().expect("build dir").to_path_buf();
+    let mut check = Command::new(smpirun());
+    check
+        .arg("-platform")
+        .arg(platform("small_star.toml"))
+        .args(["-np", "1", "--cfg=smpi/simulate-computation:no", "-quiet"])
+        .arg(build.join("pipid_check"))
+        .arg("200");
+    let out = run_command(check, Duration::from_secs(120));
+    out.assert_success();
+    assert!(
+        out.stdout.contains(
+            "pipid_check: 8000 cases, K and IPID identical to HPL's HPL_pipid; 0 took the fallback"
+        ),
+        "{}",
+        out.describe()
+    );
+    let dat = [
+        "--n", "1500", "--nb", "64", "--p", "2", "--q", "2", "--bcast", "1", "--swap", "0",
+    ];
+    let opts = [
+        "--cfg=smpi/simulate-computation:no",
+        "--cfg=smpi/blas-mode:compute",
+    ];
+    let run = |program: &str| {
+        let (out, json) = run_program_on(&build.join(program), "fat_tree.toml", program, 4, &dat, &opts);
+        out.assert_success();
+        assert!(out.stdout.contains("PASSED"), "{}", out.describe());
+        let time = json["simulated_time"].as_f64().expect("simulated_time");
+        // The HPL lines, without the wall-clock dates HPL prints.
+        let lines: Vec<String> = out
+            .stdout
+            .lines()
+            .filter(|l| !l.contains("HPL_pdgesv() start") && !l.contains("HPL_pdgesv() end"))
+            .map(str::to_string)
+            .collect();
+        (lines, time)
+    };
+    let (plain, plain_time) = run("xhpl");
+    let (indexed, indexed_time) = run("xhpl-fast-pipid");
+    assert_eq!(plain, indexed);
+    assert_eq!(plain_time, indexed_time);
 }
 
 /// A small Stampede-shaped run (apps/hpl/bench.py's Stampede scenarios at 4×4, N = 16384):
