@@ -691,3 +691,42 @@ print("ok")
     assert_eq!(out.code, Some(0), "{}", out.describe());
     assert_eq!(out.stdout.trim(), "ok", "{}", out.describe());
 }
+
+/// `apps/hpl/grid_report.py` (the Stampede grid's table and growth exponents): on bench results
+/// that follow wall ∝ ranks^1.2 · N^1.7 and PSS ∝ ranks^0.8 · N^0.5 exactly, it finds those
+/// exponents, keeps only the grid's points (errors and other scenarios left out) and prints a
+/// table row per point.
+#[test]
+fn hpl_grid_report_fits_the_growth_exponents() {
+    let script = r#"
+import json, subprocess, sys, tempfile
+sys.path.insert(0, sys.argv[1])
+import grid_report as g
+rows = [{"name": "stampede-16x16-100k", "wall_s": 1, "pss_mb": 1, "maxrss_mb": 1, "simulated_s": 1, "gflops": 1},
+        {"name": "stampede-4096-4M", "error": "timeout"}]
+for ranks in (512, 1024, 2048):
+    for n in (500000, 1000000, 2000000):
+        rows.append({"name": f"stampede-{ranks}-{n / 1e6:g}M", "wall_s": 3.0 * ranks ** 1.2 * (n / 1e6) ** 1.7,
+                     "pss_mb": 0.2 * ranks ** 0.8 * (n / 1e6) ** 0.5, "maxrss_mb": 1024.0, "simulated_s": 1.0,
+                     "gflops": 1.0, "cmd": "smpirun ... /x/xhpl-fast-pipid"})
+f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+json.dump(rows, f)
+f.close()
+pts = g.grid_points([f.name])
+assert len(pts) == 9, pts
+_, b, c, worst = g.fit_power_law(pts, "wall_s")
+assert abs(b - 1.2) < 1e-9 and abs(c - 1.7) < 1e-9 and worst < 1e-9, (b, c, worst)
+_, b, c, _ = g.fit_power_law(pts, "pss_mb")
+assert abs(b - 0.8) < 1e-9 and abs(c - 0.5) < 1e-9, (b, c)
+assert g.fit_power_law(pts[:3], "wall_s") is None
+out = subprocess.run([sys.executable, sys.argv[1] + "/grid_report.py", f.name], capture_output=True, text=True, check=True).stdout
+assert out.count("`xhpl-fast-pipid`") == 9, out
+assert "wall time ∝ ranks^1.20 · N^1.70 over 9 points" in out, out
+print("ok")
+"#;
+    let mut c = Command::new("python3");
+    c.arg("-c").arg(script).arg(workspace_root().join("apps/hpl"));
+    let out = run_command(c, Duration::from_secs(60));
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    assert_eq!(out.stdout.trim(), "ok", "{}", out.describe());
+}
