@@ -685,11 +685,7 @@ for p, q, n, nb in [(16, 32, 500000, 1024), (32, 32, 500000, 1024), (16, 32, 100
 assert bench.folding_cfg(77, 78, 3875000, 1024, 65530)[-1] == "--cfg=smpi/shared-malloc-blocksize:4194304"
 print("ok")
 "#;
-    let mut c = Command::new("python3");
-    c.arg("-c").arg(script).arg(workspace_root().join("apps/hpl"));
-    let out = run_command(c, Duration::from_secs(60));
-    assert_eq!(out.code, Some(0), "{}", out.describe());
-    assert_eq!(out.stdout.trim(), "ok", "{}", out.describe());
+    run_python_check(script);
 }
 
 /// `apps/hpl/grid_report.py` (the Stampede grid's table and growth exponents): on bench results
@@ -724,6 +720,11 @@ assert out.count("`xhpl-fast-pipid`") == 9, out
 assert "wall time ∝ ranks^1.20 · N^1.70 over 9 points" in out, out
 print("ok")
 "#;
+    run_python_check(script);
+}
+
+/// Runs a Python check with `apps/hpl` as its `sys.argv[1]`; it must print "ok" and exit 0.
+fn run_python_check(script: &str) {
     let mut c = Command::new("python3");
     c.arg("-c").arg(script).arg(workspace_root().join("apps/hpl"));
     let out = run_command(c, Duration::from_secs(60));
