@@ -157,21 +157,29 @@ fi
 [ -f "$TOP/lib/smpi/libhpl.a" ] || die "no $TOP/lib/smpi/libhpl.a after make (see $BUILD/make.log)"
 
 # ---------------------------------------------------------------- xhpl
+# Compile (source object [flags]) and link (output objects...) with HPL's compiler and flags.
+hpl_cc() {
+    # shellcheck disable=SC2086
+    "$SMPICC" $HPL_OPTS -I"$TOP/include" -I"$TOP/include/smpi" $CCFLAGS_OPT "${@:3}" -c "$1" -o "$2"
+}
+hpl_link() {
+    # shellcheck disable=SC2086
+    "$SMPICC" $CCFLAGS_OPT -o "$1" "${@:2}" "$TOP/lib/smpi/libhpl.a" $BLAS_LIBS -lm
+}
+mkdir -p "$BUILD/obj"
 case $HPL_FLAVOR in
 netlib)
     [ -f "$TOP/bin/smpi/xhpl" ] || die "make did not produce $TOP/bin/smpi/xhpl (see $BUILD/make.log)"
     cp "$TOP/bin/smpi/xhpl" "$BUILD/xhpl.new"
+    driver=("$TOP"/testing/ptest/smpi/HPL_pd{driver,info,test}.o)
+    for o in "${driver[@]}"; do [ -f "$o" ] || die "no $o after make (needed for xhpl-fast-pipid)"; done
     ;;
 hpcc)
     # HPCC's Make.ptest stops at `lib.grd` (HPL_pddriver/pdinfo/pdtest archived into
     # libhpl.a); add our main and link, with the same compiler and flags as HPL.
-    mkdir -p "$BUILD/obj"
-    # shellcheck disable=SC2086
-    "$SMPICC" $HPL_OPTS -I"$TOP/include" -I"$TOP/include/smpi" $CCFLAGS_OPT \
-        -c "$HERE/hpl_main.c" -o "$BUILD/obj/hpl_main.o"
-    # shellcheck disable=SC2086
-    "$SMPICC" $CCFLAGS_OPT -o "$BUILD/xhpl.new" "$BUILD/obj/hpl_main.o" -Wl,--wrap=fopen \
-        "$TOP/lib/smpi/libhpl.a" $BLAS_LIBS -lm
+    hpl_cc "$HERE/hpl_main.c" "$BUILD/obj/hpl_main.o"
+    driver=("$BUILD/obj/hpl_main.o" -Wl,--wrap=fopen)
+    hpl_link "$BUILD/xhpl.new" "${driver[@]}"
     ;;
 *) die "unknown HPL_FLAVOR '$HPL_FLAVOR' in $SRC/HPL_TREE" ;;
 esac
@@ -182,26 +190,13 @@ mv "$BUILD/xhpl.new" "$BUILD/xhpl"
 # O(NB) instead of O(NB^2) per call), for runs at scale that pick it; HPL's own HPL_pipid
 # is linked in as HPL_pipid_quadratic, the fallback for pivot vectors no factorization
 # gives. pipid_check compares the two.
-mkdir -p "$BUILD/obj"
-pipid_cc() { # source object [extra flags]
-    # shellcheck disable=SC2086
-    "$SMPICC" $HPL_OPTS -I"$TOP/include" -I"$TOP/include/smpi" $CCFLAGS_OPT "${@:3}" -c "$1" -o "$2"
-}
-pipid_cc "$TOP/src/pgesv/HPL_pipid.c" "$BUILD/obj/pipid_quadratic.o" -DHPL_pipid=HPL_pipid_quadratic
-pipid_cc "$HERE/pipid_indexed.c" "$BUILD/obj/pipid_indexed.o"
-pipid_cc "$HERE/pipid_check.c" "$BUILD/obj/pipid_check.o"
-case $HPL_FLAVOR in
-netlib) driver=("$TOP"/testing/ptest/smpi/HPL_pd{driver,info,test}.o)
-    for o in "${driver[@]}"; do [ -f "$o" ] || die "no $o after make (needed for xhpl-fast-pipid)"; done ;;
-hpcc) driver=("$BUILD/obj/hpl_main.o" -Wl,--wrap=fopen) ;;
-esac
-# shellcheck disable=SC2086
-"$SMPICC" $CCFLAGS_OPT -o "$BUILD/xhpl-fast-pipid.new" "${driver[@]}" "$BUILD/obj/pipid_indexed.o" \
-    "$BUILD/obj/pipid_quadratic.o" "$TOP/lib/smpi/libhpl.a" $BLAS_LIBS -lm
+hpl_cc "$TOP/src/pgesv/HPL_pipid.c" "$BUILD/obj/pipid_quadratic.o" -DHPL_pipid=HPL_pipid_quadratic
+hpl_cc "$HERE/pipid_indexed.c" "$BUILD/obj/pipid_indexed.o"
+hpl_cc "$HERE/pipid_check.c" "$BUILD/obj/pipid_check.o"
+pipid=("$BUILD/obj/pipid_indexed.o" "$BUILD/obj/pipid_quadratic.o")
+hpl_link "$BUILD/xhpl-fast-pipid.new" "${driver[@]}" "${pipid[@]}"
 mv "$BUILD/xhpl-fast-pipid.new" "$BUILD/xhpl-fast-pipid"
-# shellcheck disable=SC2086
-"$SMPICC" $CCFLAGS_OPT -o "$BUILD/pipid_check" "$BUILD/obj/pipid_check.o" "$BUILD/obj/pipid_indexed.o" \
-    "$BUILD/obj/pipid_quadratic.o" "$TOP/lib/smpi/libhpl.a" $BLAS_LIBS -lm
+hpl_link "$BUILD/pipid_check" "$BUILD/obj/pipid_check.o" "${pipid[@]}"
 
 # Sanity check: everything except the MPI/SMPI entry points (provided by smpirun when it
 # loads the program) must resolve against the libraries xhpl was linked with.

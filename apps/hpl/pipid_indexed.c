@@ -73,12 +73,7 @@ static int record_row(row_index *t, const int *IPID, int K, int p) {
     }
 }
 
-#ifdef HPL_STDC_HEADERS
-void HPL_pipid(HPL_T_panel *PANEL, int *K, int *IPID)
-#else
-void HPL_pipid(PANEL, K, IPID) HPL_T_panel *PANEL; int *K; int *IPID;
-#endif
-{
+void HPL_pipid(HPL_T_panel *PANEL, int *K, int *IPID) {
     const int jb = PANEL->jb, ia = PANEL->ia;
     const double *dpiv = PANEL->DPIV;
     /* Small panels: the scan is as cheap as the index. */
