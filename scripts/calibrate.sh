@@ -161,18 +161,19 @@ NET_CSV=$OUT/network-$HOST-$SEED.csv
 step network "$OUT/logs/network.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" "${net_np_opts[@]}" -np 2 \
     "$NET" "--$MODE" --seed "$SEED" --heldout-per-quarter-decade "$HELDOUT_QD" --heldout-reps "$HELDOUT_REPS" --out "$NET_CSV"
 # The machine's speed right before and right after the compute calibration (calib_probe: HPL's
-# update dgemm on every core at once): smpi-validate compares it with the same probe taken before
-# every real run, which says whether the machine changed speed between calibration and validation.
+# update dgemm on every core at once, then a memory-bound row gather): smpi-validate compares it
+# with the same probe taken before every real run, which says whether the machine changed speed between calibration and validation.
 PROBE_TSV=$OUT/machine-probe.tsv
 PROBE_ARGS=(--lda "$LDA" --k "$([ "$NB" != 0 ] && echo "$NB" || echo 128)")
-{ echo "# calib_probe ${PROBE_ARGS[*]}"; printf 'when\tdate\tgflops_per_rank\n'; } > "$PROBE_TSV"
+{ echo "# calib_probe ${PROBE_ARGS[*]}"; printf 'when\tdate\tgflops_per_rank\tgather_ns_per_rank\n'; } > "$PROBE_TSV"
 probe() { # label
-    local i line
+    local i line gather
     for i in 1 2 3; do
         step "probe-$1-$i" "$OUT/logs/probe-$1-$i.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
             "$PROBE" "${PROBE_ARGS[@]}"
         line=$(grep -m1 '^PROBE_GFLOPS' "$OUT/logs/probe-$1-$i.log") || die "calib_probe printed no PROBE_GFLOPS line (log: $OUT/logs/probe-$1-$i.log)"
-        printf '%s\t%s\t%s\n' "$1" "$(now)" "${line#PROBE_GFLOPS }" >> "$PROBE_TSV"
+        gather=$(grep -m1 '^PROBE_GATHER_NS' "$OUT/logs/probe-$1-$i.log") || die "calib_probe printed no PROBE_GATHER_NS line (log: $OUT/logs/probe-$1-$i.log)"
+        printf '%s\t%s\t%s\t%s\n' "$1" "$(now)" "${line#PROBE_GFLOPS }" "${gather#PROBE_GATHER_NS }" >> "$PROBE_TSV"
     done
 }
 probe before-compute
@@ -259,8 +260,11 @@ if os.path.exists(pp):
         if line.startswith("# calib_probe"):
             probe["args"] = line.split()[2:]
         elif line and not line.startswith(("#", "when\t")):
-            when, date, g = line.split("\t")
-            probe["runs"].append({"when": when, "date": date, "gflops_per_rank": [float(x) for x in g.split()]})
+            when, date, g, *gather = line.split("\t")
+            run = {"when": when, "date": date, "gflops_per_rank": [float(x) for x in g.split()]}
+            if gather:
+                run["gather_ns_per_rank"] = [float(x) for x in gather[0].split()]
+            probe["runs"].append(run)
 
 git = {"commit": sh("git", "-C", repo, "rev-parse", "HEAD"),
        "dirty": bool(sh("git", "-C", repo, "status", "--porcelain", "--untracked-files=no"))}

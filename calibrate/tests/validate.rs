@@ -68,6 +68,7 @@ fn synthetic() -> Validation {
             load_before: Some([0.1, 0.1, 0.1]),
             blas_core: Some("Haswell".into()),
             probe_gflops: Vec::new(),
+            probe_gather_ns: Vec::new(),
             outcome: ok(configs[c].n, t),
         });
     }
@@ -80,6 +81,7 @@ fn synthetic() -> Validation {
         load_before: None,
         blas_core: None,
         probe_gflops: Vec::new(),
+        probe_gather_ns: Vec::new(),
         outcome: Outcome::Failed {
             reason: "exit code 1".into(),
             exit_code: Some(1),

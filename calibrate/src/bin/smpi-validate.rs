@@ -478,29 +478,30 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             pb.set_message(format!("{}/{}: {}", position + 1, plan.len(), c.label()));
             let dir = out.join("runs").join(format!("real-{position:03}"));
             std::fs::create_dir_all(&dir)?;
-            let probe_gflops = match &probe {
-                None => Vec::new(),
+            let (probe_gflops, probe_gather_ns) = match &probe {
+                None => (Vec::new(), Vec::new()),
                 Some(prog) => {
                     let cmd =
                         launcher.command_of(prog, &probe_args, c.ranks(), cli.seed * 1000 + position as u64);
                     match runner::run(cmd, &dir, timeout) {
                         Ok(f) if f.success() => {
                             let _ = std::fs::write(dir.join("probe.txt"), &f.stdout);
-                            runner::probe_gflops(&f.stdout).unwrap_or_else(|| {
+                            let gflops = runner::probe_gflops(&f.stdout).unwrap_or_else(|| {
                                 say(&pb, "warning: the machine probe printed no PROBE_GFLOPS line");
                                 Vec::new()
-                            })
+                            });
+                            (gflops, runner::probe_gather_ns(&f.stdout).unwrap_or_default())
                         }
                         Ok(f) => {
                             say(
                                 &pb,
                                 &format!("warning: the machine probe failed: {}", tail(&f.stderr, 3)),
                             );
-                            Vec::new()
+                            (Vec::new(), Vec::new())
                         }
                         Err(e) => {
                             say(&pb, &format!("warning: the machine probe did not run: {e:#}"));
-                            Vec::new()
+                            (Vec::new(), Vec::new())
                         }
                     }
                 }
@@ -555,6 +556,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 load_before: load,
                 blas_core: core,
                 probe_gflops,
+                probe_gather_ns,
                 outcome,
             });
         }
@@ -923,6 +925,13 @@ fn print_table(v: &Validation) {
                 "machine probe (calib_probe, HPL's update dgemm): {c:.2} Gflop/s during the calibration, \
                  {r:.2} before the real runs (range {lo:.2}-{hi:.2}): {:+.1}%",
                 100.0 * (r / c - 1.0)
+            );
+        }
+        if let (Some(c), Some(r)) = (m.calibration_gather_ns, m.runs_gather_ns) {
+            println!(
+                "machine probe (calib_probe, row gather): {c:.2} ns an element during the calibration, \
+                 {r:.2} before the real runs: {:+.1}% speed",
+                100.0 * (c / r - 1.0)
             );
         }
         for w in &m.warnings {

@@ -91,6 +91,10 @@ pub struct RealRun {
     /// dgemm on every core at once), Gflop/s per rank; empty when not probed.
     #[serde(default)]
     pub probe_gflops: Vec<f64>,
+    /// The same probe's row gather (memory-bound, as HPL's row swaps), ns per
+    /// element per rank; empty when not probed or the probe has no gather.
+    #[serde(default)]
+    pub probe_gather_ns: Vec<f64>,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -426,15 +430,28 @@ pub fn orderings(results: &[ConfigResult]) -> Vec<Ordering> {
 }
 
 /// The machine probe taken during the calibration (`machine-probe.tsv` of
-/// `scripts/calibrate.sh`): per probe run, when it ran and its Gflop/s per rank.
+/// `scripts/calibrate.sh`): per probe run, when it ran and what it measured.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct CalibrationProbe {
     /// The file read.
     pub file: String,
     /// The probe's options (its `# calib_probe ...` line), reused for the runs.
     pub args: Vec<String>,
-    /// (label such as `before-compute`, UTC date, Gflop/s per rank).
-    pub runs: Vec<(String, String, Vec<f64>)>,
+    /// The probe runs, in the file's order.
+    pub runs: Vec<ProbeRun>,
+}
+
+/// One run of `calib_probe` during the calibration.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ProbeRun {
+    /// Label, such as `before-compute`.
+    pub when: String,
+    /// UTC date.
+    pub date: String,
+    /// dgemm Gflop/s per rank.
+    pub gflops: Vec<f64>,
+    /// Row gather ns per element per rank (empty: a probe without the gather).
+    pub gather_ns: Vec<f64>,
 }
 
 /// Share of a change in the machine's speed beyond which the report warns (the
@@ -463,6 +480,16 @@ pub struct MachineState {
     /// Spearman's ρ and p between the probe before a run and that run's relative
     /// Gflop/s (whether the probe sees what slows HPL).
     pub probe_vs_run: Option<(f64, f64)>,
+    /// Median row-gather ns per element (mean over ranks of each probe run)
+    /// during the calibration.
+    pub calibration_gather_ns: Option<f64>,
+    /// The same before the real runs.
+    pub runs_gather_ns: Option<f64>,
+    /// calibration_gather / runs_gather − 1: how much faster (+) or slower (−)
+    /// memory-bound work (HPL's row swaps and copies) ran during the real runs
+    /// than when it was calibrated. It can move apart from dgemm's speed: other
+    /// tenants' memory traffic slows it without slowing the cores.
+    pub gather_shift: Option<f64>,
     /// Findings worth a line under the error table.
     pub warnings: Vec<String>,
 }
@@ -481,8 +508,21 @@ pub fn machine_state(
 ) -> MachineState {
     let mut m = MachineState::default();
     let cal: Vec<f64> = calibration
-        .map(|c| c.runs.iter().filter_map(|r| probe_mean(&r.2)).collect())
+        .map(|c| c.runs.iter().filter_map(|r| probe_mean(&r.gflops)).collect())
         .unwrap_or_default();
+    let cal_gather: Vec<f64> = calibration
+        .map(|c| c.runs.iter().filter_map(|r| probe_mean(&r.gather_ns)).collect())
+        .unwrap_or_default();
+    let runs_gather: Vec<f64> = real
+        .iter()
+        .filter_map(|r| probe_mean(&r.probe_gather_ns))
+        .collect();
+    if !cal_gather.is_empty() && !runs_gather.is_empty() {
+        let (c, r) = (stats::median(&cal_gather), stats::median(&runs_gather));
+        m.calibration_gather_ns = Some(c);
+        m.runs_gather_ns = Some(r);
+        m.gather_shift = Some(c / r - 1.0);
+    }
     if !cal.is_empty() {
         m.calibration_probe_gflops = Some(stats::median(&cal));
     }
@@ -532,6 +572,19 @@ pub fn machine_state(
             if shift < 0.0 { "optimistic" } else { "pessimistic" },
         ));
     }
+    if let Some(shift) = m.gather_shift.filter(|s| s.abs() > DRIFT_WARN) {
+        m.warnings.push(format!(
+            "machine: memory-bound work (calib_probe's row gather, {:.2} against {:.2} ns an element) ran \
+             {:.1} % {} before the real runs than during the calibration: the row swaps and copies \
+             (HPL_dlaswp*, HPL_dlatcpy, dcopy; the `laswp` phase) are expected to be predicted {} by about \
+             that much",
+            m.runs_gather_ns.unwrap_or(f64::NAN),
+            m.calibration_gather_ns.unwrap_or(f64::NAN),
+            100.0 * shift.abs(),
+            if shift < 0.0 { "slower" } else { "faster" },
+            if shift < 0.0 { "optimistic" } else { "pessimistic" },
+        ));
+    }
     if let (Some((rho, p)), Some([first, last])) = (m.position_trend, m.first_last_fifth) {
         if p < 0.05 && (last - first).abs() > DRIFT_WARN {
             m.warnings.push(format!(
@@ -571,6 +624,7 @@ mod tests {
             load_before: None,
             blas_core: None,
             probe_gflops: Vec::new(),
+            probe_gather_ns: Vec::new(),
             outcome: ok(g, n),
         }
     }
@@ -600,13 +654,22 @@ mod tests {
             let mut r = real(config, [80.0, 70.0][config] * speed, 4000);
             r.position = position;
             r.probe_gflops = vec![49.0 * speed, 48.0 * speed];
+            r.probe_gather_ns = vec![7.0, 7.2];
             runs.push(r);
         }
         let results = super::results(&configs, &runs, &[]);
         let cal = CalibrationProbe {
             file: "machine-probe.tsv".into(),
             args: vec!["--lda".into(), "5000".into()],
-            runs: vec![("before-compute".into(), String::new(), vec![49.0, 48.0]); 3],
+            runs: vec![
+                ProbeRun {
+                    when: "before-compute".into(),
+                    date: String::new(),
+                    gflops: vec![49.0, 48.0],
+                    gather_ns: vec![7.0, 7.2],
+                };
+                3
+            ],
         };
         (runs, results, cal)
     }
@@ -637,6 +700,33 @@ mod tests {
         assert!(m.warnings.is_empty(), "{:?}", m.warnings);
         let m = machine_state(&runs, &results, None);
         assert_eq!((m.calibration_probe_gflops, m.probe_shift), (None, None));
+    }
+
+    #[test]
+    fn memory_bound_drift_is_reported_apart_from_dgemm() {
+        // dgemm steady; the row gather 20 % slower during the calibration than
+        // before the runs (another tenant's memory traffic then).
+        let (mut runs, results, mut cal) = drifting(0.0);
+        for r in &mut cal.runs {
+            r.gather_ns = vec![8.4, 8.64];
+        }
+        let m = machine_state(&runs, &results, Some(&cal));
+        assert_eq!(m.probe_shift, Some(0.0));
+        let shift = m.gather_shift.unwrap();
+        assert!((shift - 0.2).abs() < 1e-9, "{shift}");
+        assert_eq!(m.warnings.len(), 1, "{:?}", m.warnings);
+        let w = &m.warnings[0];
+        assert!(
+            w.contains("20.0 % faster") && w.contains("pessimistic") && w.contains("laswp"),
+            "{w}"
+        );
+        // Probes without the gather (older calib_probe): nothing to compare.
+        for r in &mut runs {
+            r.probe_gather_ns.clear();
+        }
+        let m = machine_state(&runs, &results, Some(&cal));
+        assert_eq!((m.gather_shift, m.runs_gather_ns), (None, None));
+        assert!(m.warnings.is_empty(), "{:?}", m.warnings);
     }
 
     #[test]

@@ -197,6 +197,7 @@ impl Validation {
                         "seconds": x.outcome.seconds(),
                         "gflops": x.outcome.gflops(),
                         "probe_gflops": (!x.probe_gflops.is_empty()).then_some(&x.probe_gflops),
+                        "probe_gather_ns": (!x.probe_gather_ns.is_empty()).then_some(&x.probe_gather_ns),
                         "status": match &x.outcome {
                             analysis::Outcome::Ok { .. } => "ok".to_string(),
                             analysis::Outcome::Failed { reason, .. } => format!("failed: {reason}"),
@@ -263,14 +264,18 @@ impl Validation {
                 "calibration_probe": self.calibration_probe.as_ref().map(|c| json!({
                     "file": c.file,
                     "args": c.args,
-                    "runs": c.runs.iter().map(|(label, date, g)| json!({
-                        "when": label, "date": date, "gflops_per_rank": g,
+                    "runs": c.runs.iter().map(|r| json!({
+                        "when": r.when, "date": r.date, "gflops_per_rank": r.gflops,
+                        "gather_ns_per_rank": (!r.gather_ns.is_empty()).then_some(&r.gather_ns),
                     })).collect::<Vec<_>>(),
                 })),
                 "calibration_probe_gflops": self.machine_state.calibration_probe_gflops,
                 "runs_probe_gflops": self.machine_state.runs_probe_gflops,
                 "runs_probe_range": self.machine_state.runs_probe_range,
                 "probe_shift": self.machine_state.probe_shift,
+                "calibration_gather_ns": self.machine_state.calibration_gather_ns,
+                "runs_gather_ns": self.machine_state.runs_gather_ns,
+                "gather_shift": self.machine_state.gather_shift,
                 "position_trend": self.machine_state.position_trend.map(|(rho, p)| json!({"rho": rho, "p": p})),
                 "first_last_fifth": self.machine_state.first_last_fifth,
                 "probe_vs_run": self.machine_state.probe_vs_run.map(|(rho, p)| json!({"rho": rho, "p": p})),

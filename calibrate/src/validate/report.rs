@@ -837,7 +837,8 @@ fn machine_section(v: &Validation, md: &mut String) {
     md.push_str(
         "A model fitted at one moment is checked against runs made minutes later; on a shared or virtual machine \
          the cores' speed drifts in between by as much as the targets. Two checks: the machine probe \
-         (`calib_probe`: HPL's update dgemm, K = NB, on every core at once, a fraction of a second), taken during \
+         (`calib_probe`: HPL's update dgemm, K = NB, on every core at once, a fraction of a second, then a gather \
+         of random rows of a large matrix, memory-bound as HPL's row swaps are), taken during \
          the calibration and before every real run; and the trend of the runs' Gflop/s (relative to their \
          configuration's median) along the randomized order, in which only the machine can change.\n\n",
     );
@@ -879,6 +880,13 @@ fn machine_section(v: &Validation, md: &mut String) {
     }
     if let Some(s) = m.probe_shift {
         row(md, "change of speed, calibration → runs", pct(s));
+    }
+    if let (Some(c), Some(r), Some(s)) = (m.calibration_gather_ns, m.runs_gather_ns, m.gather_shift) {
+        row(
+            md,
+            "row gather (memory-bound): during the calibration → before the runs",
+            format!("{} → {} ns an element: {} speed", g3(c), g3(r), pct(s)),
+        );
     }
     if let Some((rho, p)) = m.position_trend {
         row(

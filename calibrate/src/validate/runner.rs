@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::validate::analysis::CalibrationProbe;
+use crate::validate::analysis::{CalibrationProbe, ProbeRun};
 use crate::validate::hpl::HplConfig;
 
 /// What a finished (or killed) command left.
@@ -352,7 +352,21 @@ pub fn extrapolated(
 
 /// The per-rank Gflop/s of `calib_probe`'s `PROBE_GFLOPS r0 r1 ...` line.
 pub fn probe_gflops(stdout: &str) -> Option<Vec<f64>> {
-    let line = stdout.lines().find_map(|l| l.strip_prefix("PROBE_GFLOPS"))?;
+    probe_line(stdout, "PROBE_GFLOPS")
+}
+
+/// The per-rank nanoseconds per element of `calib_probe`'s row gather
+/// (`PROBE_GATHER_NS r0 r1 ...`; probes built before it print none).
+pub fn probe_gather_ns(stdout: &str) -> Option<Vec<f64>> {
+    probe_line(stdout, "PROBE_GATHER_NS")
+}
+
+/// The positive finite values after `key` on the first line starting with it.
+fn probe_line(stdout: &str, key: &str) -> Option<Vec<f64>> {
+    let line = stdout.lines().find_map(|l| {
+        l.strip_prefix(key)
+            .filter(|rest| rest.is_empty() || rest.starts_with(' '))
+    })?;
     let v: Vec<f64> = line
         .split_whitespace()
         .map(str::parse)
@@ -362,7 +376,8 @@ pub fn probe_gflops(stdout: &str) -> Option<Vec<f64>> {
 }
 
 /// Reads a calibration's `machine-probe.tsv` (written by `scripts/calibrate.sh`):
-/// a `# calib_probe OPTIONS` line, a header, then `label<TAB>date<TAB>g0 g1 ...`.
+/// a `# calib_probe OPTIONS` line, a header, then `label<TAB>date<TAB>g0 g1 ...`
+/// and, from probes that time the row gather, `<TAB>ns0 ns1 ...`.
 pub fn read_probe_tsv(path: &Path) -> anyhow::Result<CalibrationProbe> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("{}: cannot read it: {e}", path.display()))?;
@@ -379,17 +394,27 @@ pub fn read_probe_tsv(path: &Path) -> anyhow::Result<CalibrationProbe> {
             continue;
         }
         let f: Vec<&str> = line.split('\t').collect();
-        let gflops = (f.len() == 3)
+        let bad = || {
+            anyhow::anyhow!(
+                "{}:{}: expected `label<TAB>date<TAB>Gflop/s per rank[<TAB>gather ns per rank]`, found '{line}'",
+                path.display(),
+                i + 1
+            )
+        };
+        let gflops = matches!(f.len(), 3 | 4)
             .then(|| probe_gflops(&format!("PROBE_GFLOPS {}", f[2])))
             .flatten()
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{}:{}: expected `label<TAB>date<TAB>Gflop/s per rank`, found '{line}'",
-                    path.display(),
-                    i + 1
-                )
-            })?;
-        probe.runs.push((f[0].to_string(), f[1].to_string(), gflops));
+            .ok_or_else(bad)?;
+        let gather_ns = match f.get(3) {
+            None => Vec::new(),
+            Some(ns) => probe_gather_ns(&format!("PROBE_GATHER_NS {ns}")).ok_or_else(bad)?,
+        };
+        probe.runs.push(ProbeRun {
+            when: f[0].to_string(),
+            date: f[1].to_string(),
+            gflops,
+            gather_ns,
+        });
     }
     Ok(probe)
 }
@@ -405,27 +430,40 @@ mod tests {
         assert_eq!(probe_gflops("PROBE_GFLOPS\n"), None);
         assert_eq!(probe_gflops("PROBE_GFLOPS 1 x\n"), None);
         assert_eq!(probe_gflops("no probe here"), None);
+        let both = "PROBE_GFLOPS 50.1 49.9\nPROBE_GATHER_NS 6.35 6.91\n";
+        assert_eq!(probe_gflops(both), Some(vec![50.1, 49.9]));
+        assert_eq!(probe_gather_ns(both), Some(vec![6.35, 6.91]));
+        assert_eq!(probe_gather_ns("PROBE_GFLOPS 50.1 49.9\n"), None);
         let dir = std::env::temp_dir().join(format!("probe-tsv-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("machine-probe.tsv");
         std::fs::write(
             &f,
             "# calib_probe --lda 5000 --k 128\nwhen\tdate\tgflops_per_rank\n\
-             before-compute\t2026-11-26T04:00:00Z\t51.2 50.8\nafter-compute\t2026-11-26T04:09:00Z\t49.0 48.0\n",
+             before-compute\t2026-11-26T04:00:00Z\t51.2 50.8\nafter-compute\t2026-11-26T04:09:00Z\t49.0 48.0\t7.5 7.7\n",
         )
         .unwrap();
         let p = read_probe_tsv(&f).unwrap();
         assert_eq!(p.args, ["--lda", "5000", "--k", "128"]);
         assert_eq!(p.runs.len(), 2);
+        assert_eq!(p.runs[0].gather_ns, Vec::<f64>::new());
         assert_eq!(
             p.runs[1],
-            (
-                "after-compute".into(),
-                "2026-11-26T04:09:00Z".into(),
-                vec![49.0, 48.0]
-            )
+            ProbeRun {
+                when: "after-compute".into(),
+                date: "2026-11-26T04:09:00Z".into(),
+                gflops: vec![49.0, 48.0],
+                gather_ns: vec![7.5, 7.7],
+            }
         );
         std::fs::write(&f, "when\tdate\tgflops_per_rank\nbefore\t2026\tfast\n").unwrap();
+        let e = read_probe_tsv(&f).unwrap_err().to_string();
+        assert!(e.contains("machine-probe.tsv:2:"), "{e}");
+        std::fs::write(
+            &f,
+            "when\tdate\tgflops_per_rank\tgather_ns_per_rank\nb\t2026\t50 49\tslow\n",
+        )
+        .unwrap();
         let e = read_probe_tsv(&f).unwrap_err().to_string();
         assert!(e.contains("machine-probe.tsv:2:"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();

@@ -574,6 +574,14 @@ fn calibrate_script_quick_with_open_mpi() {
             .is_some_and(|g| g.len() == cores && g.iter().all(|x| x.as_f64().is_some_and(|x| x > 0.0)))),
         "{probe}"
     );
+    // And its memory-bound row gather: a plausible time per element moved.
+    assert!(
+        runs.iter()
+            .all(|r| r["gather_ns_per_rank"].as_array().is_some_and(
+                |g| g.len() == cores && g.iter().all(|x| x.as_f64().is_some_and(|x| x > 0.05 && x < 1e4))
+            )),
+        "{probe}"
+    );
 
     let files = manifest["files"].as_array().expect("files");
     assert_eq!(

@@ -283,8 +283,8 @@ fn a_machine_slower_than_when_calibrated_is_flagged() {
     std::fs::create_dir_all(&cal).unwrap();
     std::fs::write(
         cal.join("machine-probe.tsv"),
-        "# calib_probe --m 512 --n 256 --k 64 --lda 0 --reps 9\nwhen\tdate\tgflops_per_rank\n\
-         before-compute\t2026-11-26T04:00:00Z\t13 13\nafter-compute\t2026-11-26T04:09:00Z\t13 13\n",
+        "# calib_probe --m 512 --n 256 --k 64 --lda 0 --reps 9\nwhen\tdate\tgflops_per_rank\tgather_ns_per_rank\n\
+         before-compute\t2026-11-26T04:00:00Z\t13 13\t7.5 7.5\nafter-compute\t2026-11-26T04:09:00Z\t13 13\t7.5 7.5\n",
     )
     .unwrap();
     let (c, p) = (cal.display().to_string(), probe.display().to_string());
@@ -322,6 +322,26 @@ fn a_machine_slower_than_when_calibrated_is_flagged() {
     let shift = m["probe_shift"].as_f64().unwrap();
     assert!((-0.32..-0.14).contains(&shift), "{m}");
     let w = m["warnings"].as_array().unwrap();
+    // The row gather: the calibration's file claims 7.5 ns an element; the simulated gathers
+    // take almost no simulated time (computation is not simulated: only MPI_Wtime's own cost),
+    // so memory-bound work "ran faster" before the runs, flagged apart from dgemm.
+    assert_eq!(
+        m["calibration_probe"]["runs"][1]["gather_ns_per_rank"],
+        serde_json::json!([7.5, 7.5]),
+        "{m}"
+    );
+    assert_eq!(m["calibration_gather_ns"], 7.5, "{m}");
+    assert!(runs.iter().all(|r| r["probe_gather_ns"]
+        .as_array()
+        .is_some_and(|g| g.len() == 2 && g.iter().all(|x| x.as_f64().is_some_and(|x| x > 0.0 && x < 7.5)))));
+    assert!(m["gather_shift"].as_f64().is_some_and(|s| s > 0.0), "{m}");
+    assert!(
+        w.iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.contains("memory-bound") && w.contains("faster") && w.contains("pessimistic")
+        }),
+        "{m}"
+    );
     assert!(
         w.iter()
             .any(|w| w.as_str().unwrap().contains("slower before the real runs")),
@@ -481,7 +501,14 @@ fn validate_here_quick_runs_end_to_end() {
         .as_array()
         .unwrap()
         .iter()
-        .all(|r| r["probe_gflops"].as_array().is_some_and(|g| g.len() == 2))));
+        .all(|r| r["probe_gflops"].as_array().is_some_and(|g| g.len() == 2)
+            && r["probe_gather_ns"].as_array().is_some_and(|g| g.len() == 2))));
+    // The row gather, during the calibration and before the runs, compared.
+    assert!(
+        m["calibration_gather_ns"].as_f64().is_some_and(|g| g > 0.0),
+        "{m}"
+    );
+    assert!(m["gather_shift"].as_f64().is_some_and(f64::is_finite), "{m}");
     assert!(
         j["calibration_checks"]["pingpong"]["sizes"].as_u64().unwrap_or(0) > 0,
         "{}",
