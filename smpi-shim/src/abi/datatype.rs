@@ -139,15 +139,14 @@ pub(super) fn new_type(pieces: &[(isize, i32, usize)], combiner: i32, out: *mut 
 /// a pending message or a type built from it, keeps it); an invalid handle's
 /// error class.
 fn update_type(w: &mut World, h: c_int, f: impl FnOnce(&mut Datatype)) -> c_int {
-    match w.dtype(h) {
-        Ok(d) => {
-            let mut t = (*d).clone();
-            f(&mut t);
-            w.types[h as usize] = Some(Rc::new(t));
-            MPI_SUCCESS
-        }
-        Err(e) => e.code,
+    if let Err(e) = w.dtype(h) {
+        return e.code;
     }
+    let t = w.types[h as usize].as_mut().expect("a valid handle has a type");
+    // Copied only when something else holds the type (a type held by the
+    // table alone, as at MPI_Type_commit, is changed in place).
+    f(Rc::make_mut(t));
+    MPI_SUCCESS
 }
 
 pub(super) fn extent_of(dt: c_int) -> Result<isize, c_int> {
