@@ -509,6 +509,10 @@ pub(crate) fn on_comm_done(w: &mut World, user: u64) {
 /// `smpi/send-is-detached-thresh`: larger ones are rare, and are freed).
 const MAX_KEPT_STAGING_BYTES: usize = 65536;
 
+/// How many emptied staging buffers are kept at most (at most 16 MiB held
+/// back from the program's own allocations; beyond, they are freed).
+const MAX_KEPT_STAGING_BUFFERS: usize = 256;
+
 pub(crate) fn deliver(w: &mut World, send: u32) {
     let Some(recv) = w.req(send).partner else { return };
     if w.req(send).transferred {
@@ -520,7 +524,7 @@ pub(crate) fn deliver(w: &mut World, send: u32) {
     let payload = std::mem::replace(&mut s.payload, Payload::Delivered);
     let orphan = s.orphan;
     if let Payload::Staged(mut buffer) = payload {
-        if buffer.capacity() <= MAX_KEPT_STAGING_BYTES {
+        if buffer.capacity() <= MAX_KEPT_STAGING_BYTES && w.staging_buffers.len() < MAX_KEPT_STAGING_BUFFERS {
             buffer.clear();
             w.staging_buffers.push(buffer);
         }

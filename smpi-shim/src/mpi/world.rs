@@ -254,7 +254,8 @@ pub(crate) struct World {
     pub(crate) free_messages: BinaryHeap<Reverse<usize>>,
     /// Emptied buffers of delivered staged payloads (detached sends copied
     /// before their receive was posted), kept for the next ones: a staged
-    /// message costs no allocation once the run has as many as it stages at once.
+    /// message costs no allocation once the run has as many as it stages at
+    /// once (up to a bound: `p2p::MAX_KEPT_STAGING_BUFFERS`).
     pub(crate) staging_buffers: Vec<Vec<u8>>,
     /// Callbacks of generalized requests, by request id.
     pub greqs: HashMap<u32, Greq>,
