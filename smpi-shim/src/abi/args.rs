@@ -310,13 +310,16 @@ pub(super) unsafe fn arg_counts<T: Copy + Into<i64>>(
     name: &str,
 ) -> MpiResult<Vec<usize>> {
     arg_array(p, n, name)?;
-    (0..n)
-        .map(|i| {
-            // Safety: `p` holds `n` values (the caller's contract).
-            let v: i64 = unsafe { *p.add(i) }.into();
-            usize::try_from(v).map_err(|_| mpi_err(MPI_ERR_COUNT, format!("negative {name}[{i}] = {v}")))
-        })
-        .collect()
+    // Sized up front (a collect through `MpiResult` grows the vector step by step).
+    let mut counts = Vec::with_capacity(n);
+    for i in 0..n {
+        // Safety: `p` holds `n` values (the caller's contract).
+        let v: i64 = unsafe { *p.add(i) }.into();
+        counts.push(
+            usize::try_from(v).map_err(|_| mpi_err(MPI_ERR_COUNT, format!("negative {name}[{i}] = {v}")))?,
+        );
+    }
+    Ok(counts)
 }
 
 /// A buffer described per peer (the `v` and `w` collectives): `counts[i]`

@@ -116,7 +116,11 @@ forwards! {
 /// handle goes to `out`.
 pub(super) fn new_type(pieces: &[(isize, i32, usize)], combiner: i32, out: *mut c_int) -> c_int {
     let r = with_world(|w| -> MpiResult<c_int> {
-        let children: Vec<Rc<Datatype>> = pieces.iter().map(|p| w.dtype(p.1)).collect::<MpiResult<_>>()?;
+        // Sized up front (a collect through `MpiResult` grows the vector step by step).
+        let mut children: Vec<Rc<Datatype>> = Vec::with_capacity(pieces.len());
+        for p in pieces {
+            children.push(w.dtype(p.1)?);
+        }
         let refs: Vec<(isize, &Datatype, usize)> = pieces
             .iter()
             .zip(children.iter())
@@ -139,15 +143,14 @@ pub(super) fn new_type(pieces: &[(isize, i32, usize)], combiner: i32, out: *mut 
 /// a pending message or a type built from it, keeps it); an invalid handle's
 /// error class.
 fn update_type(w: &mut World, h: c_int, f: impl FnOnce(&mut Datatype)) -> c_int {
-    match w.dtype(h) {
-        Ok(d) => {
-            let mut t = (*d).clone();
-            f(&mut t);
-            w.types[h as usize] = Some(Rc::new(t));
-            MPI_SUCCESS
-        }
-        Err(e) => e.code,
+    if let Err(e) = w.dtype(h) {
+        return e.code;
     }
+    let t = w.types[h as usize].as_mut().expect("a valid handle has a type");
+    // Copied only when something else holds the type (a type held by the
+    // table alone, as at MPI_Type_commit, is changed in place).
+    f(Rc::make_mut(t));
+    MPI_SUCCESS
 }
 
 pub(super) fn extent_of(dt: c_int) -> Result<isize, c_int> {
@@ -346,7 +349,8 @@ pub(super) unsafe extern "C" fn MPI_Type_create_struct(
             .map(|i| (*displs.add(i), *types.add(i), (*blens.add(i)).max(0) as usize))
             .collect();
         let n = count.max(0) as usize;
-        let mut ints = vec![count as i64];
+        let mut ints = Vec::with_capacity(n + 1);
+        ints.push(count as i64);
         ints.extend((0..n).map(|i| *blens.add(i) as i64));
         let aints = (0..n).map(|i| *displs.add(i)).collect();
         let olds: Vec<c_int> = (0..n).map(|i| *types.add(i)).collect();
@@ -358,11 +362,13 @@ pub(super) unsafe extern "C" fn MPI_Type_create_struct(
         // alignment of the members, unless MPI_UB/MPI_LB or a resized type set it.
         let h = *new;
         with_world(|w| {
-            if let Ok(d) = w.dtype(h) {
+            // The reference is dropped before the update (which would copy the type).
+            let padding = w.dtype(h).ok().and_then(|d| {
                 let align = d.align.max(1) as isize;
-                if !d.has_ub_marker && d.extent % align != 0 {
-                    update_type(w, h, |t| t.extent += align - t.extent % align);
-                }
+                (!d.has_ub_marker && d.extent % align != 0).then_some(align)
+            });
+            if let Some(align) = padding {
+                update_type(w, h, |t| t.extent += align - t.extent % align);
             }
         });
         MPI_SUCCESS
@@ -542,9 +548,15 @@ pub(super) unsafe extern "C" fn MPI_Type_commit(dt: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let h = *dt;
-        with_world(|w| match w.dtype(h) {
-            Ok(d) if d.predefined => MPI_SUCCESS,
-            _ => update_type(w, h, |t| t.committed = true),
+        with_world(|w| {
+            // Not matched on `w.dtype(h)` itself: its reference would live through
+            // the update, which would then copy the type.
+            let predefined = w.dtype(h).is_ok_and(|d| d.predefined);
+            if predefined {
+                MPI_SUCCESS
+            } else {
+                update_type(w, h, |t| t.committed = true)
+            }
         })
     }
 }
@@ -744,10 +756,9 @@ pub(super) unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
 /// MPI_Type_get_envelope. `types` are the old types' handles.
 pub(super) fn record(h: c_int, ints: Vec<i64>, aints: Vec<isize>, types: &[c_int]) {
     with_world(|w| {
-        let types = types
-            .iter()
-            .filter_map(|&t| w.dtype(t).ok().map(|rc| (t, rc)))
-            .collect();
+        let mut held = Vec::with_capacity(types.len());
+        held.extend(types.iter().filter_map(|&t| w.dtype(t).ok().map(|rc| (t, rc))));
+        let types = held;
         if let Some(Some(t)) = w.types.get_mut(h.max(0) as usize) {
             // A new type's only reference is the table's: no copy of its type map.
             Rc::make_mut(t).contents = Some(Rc::new(Contents { ints, aints, types }));

@@ -951,11 +951,17 @@ impl Layout {
 
     /// The runs of `[a, b)`, clipped to it.
     pub(crate) fn runs_in(&self, a: usize, b: usize) -> impl Iterator<Item = (usize, usize, Bytes)> + '_ {
-        let first = self.runs.partition_point(|r| r.1 <= a);
-        self.runs[first..]
+        self.runs_meeting(a, b)
             .iter()
-            .take_while(move |r| r.0 < b)
             .map(move |&(s0, e0, w)| (s0.max(a), e0.min(b), w))
+    }
+
+    /// The runs that meet `[a, b)`, not clipped (the first may start before
+    /// `a`, the last end after `b`): a slice, for callers that search it.
+    fn runs_meeting(&self, a: usize, b: usize) -> &[(usize, usize, Bytes)] {
+        let first = self.runs.partition_point(|r| r.1 <= a);
+        let last = self.runs.partition_point(|r| r.0 < b);
+        &self.runs[first..last.max(first)]
     }
 
     /// Whether every byte is folded garbage (a message from it carries nothing).
@@ -1019,14 +1025,6 @@ fn classify(st: &State, origin: usize, a: usize, b: usize, runs: &mut Vec<(usize
     push(cursor - origin, b, Bytes::Data);
 }
 
-/// The class of bytes `[a, b)` of an optional layout, as runs (no layout: all data).
-fn runs_of(layout: Option<&Layout>, a: usize, b: usize) -> Vec<(usize, usize, Bytes)> {
-    match layout {
-        None => vec![(a, b, Bytes::Data)],
-        Some(l) => l.runs_in(a, b).collect(),
-    }
-}
-
 /// Moves `n` bytes from `src` to `dst` as a message does, given the layouts
 /// of the buffers they lie in (`soff`/`doff`: their offsets in those
 /// layouts). Folded garbage is neither read nor written; zeros from
@@ -1050,15 +1048,22 @@ pub(crate) unsafe fn transfer(
             std::ptr::copy(src, dst, n);
             return;
         }
-        let dest = runs_of(dlay, doff, doff + n);
-        for (sa, sb, sw) in runs_of(slay, soff, soff + n) {
+        // The runs of both ranges, unclipped (borrowed: no allocation per
+        // message); a range without a layout is one run of data.
+        let (send, dend) = (soff + n, doff + n);
+        let (whole_src, whole_dst) = ([(soff, send, Bytes::Data)], [(doff, dend, Bytes::Data)]);
+        let src_runs = slay.map_or(&whole_src[..], |l| l.runs_meeting(soff, send));
+        let dest = dlay.map_or(&whole_dst[..], |l| l.runs_meeting(doff, dend));
+        for &(sa, sb, sw) in src_runs {
             if sw == Bytes::Garbage {
                 continue;
             }
-            let (lo, hi) = (sa - soff, sb - soff);
+            // [lo, hi): this source run, clipped, relative to the message.
+            let (lo, hi) = (sa.max(soff) - soff, sb.min(send) - soff);
+            // Every destination run ends after `doff`; one may start before it.
             let first = dest.partition_point(|r| r.1 - doff <= lo);
-            for &(da, db, dw) in dest[first..].iter().take_while(|r| r.0 - doff < hi) {
-                let (a, b) = ((da - doff).max(lo), (db - doff).min(hi));
+            for &(da, db, dw) in dest[first..].iter().take_while(|r| r.0 < doff + hi) {
+                let (a, b) = (da.saturating_sub(doff).max(lo), (db - doff).min(hi));
                 let (s, d) = (src.add(a), dst.add(a));
                 match (sw, dw) {
                     (_, Bytes::Garbage) | (Bytes::Zero, Bytes::Zero) => {}
@@ -1254,6 +1259,94 @@ mod tests {
         unsafe { copy(src.add(MIB - 3 * PAGE), plain.as_mut_ptr(), 3 * PAGE) };
         assert!(plain.iter().all(|&b| b == 0));
         assert!(free(src) && free(dst));
+        reset();
+    }
+
+    #[test]
+    fn transfers_at_offsets_move_every_byte_but_folded_garbage() {
+        cow_setup();
+        // Source: copy-on-write pages, some written (data) and some not (zeros);
+        // destination: another such region; and a buffer half folded (garbage).
+        let (src, dst) = (alloc_cow(16 * PAGE).unwrap(), alloc_cow(16 * PAGE).unwrap());
+        let half = alloc(8 * PAGE, &[(2 * PAGE, 5 * PAGE)], "t:half").unwrap();
+        // Safety: test data, valid for the sizes and types used.
+        unsafe {
+            for (i, page) in [1, 3, 4, 9, 12].into_iter().enumerate() {
+                for b in 0..PAGE {
+                    *src.add(page * PAGE + b) = (i + b % 251 + 1) as u8;
+                }
+            }
+            std::ptr::write_bytes(dst.add(5 * PAGE), 0xee, 2 * PAGE);
+            for b in 0..8 * PAGE {
+                *half.add(b) = (b % 13 + 1) as u8;
+            }
+        }
+        let slay = Layout::of(src, 16 * PAGE);
+        let hlay = Layout::of(half, 8 * PAGE);
+        // (source offset, destination offset, bytes): runs cut at both ends. The
+        // pointers given are the message's; the offsets place it in the layouts.
+        for (soff, doff, n) in [
+            (0, 0, 16 * PAGE),
+            (PAGE / 2, 3 * PAGE + 7, 9 * PAGE),
+            (4 * PAGE - 1, 17, 2),
+        ] {
+            let mut plain = vec![0x55u8; 16 * PAGE];
+            // Classified anew: the previous round made some of its pages private.
+            let dlay = Layout::of(dst, 16 * PAGE);
+            // Safety: the ranges lie in the buffers above, which the layouts describe.
+            let (want, got_cow) = unsafe {
+                let s = src.add(soff);
+                transfer(
+                    s,
+                    slay.as_ref(),
+                    soff,
+                    plain.as_mut_ptr().add(doff),
+                    None,
+                    doff,
+                    n,
+                );
+                transfer(s, slay.as_ref(), soff, dst.add(doff), dlay.as_ref(), doff, n);
+                let want = std::slice::from_raw_parts(src.add(soff), n).to_vec();
+                (want, std::slice::from_raw_parts(dst, 16 * PAGE).to_vec())
+            };
+            let first_difference = |got: &[u8]| (0..n).find(|&i| got[doff + i] != want[i]);
+            assert_eq!(
+                first_difference(&plain),
+                None,
+                "into plain memory at {soff}, {doff}, {n}"
+            );
+            assert!(plain[..doff].iter().chain(&plain[doff + n..]).all(|&b| b == 0x55));
+            assert_eq!(
+                first_difference(&got_cow),
+                None,
+                "into copy-on-write pages at {soff}, {doff}, {n}"
+            );
+        }
+        // From the half-folded buffer at an offset: its private bytes arrive, its garbage not.
+        let mut plain = vec![0u8; 8 * PAGE];
+        let (soff, n) = (PAGE + 100, 5 * PAGE);
+        // Safety: as above.
+        unsafe {
+            transfer(
+                half.add(soff),
+                hlay.as_ref(),
+                soff,
+                plain.as_mut_ptr(),
+                None,
+                0,
+                n,
+            )
+        };
+        for (i, &b) in plain[..n].iter().enumerate() {
+            let at = soff + i;
+            let want = if (2 * PAGE..5 * PAGE).contains(&at) {
+                0
+            } else {
+                (at % 13 + 1) as u8
+            };
+            assert_eq!(b, want, "byte {i} (source byte {at})");
+        }
+        assert!(free(src) && free(dst) && free(half));
         reset();
     }
 

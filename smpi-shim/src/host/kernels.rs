@@ -249,29 +249,38 @@ pub(crate) unsafe fn idamax(n: i32, x: *const f64, incx: i32) -> usize {
             return index;
         }
         // Contiguous: the pieces where the elements are best read (one, unless
-        // they are folded memory crossing a folded block).
-        let pieces: Vec<&[f64]> = match view {
-            None => vec![std::slice::from_raw_parts(x, n)],
-            Some(v) => v
-                .pieces(x as usize, n * 8)
-                .map(|(p, len)| std::slice::from_raw_parts(p as *const f64, len / 8))
-                .collect(),
-        };
-        // The largest |x| (NaNs skipped: a comparison with NaN is false), eight
-        // lanes at a time, then the first element that reaches it.
-        let mut best = at(0);
-        for v in &pieces {
-            best = largest_abs(v, best);
+        // they are folded memory crossing a folded block), walked twice without
+        // being collected (no allocation per call).
+        match view {
+            None => first_largest_abs(|| std::iter::once(std::slice::from_raw_parts(x, n)), at(0)),
+            Some(v) => first_largest_abs(
+                || {
+                    v.pieces(x as usize, n * 8)
+                        .map(|(p, len)| std::slice::from_raw_parts(p as *const f64, len / 8))
+                },
+                at(0),
+            ),
         }
-        let mut index = 0;
-        for v in &pieces {
-            match v.iter().position(|e| e.abs() == best) {
-                Some(i) => return index + i,
-                None => index += v.len(),
-            }
-        }
-        0
     }
+}
+
+/// The index of the first element of largest |e| over the consecutive
+/// `pieces` (NaNs skipped: a comparison with NaN is false), starting from
+/// `start`; 0 when none reaches it. Two passes: the largest, eight lanes at a
+/// time, then the first element equal to it.
+fn first_largest_abs<'a, I: Iterator<Item = &'a [f64]>>(pieces: impl Fn() -> I, start: f64) -> usize {
+    let mut best = start;
+    for v in pieces() {
+        best = largest_abs(v, best);
+    }
+    let mut index = 0;
+    for v in pieces() {
+        match v.iter().position(|e| e.abs() == best) {
+            Some(i) => return index + i,
+            None => index += v.len(),
+        }
+    }
+    0
 }
 
 /// The largest of `start` and the |e| of `v`, NaNs skipped (vectorized).

@@ -261,7 +261,8 @@ impl Datatype {
     /// Builds a type from `(displacement, child, repetitions)` pieces (the
     /// general constructor behind contiguous/vector/indexed/struct).
     pub(crate) fn from_pieces(name: &str, pieces: &[(isize, &Datatype, usize)], combiner: i32) -> Self {
-        let mut blocks: Vec<(isize, usize)> = Vec::new();
+        // One block and one run per piece is the common case (sized for it).
+        let mut blocks: Vec<(isize, usize)> = Vec::with_capacity(pieces.len());
         let mut size = 0;
         let mut basic: Option<Option<Basic>> = None;
         let mut basic_count = 0;
@@ -271,7 +272,7 @@ impl Datatype {
         let mut true_ub = isize::MIN;
         let mut lb_marker: Option<isize> = None;
         let mut ub_marker: Option<isize> = None;
-        let mut runs: Vec<Run> = Vec::new();
+        let mut runs: Vec<Run> = Vec::with_capacity(pieces.len());
         let mut align = 1;
         for &(disp, child, reps) in pieces {
             if reps == 0 {

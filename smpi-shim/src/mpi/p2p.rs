@@ -309,9 +309,13 @@ pub(crate) fn post_send(w: &mut World, id: u32) {
             start_transfer(w, &ctx, act, owner, src, dst, size);
         }
         w.mailboxes[peer_world as usize].unexpected.push_back(id);
-        if let (true, Payload::InBuffer(layout)) = (detached, &w.req(id).payload) {
+        if detached && matches!(w.req(id).payload, Payload::InBuffer(_)) {
+            let mut v = w.staging_buffers.pop().unwrap_or_default();
+            v.reserve(size);
             let r = w.req(id);
-            let mut v = Vec::with_capacity(size);
+            let Payload::InBuffer(layout) = &r.payload else {
+                unreachable!("checked above")
+            };
             if let Some(dt) = r.dt.clone() {
                 // Safety: the user promised `buf` holds `count` elements of `dtype`,
                 // and the sender has not returned from its call yet.
@@ -501,6 +505,14 @@ pub(crate) fn on_comm_done(w: &mut World, user: u64) {
     }
 }
 
+/// The largest staging buffer kept for reuse (SMPI's default
+/// `smpi/send-is-detached-thresh`: larger ones are rare, and are freed).
+const MAX_KEPT_STAGING_BYTES: usize = 65536;
+
+/// How many emptied staging buffers are kept at most (at most 16 MiB held
+/// back from the program's own allocations; beyond, they are freed).
+const MAX_KEPT_STAGING_BUFFERS: usize = 256;
+
 pub(crate) fn deliver(w: &mut World, send: u32) {
     let Some(recv) = w.req(send).partner else { return };
     if w.req(send).transferred {
@@ -509,8 +521,14 @@ pub(crate) fn deliver(w: &mut World, send: u32) {
     copy_payload(w, send, recv);
     let s = w.req_mut(send);
     s.transferred = true;
-    s.payload = Payload::Delivered;
+    let payload = std::mem::replace(&mut s.payload, Payload::Delivered);
     let orphan = s.orphan;
+    if let Payload::Staged(mut buffer) = payload {
+        if buffer.capacity() <= MAX_KEPT_STAGING_BYTES && w.staging_buffers.len() < MAX_KEPT_STAGING_BUFFERS {
+            buffer.clear();
+            w.staging_buffers.push(buffer);
+        }
+    }
     w.req_mut(recv).transferred = true;
     if orphan {
         w.free_req(send);

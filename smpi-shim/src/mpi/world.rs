@@ -252,6 +252,11 @@ pub(crate) struct World {
     pub matched_messages: Vec<Option<(u32, i32)>>,
     /// Free slots of `matched_messages`, lowest first.
     pub(crate) free_messages: BinaryHeap<Reverse<usize>>,
+    /// Emptied buffers of delivered staged payloads (detached sends copied
+    /// before their receive was posted), kept for the next ones: a staged
+    /// message costs no allocation once the run has as many as it stages at
+    /// once (up to a bound: `p2p::MAX_KEPT_STAGING_BUFFERS`).
+    pub(crate) staging_buffers: Vec<Vec<u8>>,
     /// Callbacks of generalized requests, by request id.
     pub greqs: HashMap<u32, Greq>,
     /// Types made by `MPI_Type_create_f90_*`, by (combiner, p, r): the same
@@ -490,6 +495,7 @@ impl World {
             messages: 0,
             matched_messages: Vec::new(),
             free_messages: BinaryHeap::new(),
+            staging_buffers: Vec::new(),
             greqs: HashMap::new(),
             f90_types: std::collections::BTreeMap::new(),
             request_log: None,
