@@ -9,6 +9,7 @@
 #
 #   scripts/calibrate.sh [--quick|--full] [--out DIR] [--seed S] [--nb K] [--lda L] [--nice N]
 #                        [--keep-blas-env] [--heldout-per-qd H] [--heldout-reps R]
+#                        [--parts K] [--between CMD] [--setup-only]
 #
 #   --quick          about a minute (default)          --full   at most ~20 minutes on 2 cores
 #   --out DIR        output directory (created)         [calibration-<host>-<UTC time>]
@@ -29,6 +30,16 @@
 #                    within +-1.4 % above 4 kB and +-2-5 % below, where the clock's 10 ns steps
 #                    are 1-2 % of a round trip, on this VM, 2026-11-26; 2000: up to +-5.5 %,
 #                    too wide to tell a 5 % miss from sampling)                  [full 8000 | quick 50]
+#   --parts K        the compute calibration as K parts, each a design of its own (seeds S,
+#                    S+2, ...; fixed-K runs S+1, S+3, ...) with 1/K of the mode's dgemm
+#                    grids and draws of the other kernels (rounded up), timed one after the
+#                    other: with --between, other measurements go between them        [1]
+#   --between CMD    run `CMD I K` after compute part I (of K), with OPENBLAS_CORETYPE and
+#                    OPENBLAS_L2_SIZE as this script found them: scripts/validate-here.sh --interleave measures
+#                    a block of its real HPL runs there, so that the calibration and the
+#                    runs see the same machine states; its output goes to logs/between-I.log
+#                    and its dates to logs/steps.tsv
+#   --setup-only     install the packages, build the real HPL and the programs, measure nothing
 #   --keep-blas-env  keep OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (by default both are
 #                    unset for the runs: on some machines they select a kernel ~40% slower
 #                    than the one OpenBLAS picks by itself; their old values are recorded)
@@ -49,7 +60,7 @@ die() { echo "calibrate.sh: error: $*" >&2; exit 2; }
 log() { echo "calibrate.sh: $*" >&2; }
 now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
-MODE=quick OUT="" SEED=1 NB=128 LDA=0 NICE=0 KEEP_ENV=0 HELDOUT_QD=1 HELDOUT_REPS=""
+MODE=quick OUT="" SEED=1 NB=128 LDA=0 NICE=0 KEEP_ENV=0 HELDOUT_QD=1 HELDOUT_REPS="" PARTS=1 BETWEEN="" SETUP_ONLY=0
 ARGV=("$0" "$@")
 while [ $# -gt 0 ]; do
     case $1 in
@@ -57,7 +68,8 @@ while [ $# -gt 0 ]; do
         --quick) MODE=quick; shift ;;
         --full) MODE=full; shift ;;
         --keep-blas-env) KEEP_ENV=1; shift ;;
-        --out|--seed|--nb|--lda|--nice|--heldout-per-qd|--heldout-reps)
+        --setup-only) SETUP_ONLY=1; shift ;;
+        --out|--seed|--nb|--lda|--nice|--heldout-per-qd|--heldout-reps|--parts|--between)
             [ $# -ge 2 ] || die "$1 needs a value"
             case $1 in
                 --out) OUT=$2 ;;
@@ -66,6 +78,8 @@ while [ $# -gt 0 ]; do
                 --lda) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -le 100000 ] || die "--lda: '$2' is not an integer in 0..100000"; LDA=$2 ;;
                 --heldout-per-qd) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -le 100 ] || die "--heldout-per-qd: '$2' is not an integer in 0..100"; HELDOUT_QD=$2 ;;
                 --heldout-reps) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 2 ] && [ "$2" -le 100000 ] || die "--heldout-reps: '$2' is not an integer in 2..100000"; HELDOUT_REPS=$2 ;;
+                --parts) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 20 ] || die "--parts: '$2' is not an integer in 1..20"; PARTS=$2 ;;
+                --between) [ -x "$2" ] && [ -f "$2" ] || die "--between: '$2' is not an executable file"; BETWEEN=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") ;;
                 --nice) [[ $2 =~ ^-?[0-9]+$ ]] && [ "$2" -ge -20 ] && [ "$2" -le 19 ] || die "--nice: '$2' is not in -20..19"; NICE=$2 ;;
             esac
             shift 2 ;;
@@ -122,10 +136,19 @@ step build-programs "$OUT/logs/make.log" make -C "$CAL" all
 NET=$CAL/build/calib_net
 COMP=$CAL/build/calib_compute
 PROBE=$CAL/build/calib_probe
+if [ "$SETUP_ONLY" = 1 ]; then
+    log "set up (--setup-only): Open MPI, OpenBLAS, the real HPL and the calibration programs are ready"
+    exit 0
+fi
 
 # ---------------------------------------------------------------- environment of the runs
 OLD_CORETYPE=${OPENBLAS_CORETYPE-unset}
 OLD_L2=${OPENBLAS_L2_SIZE-unset}
+# --between gets OpenBLAS's variables as this script found them (smpi-validate handles them
+# itself and records what they were).
+BETWEEN_ENV=(env)
+[ "$OLD_CORETYPE" != unset ] && BETWEEN_ENV+=("OPENBLAS_CORETYPE=$OLD_CORETYPE")
+[ "$OLD_L2" != unset ] && BETWEEN_ENV+=("OPENBLAS_L2_SIZE=$OLD_L2")
 if [ "$KEEP_ENV" = 1 ]; then
     export CALIB_ENV_OPENBLAS_CORETYPE="$OLD_CORETYPE (kept)"
     export CALIB_ENV_OPENBLAS_L2_SIZE="$OLD_L2 (kept)"
@@ -177,23 +200,40 @@ probe() { # label
     done
 }
 probe before-compute
-step compute "$OUT/logs/compute.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
-    "$COMP" "--$MODE" --seed "$SEED" --lda "$LDA" --out-dir "$OUT"
 # HPL's biases, K = NB: dgemm's K, dtrsm's triangle, and at most NB rows per row swap (the
 # uniform design draws up to 1024 rows and rarely times HPL's few-row swaps, whose per-column
 # cost it then over-predicts).
 FIXED_K_KERNELS=dgemm,dtrsm,HPL_dlaswp00N,HPL_dlaswp01T,HPL_dlaswp02N,HPL_dlaswp03T,HPL_dlaswp04T,HPL_dlaswp05T,HPL_dlaswp06T,HPL_dlaswp10N
-if [ "$NB" != 0 ]; then
-    step compute-fixed-k "$OUT/logs/compute-fixed-k.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
-        "$COMP" "--$MODE" --seed "$((SEED + 1))" --fixed-k "$NB" --lda "$LDA" --kernels "$FIXED_K_KERNELS" --out-dir "$OUT"
-fi
+# A part's share of the mode's design (calib_compute --help: quick 1 grid and 40 draws, full 3
+# grids and 300 draws), rounded up.
+if [ "$MODE" = full ]; then GRIDS_ALL=3 DRAWS_ALL=300; else GRIDS_ALL=1 DRAWS_ALL=40; fi
+part_opts=()
+[ "$PARTS" -gt 1 ] && part_opts=(--grids $(( (GRIDS_ALL + PARTS - 1) / PARTS )) --draws $(( (DRAWS_ALL + PARTS - 1) / PARTS )))
+COMPUTE_SEEDS=() FIXED_K_SEEDS=()
+for ((part = 1; part <= PARTS; part++)); do
+    seed=$((SEED + 2 * (part - 1)))
+    suffix=""
+    [ "$PARTS" -gt 1 ] && suffix=-part$part
+    COMPUTE_SEEDS+=("$seed")
+    step "compute$suffix" "$OUT/logs/compute$suffix.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
+        "$COMP" "--$MODE" --seed "$seed" "${part_opts[@]}" --lda "$LDA" --out-dir "$OUT"
+    if [ "$NB" != 0 ]; then
+        FIXED_K_SEEDS+=("$((seed + 1))")
+        step "compute-fixed-k$suffix" "$OUT/logs/compute-fixed-k$suffix.log" "${NICE_CMD[@]}" "${MPIRUN[@]}" -np "$CORES" \
+            "$COMP" "--$MODE" --seed "$((seed + 1))" "${part_opts[@]}" --fixed-k "$NB" --lda "$LDA" --kernels "$FIXED_K_KERNELS" --out-dir "$OUT"
+    fi
+    if [ -n "$BETWEEN" ]; then
+        step "between-$part" "$OUT/logs/between-$part.log" "${BETWEEN_ENV[@]}" "$BETWEEN" "$part" "$PARTS"
+    fi
+done
 probe after-compute
 T_END=$(now)
 
 # ---------------------------------------------------------------- manifest
 export CAL_OUT=$OUT CAL_REPO=$REPO CAL_MODE=$MODE CAL_SEED=$SEED CAL_NB=$NB CAL_LDA=$LDA CAL_NICE=$NICE
 export CAL_START=$T_START CAL_END=$T_END CAL_OLD_CORETYPE=$OLD_CORETYPE CAL_OLD_L2=$OLD_L2
-export CAL_KEEP_ENV=$KEEP_ENV CAL_CORES=$CORES CAL_HOST=$HOST
+export CAL_KEEP_ENV=$KEEP_ENV CAL_CORES=$CORES CAL_HOST=$HOST CAL_PARTS=$PARTS
+export CAL_COMPUTE_SEEDS="${COMPUTE_SEEDS[*]}" CAL_FIXED_K_SEEDS="${FIXED_K_SEEDS[*]}" CAL_BETWEEN=$BETWEEN
 CAL_ARGV=$(printf '%q ' "${ARGV[@]}")
 export CAL_ARGV
 python3 - <<'EOF'
@@ -243,9 +283,9 @@ for name in sorted(os.listdir(out)):
         kernels[name] = meta.get("blas_kernel")
 
 verbose_cores = set()
-for log in ("compute.log", "compute-fixed-k.log"):
+for log in sorted(os.listdir(os.path.join(out, "logs"))):
     p = os.path.join(out, "logs", log)
-    if os.path.exists(p):
+    if log.startswith("compute") and log.endswith(".log"):
         for line in open(p, errors="replace"):
             m = re.match(r"^\s*Core:\s*(\S+)", line)
             if m:
@@ -281,7 +321,11 @@ manifest = {
     "command": os.environ["CAL_ARGV"].strip(),
     "mode": os.environ["CAL_MODE"],
     "seeds": {"network": int(os.environ["CAL_SEED"]), "compute": int(os.environ["CAL_SEED"]),
-              **({"compute_fixed_k": int(os.environ["CAL_SEED"]) + 1} if os.environ["CAL_NB"] != "0" else {})},
+              **({"compute_fixed_k": int(os.environ["CAL_SEED"]) + 1} if os.environ["CAL_NB"] != "0" else {}),
+              "compute_parts": [int(x) for x in os.environ["CAL_COMPUTE_SEEDS"].split()],
+              "compute_fixed_k_parts": [int(x) for x in os.environ["CAL_FIXED_K_SEEDS"].split()]},
+    "parts": int(os.environ["CAL_PARTS"]),
+    "between": os.environ["CAL_BETWEEN"] or None,
     "fixed_k": int(os.environ["CAL_NB"]),
     "lda": int(os.environ["CAL_LDA"]),
     "start": os.environ["CAL_START"], "end": os.environ["CAL_END"],

@@ -14,7 +14,7 @@
 #   scripts/validate-here.sh [--full|--quick] [--out DIR] [--runs R] [--replicas K] [--seed S]
 #                            [--grids 1x2,2x1] [--ns 2000,4000,6000,8000] [--nb 128] [--nice N]
 #                            [--lda L] [--trace-n N[,N...]] [--no-trace] [--no-phases] [--keep-blas-env]
-#                            [--skip-calibration DIR] [--no-build]
+#                            [--skip-calibration DIR] [--no-build] [--interleave K]
 #                            [--check-per-qd Q] [--check-reps R] [--no-pingpong-check]
 #
 #   --full        (default) calibrate.sh --full; HPL N = 2000,4000,6000,8000, 10 runs each;
@@ -66,6 +66,14 @@
 #                 the clock's 10 ns steps are 1-2 % of a round trip, on this VM, 2026-11-26;
 #                 2000: up to +-5.5 %, too wide to judge a 5 % target)  [8000 | quick 50]
 #   --no-pingpong-check  no held-out sizes (the report then has the in-sample view only)
+#   --interleave K  measure the real HPL runs (and the traced HPL) in K blocks, each right after
+#                 one of K parts of the compute calibration (calibrate.sh --parts K --between):
+#                 the seeded random order of the runs is cut into K contiguous blocks
+#                 (smpi-validate --real-only --block I/K, merged by --real-from), the traced
+#                 runs dealt round-robin. The calibration and the runs then see the same
+#                 machine states: on this shared VM the speed of dgemm and of memory moved
+#                 5 % and 23 % between a calibration and the runs measured after it
+#                 (2026-11-26); 1: calibrate first, then trace, then run            [3 | quick 1]
 #   --no-build    use the binaries already in target/release (no cargo build: for tests run by cargo)
 #
 # Needs Rust, a C compiler, make; installs Open MPI and OpenBLAS with apt-get when missing (root).
@@ -78,7 +86,7 @@ die() { echo "validate-here.sh: error: $*" >&2; exit 2; }
 log() { echo "validate-here.sh: $*" >&2; }
 
 MODE=full OUT="" RUNS="" REPLICAS="" SEED=1 GRIDS="1x2,2x1" NS="" NB=128 NICE=0 TRACE=1 KEEP_ENV=0 REUSE="" BUILD=1 PHASES=1
-LDA="" TRACE_N="" CHECK_QD="" CHECK_REPS="" CHECK=1
+LDA="" TRACE_N="" CHECK_QD="" CHECK_REPS="" CHECK=1 INTERLEAVE=""
 while [ $# -gt 0 ]; do
     case $1 in
         -h|--help) usage 0 ;;
@@ -89,7 +97,7 @@ while [ $# -gt 0 ]; do
         --no-build) BUILD=0; shift ;;
         --no-phases) PHASES=0; shift ;;
         --no-pingpong-check) CHECK=0; shift ;;
-        --out|--runs|--replicas|--seed|--grids|--ns|--nb|--nice|--lda|--trace-n|--skip-calibration|--check-per-qd|--check-reps)
+        --out|--runs|--replicas|--seed|--grids|--ns|--nb|--nice|--lda|--trace-n|--skip-calibration|--check-per-qd|--check-reps|--interleave)
             [ $# -ge 2 ] || die "$1 needs a value"
             case $1 in
                 --out) OUT=$2 ;;
@@ -104,6 +112,7 @@ while [ $# -gt 0 ]; do
                 --trace-n) [[ $2 =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "--trace-n: '$2' is not N[,N...] of positive integers"; TRACE_N=$2 ;;
                 --skip-calibration) [ -d "$2" ] || die "--skip-calibration: '$2' is not a directory"; REUSE=$(cd "$2" && pwd) ;;
                 --check-per-qd) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 100 ] || die "--check-per-qd: '$2' is not an integer in 1..100"; CHECK_QD=$2 ;;
+                --interleave) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 20 ] || die "--interleave: '$2' is not an integer in 1..20"; INTERLEAVE=$2 ;;
                 --check-reps) [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 10 ] && [ "$2" -le 100000 ] || die "--check-reps: '$2' is not an integer in 10..100000"; CHECK_REPS=$2 ;;
             esac
             shift 2 ;;
@@ -112,10 +121,14 @@ while [ $# -gt 0 ]; do
 done
 if [ "$MODE" = full ]; then
     : "${RUNS:=10}" "${REPLICAS:=3}" "${NS:=2000,4000,6000,8000}" "${LDA:=5000}" "${TRACE_N:=5000,9000}"
-    : "${CHECK_QD:=1}" "${CHECK_REPS:=8000}"
+    : "${CHECK_QD:=1}" "${CHECK_REPS:=8000}" "${INTERLEAVE:=3}"
 else
     : "${RUNS:=6}" "${REPLICAS:=1}" "${NS:=400,800}" "${LDA:=0}" "${TRACE_N:=600}"
-    : "${CHECK_QD:=1}" "${CHECK_REPS:=50}"
+    : "${CHECK_QD:=1}" "${CHECK_REPS:=50}" "${INTERLEAVE:=1}"
+fi
+if [ -n "$REUSE" ] && [ "$INTERLEAVE" -gt 1 ]; then
+    log "warning: --skip-calibration: no calibration to interleave the runs with (--interleave $INTERLEAVE ignored)"
+    INTERLEAVE=1
 fi
 IFS=, read -r -a trace_ns <<< "$TRACE_N"
 for tn in "${trace_ns[@]}"; do
@@ -140,16 +153,13 @@ fi
 for b in smpicc smpirun smpi-fit smpi-validate; do
     [ -x "$BIN/$b" ] || die "$BIN/$b is missing (cargo build --release -p smpi-shim -p smpi-calibrate)"
 done
-# calibrate.sh installs Open MPI and OpenBLAS when missing and builds the real HPL; with
-# --skip-calibration the real HPL is built here.
+# calibrate.sh --setup-only installs Open MPI and OpenBLAS when missing and builds the real HPL
+# and the calibration programs: the real runs may then happen during the calibration
+# (--interleave). With --skip-calibration the real HPL and the probe are built here.
 if [ -z "$REUSE" ]; then
-    cal_opts=(--"$MODE" --out "$OUT/calibration" --seed "$SEED" --nb "$NB" --lda "$LDA" --nice "$NICE"
-        --heldout-per-qd "$([ "$CHECK" = 1 ] && echo "$CHECK_QD" || echo 0)" --heldout-reps "$CHECK_REPS")
-    [ "$KEEP_ENV" = 1 ] && cal_opts+=(--keep-blas-env)
-    log "calibrating: scripts/calibrate.sh ${cal_opts[*]}"
-    "$REPO/scripts/calibrate.sh" "${cal_opts[@]}" > "$OUT/calibrate.log" 2>&1 || {
-        tail -n 30 "$OUT/calibrate.log" >&2; die "calibrate.sh failed (log: $OUT/calibrate.log)"; }
     CAL=$OUT/calibration
+    "$REPO/scripts/calibrate.sh" --setup-only --out "$CAL" > "$OUT/setup.log" 2>&1 || {
+        tail -n 30 "$OUT/setup.log" >&2; die "calibrate.sh --setup-only failed (log: $OUT/setup.log)"; }
 else
     log "reusing the calibration of $REUSE (its own --lda; --lda $LDA is not applied)"
     "$REPO/apps/hpl/build-real.sh" > "$OUT/build-real.log" 2>&1 || die "apps/hpl/build-real.sh failed (log: $OUT/build-real.log)"
@@ -187,8 +197,9 @@ if [ "$PHASES" = 1 ]; then
     fi
 fi
 
-# ---------------------------------------------------------------- trace of a small real HPL
-FIT_INPUTS=("$CAL"/*.csv)
+# ---------------------------------------------------------------- the traced real HPL
+TRACE_LIST=()   # "N PxQ" of every traced run
+IFS=, read -r -a grids <<< "$GRIDS"
 if [ "$TRACE" = 1 ]; then
     mkdir -p "$OUT/tools" "$OUT/trace"
     # The traced HPL is the validated one relinked with the recorder: its CBLAS calls and (through
@@ -209,23 +220,75 @@ if [ "$TRACE" = 1 ]; then
             "$xdir/libhpl.a" -Wl,--no-as-needed ${blas_libs:--lopenblas} -Wl,--as-needed -lm -ldl; } \
         > "$OUT/tools/build-trace.log" 2>&1 || {
         cat "$OUT/tools/build-trace.log" >&2; die "cannot link the traced HPL ($OUT/tools/build-trace.log)"; }
-    rm -f "$OUT/trace"/*.csv
-    IFS=, read -r -a grids <<< "$GRIDS"
-    for tn in "${trace_ns[@]}"; do for g in "${grids[@]}"; do
-        p=${g%x*} q=${g#*x}
-        d=$OUT/trace/run-$g-$tn
-        mkdir -p "$d/csv"
-        "$REPO/apps/hpl/gen_dat.sh" --n "$tn" --nb "$NB" --p "$p" --q "$q" -o "$d/HPL.dat" 2>/dev/null
-        log "tracing the BLAS and HPL_dlaswp*/dlacpy/dlatcpy calls of the real HPL, $g N=$tn"
-        env_opts=()
-        [ "$KEEP_ENV" = 1 ] || env_opts=(-u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
-        (cd "$d" && env "${env_opts[@]}" OPENBLAS_NUM_THREADS=1 "${NICE_CMD[@]}" "${MPIRUN[@]}" \
-            -x BLAS_TRACE_DIR="$d/csv" -np $((p * q)) "$OUT/tools/xhpl-traced") > "$d/out.txt" 2>&1 || {
-            tail -n 20 "$d/out.txt" >&2; die "the traced HPL run failed ($d/out.txt)"; }
-        for f in "$d"/csv/*.csv; do mv "$f" "$OUT/trace/$g-N$tn-$(basename "$f")"; done
-    done; done
-    FIT_INPUTS+=("$OUT"/trace/*.csv)
+    rm -rf "$OUT/trace"/*
+    for tn in "${trace_ns[@]}"; do for g in "${grids[@]}"; do TRACE_LIST+=("$tn $g"); done; done
 fi
+# trace_one N PxQ: one run of the traced HPL; its calls land in OUT/trace/PxQ-NN-*.csv.
+trace_one() {
+    local tn=$1 g=$2 p q d f
+    local env_opts=()
+    p=${g%x*} q=${g#*x}
+    d=$OUT/trace/run-$g-$tn
+    mkdir -p "$d/csv"
+    "$REPO/apps/hpl/gen_dat.sh" --n "$tn" --nb "$NB" --p "$p" --q "$q" -o "$d/HPL.dat" 2>/dev/null
+    log "tracing the BLAS and HPL_dlaswp*/dlacpy/dlatcpy calls of the real HPL, $g N=$tn"
+    [ "$KEEP_ENV" = 1 ] || env_opts=(-u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
+    (cd "$d" && env "${env_opts[@]}" OPENBLAS_NUM_THREADS=1 "${NICE_CMD[@]}" "${MPIRUN[@]}" \
+        -x BLAS_TRACE_DIR="$d/csv" -np $((p * q)) "$OUT/tools/xhpl-traced") > "$d/out.txt" 2>&1 || {
+        tail -n 20 "$d/out.txt" >&2; die "the traced HPL run failed ($d/out.txt)"; }
+    for f in "$d"/csv/*.csv; do mv "$f" "$OUT/trace/$g-N$tn-$(basename "$f")"; done
+}
+
+# ---------------------------------------------------------------- what the validation runs
+hpl_opts=()
+for g in "${grids[@]}"; do hpl_opts+=(--hpl "$g:$NS:$NB"); done
+real_opts=(--out "$OUT/validation" "${hpl_opts[@]}" --runs "$RUNS" --seed "$SEED" --nice "$NICE"
+    --calibration "$CAL" --real-xhpl "$REAL_XHPL")
+[ "$KEEP_ENV" = 1 ] && real_opts+=(--keep-blas-env)
+
+# ---------------------------------------------------------------- calibration
+if [ -z "$REUSE" ]; then
+    cal_opts=(--"$MODE" --out "$CAL" --seed "$SEED" --nb "$NB" --lda "$LDA" --nice "$NICE"
+        --heldout-per-qd "$([ "$CHECK" = 1 ] && echo "$CHECK_QD" || echo 0)" --heldout-reps "$CHECK_REPS")
+    [ "$KEEP_ENV" = 1 ] && cal_opts+=(--keep-blas-env)
+    if [ "$INTERLEAVE" -gt 1 ]; then
+        # What runs after each part of the compute calibration: that part's share of the traced
+        # runs, then that block of the real runs. A script of its own (the values written out),
+        # so that calibrate.sh runs it as one of its steps, and a user can read or rerun it.
+        between=$OUT/tools/between.sh
+        mkdir -p "$OUT/tools" "$OUT/validation/runs"
+        rm -f "$OUT/validation/runs"/real-block-*.json
+        {
+            echo '#!/usr/bin/env bash'
+            echo "# Written by scripts/validate-here.sh --interleave $INTERLEAVE: run by scripts/calibrate.sh"
+            echo '# (--between) as `between.sh I K` after part I of K of the compute calibration.'
+            echo 'set -euo pipefail'
+            declare -p REPO OUT BIN NB KEEP_ENV NICE_CMD MPIRUN TRACE_LIST real_opts
+            declare -f log die trace_one
+            echo 'part=$1 parts=$2'
+            echo 'for i in "${!TRACE_LIST[@]}"; do'
+            echo '    if [ $((i % parts)) = $((part - 1)) ]; then read -r tn g <<< "${TRACE_LIST[$i]}"; trace_one "$tn" "$g"; fi'
+            echo 'done'
+            echo 'log "real runs, block $part of $parts: smpi-validate --real-only --block $part/$parts"'
+            echo '"$BIN/smpi-validate" "${real_opts[@]}" --real-only --block "$part/$parts"'
+        } > "$between"
+        chmod +x "$between"
+        cal_opts+=(--parts "$INTERLEAVE" --between "$between")
+        log "calibrating, with the traced and the real HPL runs in $INTERLEAVE blocks between its parts: scripts/calibrate.sh ${cal_opts[*]}"
+    else
+        log "calibrating: scripts/calibrate.sh ${cal_opts[*]}"
+    fi
+    "$REPO/scripts/calibrate.sh" "${cal_opts[@]}" > "$OUT/calibrate.log" 2>&1 || {
+        tail -n 30 "$OUT/calibrate.log" >&2; die "calibrate.sh failed (log: $OUT/calibrate.log)"; }
+fi
+if [ "$INTERLEAVE" = 1 ]; then
+    for item in "${TRACE_LIST[@]}"; do
+        read -r tn g <<< "$item"
+        trace_one "$tn" "$g"
+    done
+fi
+FIT_INPUTS=("$CAL"/*.csv)
+[ "$TRACE" = 1 ] && FIT_INPUTS+=("$OUT"/trace/*.csv)
 
 # ---------------------------------------------------------------- fit
 log "fitting: smpi-fit (${#FIT_INPUTS[@]} files)"
@@ -234,15 +297,14 @@ log "fitting: smpi-fit (${#FIT_INPUTS[@]} files)"
     cat "$OUT/fit.log" >&2; die "smpi-fit failed"; }
 
 # ---------------------------------------------------------------- validate
-hpl_opts=()
-IFS=, read -r -a grids <<< "$GRIDS"
-for g in "${grids[@]}"; do hpl_opts+=(--hpl "$g:$NS:$NB"); done
-val_opts=(--model "$OUT/model.toml" --platform "$OUT/platform.toml" --out "$OUT/validation"
-    "${hpl_opts[@]}" --runs "$RUNS" --replicas "$REPLICAS" --seed "$SEED" --nice "$NICE"
-    --calibration "$CAL" --smpirun "$BIN/smpirun" --real-xhpl "$REAL_XHPL" --sim-xhpl "$SIM_XHPL"
-)
-[ "$KEEP_ENV" = 1 ] && val_opts+=(--keep-blas-env)
+val_opts=("${real_opts[@]}" --model "$OUT/model.toml" --platform "$OUT/platform.toml"
+    --replicas "$REPLICAS" --smpirun "$BIN/smpirun" --sim-xhpl "$SIM_XHPL")
 [ "$TRACE" = 1 ] && val_opts+=(--calibration "$OUT/trace")
+if [ "$INTERLEAVE" -gt 1 ]; then
+    for ((i = 1; i <= INTERLEAVE; i++)); do
+        val_opts+=(--real-from "$OUT/validation/runs/real-block-$i-of-$INTERLEAVE.json")
+    done
+fi
 log "validating: smpi-validate ${val_opts[*]}"
 "$BIN/smpi-validate" "${val_opts[@]}" | tee "$OUT/error-table.txt"
 cp "$OUT/validation/validation.json" "$OUT/validation.json"

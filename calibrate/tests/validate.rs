@@ -129,6 +129,7 @@ fn synthetic() -> Validation {
         simulation_command: "smpirun ...".into(),
         simulation_settings: vec!["`smpi/simulate-computation:no`: test".into()],
         order_seed: 1,
+        real_blocks: Vec::new(),
         replica_seeds: vec![1, 2, 3],
         runs_per_config: 8,
         model: FileRef::of(std::path::Path::new("/nonexistent")),

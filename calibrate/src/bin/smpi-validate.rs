@@ -18,7 +18,7 @@ use calibrate::validate::analysis::{self, Outcome, RealRun, SimRun};
 use calibrate::validate::calib;
 use calibrate::validate::hpl::{self, HplConfig};
 use calibrate::validate::runner::{self, tail, RealLauncher};
-use calibrate::validate::{report, FileRef, Machine, Software, Validation};
+use calibrate::validate::{blocks, report, FileRef, Machine, Software, Validation};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -53,11 +53,11 @@ const DEFAULT_SIM_CFG: &[(&str, &str)] = &[
 #[command(name = "smpi-validate", version)]
 struct Cli {
     /// Fitted model file (smpi-fit -o).
-    #[arg(long)]
-    model: PathBuf,
+    #[arg(long, required_unless_present = "real_only")]
+    model: Option<PathBuf>,
     /// Fitted platform file (smpi-fit --platform-out).
-    #[arg(long)]
-    platform: PathBuf,
+    #[arg(long, required_unless_present = "real_only")]
+    platform: Option<PathBuf>,
     /// Output directory (report.md, PNG plots, validation.json, runs/).
     #[arg(long)]
     out: PathBuf,
@@ -135,8 +135,23 @@ struct Cli {
     #[arg(long)]
     no_probe: bool,
     /// Skip the real runs (simulations and calibration checks only).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["real_only", "real_from"])]
     skip_real: bool,
+    /// Only the real runs (no model needed): measure them (with `--block`, one block of their
+    /// order) and write `OUT/runs/real-block-I-of-K.json` for a later `--real-from`. Lets a
+    /// script measure the real runs in blocks between the parts of a calibration, so that both
+    /// see the same machine states (scripts/validate-here.sh --interleave).
+    #[arg(long, conflicts_with = "real_from")]
+    real_only: bool,
+    /// With `--real-only`: measure block I of K of the seeded run order (contiguous pieces
+    /// whose sizes differ by at most one).
+    #[arg(long, value_name = "I/K", requires = "real_only")]
+    block: Option<String>,
+    /// Take the real runs from files of `--real-only` (repeatable: every block once) instead of
+    /// running them; they must be of the same configurations, runs per configuration, seed and
+    /// real program.
+    #[arg(long, value_name = "FILE")]
+    real_from: Vec<PathBuf>,
     /// Markdown files whose text goes into the report's Notes (repeatable).
     #[arg(long = "note")]
     notes: Vec<PathBuf>,
@@ -302,9 +317,32 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     if configs.is_empty() && cli.calibration.is_empty() {
         bail!("nothing to validate: give --hpl PxQ:N,... , --config FILE or --calibration DIR");
     }
-    let model = existing(Some(cli.model.clone()), PathBuf::new(), "model file")?;
-    let platform = existing(Some(cli.platform.clone()), PathBuf::new(), "platform file")?;
-    let model_set = models::ModelSet::load(&model).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let block = match &cli.block {
+        Some(b) => blocks::Block::parse(b)?,
+        None => blocks::Block::WHOLE,
+    };
+    if cli.real_only && configs.is_empty() {
+        bail!("--real-only: no HPL configuration to run (give --hpl or --config)");
+    }
+    // The real-only step runs before any fit: no model yet.
+    let (model, platform, model_set) = if cli.real_only {
+        (PathBuf::new(), PathBuf::new(), None)
+    } else {
+        let model = existing(cli.model.clone(), PathBuf::new(), "model file")?;
+        let platform = existing(cli.platform.clone(), PathBuf::new(), "platform file")?;
+        let set = models::ModelSet::load(&model).map_err(|e| anyhow::anyhow!("{e}"))?;
+        (model, platform, Some(set))
+    };
+    // Blocks measured earlier are read first: bad input stops before any simulation.
+    let mut measured_blocks = Vec::new();
+    for f in &cli.real_from {
+        measured_blocks.push((f.clone(), blocks::RealRunsFile::read(f)?));
+    }
+    let merged = if measured_blocks.is_empty() {
+        None
+    } else {
+        Some(blocks::merge(&measured_blocks, &configs, runs, cli.seed)?)
+    };
     let smpirun = existing(
         cli.smpirun.clone(),
         root.join("target/release/smpirun"),
@@ -315,7 +353,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         root.join("apps/hpl/gen_dat.sh"),
         "gen_dat.sh",
     )?;
-    let sim_xhpl = if configs.is_empty() {
+    let sim_xhpl = if configs.is_empty() || cli.real_only {
         PathBuf::new()
     } else {
         existing(
@@ -324,7 +362,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             "simulated xhpl (apps/hpl/build.sh)",
         )?
     };
-    let real_xhpl = if configs.is_empty() || cli.skip_real {
+    let real_xhpl = if configs.is_empty() || cli.skip_real || merged.is_some() {
         cli.real_xhpl.clone().unwrap_or_default()
     } else {
         existing(
@@ -435,7 +473,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(f) if f.exists() => Some(runner::read_probe_tsv(&f)?),
         _ => None,
     };
-    let probe = if cli.no_probe || cli.skip_real {
+    let probe = if cli.no_probe || cli.skip_real || merged.is_some() {
         None
     } else if let Some(p) = &cli.probe {
         Some(existing(
@@ -453,8 +491,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .unwrap_or_default();
     let load_before = runner::loadavg();
     let mut real_runs: Vec<RealRun> = Vec::new();
-    if !cli.skip_real && !configs.is_empty() {
-        let plan = runner::plan(configs.len(), runs, cli.seed);
+    if !cli.skip_real && merged.is_none() && !configs.is_empty() {
+        let whole = runner::plan(configs.len(), runs, cli.seed);
+        let positions = block.positions(whole.len());
+        let plan = &whole[positions.clone()];
         let total_cost: f64 = plan.iter().map(|p| configs[p.config].cost()).sum();
         let unit = total_cost / 10_000.0;
         let pb = progress(10_000, "real runs");
@@ -464,18 +504,31 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         say(
             &pb,
             &format!(
-                "{} real runs ({} configurations × {runs}) in one random order (seed {}): {}",
+                "{} real runs ({} configurations × {runs}) in one random order (seed {}){}: {}",
                 plan.len(),
                 configs.len(),
                 cli.seed,
+                if block == blocks::Block::WHOLE {
+                    String::new()
+                } else {
+                    format!(
+                        ", block {}/{} (positions {}..{} of {})",
+                        block.index,
+                        block.count,
+                        positions.start,
+                        positions.end,
+                        whole.len()
+                    )
+                },
                 launcher.shown(configs[0].ranks())
             ),
         );
         let t0 = Instant::now();
         let mut done_cost = 0.0;
-        for (position, p) in plan.iter().enumerate() {
+        for (k, p) in plan.iter().enumerate() {
+            let position = positions.start + k;
             let c = configs[p.config];
-            pb.set_message(format!("{}/{}: {}", position + 1, plan.len(), c.label()));
+            pb.set_message(format!("{}/{}: {}", k + 1, plan.len(), c.label()));
             let dir = out.join("runs").join(format!("real-{position:03}"));
             std::fs::create_dir_all(&dir)?;
             let (probe_gflops, probe_gather_ns) = match &probe {
@@ -535,7 +588,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 &pb,
                 &format!(
                     "run {}/{} {}: {} (load {}; ETA {:.0} s)",
-                    position + 1,
+                    k + 1,
                     plan.len(),
                     c.label(),
                     match &outcome {
@@ -562,11 +615,66 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         pb.finish_and_clear();
     }
-    let load_after = runner::loadavg();
+    let mut load = [load_before, runner::loadavg()];
+    let mut real_command = if cli.skip_real {
+        "skipped (--skip-real)".into()
+    } else {
+        configs
+            .first()
+            .map_or(String::new(), |c| launcher.shown(c.ranks()))
+    };
+    let mut real_program = FileRef::of(&real_xhpl);
+    let mut real_blocks = Vec::new();
+    if let Some(m) = merged {
+        real_blocks = m.blocks;
+        eprintln!(
+            "smpi-validate: {} real runs from {} block file(s) (--real-from), not run again",
+            m.real_runs.len(),
+            measured_blocks.len()
+        );
+        real_runs = m.real_runs;
+        software = m.software;
+        load = m.load;
+        real_command = m.real_command;
+        real_program = m.real_program;
+    }
     let mut cores: Vec<String> = real_runs.iter().filter_map(|r| r.blas_core.clone()).collect();
     cores.sort();
     cores.dedup();
     software.blas_kernels = cores;
+    if cli.real_only {
+        let file = blocks::RealRunsFile {
+            format: blocks::FORMAT.into(),
+            configs: configs.clone(),
+            runs_per_config: runs,
+            order_seed: cli.seed,
+            block,
+            real_command,
+            real_program,
+            software,
+            load,
+            started,
+            finished: now_utc(),
+            real_runs,
+        };
+        let path = out
+            .join("runs")
+            .join(format!("real-block-{}-of-{}.json", block.index, block.count));
+        write_atomically(&[(path.clone(), serde_json::to_vec_pretty(&file)?)])?;
+        let ok = file
+            .real_runs
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Ok { .. }))
+            .count();
+        eprintln!(
+            "smpi-validate: {} of {} real runs succeeded; wrote {} (for --real-from)",
+            ok,
+            file.real_runs.len(),
+            path.display()
+        );
+        return Ok(());
+    }
+    let model_set = model_set.expect("loaded unless --real-only");
 
     // ------------------------------------------------------------ simulations
     let mut sim_runs: Vec<SimRun> = Vec::new();
@@ -759,21 +867,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         finished: now_utc(),
         machine: machine(),
         software,
-        real_command: if cli.skip_real {
-            "skipped (--skip-real)".into()
-        } else {
-            configs
-                .first()
-                .map_or(String::new(), |c| launcher.shown(c.ranks()))
-        },
+        real_command,
         simulation_command: shown_sim,
         simulation_settings: settings,
         order_seed: cli.seed,
+        real_blocks,
         replica_seeds,
         runs_per_config: if cli.skip_real { 0 } else { runs },
         model: FileRef::of(&model),
         platform: FileRef::of(&platform),
-        real_program: FileRef::of(&real_xhpl),
+        real_program,
         simulated_program: FileRef::of(&sim_xhpl),
         configs: configs.clone(),
         real_runs,
@@ -786,7 +889,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         pingpong_heldout,
         pingpong_heldout_note,
         kernels,
-        load: [load_before, load_after],
+        load,
         probe: probe.as_ref().map(|p| p.display().to_string()),
         calibration_probe,
         machine_state,

@@ -9,6 +9,7 @@
 //! documents the method, the settings and the JSON schema.
 
 pub mod analysis;
+pub mod blocks;
 pub mod calib;
 pub mod hpl;
 pub mod report;
@@ -29,7 +30,7 @@ use crate::validate::hpl::HplConfig;
 pub const FORMAT: &str = "smpi-validation/1";
 
 /// A file the validation used, with its digest.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FileRef {
     /// Path as given.
     pub path: String,
@@ -66,7 +67,7 @@ pub struct Machine {
 }
 
 /// The software of the real runs.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Software {
     /// `mpirun --version`, first line.
     pub mpi: String,
@@ -104,6 +105,9 @@ pub struct Validation {
     pub simulation_settings: Vec<String>,
     /// Seed of the run order.
     pub order_seed: u64,
+    /// The blocks the real runs were measured in (`--real-from`); empty when
+    /// this invocation ran them.
+    pub real_blocks: Vec<blocks::BlockRecord>,
     /// `smpi/seed` of the replicas.
     pub replica_seeds: Vec<u64>,
     /// Real runs per configuration asked for.
@@ -242,6 +246,7 @@ impl Validation {
                 },
                 "simulation_settings": self.simulation_settings,
                 "seeds": {"order": self.order_seed, "replicas": self.replica_seeds},
+                "real_run_blocks": self.real_blocks,
                 "runs_per_config": self.runs_per_config,
                 "model": self.model,
                 "platform": self.platform,

@@ -439,6 +439,21 @@ pub fn write(v: &Validation, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         v.real_program.path,
         v.simulated_program.path
     );
+    if !v.real_blocks.is_empty() {
+        let _ = writeln!(
+            md,
+            "The real runs were measured in {} blocks of their order, each right after one part of the compute calibration (`scripts/validate-here.sh --interleave`), so that the calibration and the runs saw the same machine states:\n\n| block | positions | start (UTC) | end (UTC) | file |\n|---|---|---|---|---|",
+            v.real_blocks.len()
+        );
+        for b in &v.real_blocks {
+            let _ = writeln!(
+                md,
+                "| {}/{} | {}..{} | {} | {} | `{}` |",
+                b.index, b.count, b.positions[0], b.positions[1], b.started, b.finished, b.file
+            );
+        }
+        md.push('\n');
+    }
     let _ = writeln!(
         md,
         "Real runs: `{}`\n\nSimulation: `{}`\n\nHPL.dat: `apps/hpl/gen_dat.sh` defaults (BCAST 1ringM, DEPTH 1, SWAP mix/64, PFACT Crout, RFACT right, NBMIN 4, NDIV 2); the real runs check the residual, the simulations skip it (`--threshold -1`: modelled BLAS computes nothing).\n",

@@ -8,6 +8,9 @@
 //! * a real run that fails is recorded in the report (with its stderr), the
 //!   others go on, and the tool still succeeds;
 //! * fewer than 6 successful runs give no interval, and the report says so;
+//! * real runs measured in blocks (`--real-only --block`, merged by
+//!   `--real-from`) give the validation of the same runs in one go, and a
+//!   missing or foreign block is an error naming it;
 //! * the machine probe (`calib_probe`) runs before every real run, and a
 //!   machine slower than when it was calibrated is flagged;
 //! * `scripts/validate-here.sh --quick` end to end (tiny N) where Open MPI is
@@ -251,6 +254,151 @@ fn too_few_runs_give_no_interval_and_say_so() {
     assert!(report.contains("no 95 % interval: 5 run(s)"), "{report}");
 }
 
+/// `smpi-validate --real-only --block I/K` for one block: the "real" runs only,
+/// no model (the runs happen before the fit).
+fn real_only_block(out_dir: &Path, model: &Path, block: &str) -> RunOutput {
+    let mut cmd = Command::new(smpi_validate());
+    cmd.arg("--out")
+        .arg(out_dir)
+        .arg("--real-xhpl")
+        .arg(xhpl())
+        .args(["--real-threshold", "-1", "--nb", "64", "--no-probe"])
+        .args(["--hpl", "1x2:640", "--hpl", "2x1:640", "--runs", "6"])
+        .arg("--launcher")
+        .arg(simulated_launcher(model))
+        .args(["--real-only", "--block", block]);
+    run_command(cmd, Duration::from_secs(600))
+}
+
+#[test]
+fn real_runs_measured_in_blocks_give_the_validation_of_one_go() {
+    let dir = scratch_path("validate-blocks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = truth_model(&dir);
+    let common = [
+        "--hpl",
+        "1x2:640",
+        "--hpl",
+        "2x1:640",
+        "--runs",
+        "6",
+        "--replicas",
+        "1",
+        "--no-probe",
+    ];
+    let (out, whole) = validate(&dir.join("whole"), &model, &simulated_launcher(&model), &common);
+    out.assert_success();
+    // The same plan in three blocks (as scripts/validate-here.sh --interleave 3
+    // measures it between the parts of a calibration), then merged.
+    let blocks_dir = dir.join("blocks");
+    let mut from = Vec::new();
+    for i in 1..=3 {
+        let out = real_only_block(&blocks_dir, &model, &format!("{i}/3"));
+        out.assert_success();
+        let f = blocks_dir.join(format!("runs/real-block-{i}-of-3.json"));
+        let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        assert_eq!(j["format"], "smpi-validate-real-runs/1");
+        let positions: Vec<u64> = j["real_runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["position"].as_u64().unwrap())
+            .collect();
+        let first = 4 * (i as u64 - 1);
+        assert_eq!(positions, (first..first + 4).collect::<Vec<_>>(), "block {i}");
+        assert!(
+            !blocks_dir.join("validation.json").exists(),
+            "--real-only simulated"
+        );
+        from.push(f);
+    }
+    let mut extra: Vec<String> = common.iter().map(|s| s.to_string()).collect();
+    // Given out of order: the blocks are put back in the run order.
+    for f in from.iter().rev() {
+        extra.push("--real-from".into());
+        extra.push(f.display().to_string());
+    }
+    let extra_ref: Vec<&str> = extra.iter().map(String::as_str).collect();
+    // A launcher that would fail shows that nothing runs again.
+    let (out, merged) = validate(&dir.join("merged"), &model, "/bin/false", &extra_ref);
+    out.assert_success();
+    let configs = |j: &serde_json::Value| -> Vec<(f64, u64)> {
+        j["configurations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["measured_median_gflops"].as_f64().unwrap(),
+                    c["runs"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // Runs are seeded by their position in the order: the same runs either way.
+    assert_eq!(configs(&merged), configs(&whole), "{merged}");
+    assert_eq!(configs(&merged).len(), 2);
+    let blocks = merged["metadata"]["real_run_blocks"].as_array().unwrap();
+    let cuts: Vec<(u64, u64, u64)> = blocks
+        .iter()
+        .map(|b| {
+            (
+                b["index"].as_u64().unwrap(),
+                b["positions"][0].as_u64().unwrap(),
+                b["positions"][1].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(cuts, vec![(1, 0, 4), (2, 4, 8), (3, 8, 12)]);
+    assert!(whole["metadata"]["real_run_blocks"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let report = std::fs::read_to_string(dir.join("merged/out/report.md")).unwrap();
+    assert!(report.contains("measured in 3 blocks of their order"), "{report}");
+
+    // Two of the three blocks: an error naming what is missing, no report.
+    let (out, _) = validate(
+        &dir.join("partial"),
+        &model,
+        "/bin/false",
+        &[
+            &common[..],
+            &[
+                "--real-from",
+                from[0].to_str().unwrap(),
+                "--real-from",
+                from[1].to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
+    assert_ne!(out.code, Some(0), "{}", out.describe());
+    assert!(
+        out.stderr
+            .contains("4 of the 12 positions of the run order have no run (first: 8)"),
+        "{}",
+        out.describe()
+    );
+    assert!(!dir.join("partial/out/validation.json").exists());
+    // Blocks of another plan (other runs per configuration) are refused by name.
+    let mut other = common.to_vec();
+    other[5] = "5";
+    let (out, _) = validate(
+        &dir.join("other"),
+        &model,
+        "/bin/false",
+        &[&other[..], &["--real-from", from[0].to_str().unwrap()]].concat(),
+    );
+    assert_ne!(out.code, Some(0));
+    assert!(
+        out.stderr
+            .contains("real-block-1-of-3.json: 6 runs per configuration"),
+        "{}",
+        out.describe()
+    );
+}
+
 /// calib_probe built with smpicc: under the simulated launcher it measures the model's dgemm.
 fn smpi_probe(dir: &Path) -> PathBuf {
     let src = workspace_root().join("apps/calibration");
@@ -466,15 +614,89 @@ fn validate_here_quick_runs_end_to_end() {
     let _ = xhpl();
     let out_dir = scratch_path("validate-here");
     let mut cmd = Command::new(workspace_root().join("scripts/validate-here.sh"));
-    // --keep-blas-env: tests never change the OpenBLAS variables.
-    cmd.args(["--quick", "--no-build", "--keep-blas-env", "--out"])
-        .arg(&out_dir);
+    // --keep-blas-env: tests never change the OpenBLAS variables. --interleave 2:
+    // the real and the traced runs in two blocks between two parts of the
+    // compute calibration (the full mode's default is 3).
+    cmd.args([
+        "--quick",
+        "--no-build",
+        "--keep-blas-env",
+        "--interleave",
+        "2",
+        "--out",
+    ])
+    .arg(&out_dir);
     let out = run_command(cmd, Duration::from_secs(1800));
     out.assert_success();
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("validation.json")).unwrap()).unwrap();
     let configs = j["configurations"].as_array().unwrap();
     assert_eq!(configs.len(), 4, "{j}");
+    // Interleaved: calibrate.sh ran part 1, the first block of runs, part 2,
+    // the second block, in that order, and the validation took those runs.
+    let steps = std::fs::read_to_string(out_dir.join("calibration/logs/steps.tsv")).unwrap();
+    let order: Vec<&str> = steps
+        .lines()
+        .map(|l| l.split('\t').next().unwrap())
+        .filter(|s| s.starts_with("compute") || s.starts_with("between"))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "compute-part1",
+            "compute-fixed-k-part1",
+            "between-1",
+            "compute-part2",
+            "compute-fixed-k-part2",
+            "between-2"
+        ],
+        "{steps}"
+    );
+    let blocks = j["metadata"]["real_run_blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2, "{j}");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("calibration/manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["parts"], 2);
+    assert_eq!(manifest["seeds"]["compute_parts"], serde_json::json!([1, 3]));
+    assert_eq!(
+        manifest["seeds"]["compute_fixed_k_parts"],
+        serde_json::json!([2, 4])
+    );
+    // Each part is a design of its own: compute files of seeds 1 and 3.
+    let names: Vec<String> = std::fs::read_dir(out_dir.join("calibration"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    for seed in [1, 3] {
+        assert!(
+            names
+                .iter()
+                .any(|n| n.starts_with("compute-") && n.ends_with(&format!("-{seed}.csv"))),
+            "no compute file of seed {seed}: {names:?}"
+        );
+    }
+    // Every run of a block started inside its between-I step.
+    let between: Vec<(String, String)> = steps
+        .lines()
+        .filter(|l| l.starts_with("between-"))
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[1].to_string(), f[2].to_string())
+        })
+        .collect();
+    for c in configs {
+        for r in c["measured_runs"].as_array().unwrap() {
+            let start = r["start"].as_str().unwrap();
+            let block = usize::from(r["position"].as_u64().unwrap() >= 12);
+            let (from, to) = &between[block];
+            assert!(
+                from.as_str() <= start && start <= to.as_str(),
+                "run at {start} outside between-{} [{from}, {to}]",
+                block + 1
+            );
+        }
+    }
     for c in configs {
         for key in [
             "P",
