@@ -69,8 +69,8 @@
 #   --interleave K  measure the real HPL runs (and the traced HPL) in K blocks, each right after
 #                 one of K parts of the compute calibration (calibrate.sh --parts K --between):
 #                 the seeded random order of the runs is cut into K contiguous blocks
-#                 (smpi-validate --real-only --block I/K, merged by --real-from), the traced
-#                 runs dealt round-robin. The calibration and the runs then see the same
+#                 (smpi-validate --real-only --block I/K, merged by --real-from), and every
+#                 traced run is made once per block (K times in all). The calibration and the runs then see the same
 #                 machine states: on this shared VM the speed of dgemm and of memory moved
 #                 5 % and 23 % between a calibration and the runs measured after it
 #                 (2026-11-26); 1: calibrate first, then trace, then run            [3 | quick 1]
@@ -223,20 +223,20 @@ if [ "$TRACE" = 1 ]; then
     rm -rf "$OUT/trace"/*
     for tn in "${trace_ns[@]}"; do for g in "${grids[@]}"; do TRACE_LIST+=("$tn $g"); done; done
 fi
-# trace_one N PxQ: one run of the traced HPL; its calls land in OUT/trace/PxQ-NN-*.csv.
+# trace_one N PxQ [TAG]: one run of the traced HPL; its calls land in OUT/trace/PxQ-NN[-TAG]-*.csv.
 trace_one() {
-    local tn=$1 g=$2 p q d f
+    local tn=$1 g=$2 tag=${3:+-$3} p q d f
     local env_opts=()
     p=${g%x*} q=${g#*x}
-    d=$OUT/trace/run-$g-$tn
+    d=$OUT/trace/run-$g-$tn$tag
     mkdir -p "$d/csv"
     "$REPO/apps/hpl/gen_dat.sh" --n "$tn" --nb "$NB" --p "$p" --q "$q" -o "$d/HPL.dat" 2>/dev/null
-    log "tracing the BLAS and HPL_dlaswp*/dlacpy/dlatcpy calls of the real HPL, $g N=$tn"
+    log "tracing the BLAS and HPL_dlaswp*/dlacpy/dlatcpy calls of the real HPL, $g N=$tn${3:+ (block $3)}"
     [ "$KEEP_ENV" = 1 ] || env_opts=(-u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
     (cd "$d" && env "${env_opts[@]}" OPENBLAS_NUM_THREADS=1 "${NICE_CMD[@]}" "${MPIRUN[@]}" \
         -x BLAS_TRACE_DIR="$d/csv" -np $((p * q)) "$OUT/tools/xhpl-traced") > "$d/out.txt" 2>&1 || {
         tail -n 20 "$d/out.txt" >&2; die "the traced HPL run failed ($d/out.txt)"; }
-    for f in "$d"/csv/*.csv; do mv "$f" "$OUT/trace/$g-N$tn-$(basename "$f")"; done
+    for f in "$d"/csv/*.csv; do mv "$f" "$OUT/trace/$g-N$tn$tag-$(basename "$f")"; done
 }
 
 # ---------------------------------------------------------------- what the validation runs
@@ -252,8 +252,9 @@ if [ -z "$REUSE" ]; then
         --heldout-per-qd "$([ "$CHECK" = 1 ] && echo "$CHECK_QD" || echo 0)" --heldout-reps "$CHECK_REPS")
     [ "$KEEP_ENV" = 1 ] && cal_opts+=(--keep-blas-env)
     if [ "$INTERLEAVE" -gt 1 ]; then
-        # What runs after each part of the compute calibration: that part's share of the traced
-        # runs, then that block of the real runs. A script of its own (the values written out),
+        # What runs after each part of the compute calibration: every traced run once (the HPL
+        # functions' models come from the traces alone, so they too average over the blocks'
+        # machine states), then that block of the real runs. A script of its own (the values written out),
         # so that calibrate.sh runs it as one of its steps, and a user can read or rerun it.
         between=$OUT/tools/between.sh
         mkdir -p "$OUT/tools" "$OUT/validation/runs"
@@ -266,8 +267,9 @@ if [ -z "$REUSE" ]; then
             declare -p REPO OUT BIN NB KEEP_ENV NICE_CMD MPIRUN TRACE_LIST real_opts
             declare -f log die trace_one
             echo 'part=$1 parts=$2'
-            echo 'for i in "${!TRACE_LIST[@]}"; do'
-            echo '    if [ $((i % parts)) = $((part - 1)) ]; then read -r tn g <<< "${TRACE_LIST[$i]}"; trace_one "$tn" "$g"; fi'
+            echo 'for item in "${TRACE_LIST[@]}"; do'
+            echo '    read -r tn g <<< "$item"'
+            echo '    trace_one "$tn" "$g" "b$part"'
             echo 'done'
             echo 'log "real runs, block $part of $parts: smpi-validate --real-only --block $part/$parts"'
             echo '"$BIN/smpi-validate" "${real_opts[@]}" --real-only --block "$part/$parts"'

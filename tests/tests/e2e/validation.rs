@@ -676,6 +676,18 @@ fn validate_here_quick_runs_end_to_end() {
             "no compute file of seed {seed}: {names:?}"
         );
     }
+    // Every traced run is made once per block.
+    let traces: Vec<String> = std::fs::read_dir(out_dir.join("trace"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.ends_with(".csv"))
+        .collect();
+    for tag in ["1x2-N600-b1-", "1x2-N600-b2-", "2x1-N600-b1-", "2x1-N600-b2-"] {
+        assert!(
+            traces.iter().any(|n| n.starts_with(tag)),
+            "no {tag}*.csv: {traces:?}"
+        );
+    }
     // Every run of a block started inside its between-I step.
     let between: Vec<(String, String)> = steps
         .lines()
