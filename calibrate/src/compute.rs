@@ -551,6 +551,33 @@ fn sigma_floor(sigmas: &[f64]) -> f64 {
         .max(f64::MIN_POSITIVE)
 }
 
+/// The relative noise model ([`KernelNoise::Relative`]) of a fitted mean:
+/// σ(x) = cv·ŷ(x), cv the robust relative spread of the calls around it
+/// (1.4826·MAD of the relative residuals, at most [`MAX_RELATIVE_SIGMA`]).
+fn relative_noise(mf: &MeanFit, xs: &[Vec<f64>], y: &[f64]) -> (f64, NoiseFit) {
+    let preds: Vec<f64> = xs.iter().map(|x| mf.predict(x)).collect();
+    let fl = sigma_floor(&preds.iter().map(|p| p.abs()).collect::<Vec<_>>());
+    let rel: Vec<f64> = y.iter().zip(&preds).map(|(v, p)| (v - p) / p.max(fl)).collect();
+    let med = stats::median(&rel);
+    let dev: Vec<f64> = rel.iter().map(|r| (r - med).abs()).collect();
+    let cv = (1.4826 * stats::median(&dev)).min(MAX_RELATIVE_SIGMA);
+    let sigma = mf
+        .terms
+        .iter()
+        .zip(&mf.written)
+        .zip(&mf.fit.aliased)
+        .filter(|((t, c), a)| !**a && **c != 0.0 && !(t.vars.is_empty() && **c < 0.0))
+        .map(|((t, c), _)| (t.clone(), crate::network::round_sig(cv * c, 6)))
+        .collect();
+    (
+        cv,
+        NoiseFit {
+            model: NoiseModel::Polynomial,
+            sigma,
+        },
+    )
+}
+
 /// A σ(x) model evaluated at a call's variables.
 type SigmaFn = Box<dyn Fn(&Vec<f64>) -> f64>;
 
@@ -916,29 +943,14 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
                 sigma: Vec::new(),
             }
         } else {
-            let preds: Vec<f64> = xs.iter().map(|x| mf.predict(x)).collect();
-            let fl = sigma_floor(&preds.iter().map(|p| p.abs()).collect::<Vec<_>>());
-            let rel: Vec<f64> = y.iter().zip(&preds).map(|(v, p)| (v - p) / p.max(fl)).collect();
-            let med = stats::median(&rel);
-            let dev: Vec<f64> = rel.iter().map(|r| (r - med).abs()).collect();
-            let cv = (1.4826 * stats::median(&dev)).min(MAX_RELATIVE_SIGMA);
+            let (cv, noise) = relative_noise(&mf, &xs, &y);
             noise_scores.push(CvScore {
                 name: format!("relative: σ(x) = {cv:.4}·ŷ(x)"),
                 score: f64::NAN,
                 se: f64::NAN,
                 rel_error: f64::NAN,
             });
-            NoiseFit {
-                model: NoiseModel::Polynomial,
-                sigma: mf
-                    .terms
-                    .iter()
-                    .zip(&mf.written)
-                    .zip(&mf.fit.aliased)
-                    .filter(|((t, c), a)| !**a && **c != 0.0 && !(t.vars.is_empty() && **c < 0.0))
-                    .map(|((t, c), _)| (t.clone(), crate::network::round_sig(cv * c, 6)))
-                    .collect(),
-            }
+            noise
         };
         (mf, noise)
     } else {
@@ -1092,12 +1104,24 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
                 .zip(&hy)
                 .map(|(x, v)| v - f.predict(&t.iter().map(|tt| tt.eval(x)).collect::<Vec<_>>()))
                 .collect();
+            let mf = mean_fit(&spec, chosen, t, f, mean.weighting);
+            // A core's noise is of the pooled model's kind: a relative σ fitted
+            // as a polynomial on one core's residuals was 25 times its mean
+            // (dgemv, 2026-11-27), which the simulator's clamping of negative
+            // draws turns into a mean 10 times too large.
             let hnoise = match noise.model {
+                NoiseModel::None => NoiseFit {
+                    model: NoiseModel::None,
+                    sigma: Vec::new(),
+                },
+                NoiseModel::Polynomial if opts.noise == KernelNoise::Relative => {
+                    relative_noise(&mf, &hx, &hy).1
+                }
                 NoiseModel::Polynomial => NoiseFit {
                     model: NoiseModel::Polynomial,
                     sigma: sigma_fit(&sigma_terms, &spec.variables, &hx, &hres),
                 },
-                _ => NoiseFit {
+                NoiseModel::Constant => NoiseFit {
                     model: NoiseModel::Constant,
                     sigma: vec![(
                         Term { vars: vec![] },
@@ -1105,7 +1129,6 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
                     )],
                 },
             };
-            let mf = mean_fit(&spec, chosen, t, f, mean.weighting);
             let total_h: f64 = xs.iter().map(|x| mf.predict(x)).sum();
             effect = effect.max((total_h - total_pooled).abs() / total_pooled.abs().max(f64::MIN_POSITIVE));
             fits.push((h, mf, hnoise));

@@ -262,6 +262,60 @@ fn relative_noise_stays_below_half_the_mean() {
     }
 }
 
+/// A core's own model has the pooled model's kind of noise: with relative
+/// noise, σ(x) = cv·ŷ(x) of that core's mean (proportional coefficients, cv at
+/// most 0.5), even when a few of its calls run far slower than the rest.
+#[test]
+fn a_cores_own_model_keeps_relative_noise() {
+    let models = models::ModelSet::from_toml_str(
+        "[compute.dgemm]\nmodel = \"linear\"\nproduct = \"MNK\"\na = 6.7e-11\nb = 1e-6\nnoise = { kind = \"normal\", sigma = { MNK = 6.7e-13, intercept = 1e-7 } }\n\
+         [[compute.dgemm.host]]\nhosts = [1]\nmodel = \"linear\"\nproduct = \"MNK\"\na = 7.2e-11\nb = 1e-6\n",
+        "cores.toml",
+    )
+    .unwrap();
+    let calls = dgemm_calls(250, 4);
+    // Every 9th call of core 1 takes 2.5 times as long (a busy neighbour).
+    let slow: String = compute_csv(&models.compute, &calls, 1, 2)
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            match (f.len(), f[0].parse::<usize>()) {
+                (8, Ok(i)) if i % 9 == 4 => {
+                    format!("{},{:e}", f[..7].join(","), 2.5 * f[7].parse::<f64>().unwrap())
+                }
+                _ => l.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let k = fit_text(&[compute_csv(&models.compute, &calls, 0, 1), slow]).remove(0);
+    let h = k.hosts_test.as_ref().unwrap();
+    assert!(h.per_host, "F {} p {} effect {}", h.f, h.p_value, h.effect);
+    for (host, mean, noise) in &h.fits {
+        assert_eq!(noise.model, NoiseModel::Polynomial, "core {host}");
+        let ratios: Vec<f64> = noise
+            .sigma
+            .iter()
+            .map(|(t, c)| {
+                let i = mean
+                    .terms
+                    .iter()
+                    .position(|m| m == t)
+                    .expect("a term of the mean");
+                c / mean.written[i]
+            })
+            .collect();
+        assert!(!ratios.is_empty(), "core {host}: no σ");
+        for r in &ratios {
+            assert!(
+                (r / ratios[0] - 1.0).abs() < 1e-4,
+                "core {host}: σ not proportional to the mean: {ratios:?}"
+            );
+            assert!(*r > 0.0 && *r <= 0.5 * (1.0 + 1e-5), "core {host}: cv {r}");
+        }
+    }
+}
+
 /// Calls with a zero dimension (BLAS's quick return) are left out of the fit
 /// and counted.
 #[test]
