@@ -1250,7 +1250,11 @@ impl Kernel {
             listed.clear();
             listed.extend(sg.modified_busy_hosts().map(|h| self.host_cnst[h as usize]));
             listed.extend(sg.modified_busy_links().map(|l| self.link_cnst[l as usize]));
-            self.lmm.solve_listed(listed.iter().copied());
+            // Most solves at scale are one computation alone on its CPU (a polling cost):
+            // its rate needs no saturation loop.
+            if !self.lmm.solve_lone(&listed) {
+                self.lmm.solve_listed(listed.iter().copied());
+            }
             self.sg_listed = listed;
         }
         for &a in &order {
