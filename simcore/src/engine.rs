@@ -1640,8 +1640,8 @@ impl Ctx {
 
     /// Starts a computation of `flops` on this actor's host.
     pub fn exec_async(&self, flops: f64) -> ActivityId {
-        let host = self.host();
         let mut k = self.k.borrow_mut();
+        let host = k.actors[self.me.0 as usize].host;
         let a = k.alloc_act(Activity::new(ActKind::Exec, 0));
         k.start_exec(a, host, flops);
         a
