@@ -520,7 +520,8 @@ impl System {
         let eps = self.epsilon;
         // A value 0 < eps is what lets the loop fix a bound-limited variable; NaN or
         // non-positive precisions go through the loop.
-        if cnsts.is_empty() || !(eps > 0.0) {
+        let eps_positive = eps > 0.0;
+        if cnsts.is_empty() || !eps_positive {
             return false;
         }
         let mut limited = 0;
@@ -556,7 +557,8 @@ impl System {
             return None;
         };
         let var = &self.vars[e.var as usize];
-        if var.cnsts.len() != 1 || !(e.penalty > 0.0) || !(e.weight > 0.0) || !e.weight.is_finite() {
+        let lone = var.cnsts.len() == 1 && e.penalty > 0.0 && e.weight > 0.0 && e.weight.is_finite();
+        if !lone {
             return None;
         }
         let bound = cn.bound;
@@ -567,7 +569,8 @@ impl System {
         }
         let usage = with_element(0.0, cn.sharing, e.weight, e.penalty);
         let ratio = bound / usage;
-        if !(usage > 0.0) || !ratio.is_finite() {
+        let finite_share = usage > 0.0 && ratio.is_finite();
+        if !finite_share {
             return None;
         }
         let bp = var.bound * e.penalty;
