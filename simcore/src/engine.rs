@@ -1250,7 +1250,11 @@ impl Kernel {
             listed.clear();
             listed.extend(sg.modified_busy_hosts().map(|h| self.host_cnst[h as usize]));
             listed.extend(sg.modified_busy_links().map(|l| self.link_cnst[l as usize]));
-            self.lmm.solve_listed(listed.iter().copied());
+            // Most solves at scale are one computation alone on its CPU (a polling cost):
+            // its rate needs no saturation loop.
+            if !self.lmm.solve_lone(&listed) {
+                self.lmm.solve_listed(listed.iter().copied());
+            }
             self.sg_listed = listed;
         }
         for &a in &order {
@@ -1636,8 +1640,8 @@ impl Ctx {
 
     /// Starts a computation of `flops` on this actor's host.
     pub fn exec_async(&self, flops: f64) -> ActivityId {
-        let host = self.host();
         let mut k = self.k.borrow_mut();
+        let host = k.actors[self.me.0 as usize].host;
         let a = k.alloc_act(Activity::new(ActKind::Exec, 0));
         k.start_exec(a, host, flops);
         a

@@ -506,6 +506,81 @@ impl System {
         &self.comp_vars
     }
 
+    /// [`System::solve_listed`] without the saturation loop, for the common case of a solve
+    /// that only concerns *lone* constraints: each carries exactly one variable, enabled, with
+    /// a positive finite weight, using no other constraint (a computation alone on its CPU,
+    /// such as the polling cost of a failed `MPI_Iprobe`). Such a variable gets
+    /// `ratio / penalty`, where `ratio = bound / usage` is its constraint's share, or its own
+    /// bound when `bound · penalty` is below that ratio: what the loop gives it, to the bit.
+    /// With several constraints the loop's rounds could interact through a tie (a variable
+    /// waits for another's bound within precision), so either all variables are bound-limited
+    /// or none is; otherwise, and whenever a constraint is not lone, nothing is changed and
+    /// `false` is returned (solve with [`System::solve_listed`] then).
+    pub fn solve_lone(&mut self, cnsts: &[CnstId]) -> bool {
+        let eps = self.epsilon;
+        // A value 0 < eps is what lets the loop fix a bound-limited variable; NaN or
+        // non-positive precisions go through the loop.
+        let eps_positive = eps > 0.0;
+        if cnsts.is_empty() || !eps_positive {
+            return false;
+        }
+        let mut limited = 0;
+        for c in cnsts {
+            let Some((_, _, by_bound)) = self.lone_value(c.0) else {
+                return false;
+            };
+            limited += usize::from(by_bound);
+        }
+        if cnsts.len() > 1 && limited != 0 && limited != cnsts.len() {
+            return false;
+        }
+        for c in cnsts {
+            let (v, value, _) = self.lone_value(c.0).expect("checked above");
+            self.vars[v as usize].value = value;
+        }
+        // As `solve_listed`: the list replaces the system's own record.
+        for i in 0..self.modified.len() {
+            let c = self.modified[i];
+            self.cnsts[c as usize].modified = false;
+        }
+        self.modified.clear();
+        true
+    }
+
+    /// A lone constraint's variable, the value the saturation loop gives it, and whether that
+    /// value is the variable's own bound; `None` if `c` is not lone (see
+    /// [`System::solve_lone`]) or its share is not a finite positive number.
+    #[inline]
+    fn lone_value(&self, c: u32) -> Option<(u32, f64, bool)> {
+        let cn = &self.cnsts[c as usize];
+        let [e] = cn.elems.as_slice() else {
+            return None;
+        };
+        let var = &self.vars[e.var as usize];
+        let lone = var.cnsts.len() == 1 && e.penalty > 0.0 && e.weight > 0.0 && e.weight.is_finite();
+        if !lone {
+            return None;
+        }
+        let bound = cn.bound;
+        // Loaded (as `collect_listed` decides), with a finite share: the loop selects it in
+        // its first round where it is the smallest ratio, the variable being its only candidate.
+        if bound <= bound * self.epsilon || !bound.is_finite() {
+            return None;
+        }
+        let usage = with_element(0.0, cn.sharing, e.weight, e.penalty);
+        let ratio = bound / usage;
+        let finite_share = usage > 0.0 && ratio.is_finite();
+        if !finite_share {
+            return None;
+        }
+        let bp = var.bound * e.penalty;
+        if var.bound > 0.0 && bp < ratio {
+            Some((e.var, var.bound, true))
+        } else {
+            Some((e.var, ratio / var.penalty, false))
+        }
+    }
+
     /// [`System::collect_component`] for [`System::solve_listed`]: the constraints are
     /// `comp_cnsts` as listed (no walk beyond them), each prepared the same way, in order.
     fn collect_listed(&mut self, epoch: u64) {

@@ -874,3 +874,91 @@ fn expand_merges_repeated_pairs() {
     assert_close(s.value(a), 100.0);
     assert_close(s.value(b), 50.0);
 }
+
+/// `solve_lone` (no saturation loop) gives exactly the loop's values (`solve_listed`), to the
+/// bit, whenever it accepts a list, and changes nothing when it refuses one. Systems of 1–4
+/// constraints, most of them lone (one enabled variable using no other constraint), some not
+/// (a second variable, a disabled one, a variable on two constraints); bounds, penalties and
+/// weights from small sets half of the time, so that `bound · penalty` often equals the share
+/// exactly. The CPU case (host speed, one computation bounded by it) is always accepted.
+#[test]
+fn lone_solve_is_the_saturation_loop() {
+    let mut rng = Pcg64::seed_from_u64(21);
+    let pick = |rng: &mut Pcg64, set: &[f64], lo: f64, hi: f64| {
+        if rng.gen_bool(0.5) {
+            set[rng.gen_range(0..set.len())]
+        } else {
+            rng.gen_range(lo..hi)
+        }
+    };
+    let (mut accepted, mut refused) = (0, 0);
+    for _ in 0..20_000 {
+        let n = rng.gen_range(1..=4);
+        let mut cnsts = Vec::new();
+        let mut vars = Vec::new();
+        for c in 0..n {
+            cnsts.push(CnstSpec {
+                bound: pick(&mut rng, &[1.0, 2.0, 4.0, 1e9], 0.5, 10.0),
+                sharing: if rng.gen_bool(0.2) {
+                    Sharing::FatPipe
+                } else {
+                    Sharing::Shared
+                },
+            });
+            let lone = rng.gen_bool(0.85);
+            let k = if lone { 1 } else { rng.gen_range(1..=2) };
+            for _ in 0..k {
+                let mut elems = vec![(c, pick(&mut rng, &[1.0, 0.5, 2.0], 0.05, 2.0))];
+                if !lone && rng.gen_bool(0.5) {
+                    elems.push((rng.gen_range(0..n), 1.0));
+                }
+                vars.push(VarSpec {
+                    penalty: if !lone && rng.gen_bool(0.3) {
+                        0.0
+                    } else {
+                        pick(&mut rng, &[1.0, 0.5, 2.0], 0.1, 4.0)
+                    },
+                    bound: if rng.gen_bool(0.3) {
+                        -1.0
+                    } else {
+                        pick(&mut rng, &[1.0, 2.0, 4.0, 1e9], 0.1, 10.0)
+                    },
+                    elems,
+                });
+            }
+        }
+        let spec = SysSpec { cnsts, vars };
+        let (mut fast, ids, vids) = build(&spec);
+        let (mut slow, _, _) = build(&spec);
+        let before: Vec<u64> = vids.iter().map(|v| fast.value(*v).to_bits()).collect();
+        if fast.solve_lone(&ids) {
+            accepted += 1;
+            slow.solve_listed(ids.iter().copied());
+            for v in &vids {
+                assert_eq!(
+                    fast.value(*v).to_bits(),
+                    slow.value(*v).to_bits(),
+                    "{v:?} in {spec:?}"
+                );
+            }
+        } else {
+            refused += 1;
+            let after: Vec<u64> = vids.iter().map(|v| fast.value(*v).to_bits()).collect();
+            assert_eq!(before, after, "a refused list changed values: {spec:?}");
+        }
+    }
+    assert!(
+        accepted > 5_000 && refused > 5_000,
+        "accepted {accepted}, refused {refused}"
+    );
+
+    // A computation alone on its CPU (bound: the host's speed; the CPU: speed × cores).
+    for (speed, cores) in [(1e9, 1.0), (1e9, 4.0), (20000.0, 1.0), (3.3e9, 24.0)] {
+        let mut s = System::default();
+        let cpu = s.add_constraint(speed * cores, Sharing::Shared);
+        let exec = s.add_variable(1.0, speed);
+        s.expand(cpu, exec, 1.0);
+        assert!(s.solve_lone(&[cpu]));
+        assert_eq!(s.value(exec), speed);
+    }
+}

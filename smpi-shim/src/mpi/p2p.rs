@@ -704,7 +704,9 @@ pub(crate) fn probe_for(
     comm: i32,
     claim: bool,
 ) -> MpiResult<Option<(StatusInfo, Option<i32>)>> {
-    let (context, flops, bound) = with_world(|w| -> MpiResult<(u32, f64, f64)> {
+    // One borrow for what the whole probe needs from the world before the mailbox: the
+    // rank's state is cold at thousands of ranks, and each look costs misses.
+    let (context, flops, bound, ctx, yield_to) = with_world(|w| -> MpiResult<_> {
         let c = w.ranks[me as usize].comm(comm)?;
         if source != MPI_ANY_SOURCE && source != MPI_PROC_NULL && (source < 0 || source >= c.peer_size()) {
             return Err(mpi_err(MPI_ERR_RANK, format!("invalid source rank {source}")));
@@ -719,6 +721,8 @@ pub(crate) fn probe_for(
             context,
             n * w.cfg.iprobe * speed * w.cfg.iprobe_cpu_usage,
             speed * w.cfg.iprobe_cpu_usage,
+            w.ranks[me as usize].ctx(),
+            yield_ctx(w, me),
         ))
     })?;
     if source == MPI_PROC_NULL {
@@ -732,7 +736,6 @@ pub(crate) fn probe_for(
         )));
     }
     if flops > 0.0 && bound > 0.0 {
-        let ctx = with_world(|w| w.ranks[me as usize].ctx());
         ctx.execute(flops);
     }
     // The mailbox probe is a simcall. SimGrid handles the simcalls of one
@@ -755,7 +758,7 @@ pub(crate) fn probe_for(
         let handle = claim.then(|| claim_message(w, me, send, comm));
         Some((st, handle))
     });
-    simcall_yield(me);
+    yield_with(yield_to);
     with_world(|w| poll_result(w, me, Poll::Iprobe, found.is_some()));
     Ok(found)
 }
