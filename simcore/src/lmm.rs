@@ -521,22 +521,34 @@ impl System {
         // A value 0 < eps is what lets the loop fix a bound-limited variable; NaN or
         // non-positive precisions go through the loop.
         let eps_positive = eps > 0.0;
-        if cnsts.is_empty() || !eps_positive {
+        if !eps_positive {
             return false;
         }
-        let mut limited = 0;
-        for c in cnsts {
-            let Some((_, _, by_bound)) = self.lone_value(c.0) else {
-                return false;
-            };
-            limited += usize::from(by_bound);
-        }
-        if cnsts.len() > 1 && limited != 0 && limited != cnsts.len() {
-            return false;
-        }
-        for c in cnsts {
-            let (v, value, _) = self.lone_value(c.0).expect("checked above");
-            self.vars[v as usize].value = value;
+        match cnsts {
+            [] => return false,
+            // The common case, one computation: a single look.
+            [c] => {
+                let Some((v, value, _)) = self.lone_value(c.0) else {
+                    return false;
+                };
+                self.vars[v as usize].value = value;
+            }
+            _ => {
+                let mut limited = 0;
+                for c in cnsts {
+                    let Some((_, _, by_bound)) = self.lone_value(c.0) else {
+                        return false;
+                    };
+                    limited += usize::from(by_bound);
+                }
+                if limited != 0 && limited != cnsts.len() {
+                    return false;
+                }
+                for c in cnsts {
+                    let (v, value, _) = self.lone_value(c.0).expect("checked above");
+                    self.vars[v as usize].value = value;
+                }
+            }
         }
         // As `solve_listed`: the list replaces the system's own record.
         for i in 0..self.modified.len() {
