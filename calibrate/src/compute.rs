@@ -910,7 +910,9 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
     // Noise: N-0 for noise-free data, otherwise N-1 against N-2 by CV.
     let sigma_terms: Vec<Term> = terms.clone();
     let mut noise_scores = Vec::new();
-    let (mean, noise) = if noise_free {
+    // Each branch also returns the weights its mean was fitted with: a core's
+    // own model is fitted the same way (below).
+    let (mean, noise, mean_weights) = if noise_free {
         // Only rounding noise, whose scale is proportional to the duration:
         // relative least squares gives the exact coefficients to the last digits.
         let w: Vec<f64> = y.iter().map(|v| 1.0 / v.max(f64::MIN_POSITIVE).powi(2)).collect();
@@ -921,6 +923,7 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
                 model: NoiseModel::None,
                 sigma: Vec::new(),
             },
+            Some(w),
         )
     } else if opts.noise != KernelNoise::Fitted {
         // Relative noise: the mean by relative least squares (the robust
@@ -952,7 +955,7 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
             });
             noise
         };
-        (mf, noise)
+        (mf, noise, Some(pilot.clone()))
     } else {
         let global_sigma = stats::std_dev(&resid).max(f64::MIN_POSITIVE);
         let floor = 1e-3 * global_sigma;
@@ -1031,6 +1034,7 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
                     model: NoiseModel::Polynomial,
                     sigma: sf2,
                 },
+                Some(w),
             )
         } else {
             // Homoscedastic: ordinary least squares is the efficient fit; with
@@ -1060,6 +1064,7 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
                     model: NoiseModel::Constant,
                     sigma: vec![(Term { vars: vec![] }, s)],
                 },
+                w.map(<[f64]>::to_vec),
             )
         }
     };
@@ -1078,14 +1083,11 @@ fn fit_kernel(spec: KernelSpec, calls: &[(&KernelCall, usize)], opts: &ComputeOp
     hosts.sort_unstable();
     hosts.dedup();
     let p = mean.terms.len();
-    let weights: Option<Vec<f64>> = match noise.model {
-        NoiseModel::Polynomial => {
-            let s: Vec<f64> = xs.iter().map(|x| noise.sigma_at(x)).collect();
-            let fl = sigma_floor(&s);
-            Some(s.iter().map(|v| 1.0 / v.max(fl).powi(2)).collect())
-        }
-        _ => None,
-    };
+    // The pooled mean's own weights: a core's model fitted otherwise (with
+    // 1/σ̂² of a relative noise under an ordinary fit, say) is a different
+    // estimator, and where the linear form misses (cache regimes) a far
+    // different total time (HPL_dlatcpy, 2026-11-27: 5 times too fast).
+    let weights = mean_weights;
     let enough = |h: usize| hosts_of.iter().filter(|x| **x == h).count() >= (3 * p).max(10);
     let hosts_test = (hosts.len() >= 2 && hosts.iter().all(|h| enough(*h)) && !noise_free).then(|| {
         let pooled = fit_terms(&spec, chosen, &xs, &y, weights.as_deref()).1;
