@@ -236,7 +236,8 @@ trace_one() {
     (cd "$d" && env "${env_opts[@]}" OPENBLAS_NUM_THREADS=1 "${NICE_CMD[@]}" "${MPIRUN[@]}" \
         -x BLAS_TRACE_DIR="$d/csv" -np $((p * q)) "$OUT/tools/xhpl-traced") > "$d/out.txt" 2>&1 || {
         tail -n 20 "$d/out.txt" >&2; die "the traced HPL run failed ($d/out.txt)"; }
-    for f in "$d"/csv/*.csv; do mv "$f" "$OUT/trace/$g-N$tn$tag-$(basename "$f")"; done
+    # A copy for the fit (OUT/trace/*.csv); the run keeps its own (smpi-validate --traced-run).
+    for f in "$d"/csv/*.csv; do cp "$f" "$OUT/trace/$g-N$tn$tag-$(basename "$f")"; done
 }
 
 # ---------------------------------------------------------------- what the validation runs
@@ -301,7 +302,10 @@ log "fitting: smpi-fit (${#FIT_INPUTS[@]} files)"
 # ---------------------------------------------------------------- validate
 val_opts=("${real_opts[@]}" --model "$OUT/model.toml" --platform "$OUT/platform.toml"
     --replicas "$REPLICAS" --smpirun "$BIN/smpirun" --sim-xhpl "$SIM_XHPL")
-[ "$TRACE" = 1 ] && val_opts+=(--calibration "$OUT/trace")
+if [ "$TRACE" = 1 ]; then
+    val_opts+=(--calibration "$OUT/trace")
+    for d in "$OUT"/trace/run-*/; do val_opts+=(--traced-run "${d%/}"); done
+fi
 if [ "$INTERLEAVE" -gt 1 ]; then
     for ((i = 1; i <= INTERLEAVE; i++)); do
         val_opts+=(--real-from "$OUT/validation/runs/real-block-$i-of-$INTERLEAVE.json")

@@ -147,6 +147,8 @@ fn synthetic() -> Validation {
         pingpong_heldout: None,
         pingpong_heldout_note: None,
         kernels: Vec::new(),
+        traced: Vec::new(),
+        traced_notes: Vec::new(),
         load: [Some([0.1, 0.1, 0.1]), Some([0.2, 0.2, 0.2])],
         probe: None,
         calibration_probe: None,

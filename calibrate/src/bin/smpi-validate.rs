@@ -18,7 +18,7 @@ use calibrate::validate::analysis::{self, Outcome, RealRun, SimRun};
 use calibrate::validate::calib;
 use calibrate::validate::hpl::{self, HplConfig};
 use calibrate::validate::runner::{self, tail, RealLauncher};
-use calibrate::validate::{blocks, report, FileRef, Machine, Software, Validation};
+use calibrate::validate::{blocks, report, traced, FileRef, Machine, Software, Validation};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -152,6 +152,13 @@ struct Cli {
     /// real program.
     #[arg(long, value_name = "FILE")]
     real_from: Vec<PathBuf>,
+    /// A traced real run of HPL (repeatable): a directory with HPL's `HPL.dat` and `out.txt` and
+    /// one trace CSV per rank in `csv/` (calibrate/trace/blas_trace.c, as scripts/validate-here.sh
+    /// makes them). Each traced configuration is simulated once with its own HPL.dat and the
+    /// report sets every kernel's simulated total beside the measured ones: which model term a
+    /// prediction error comes from, measured on the program itself.
+    #[arg(long, value_name = "DIR")]
+    traced_run: Vec<PathBuf>,
     /// Markdown files whose text goes into the report's Notes (repeatable).
     #[arg(long = "note")]
     notes: Vec<PathBuf>,
@@ -716,22 +723,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                                     .ok()
                                     .and_then(|t| serde_json::from_str(&t).ok())
                                     .unwrap_or(serde_json::Value::Null);
-                                let kernels: BTreeMap<String, (u64, f64)> = j["kernels"]
-                                    .as_object()
-                                    .map(|o| {
-                                        o.iter()
-                                            .map(|(k, v)| {
-                                                (
-                                                    k.clone(),
-                                                    (
-                                                        v["calls"].as_u64().unwrap_or(0),
-                                                        v["seconds"].as_f64().unwrap_or(0.0),
-                                                    ),
-                                                )
-                                            })
-                                            .collect()
-                                    })
-                                    .unwrap_or_default();
+                                let kernels = traced::json_kernels(&j);
                                 let extrapolated = runner::extrapolated(&j["extrapolated"]);
                                 (
                                     hpl_outcome(c, &f),
@@ -768,6 +760,48 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         pb.finish_and_clear();
+    }
+
+    // ------------------------------------------------------------ traced runs
+    let mut traced_notes = Vec::new();
+    let mut traced_runs = Vec::new();
+    for d in &cli.traced_run {
+        match traced::read_run(d) {
+            Ok(r) => traced_runs.push(r),
+            Err(e) => traced_notes.push(format!("{e:#}")),
+        }
+    }
+    let mut traced_checks = Vec::new();
+    for (c, runs) in traced::group(&traced_runs) {
+        let dir = out
+            .join("runs")
+            .join(format!("traced-sim-{}x{}-{}-{}", c.p, c.q, c.n, c.nb));
+        eprintln!("smpi-validate: traced runs: simulating {} ...", c.label());
+        let simulated = (|| -> Result<(f64, traced::KernelTotals), String> {
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            // The traced run's own input, so that both ran the same HPL.dat.
+            let dat = Path::new(&runs[0].dir).join("HPL.dat");
+            std::fs::copy(&dat, dir.join("HPL.dat")).map_err(|e| format!("{}: {e}", dat.display()))?;
+            let json = dir.join("smpirun.json");
+            let _ = std::fs::remove_file(&json);
+            let f =
+                runner::run(sim_command(&c, 1, Some(&json)), &dir, timeout).map_err(|e| format!("{e:#}"))?;
+            let _ = std::fs::write(dir.join("stdout.txt"), &f.stdout);
+            let _ = std::fs::write(dir.join("stderr.txt"), &f.stderr);
+            // The residual check ran as in the traced run (its kernels are in both
+            // totals); with modelled kernels it fails, and HPL exits with 1.
+            let gflops = hpl::parse_output(&f.stdout)
+                .first()
+                .filter(|_| !f.timed_out)
+                .map(|r| r.printed_gflops)
+                .ok_or_else(|| format!("the simulation failed: {}", tail(&f.stderr, 5)))?;
+            let j: serde_json::Value = std::fs::read_to_string(&json)
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .ok_or_else(|| format!("{}: no summary", json.display()))?;
+            Ok((gflops, traced::json_kernels(&j)))
+        })();
+        traced_checks.push(traced::compare(c, &runs, simulated));
     }
 
     // ------------------------------------------------------------ calibration programs
@@ -889,6 +923,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         pingpong_heldout,
         pingpong_heldout_note,
         kernels,
+        traced: traced_checks,
+        traced_notes,
         load,
         probe: probe.as_ref().map(|p| p.display().to_string()),
         calibration_probe,

@@ -14,6 +14,7 @@ pub mod calib;
 pub mod hpl;
 pub mod report;
 pub mod runner;
+pub mod traced;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -144,6 +145,10 @@ pub struct Validation {
     pub pingpong_heldout_note: Option<String>,
     /// Kernel calls against the model.
     pub kernels: Vec<KernelBucket>,
+    /// Traced real runs against their simulation, per configuration.
+    pub traced: Vec<traced::TracedCheck>,
+    /// Traced runs that could not be read, and why.
+    pub traced_notes: Vec<String>,
     /// Load averages before and after the real runs.
     pub load: [Option<[f64; 3]>; 2],
     /// The machine probe run before each real run (`None`: not probed).
@@ -314,6 +319,28 @@ impl Validation {
                 })),
                 "pingpong_heldout_note": self.pingpong_heldout_note,
                 "kernels": self.kernels,
+                "traced_runs": self.traced.iter().map(|c| json!({
+                    "P": c.config.p,
+                    "Q": c.config.q,
+                    "N": c.config.n,
+                    "NB": c.config.nb,
+                    "runs": c.runs,
+                    "measured_gflops": c.measured_gflops,
+                    "measured_median_gflops": c.measured_median(),
+                    "predicted_gflops": c.predicted_gflops,
+                    "time_difference_seconds": c.time_difference(),
+                    "note": c.note,
+                    "kernels": c.kernels.iter().map(|k| json!({
+                        "kernel": k.kernel,
+                        "measured_calls_median": k.measured_calls,
+                        "simulated_calls": k.simulated_calls,
+                        "measured_seconds_median": k.measured_seconds,
+                        "measured_seconds_range": k.measured_range,
+                        "simulated_seconds": k.simulated_seconds,
+                        "difference_seconds": k.difference(),
+                    })).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+                "traced_runs_notes": self.traced_notes,
             },
             "notes": self.notes,
         })

@@ -274,6 +274,8 @@ pub fn write(v: &Validation, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         md.push('\n');
     }
 
+    traced_section(v, &mut md);
+
     // ---------------------------------------------------------------- calibration programs
     md.push_str("## The calibration programs themselves\n\n");
     md.push_str("### Ping-pong: held-out check (the target)\n\n");
@@ -942,6 +944,92 @@ fn machine_section(v: &Validation, md: &mut String) {
 
 /// Kernels the first replica of each configuration called outside the
 /// model's calibrated ranges (smpirun's own check, `[about.calibrated]`).
+/// Traced real runs against their simulation, kernel by kernel.
+fn traced_section(v: &Validation, md: &mut String) {
+    if v.traced.is_empty() && v.traced_notes.is_empty() {
+        return;
+    }
+    md.push_str("## Traced runs against their simulation\n\n");
+    md.push_str(
+        "Real HPL runs with every BLAS call and every call of HPL's row-swap and copy functions timed \
+         (`calibrate/trace/blas_trace.c`, `--traced-run`), each configuration simulated once (seed 1) from the \
+         run's own HPL.dat. Per kernel: the total over the whole run (matrix generation and residual check \
+         included), summed over the ranks, measured (median of the runs, and their range) against the model's \
+         total in the simulation; the largest differences first. Divided by the ranks, a kernel's difference is \
+         its share of HPL's time error; what the kernels leave unexplained is communication, waiting and HPL's own \
+         code, which the simulation does not time (`smpi/simulate-computation:no`).\n\n",
+    );
+    for n in &v.traced_notes {
+        let _ = writeln!(md, "- **not used**: {n}");
+    }
+    if !v.traced_notes.is_empty() {
+        md.push('\n');
+    }
+    for c in &v.traced {
+        let measured = c.measured_median();
+        let _ = write!(
+            md,
+            "### {}\n\n{} traced run(s): {} Gflop/s (median {:.2}); ",
+            c.config.label(),
+            c.runs.len(),
+            c.measured_gflops
+                .iter()
+                .map(|g| format!("{g:.2}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            measured
+        );
+        let ranks = f64::from(c.config.ranks());
+        match (c.predicted_gflops, c.time_difference()) {
+            (Some(p), Some(dt)) => {
+                let kernels: f64 = c.kernels.iter().map(|k| k.difference()).sum::<f64>() / ranks;
+                let _ = writeln!(
+                    md,
+                    "simulated {p:.2} Gflop/s ({}). HPL's time, predicted − measured median: {:+.3} s; of it, \
+                     the kernels' differences per rank {:+.3} s, the rest (communication, waiting, HPL's own code) \
+                     {:+.3} s.\n",
+                    pct(p / measured - 1.0),
+                    dt,
+                    kernels,
+                    dt - kernels
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    md,
+                    "no simulation: {}\n",
+                    c.note.as_deref().unwrap_or("unknown reason")
+                );
+            }
+        }
+        md.push_str(
+            "| kernel | calls measured (median) / simulated | measured total (s) [range] | simulated total (s) | difference (s) | error |\n\
+             |---|---|---|---|---|---|\n",
+        );
+        for k in &c.kernels {
+            let err = if k.measured_seconds > 0.0 {
+                pct(k.simulated_seconds / k.measured_seconds - 1.0)
+            } else {
+                "–".into()
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} / {} | {:.4} [{:.4}–{:.4}] | {:.4} | {:+.4} | {} |",
+                k.kernel,
+                k.measured_calls,
+                k.simulated_calls,
+                k.measured_seconds,
+                k.measured_range[0],
+                k.measured_range[1],
+                k.simulated_seconds,
+                k.difference(),
+                err
+            );
+        }
+        md.push('\n');
+    }
+}
+
 fn extrapolation_section(v: &Validation, md: &mut String) {
     let rows: Vec<(usize, &crate::validate::analysis::SimRun)> = v
         .configs

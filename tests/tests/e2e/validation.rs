@@ -688,6 +688,37 @@ fn validate_here_quick_runs_end_to_end() {
             "no {tag}*.csv: {traces:?}"
         );
     }
+    // The traced runs against their simulation: both traced configurations,
+    // two runs each (one per block), simulated, every kernel of the traces in
+    // the table, dgemm's simulated total close to the measured one.
+    let traced = j["calibration_checks"]["traced_runs"].as_array().unwrap();
+    assert_eq!(
+        traced.len(),
+        2,
+        "{}",
+        j["calibration_checks"]["traced_runs_notes"]
+    );
+    for c in traced {
+        assert_eq!(c["N"], 600, "{c}");
+        assert_eq!(c["runs"].as_array().unwrap().len(), 2, "{c}");
+        assert!(c["predicted_gflops"].as_f64().is_some_and(|g| g > 0.0), "{c}");
+        let kernels = c["kernels"].as_array().unwrap();
+        let dgemm = kernels
+            .iter()
+            .find(|k| k["kernel"] == "dgemm")
+            .expect("dgemm traced");
+        let (m, s) = (
+            dgemm["measured_seconds_median"].as_f64().unwrap(),
+            dgemm["simulated_seconds"].as_f64().unwrap(),
+        );
+        assert!(
+            m > 0.0 && (s / m - 1.0).abs() < 0.5,
+            "dgemm {s} s simulated for {m} s: {c}"
+        );
+        assert!(kernels.iter().any(|k| k["kernel"] == "idamax"), "{c}");
+    }
+    let report = std::fs::read_to_string(out_dir.join("validation/report.md")).unwrap();
+    assert!(report.contains("## Traced runs against their simulation"));
     // Every run of a block started inside its between-I step.
     let between: Vec<(String, String)> = steps
         .lines()

@@ -1,0 +1,343 @@
+//! Traced real runs against their simulation. A traced run is the real HPL
+//! with every BLAS call and every call of HPL's row-swap and copy functions
+//! timed (`calibrate/trace/blas_trace.c`; `scripts/validate-here.sh` makes
+//! them between the calibration's parts); the simulation of the same
+//! configuration, with the fitted model, reports each kernel's modelled total
+//! (`smpirun --json`). Per kernel, side by side, they say which model term a
+//! prediction error comes from, measured on the program itself rather than on
+//! the calibration's designs: the check that found per-core models of
+//! `HPL_dlatcpy` five times too fast on 2x1's large copies.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Context as _};
+
+use crate::input::{read_file, Table};
+use crate::stats;
+use crate::validate::hpl::{self, HplConfig};
+
+/// Calls and total seconds of one kernel, summed over the ranks.
+pub type KernelTotals = BTreeMap<String, (u64, f64)>;
+
+/// One traced real run: HPL's result and its kernels' totals.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TracedRun {
+    /// The run's directory (`HPL.dat`, `out.txt`, `csv/`).
+    pub dir: String,
+    /// Its configuration, from HPL's result line.
+    pub config: HplConfig,
+    /// HPL's Gflop/s.
+    pub gflops: f64,
+    /// Per kernel: calls and seconds over the whole run (matrix generation
+    /// and residual check included), summed over the ranks.
+    pub kernels: KernelTotals,
+}
+
+/// Reads a traced run's directory: HPL's output `out.txt` and one trace CSV
+/// per rank in `csv/`.
+pub fn read_run(dir: &Path) -> anyhow::Result<TracedRun> {
+    let out = dir.join("out.txt");
+    let text = std::fs::read_to_string(&out).with_context(|| format!("{}: cannot read", out.display()))?;
+    let result = hpl::parse_output(&text)
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("{}: no HPL result line (did the run finish?)", out.display()))?;
+    let csv_dir = dir.join("csv");
+    let mut paths: Vec<_> = std::fs::read_dir(&csv_dir)
+        .with_context(|| format!("{}: cannot list the trace CSVs", csv_dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+        .collect();
+    paths.sort();
+    let ranks = (result.p * result.q) as usize;
+    if paths.len() != ranks {
+        bail!(
+            "{}: {} trace CSV(s) for a {}x{} run of {ranks} ranks (one per rank expected)",
+            csv_dir.display(),
+            paths.len(),
+            result.p,
+            result.q
+        );
+    }
+    let mut kernels = KernelTotals::new();
+    for (i, p) in paths.iter().enumerate() {
+        let f = read_file(p, i)?;
+        if f.meta("mode") != "trace" {
+            bail!(
+                "{}: not a program trace (metadata `mode: {}`)",
+                p.display(),
+                f.meta("mode")
+            );
+        }
+        let Table::Compute(rows) = &f.table else {
+            bail!("{}: not a compute trace", p.display());
+        };
+        for r in rows {
+            let e = kernels.entry(r.kernel.clone()).or_default();
+            e.0 += 1;
+            e.1 += r.duration;
+        }
+    }
+    Ok(TracedRun {
+        dir: dir.display().to_string(),
+        config: HplConfig {
+            p: result.p,
+            q: result.q,
+            n: result.n,
+            nb: result.nb,
+        },
+        gflops: result.printed_gflops,
+        kernels,
+    })
+}
+
+/// One kernel of a traced configuration: measured against simulated.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TracedKernel {
+    /// Kernel or HPL function.
+    pub kernel: String,
+    /// Median over the traced runs of the calls (the look-ahead's polling
+    /// splits updates differently from run to run).
+    pub measured_calls: f64,
+    /// Calls in the simulation.
+    pub simulated_calls: u64,
+    /// Median over the runs of the kernel's total seconds.
+    pub measured_seconds: f64,
+    /// Smallest and largest total over the runs.
+    pub measured_range: [f64; 2],
+    /// The simulation's modelled total (0 when it made no such call).
+    pub simulated_seconds: f64,
+}
+
+impl TracedKernel {
+    /// Simulated − measured (s).
+    pub fn difference(&self) -> f64 {
+        self.simulated_seconds - self.measured_seconds
+    }
+}
+
+/// A traced configuration: its runs, its simulation, its kernels.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TracedCheck {
+    /// The configuration.
+    pub config: HplConfig,
+    /// The traced runs' directories.
+    pub runs: Vec<String>,
+    /// Their Gflop/s.
+    pub measured_gflops: Vec<f64>,
+    /// The simulation's Gflop/s (`None`: it failed, see `note`).
+    pub predicted_gflops: Option<f64>,
+    /// Why there is no simulation.
+    pub note: Option<String>,
+    /// Per kernel, the largest |simulated − measured| first.
+    pub kernels: Vec<TracedKernel>,
+}
+
+impl TracedCheck {
+    /// Median Gflop/s of the traced runs.
+    pub fn measured_median(&self) -> f64 {
+        stats::median(&self.measured_gflops)
+    }
+
+    /// HPL's time error (s, predicted − measured median), when simulated.
+    pub fn time_difference(&self) -> Option<f64> {
+        let p = self.predicted_gflops?;
+        let n = self.config.n;
+        Some(hpl::hpl_seconds(n, p) - hpl::hpl_seconds(n, self.measured_median()))
+    }
+}
+
+/// The traced runs grouped by configuration (in configuration order).
+pub fn group(runs: &[TracedRun]) -> Vec<(HplConfig, Vec<&TracedRun>)> {
+    let mut by: BTreeMap<HplConfig, Vec<&TracedRun>> = BTreeMap::new();
+    for r in runs {
+        by.entry(r.config).or_default().push(r);
+    }
+    by.into_iter().collect()
+}
+
+/// Compares a configuration's traced runs with its simulation (`Err`: why
+/// it could not be simulated).
+pub fn compare(
+    config: HplConfig,
+    runs: &[&TracedRun],
+    simulated: Result<(f64, KernelTotals), String>,
+) -> TracedCheck {
+    let (predicted_gflops, note, sim) = match simulated {
+        Ok((g, k)) => (Some(g), None, k),
+        Err(e) => (None, Some(e), KernelTotals::new()),
+    };
+    let mut names: Vec<&String> = runs
+        .iter()
+        .flat_map(|r| r.kernels.keys())
+        .chain(sim.keys())
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut kernels: Vec<TracedKernel> = names
+        .into_iter()
+        .map(|k| {
+            let per_run = |f: fn(&(u64, f64)) -> f64| -> Vec<f64> {
+                runs.iter().map(|r| r.kernels.get(k).map_or(0.0, f)).collect()
+            };
+            let secs = per_run(|e| e.1);
+            let (s_calls, s_secs) = sim.get(k).copied().unwrap_or_default();
+            TracedKernel {
+                kernel: k.clone(),
+                measured_calls: stats::median(&per_run(|e| e.0 as f64)),
+                simulated_calls: s_calls,
+                measured_seconds: stats::median(&secs),
+                measured_range: [
+                    secs.iter().copied().fold(f64::INFINITY, f64::min),
+                    secs.iter().copied().fold(0.0, f64::max),
+                ],
+                simulated_seconds: s_secs,
+            }
+        })
+        .collect();
+    if predicted_gflops.is_some() {
+        kernels.sort_by(|a, b| b.difference().abs().total_cmp(&a.difference().abs()));
+    }
+    TracedCheck {
+        config,
+        runs: runs.iter().map(|r| r.dir.clone()).collect(),
+        measured_gflops: runs.iter().map(|r| r.gflops).collect(),
+        predicted_gflops,
+        note,
+        kernels,
+    }
+}
+
+/// `smpirun --json`'s `kernels` object as totals.
+pub fn json_kernels(j: &serde_json::Value) -> KernelTotals {
+    j["kernels"]
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        (
+                            v["calls"].as_u64().unwrap_or(0),
+                            v["seconds"].as_f64().unwrap_or(0.0),
+                        ),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace_csv(rank: u32, rows: &[(&str, f64)]) -> String {
+        let mut s =
+            crate::synth::metadata("compute", "h", 0, 1e-9, 2e-8).replace("# mode: quick", "# mode: trace");
+        s.push_str(&format!(
+            "# core: {rank}\nseq,core,kernel,p0,p1,p2,start,duration\n"
+        ));
+        for (i, (k, d)) in rows.iter().enumerate() {
+            let params = if *k == "dgemm" { "100,100,100" } else { "100,100," };
+            s.push_str(&format!("{i},{rank},{k},{params},{:e},{d:e}\n", i as f64));
+        }
+        s.push_str(&format!("# end: {}\n", rows.len()));
+        s
+    }
+
+    fn run_dir(root: &Path, name: &str, gflops: &str, ranks: &[Vec<(&str, f64)>]) -> std::path::PathBuf {
+        let d = root.join(name);
+        std::fs::create_dir_all(d.join("csv")).unwrap();
+        std::fs::write(
+            d.join("out.txt"),
+            format!(
+                "T/V                N    NB     P     Q               Time                 Gflops\n\
+                 WR11R2C4        5000   128     2     1               1.21              {gflops}\n"
+            ),
+        )
+        .unwrap();
+        for (i, rows) in ranks.iter().enumerate() {
+            std::fs::write(
+                d.join(format!("csv/trace-h-core{i}-{i}.csv")),
+                trace_csv(i as u32, rows),
+            )
+            .unwrap();
+        }
+        d
+    }
+
+    /// A fresh scratch directory for one test.
+    fn scratch(test: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("traced-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn traced_runs_sum_their_ranks_and_compare_kernel_by_kernel() {
+        let tmp = scratch("compare");
+        let a = run_dir(
+            &tmp,
+            "a",
+            "6.917e+01",
+            &[
+                vec![("dgemm", 0.5), ("HPL_dlatcpy", 0.01)],
+                vec![("dgemm", 0.6), ("HPL_dlatcpy", 0.02)],
+            ],
+        );
+        let b = run_dir(
+            &tmp,
+            "b",
+            "6.606e+01",
+            &[vec![("dgemm", 0.7)], vec![("dgemm", 0.6), ("HPL_dlatcpy", 0.04)]],
+        );
+        let runs: Vec<TracedRun> = [&a, &b].iter().map(|d| read_run(d).unwrap()).collect();
+        assert_eq!(
+            runs[0].config,
+            HplConfig {
+                p: 2,
+                q: 1,
+                n: 5000,
+                nb: 128
+            }
+        );
+        assert_eq!(runs[0].kernels["dgemm"].0, 2);
+        assert!((runs[0].kernels["dgemm"].1 - 1.1).abs() < 1e-12);
+        let groups = group(&runs);
+        assert_eq!(groups.len(), 1);
+        let sim: KernelTotals = [
+            ("dgemm".to_string(), (4, 1.2)),
+            ("HPL_dlatcpy".to_string(), (2, 0.006)),
+        ]
+        .into_iter()
+        .collect();
+        let c = compare(groups[0].0, &groups[0].1, Ok((70.0, sim)));
+        // dgemm: runs 1.1 and 1.3 (median 1.2) against 1.2; the copies: 0.03
+        // and 0.04 (median 0.035) against 0.006 — the largest difference first.
+        assert_eq!(c.kernels[0].kernel, "HPL_dlatcpy");
+        assert!((c.kernels[0].difference() + 0.029).abs() < 1e-12);
+        assert_eq!(c.kernels[0].measured_range, [0.03, 0.04]);
+        assert!(c.kernels[1].difference().abs() < 1e-12);
+        assert!((c.measured_median() - (69.17 + 66.06) / 2.0).abs() < 1e-9);
+        assert!(
+            c.time_difference().unwrap() < 0.0,
+            "predicted faster than measured"
+        );
+        let failed = compare(groups[0].0, &groups[0].1, Err("smpirun failed".into()));
+        assert_eq!(failed.predicted_gflops, None);
+        assert_eq!(failed.kernels.len(), 2);
+    }
+
+    #[test]
+    fn a_run_without_one_trace_per_rank_is_refused() {
+        let tmp = scratch("refused");
+        let d = run_dir(&tmp, "a", "6.917e+01", &[vec![("dgemm", 0.5)]]);
+        let e = read_run(&d).unwrap_err().to_string();
+        assert!(e.contains("1 trace CSV(s) for a 2x1 run of 2 ranks"), "{e}");
+        std::fs::remove_file(d.join("out.txt")).unwrap();
+        assert!(read_run(&d).unwrap_err().to_string().contains("out.txt"));
+    }
+}
