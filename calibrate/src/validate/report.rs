@@ -953,9 +953,10 @@ fn traced_section(v: &Validation, md: &mut String) {
     md.push_str(
         "Real HPL runs with every BLAS call and every call of HPL's row-swap and copy functions timed \
          (`calibrate/trace/blas_trace.c`, `--traced-run`), each configuration simulated once (seed 1) from the \
-         run's own HPL.dat. Per kernel: the total over the whole run (matrix generation and residual check \
-         included), summed over the ranks, measured (median of the runs, and their range) against the model's \
-         total in the simulation; the largest differences first. Divided by the ranks, a kernel's difference is \
+         run's own HPL.dat without the residual check. Per kernel: the total up to the end of HPL's solve (the \
+         traces' calls after the last dtrsv, the residual check's, left out), summed over the ranks, measured \
+         (median of the runs, and their range) against the model's total in the simulation; the largest \
+         differences first. Divided by the ranks, a kernel's difference is \
          its share of HPL's time error; what the kernels leave unexplained is communication, waiting and HPL's own \
          code, which the simulation does not time (`smpi/simulate-computation:no`).\n\n",
     );

@@ -29,8 +29,8 @@ pub struct TracedRun {
     pub config: HplConfig,
     /// HPL's Gflop/s.
     pub gflops: f64,
-    /// Per kernel: calls and seconds over the whole run (matrix generation
-    /// and residual check included), summed over the ranks.
+    /// Per kernel: calls and seconds up to the end of HPL's solve (the
+    /// residual check's calls left out), summed over the ranks.
     pub kernels: KernelTotals,
 }
 
@@ -73,7 +73,16 @@ pub fn read_run(dir: &Path) -> anyhow::Result<TracedRun> {
         let Table::Compute(rows) = &f.table else {
             bail!("{}: not a compute trace", p.display());
         };
-        for r in rows {
+        // HPL's timed part ends with the triangular solve, whose last BLAS
+        // call is a dtrsv; the residual check's calls after it (dgemv over
+        // the whole matrix) are left out, as the simulation runs without it.
+        let end = rows
+            .iter()
+            .filter(|r| r.kernel == "dtrsv")
+            .map(|r| r.start)
+            .reduce(f64::max)
+            .unwrap_or(f64::INFINITY);
+        for r in rows.iter().filter(|r| r.start <= end) {
             let e = kernels.entry(r.kernel.clone()).or_default();
             e.0 += 1;
             e.1 += r.duration;
@@ -90,6 +99,23 @@ pub fn read_run(dir: &Path) -> anyhow::Result<TracedRun> {
         gflops: result.printed_gflops,
         kernels,
     })
+}
+
+/// An HPL.dat with the residual check's threshold made negative (HPL then
+/// skips the check), every other line as given.
+pub fn without_residual_check(dat: &str) -> String {
+    dat.lines()
+        .map(|l| {
+            let mut f = l.split_whitespace();
+            match (f.next().map(str::parse::<f64>), f.next()) {
+                (Some(Ok(v)), Some("threshold")) if v >= 0.0 => {
+                    format!("{:<13}threshold", format!("{:.1}", -v.max(1.0)))
+                }
+                _ => l.to_string(),
+            }
+        })
+        .map(|l| l + "\n")
+        .collect()
 }
 
 /// One kernel of a traced configuration: measured against simulated.
@@ -240,7 +266,11 @@ mod tests {
             "# core: {rank}\nseq,core,kernel,p0,p1,p2,start,duration\n"
         ));
         for (i, (k, d)) in rows.iter().enumerate() {
-            let params = if *k == "dgemm" { "100,100,100" } else { "100,100," };
+            let params = match *k {
+                "dgemm" => "100,100,100",
+                "dtrsv" => "100,,",
+                _ => "100,100,",
+            };
             s.push_str(&format!("{i},{rank},{k},{params},{:e},{d:e}\n", i as f64));
         }
         s.push_str(&format!("# end: {}\n", rows.len()));
@@ -284,7 +314,12 @@ mod tests {
             "a",
             "6.917e+01",
             &[
-                vec![("dgemm", 0.5), ("HPL_dlatcpy", 0.01)],
+                vec![
+                    ("dgemm", 0.5),
+                    ("HPL_dlatcpy", 0.01),
+                    ("dtrsv", 0.0),
+                    ("dgemv", 9.0),
+                ],
                 vec![("dgemm", 0.6), ("HPL_dlatcpy", 0.02)],
             ],
         );
@@ -305,6 +340,9 @@ mod tests {
             }
         );
         assert_eq!(runs[0].kernels["dgemm"].0, 2);
+        // The residual check's calls after the last dtrsv are left out.
+        assert!(!runs[0].kernels.contains_key("dgemv"), "{:?}", runs[0].kernels);
+        assert_eq!(runs[0].kernels["dtrsv"].0, 1);
         assert!((runs[0].kernels["dgemm"].1 - 1.1).abs() < 1e-12);
         let groups = group(&runs);
         assert_eq!(groups.len(), 1);
@@ -328,7 +366,16 @@ mod tests {
         );
         let failed = compare(groups[0].0, &groups[0].1, Err("smpirun failed".into()));
         assert_eq!(failed.predicted_gflops, None);
-        assert_eq!(failed.kernels.len(), 2);
+        assert_eq!(failed.kernels.len(), 3);
+    }
+
+    #[test]
+    fn the_simulated_input_skips_the_residual_check() {
+        let dat = "HPLinpack benchmark input file\n16.0         threshold\n1            # of panel fact\n";
+        let out = without_residual_check(dat);
+        assert_eq!(out.lines().nth(1), Some("-16.0        threshold"));
+        assert_eq!(out.lines().nth(2), Some("1            # of panel fact"));
+        assert_eq!(without_residual_check(&out), out, "already negative: unchanged");
     }
 
     #[test]
