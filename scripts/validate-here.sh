@@ -236,8 +236,9 @@ trace_one() {
     (cd "$d" && env "${env_opts[@]}" OPENBLAS_NUM_THREADS=1 "${NICE_CMD[@]}" "${MPIRUN[@]}" \
         -x BLAS_TRACE_DIR="$d/csv" -np $((p * q)) "$OUT/tools/xhpl-traced") > "$d/out.txt" 2>&1 || {
         tail -n 20 "$d/out.txt" >&2; die "the traced HPL run failed ($d/out.txt)"; }
-    # A copy for the fit (OUT/trace/*.csv); the run keeps its own (smpi-validate --traced-run).
-    for f in "$d"/csv/*.csv; do cp "$f" "$OUT/trace/$g-N$tn$tag-$(basename "$f")"; done
+    # The kernel traces, copied for the fit (OUT/trace/*.csv); the run keeps them and its MPI
+    # traces (mpi-*.csv) for smpi-validate --traced-run.
+    for f in "$d"/csv/trace-*.csv; do cp "$f" "$OUT/trace/$g-N$tn$tag-$(basename "$f")"; done
 }
 
 # ---------------------------------------------------------------- what the validation runs

@@ -20,6 +20,16 @@
  * random-access benchmark reproduces. Their parameters in the CSV are their
  * function models' (apps/calibration/FORMAT.md): M,N (04T: M0,M1,N).
  *
+ * In that build it also times HPL's MPI calls (MPI_Send, MPI_Ssend, MPI_Recv,
+ * MPI_Iprobe, MPI_Irecv, MPI_Issend, MPI_Wait, through the profiling
+ * interface) into a second file per process,
+ * BLAS_TRACE_DIR/mpi-<host>-core<c>-<rank>.csv (format smpi-mpi-trace/1:
+ * seq,call,bytes,peer,start,duration; an MPI_Iprobe's bytes are 1 when it
+ * found a message, 0 when not), so that a run's time splits into kernels,
+ * MPI and HPL's own code. Both files give `t0_monotonic_s`, the process's
+ * time origin on CLOCK_MONOTONIC (one clock for all processes of a host), so
+ * that the ranks' timelines can be aligned.
+ *
  * Environment: BLAS_TRACE_DIR (required, else nothing is written),
  * BLAS_TRACE_MAX (calls kept per process, default 4000000; further calls are
  * counted, not kept). Rank and core come from OMPI_COMM_WORLD_RANK and
@@ -37,6 +47,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/utsname.h>
+#ifdef BLAS_TRACE_HPL
+#include <mpi.h>
+#endif
 
 enum {
     K_DGEMM, K_DTRSM, K_DGEMV, K_DGER, K_DTRSV, K_DAXPY, K_DSCAL, K_DSWAP, K_DCOPY, K_IDAMAX,
@@ -67,6 +80,9 @@ static double now(void) {
 }
 
 static void flush(void);
+#ifdef BLAS_TRACE_HPL
+static void flush_mpi(const char *dir, const char *host, const char *rk, const char *date, const char *cmd);
+#endif
 
 static void init_once(void) {
     if (registered) return;
@@ -135,7 +151,7 @@ static void flush(void) {
 #else
     fprintf(f, "# note: blas_trace.so (calibrate/trace): every CBLAS call of the program, timed around the call\n");
 #endif
-    fprintf(f, "# dropped_calls: %zu\n", dropped);
+    fprintf(f, "# dropped_calls: %zu\n# t0_monotonic_s: %.9f\n", dropped, t0);
     fprintf(f, "seq,core,kernel,p0,p1,p2,start,duration\n");
     for (size_t i = 0; i < nrec; i++) {
         rec_t *r = &recs[i];
@@ -148,6 +164,9 @@ static void flush(void) {
     fprintf(f, "# end: %zu\n", nrec);
     fclose(f);
     rename(tmp, path);
+#ifdef BLAS_TRACE_HPL
+    flush_mpi(dir, host, rk, date, cmd);
+#endif
 }
 
 #define REAL(fn, type)                                                   \
@@ -320,4 +339,119 @@ void __wrap_HPL_dlaswp06T(int M, int N, double *A, int LDA, double *U, int LDU, 
     }
 HPL_COPY(HPL_dlacpy, K_LACPY)
 HPL_COPY(HPL_dlatcpy, K_LATCPY)
+
+/* HPL's MPI calls, through the profiling interface. */
+enum { M_SEND, M_SSEND, M_RECV, M_IPROBE, M_IRECV, M_ISSEND, M_WAIT, M_N };
+static const char *mpi_names[M_N] = {"MPI_Send",  "MPI_Ssend",  "MPI_Recv", "MPI_Iprobe",
+                                     "MPI_Irecv", "MPI_Issend", "MPI_Wait"};
+typedef struct {
+    double start, dur;
+    long long bytes;
+    int peer;
+    unsigned char call;
+} mrec_t;
+static mrec_t *mrecs;
+static size_t nmrec, mcap, mdropped;
+
+static long long payload(int count, MPI_Datatype dt) {
+    int size = 0;
+    PMPI_Type_size(dt, &size);
+    return (long long)count * size;
+}
+
+static void keep_mpi(int call, double s, double e, long long bytes, int peer) {
+    if (!mrecs && !mdropped) {
+        mcap = cap ? cap / 4 : 1000000;
+        mrecs = malloc(mcap * sizeof(mrec_t));
+        if (!mrecs) mcap = 0;
+    }
+    if (nmrec < mcap) {
+        mrec_t *r = &mrecs[nmrec++];
+        r->start = s - t0;
+        r->dur = e - s;
+        r->bytes = bytes;
+        r->peer = peer;
+        r->call = (unsigned char)call;
+    } else {
+        mdropped++;
+    }
+}
+
+int MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+    init_once();
+    double s = now();
+    int r = PMPI_Send(buf, count, dt, dest, tag, comm);
+    keep_mpi(M_SEND, s, now(), payload(count, dt), dest);
+    return r;
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+    init_once();
+    double s = now();
+    int r = PMPI_Ssend(buf, count, dt, dest, tag, comm);
+    keep_mpi(M_SSEND, s, now(), payload(count, dt), dest);
+    return r;
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st) {
+    init_once();
+    double s = now();
+    int r = PMPI_Recv(buf, count, dt, src, tag, comm, st);
+    keep_mpi(M_RECV, s, now(), payload(count, dt), src);
+    return r;
+}
+
+int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *st) {
+    init_once();
+    double s = now();
+    int r = PMPI_Iprobe(src, tag, comm, flag, st);
+    keep_mpi(M_IPROBE, s, now(), *flag ? 1 : 0, src);
+    return r;
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *req) {
+    init_once();
+    double s = now();
+    int r = PMPI_Irecv(buf, count, dt, src, tag, comm, req);
+    keep_mpi(M_IRECV, s, now(), payload(count, dt), src);
+    return r;
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {
+    init_once();
+    double s = now();
+    int r = PMPI_Issend(buf, count, dt, dest, tag, comm, req);
+    keep_mpi(M_ISSEND, s, now(), payload(count, dt), dest);
+    return r;
+}
+
+int MPI_Wait(MPI_Request *req, MPI_Status *st) {
+    init_once();
+    double s = now();
+    int r = PMPI_Wait(req, st);
+    keep_mpi(M_WAIT, s, now(), 0, -1);
+    return r;
+}
+
+static void flush_mpi(const char *dir, const char *host, const char *rk, const char *date, const char *cmd) {
+    if (!mrecs) return;
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/mpi-%s-core%d-%s.csv", dir, host, core, rk ? rk : "0");
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return;
+    fprintf(f, "# format: smpi-mpi-trace/1\n# host: %s\n# date: %s\n# command: %s\n", host, date, cmd);
+    fprintf(f, "# timer: clock_gettime(CLOCK_MONOTONIC)\n# core: %d\n# rank: %s\n", core, rk ? rk : "0");
+    fprintf(f, "# note: blas_trace.c (calibrate/trace), linked in: HPL's MPI calls timed around the call; "
+               "an MPI_Iprobe's bytes are 1 when it found a message\n");
+    fprintf(f, "# dropped_calls: %zu\n# t0_monotonic_s: %.9f\n", mdropped, t0);
+    fprintf(f, "seq,call,bytes,peer,start,duration\n");
+    for (size_t i = 0; i < nmrec; i++) {
+        mrec_t *r = &mrecs[i];
+        fprintf(f, "%zu,%s,%lld,%d,%.9e,%.9e\n", i, mpi_names[r->call], r->bytes, r->peer, r->start, r->dur);
+    }
+    fprintf(f, "# end: %zu\n", nmrec);
+    fclose(f);
+    rename(tmp, path);
+}
 #endif

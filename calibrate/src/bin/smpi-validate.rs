@@ -777,7 +777,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             .join("runs")
             .join(format!("traced-sim-{}x{}-{}-{}", c.p, c.q, c.n, c.nb));
         eprintln!("smpi-validate: traced runs: simulating {} ...", c.label());
-        let simulated = (|| -> Result<(f64, traced::KernelTotals), String> {
+        let simulated = (|| -> Result<traced::Simulated, String> {
             std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
             // The traced run's own input, so that both run the same HPL, without
             // the residual check (a negative threshold): its calls are not in
@@ -799,7 +799,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .ok()
                 .and_then(|t| serde_json::from_str(&t).ok())
                 .ok_or_else(|| format!("{}: no summary", json.display()))?;
-            Ok((gflops, traced::json_kernels(&j)))
+            Ok(traced::Simulated::from_json(gflops, &j))
         })();
         traced_checks.push(traced::compare(c, &runs, simulated));
     }

@@ -329,6 +329,9 @@ impl Validation {
                     "measured_median_gflops": c.measured_median(),
                     "predicted_gflops": c.predicted_gflops,
                     "time_difference_seconds": c.time_difference(),
+                    "measured_mpi_seconds": c.measured_mpi_seconds,
+                    "simulated_mpi_seconds": c.simulated_mpi_seconds,
+                    "measured_own_code_seconds": c.measured_own_code_seconds,
                     "note": c.note,
                     "kernels": c.kernels.iter().map(|k| json!({
                         "kernel": k.kernel,

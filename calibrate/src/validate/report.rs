@@ -984,16 +984,34 @@ fn traced_section(v: &Validation, md: &mut String) {
         match (c.predicted_gflops, c.time_difference()) {
             (Some(p), Some(dt)) => {
                 let kernels: f64 = c.kernels.iter().map(|k| k.difference()).sum::<f64>() / ranks;
-                let _ = writeln!(
+                let _ = write!(
                     md,
                     "simulated {p:.2} Gflop/s ({}). HPL's time, predicted − measured median: {:+.3} s; of it, \
                      the kernels' differences per rank {:+.3} s, the rest (communication, waiting, HPL's own code) \
-                     {:+.3} s.\n",
+                     {:+.3} s.",
                     pct(p / measured - 1.0),
                     dt,
                     kernels,
                     dt - kernels
                 );
+                match (
+                    c.measured_mpi_seconds,
+                    c.simulated_mpi_seconds,
+                    c.measured_own_code_seconds,
+                ) {
+                    (Some(m), Some(s), Some(own)) => {
+                        let _ = writeln!(
+                            md,
+                            " Per rank, from the traced MPI calls: MPI {:.3} s measured, {:.3} s simulated \
+                             ({:+.3} s); HPL's own code {:.3} s measured, not simulated.\n",
+                            m / ranks,
+                            s / ranks,
+                            (s - m) / ranks,
+                            own / ranks
+                        );
+                    }
+                    _ => md.push_str(" (The runs did not trace their MPI calls.)\n\n"),
+                }
             }
             _ => {
                 let _ = writeln!(

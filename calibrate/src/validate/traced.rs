@@ -29,9 +29,57 @@ pub struct TracedRun {
     pub config: HplConfig,
     /// HPL's Gflop/s.
     pub gflops: f64,
+    /// HPL's time (s).
+    pub seconds: f64,
     /// Per kernel: calls and seconds up to the end of HPL's solve (the
     /// residual check's calls left out), summed over the ranks.
     pub kernels: KernelTotals,
+    /// Per MPI call, likewise, when the run traced its MPI calls (`mpi-*.csv`).
+    pub mpi: Option<KernelTotals>,
+}
+
+impl TracedRun {
+    /// HPL's own code (s, summed over the ranks): the ranks' time in HPL not
+    /// spent in a traced kernel or MPI call, when the MPI calls were traced.
+    pub fn own_code(&self) -> Option<f64> {
+        let mpi: f64 = self.mpi.as_ref()?.values().map(|e| e.1).sum();
+        let kernels: f64 = self.kernels.values().map(|e| e.1).sum();
+        Some(f64::from(self.config.ranks()) * self.seconds - kernels - mpi)
+    }
+}
+
+/// Reads an MPI trace (`smpi-mpi-trace/1`): per call, calls and seconds of
+/// the calls that started at or before `end` (s from the process's origin).
+fn read_mpi_trace(path: &Path, end: f64, into: &mut KernelTotals) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    if !text.starts_with("# format: smpi-mpi-trace/1") {
+        bail!(
+            "{}: not an MPI trace (no `# format: smpi-mpi-trace/1`)",
+            path.display()
+        );
+    }
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.starts_with("seq,") || line.is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').collect();
+        let parsed = (f.len() == 6)
+            .then(|| Some((f[1], f[4].parse::<f64>().ok()?, f[5].parse::<f64>().ok()?)))
+            .flatten();
+        let Some((call, start, duration)) = parsed else {
+            bail!(
+                "{}:{}: expected seq,call,bytes,peer,start,duration",
+                path.display(),
+                i + 1
+            );
+        };
+        if start <= end {
+            let e = into.entry(call.to_string()).or_default();
+            e.0 += 1;
+            e.1 += duration;
+        }
+    }
+    Ok(())
 }
 
 /// Reads a traced run's directory: HPL's output `out.txt` and one trace CSV
@@ -44,12 +92,17 @@ pub fn read_run(dir: &Path) -> anyhow::Result<TracedRun> {
         .next()
         .ok_or_else(|| anyhow!("{}: no HPL result line (did the run finish?)", out.display()))?;
     let csv_dir = dir.join("csv");
-    let mut paths: Vec<_> = std::fs::read_dir(&csv_dir)
+    let mut all: Vec<_> = std::fs::read_dir(&csv_dir)
         .with_context(|| format!("{}: cannot list the trace CSVs", csv_dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "csv"))
         .collect();
-    paths.sort();
+    all.sort();
+    let is_mpi = |p: &std::path::PathBuf| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("mpi-"))
+    };
+    let (mpi_paths, paths): (Vec<_>, Vec<_>) = all.into_iter().partition(is_mpi);
     let ranks = (result.p * result.q) as usize;
     if paths.len() != ranks {
         bail!(
@@ -61,6 +114,8 @@ pub fn read_run(dir: &Path) -> anyhow::Result<TracedRun> {
         );
     }
     let mut kernels = KernelTotals::new();
+    // Per rank (its `# rank:`), where HPL's solve ended on its own clock.
+    let mut solve_end: BTreeMap<String, f64> = BTreeMap::new();
     for (i, p) in paths.iter().enumerate() {
         let f = read_file(p, i)?;
         if f.meta("mode") != "trace" {
@@ -82,12 +137,38 @@ pub fn read_run(dir: &Path) -> anyhow::Result<TracedRun> {
             .map(|r| r.start)
             .reduce(f64::max)
             .unwrap_or(f64::INFINITY);
+        solve_end.insert(f.meta("rank").to_string(), end);
         for r in rows.iter().filter(|r| r.start <= end) {
             let e = kernels.entry(r.kernel.clone()).or_default();
             e.0 += 1;
             e.1 += r.duration;
         }
     }
+    let mpi = if mpi_paths.is_empty() {
+        None
+    } else {
+        if mpi_paths.len() != ranks {
+            bail!(
+                "{}: {} MPI trace(s) for {ranks} ranks (one per rank, or none)",
+                csv_dir.display(),
+                mpi_paths.len()
+            );
+        }
+        let mut totals = KernelTotals::new();
+        for p in &mpi_paths {
+            // mpi-<host>-core<c>-<rank>.csv
+            let name = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let rank = name.rsplit('-').next().unwrap_or_default();
+            let end = *solve_end
+                .get(rank)
+                .ok_or_else(|| anyhow!("{}: no kernel trace of rank {rank} beside it", p.display()))?;
+            read_mpi_trace(p, end, &mut totals)?;
+        }
+        Some(totals)
+    };
     Ok(TracedRun {
         dir: dir.display().to_string(),
         config: HplConfig {
@@ -97,7 +178,9 @@ pub fn read_run(dir: &Path) -> anyhow::Result<TracedRun> {
             nb: result.nb,
         },
         gflops: result.printed_gflops,
+        seconds: result.seconds,
         kernels,
+        mpi,
     })
 }
 
@@ -158,6 +241,13 @@ pub struct TracedCheck {
     pub note: Option<String>,
     /// Per kernel, the largest |simulated − measured| first.
     pub kernels: Vec<TracedKernel>,
+    /// MPI time summed over the ranks: median over the runs that traced it.
+    pub measured_mpi_seconds: Option<f64>,
+    /// The simulation's MPI time summed over the ranks (`smpirun --json`).
+    pub simulated_mpi_seconds: Option<f64>,
+    /// HPL's own code summed over the ranks (median over the runs): not
+    /// simulated under `smpi/simulate-computation:no`.
+    pub measured_own_code_seconds: Option<f64>,
 }
 
 impl TracedCheck {
@@ -185,15 +275,18 @@ pub fn group(runs: &[TracedRun]) -> Vec<(HplConfig, Vec<&TracedRun>)> {
 
 /// Compares a configuration's traced runs with its simulation (`Err`: why
 /// it could not be simulated).
-pub fn compare(
-    config: HplConfig,
-    runs: &[&TracedRun],
-    simulated: Result<(f64, KernelTotals), String>,
-) -> TracedCheck {
-    let (predicted_gflops, note, sim) = match simulated {
-        Ok((g, k)) => (Some(g), None, k),
-        Err(e) => (None, Some(e), KernelTotals::new()),
+pub fn compare(config: HplConfig, runs: &[&TracedRun], simulated: Result<Simulated, String>) -> TracedCheck {
+    let (predicted_gflops, note, sim, simulated_mpi_seconds) = match simulated {
+        Ok(s) => (Some(s.gflops), None, s.kernels, s.mpi_seconds),
+        Err(e) => (None, Some(e), KernelTotals::new(), None),
     };
+    let median_of = |v: Vec<f64>| (!v.is_empty()).then(|| stats::median(&v));
+    let measured_mpi_seconds = median_of(
+        runs.iter()
+            .filter_map(|r| r.mpi.as_ref().map(|m| m.values().map(|e| e.1).sum()))
+            .collect(),
+    );
+    let measured_own_code_seconds = median_of(runs.iter().filter_map(|r| r.own_code()).collect());
     let mut names: Vec<&String> = runs
         .iter()
         .flat_map(|r| r.kernels.keys())
@@ -232,6 +325,34 @@ pub fn compare(
         predicted_gflops,
         note,
         kernels,
+        measured_mpi_seconds,
+        simulated_mpi_seconds,
+        measured_own_code_seconds,
+    }
+}
+
+/// A configuration's simulation, as the comparison needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Simulated {
+    /// HPL's Gflop/s.
+    pub gflops: f64,
+    /// Each kernel's modelled calls and total.
+    pub kernels: KernelTotals,
+    /// MPI time summed over the ranks (`per_rank[].mpi_time`).
+    pub mpi_seconds: Option<f64>,
+}
+
+impl Simulated {
+    /// From `smpirun --json` and the Gflop/s HPL printed.
+    pub fn from_json(gflops: f64, j: &serde_json::Value) -> Self {
+        let mpi_seconds = j["per_rank"]
+            .as_array()
+            .map(|ranks| ranks.iter().filter_map(|r| r["mpi_time"].as_f64()).sum());
+        Self {
+            gflops,
+            kernels: json_kernels(j),
+            mpi_seconds,
+        }
     }
 }
 
@@ -263,7 +384,7 @@ mod tests {
         let mut s =
             crate::synth::metadata("compute", "h", 0, 1e-9, 2e-8).replace("# mode: quick", "# mode: trace");
         s.push_str(&format!(
-            "# core: {rank}\nseq,core,kernel,p0,p1,p2,start,duration\n"
+            "# core: {rank}\n# rank: {rank}\nseq,core,kernel,p0,p1,p2,start,duration\n"
         ));
         for (i, (k, d)) in rows.iter().enumerate() {
             let params = match *k {
@@ -352,7 +473,15 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let c = compare(groups[0].0, &groups[0].1, Ok((70.0, sim)));
+        let c = compare(
+            groups[0].0,
+            &groups[0].1,
+            Ok(Simulated {
+                gflops: 70.0,
+                kernels: sim,
+                mpi_seconds: Some(0.5),
+            }),
+        );
         // dgemm: runs 1.1 and 1.3 (median 1.2) against 1.2; the copies: 0.03
         // and 0.04 (median 0.035) against 0.006 — the largest difference first.
         assert_eq!(c.kernels[0].kernel, "HPL_dlatcpy");
@@ -367,6 +496,65 @@ mod tests {
         let failed = compare(groups[0].0, &groups[0].1, Err("smpirun failed".into()));
         assert_eq!(failed.predicted_gflops, None);
         assert_eq!(failed.kernels.len(), 3);
+    }
+
+    fn mpi_csv(rank: usize, rows: &[(&str, f64, f64)]) -> String {
+        let mut s = format!(
+            "# format: smpi-mpi-trace/1\n# host: h\n# rank: {rank}\n# t0_monotonic_s: 100.0\n\
+             seq,call,bytes,peer,start,duration\n"
+        );
+        for (i, (call, start, d)) in rows.iter().enumerate() {
+            s.push_str(&format!("{i},{call},8,1,{start:e},{d:e}\n"));
+        }
+        s + "# end: 0\n"
+    }
+
+    /// With MPI traces beside the kernel traces, the ranks' time splits into
+    /// kernels, MPI (up to the end of the solve) and HPL's own code.
+    #[test]
+    fn mpi_traces_split_the_rest_into_mpi_and_own_code() {
+        let tmp = scratch("mpi");
+        // HPL's time 1.21 s a rank (recovered from 69.17 Gflop/s at N = 5000).
+        let d = run_dir(
+            &tmp,
+            "a",
+            "6.917e+01",
+            &[
+                vec![("dgemm", 1.0), ("dtrsv", 0.0)],
+                vec![("dgemm", 0.9), ("dtrsv", 0.0)],
+            ],
+        );
+        // Each rank's last dtrsv starts at 1.0 s (rows start at their index):
+        // the MPI call at 5.0 s is the residual check's.
+        std::fs::write(
+            d.join("csv/mpi-h-core0-0.csv"),
+            mpi_csv(
+                0,
+                &[
+                    ("MPI_Send", 0.5, 0.1),
+                    ("MPI_Iprobe", 0.8, 0.01),
+                    ("MPI_Recv", 5.0, 9.0),
+                ],
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("csv/mpi-h-core1-1.csv"),
+            mpi_csv(1, &[("MPI_Recv", 0.2, 0.2)]),
+        )
+        .unwrap();
+        let r = read_run(&d).unwrap();
+        let mpi = r.mpi.as_ref().unwrap();
+        assert_eq!(mpi["MPI_Recv"].0, 1, "the check's receive left out: {mpi:?}");
+        assert!((mpi["MPI_Recv"].1 - 0.2).abs() < 1e-12);
+        let seconds = hpl::hpl_seconds(5000, 69.17);
+        assert!((r.own_code().unwrap() - (2.0 * seconds - 1.9 - 0.31)).abs() < 1e-9);
+        let c = compare(r.config, &[&r], Err("not simulated".into()));
+        assert!((c.measured_mpi_seconds.unwrap() - 0.31).abs() < 1e-12);
+        // One MPI trace for two ranks: refused.
+        std::fs::remove_file(d.join("csv/mpi-h-core1-1.csv")).unwrap();
+        let e = read_run(&d).unwrap_err().to_string();
+        assert!(e.contains("1 MPI trace(s) for 2 ranks"), "{e}");
     }
 
     #[test]

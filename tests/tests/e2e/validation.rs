@@ -716,6 +716,15 @@ fn validate_here_quick_runs_end_to_end() {
             "dgemm {s} s simulated for {m} s: {c}"
         );
         assert!(kernels.iter().any(|k| k["kernel"] == "idamax"), "{c}");
+        // The traced MPI calls split the rest: MPI time measured and
+        // simulated, HPL's own code measured.
+        for key in [
+            "measured_mpi_seconds",
+            "simulated_mpi_seconds",
+            "measured_own_code_seconds",
+        ] {
+            assert!(c[key].as_f64().is_some_and(|s| s > 0.0), "{key}: {c}");
+        }
     }
     let report = std::fs::read_to_string(out_dir.join("validation/report.md")).unwrap();
     assert!(report.contains("## Traced runs against their simulation"));
