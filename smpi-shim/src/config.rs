@@ -195,6 +195,11 @@ pub(crate) struct SmpiConfig {
     pub grow_injected: bool,
     /// `smpi/grow-injected-times-scope` is `rank`.
     pub grow_per_rank: bool,
+    /// `smpi/probe-sees` is `progressed`: a non-blocking probe sees only the
+    /// messages that arrived before the rank's previous progressing MPI call
+    /// (Open MPI's ob1 matches a probe before it progresses), instead of
+    /// every message sent so far (SimGrid).
+    pub probe_sees_progressed: bool,
     /// `smpi/init`, seconds.
     pub init: f64,
     /// `smpi/simcall-yield`.
@@ -325,6 +330,7 @@ impl SmpiConfig {
             iprobe_cpu_usage: f64::NAN,
             grow_injected: false,
             grow_per_rank: false,
+            probe_sees_progressed: false,
             init: f64::NAN,
             simcall_yield: false,
             simgrid_order: false,

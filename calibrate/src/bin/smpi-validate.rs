@@ -38,6 +38,12 @@ const DEFAULT_SIM_CFG: &[(&str, &str)] = &[
          HPL's polling loops (panel broadcast progress during the look-ahead update) increasingly expensive",
     ),
     (
+        "smpi/probe-sees:progressed",
+        "Open MPI's ob1 (the real runs' MPI) matches an MPI_Iprobe before it runs its progress engine, so a message \
+         is seen one poll after it arrived; HPL's panel broadcast is polled between update chunks, and its traced \
+         runs (MPI calls on one clock) and a two-process benchmark showed the first probe after a send failing",
+    ),
+    (
         "smpi/auto-shared-malloc-thresh:0",
         "no memory folding: at N ≤ 8000 on 2 ranks the matrix fits in memory, and the kernels that run for real \
          (none with simulate-computation:no) would otherwise see folded, cache-resident data",

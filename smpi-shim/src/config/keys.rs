@@ -251,6 +251,13 @@ pub(crate) static KEYS: &[Key] = &[
         field!(grow_per_rank, |v| one_of(v, &[("global", false), ("rank", true)])),
     ),
     key(
+        "smpi/probe-sees",
+        "sent",
+        "sent (a probe sees every message sent so far, as SimGrid) or progressed (only those that \
+         arrived before the rank's previous MPI call, as Open MPI's ob1, which matches before it progresses)",
+        field!(probe_sees_progressed, |v| one_of(v, &[("sent", false), ("progressed", true)])),
+    ),
+    key(
         "smpi/init",
         "0",
         "simulated cost of MPI_Init, seconds",

@@ -22,6 +22,9 @@ pub(crate) struct Entry {
     /// The program's MPI call, its start date and its beginning's number
     /// ([`crate::mpi::trace::Timeline::begin`]), when a timeline is recorded.
     traced: Option<(&'static str, f64, u64)>,
+    /// A program's MPI call that runs the progress engine (see [`progresses`]);
+    /// the library's own entries (`smpi_execute`, kernel models) do not.
+    progresses: bool,
 }
 
 /// Starts MPI call `call` of the program on the current rank: ends the run
@@ -42,6 +45,7 @@ pub(crate) fn enter_call(call: &'static str) -> Entry {
         outside_mpi(me, call, finalized)
     };
     let mut entry = entered_with(me, flops, ctx);
+    entry.progresses = progresses(call);
     if traced {
         entry.traced = with_world(|w| {
             let now = w.kernel.now();
@@ -86,6 +90,18 @@ pub(crate) fn traced_computation(me: u32, name: &str, flops: f64, compute: impl 
     }
 }
 
+/// Whether MPI call `call` runs the MPI library's progress engine (Open MPI's
+/// ob1 queues arrived messages there): the clock, handle and datatype
+/// queries do not.
+fn progresses(call: &str) -> bool {
+    !(call.starts_with("MPI_Wti")
+        || call.starts_with("MPI_Comm_rank")
+        || call.starts_with("MPI_Comm_size")
+        || call.starts_with("MPI_Type_")
+        || call.starts_with("MPI_Get_")
+        || call.starts_with("MPI_Address"))
+}
+
 /// Starts an MPI call on the current rank: injects the computation time
 /// measured since the rank last left MPI (when `smpi/simulate-computation`).
 pub(crate) fn enter() -> Entry {
@@ -116,7 +132,11 @@ fn entered_with(me: u32, flops: f64, ctx: &'static Ctx) -> Entry {
     if flops > 0.0 {
         traced_computation(me, "computation", flops, || ctx.compute(flops));
     }
-    Entry { me, traced: None }
+    Entry {
+        me,
+        traced: None,
+        progresses: false,
+    }
 }
 
 impl Drop for Entry {
@@ -125,8 +145,12 @@ impl Drop for Entry {
             if let (Some((call, start, begun)), Some(t)) = (self.traced, w.trace.as_mut()) {
                 t.span(self.me, call, start, w.kernel.now(), begun);
             }
+            let progressed = w.cfg.probe_sees_progressed;
             let r = &mut w.ranks[self.me as usize];
             r.in_mpi = r.in_mpi.saturating_sub(1);
+            if progressed && self.progresses && r.in_mpi == 0 {
+                r.progress_epoch = r.progress_epoch.wrapping_add(1);
+            }
             if r.in_mpi == 0 && w.cfg.simulate_computation {
                 r.bench_start = thread_cpu_time();
             }

@@ -308,6 +308,8 @@ pub(crate) fn post_send(w: &mut World, id: u32) {
             let (src, dst) = (w.ranks[owner as usize].host, w.ranks[peer_world as usize].host);
             start_transfer(w, &ctx, act, owner, src, dst, size);
         }
+        let epoch = w.ranks[peer_world as usize].progress_epoch;
+        w.req_mut(id).arrived_epoch = epoch;
         w.mailboxes[peer_world as usize].unexpected.push_back(id);
         if detached && matches!(w.req(id).payload, Payload::InBuffer(_)) {
             let mut v = w.staging_buffers.pop().unwrap_or_default();
@@ -664,8 +666,17 @@ pub(crate) fn probe_match(
     source: i32,
     tag: i32,
 ) -> Option<(StatusInfo, u32)> {
+    // `smpi/probe-sees:progressed`: a message that arrived since the rank's
+    // last progressing call is still in the library's queue, unseen.
+    let unseen = w
+        .cfg
+        .probe_sees_progressed
+        .then(|| w.ranks[me as usize].progress_epoch);
     for &s in &w.mailboxes[me as usize].unexpected {
         let r = w.req(s);
+        if unseen == Some(r.arrived_epoch) {
+            continue;
+        }
         let ok = r.context == context
             && (source == MPI_ANY_SOURCE || source == r.me_local)
             && (tag == r.tag || (tag == MPI_ANY_TAG && r.tag >= 0));

@@ -101,6 +101,9 @@ pub(crate) struct Request {
     /// [`NO_REQ`] at either end.
     pub owned_prev: u32,
     pub owned_next: u32,
+    /// A send queued as unexpected: its receiver's `progress_epoch` then
+    /// (`smpi/probe-sees:progressed`).
+    pub arrived_epoch: u32,
 }
 
 /// Where the data of a send is until its receive buffer has it.
@@ -233,6 +236,7 @@ pub(crate) fn clone_req(r: &Request) -> Request {
         accumulate: r.accumulate,
         owned_prev: NO_REQ,
         owned_next: NO_REQ,
+        arrived_epoch: 0,
     }
 }
 
@@ -366,6 +370,7 @@ impl Request {
             accumulate: None,
             owned_prev: NO_REQ,
             owned_next: NO_REQ,
+            arrived_epoch: 0,
         }
     }
 

@@ -114,6 +114,8 @@ pub(crate) struct Rank {
     pub blocked: Option<BlockInfo>,
     pub buffer_attached: Option<(usize, usize)>,
     pub in_mpi: u32,
+    /// Progressing MPI calls the rank has left (`smpi/probe-sees:progressed`).
+    pub progress_epoch: u32,
     /// Returned from its main (its stack and buffers are gone).
     pub ended: bool,
     /// Inside `MPI_Probe`'s polling loop (it sends nothing until it matches).
@@ -456,6 +458,7 @@ impl World {
                 blocked: None,
                 buffer_attached: None,
                 in_mpi: 0,
+                progress_epoch: 0,
                 ended: false,
                 probing: false,
                 exit_code: None,

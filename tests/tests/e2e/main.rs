@@ -35,6 +35,7 @@ mod netbench;
 mod parity;
 mod pingpong_model;
 mod privatization;
+mod probe_progress;
 mod profiles;
 mod replay;
 mod request_log;
