@@ -559,6 +559,14 @@ impl World {
             .ok_or_else(|| mpi_err(MPI_ERR_TYPE, format!("unknown datatype handle {h}")))
     }
 
+    /// Datatype `h` borrowed from the table (no reference count taken), or
+    /// `None` for an invalid handle (what [`World::dtype`] reports as an error).
+    pub(crate) fn dtype_ref(&self, h: i32) -> Option<&Datatype> {
+        self.types
+            .get(usize::try_from(h).ok().filter(|&i| i > 0)?)?
+            .as_deref()
+    }
+
     /// Registers a datatype, returns its handle.
     pub(crate) fn add_type(&mut self, dt: Datatype) -> i32 {
         let rc = Rc::new(dt);
