@@ -35,7 +35,7 @@ pub(crate) const TAG_UB: i32 = 0x3fff_ffff;
 pub(crate) const HIDDEN_COMM_BASE: i32 = 1 << 28;
 
 /// Group of processes: world ranks in group order.
-pub(crate) type Group = Rc<Vec<u32>>;
+pub(crate) type Group = Rc<[u32]>;
 
 /// What all members of a communicator share.
 #[derive(Debug)]
@@ -409,7 +409,7 @@ impl World {
         hosts: &[HostId],
     ) -> Self {
         let n = hosts.len() as u32;
-        let world_group: Group = Rc::new((0..n).collect());
+        let world_group: Group = (0..n).collect();
         let world_shared = Rc::new(CommShared {
             context: 0,
             group: world_group,
@@ -434,7 +434,7 @@ impl World {
             };
             let self_shared = Rc::new(CommShared {
                 context: 2 + 2 * i as u32,
-                group: Rc::new(vec![i as u32]),
+                group: Rc::from([i as u32]),
                 remote: None,
             });
             ranks.push(Rank {
@@ -446,7 +446,7 @@ impl World {
                     Some(entry(self_shared, 0, "MPI_COMM_SELF")),
                 ],
                 hidden_comms: Vec::new(),
-                groups: vec![None, Some(Rc::new(Vec::new()))],
+                groups: vec![None, Some(Rc::from([]))],
                 bench_start: 0.0,
                 initialized: false,
                 finalized: false,
