@@ -378,12 +378,33 @@ impl PartialOrd for HeapEntry {
     }
 }
 
+/// A cached route: its totals, and where its links lie in [`Kernel::route_links`]
+/// (stored inline in the cache: a message reads no pointer and moves no reference count).
+#[derive(Clone, Copy)]
 struct Route {
-    links: Vec<LinkId>,
-    back: Vec<LinkId>,
+    /// The links of the route, as a range of `route_links`.
+    links: (u32, u32),
+    /// The links of the way back (for the TCP acknowledgements), likewise.
+    back: (u32, u32),
     latency: f64,
     min_bw: f64,
     inv_bw_sum: f64,
+}
+
+impl Route {
+    /// No links, nothing to pay (where there is no route).
+    const NONE: Route = Route {
+        links: (0, 0),
+        back: (0, 0),
+        latency: 0.0,
+        min_bw: f64::INFINITY,
+        inv_bw_sum: 0.0,
+    };
+}
+
+/// Links `range` of [`Kernel::route_links`].
+fn links_of(route_links: &[LinkId], range: (u32, u32)) -> &[LinkId] {
+    &route_links[range.0 as usize..range.1 as usize]
 }
 
 /// A fast hasher for the route cache (keys are pairs of small integers).
@@ -451,7 +472,9 @@ struct Kernel {
     ready: VecDeque<ActorId>,
     heap: BinaryHeap<HeapEntry>,
     seq: u64,
-    routes: HashMap<(HostId, HostId), Rc<Route>, BuildHostPairHasher>,
+    routes: HashMap<(HostId, HostId), Route, BuildHostPairHasher>,
+    /// The links of the cached routes, each route's two ranges one after the other.
+    route_links: Vec<LinkId>,
     solved: Vec<u32>,
     completed: Vec<(ActivityId, u64)>,
     current: Option<ActorId>,
@@ -540,9 +563,9 @@ impl Kernel {
         });
     }
 
-    fn route(&mut self, src: HostId, dst: HostId) -> Rc<Route> {
-        if let Some(r) = self.routes.get(&(src, dst)) {
-            return r.clone();
+    fn route(&mut self, src: HostId, dst: HostId) -> Route {
+        if let Some(&r) = self.routes.get(&(src, dst)) {
+            return r;
         }
         let links = match self.platform.try_route(src, dst) {
             Ok(links) => links,
@@ -551,13 +574,7 @@ impl Kernel {
                 // with the hosts named (when it next yields), and the message
                 // goes nowhere meanwhile.
                 self.fail_current(no_route.to_string());
-                return Rc::new(Route {
-                    links: Vec::new(),
-                    back: Vec::new(),
-                    latency: 0.0,
-                    min_bw: f64::INFINITY,
-                    inv_bw_sum: 0.0,
-                });
+                return Route::NONE;
             }
         };
         // A route declared one way only has no return traffic (as SimGrid).
@@ -581,14 +598,18 @@ impl Kernel {
         let platform = &self.platform;
         links.retain(|&l| !platform.link(l).latency_only());
         back.retain(|&l| !platform.link(l).latency_only());
-        let r = Rc::new(Route {
-            links,
-            back,
+        let start = self.route_links.len() as u32;
+        self.route_links.extend_from_slice(&links);
+        let mid = self.route_links.len() as u32;
+        self.route_links.extend_from_slice(&back);
+        let r = Route {
+            links: (start, mid),
+            back: (mid, self.route_links.len() as u32),
             latency,
             min_bw,
             inv_bw_sum,
-        });
-        self.routes.insert((src, dst), r.clone());
+        };
+        self.routes.insert((src, dst), r);
         r
     }
 
@@ -773,6 +794,7 @@ impl Kernel {
         let old = self.link_bw[i];
         self.link_bw[i] = bw;
         self.routes.clear();
+        self.route_links.clear();
         self.lmm.set_constraint_bound(self.link_cnst[i], bw);
         if let Some(sg) = &mut self.sg {
             sg.touch_link_changed(l.0);
@@ -799,6 +821,7 @@ impl Kernel {
         let delta = lat - self.link_lat[i];
         self.link_lat[i] = lat;
         self.routes.clear();
+        self.route_links.clear();
         let gamma = self.cfg_net.tcp_gamma;
         for a in self.flows_on(l) {
             let act = &mut self.acts[a as usize];
@@ -1019,9 +1042,10 @@ impl Kernel {
         }
         self.record(|| format!("{now:.9} comm-start #{} {}->{} {} B", a.0, src.0, dst.0, size));
         if self.links_off > 0 {
-            self.check_links_on(&route.links, src, dst);
+            let links = links_of(&self.route_links, route.links).to_vec();
+            self.check_links_on(&links, src, dst);
         }
-        if route.links.is_empty() || size <= 0.0 {
+        if route.links.0 == route.links.1 || size <= 0.0 {
             // Nothing to share: only the latency is paid.
             self.act_mut(a).state = ActState::Latency;
             self.act_mut(a).remains = 0.0;
@@ -1029,7 +1053,7 @@ impl Kernel {
             return;
         }
         if let Some(stats) = &mut self.link_stats {
-            for l in &route.links {
+            for l in links_of(&self.route_links, route.links) {
                 let i = l.0 as usize;
                 stats.bytes[i] += size;
                 stats.flows[i] += 1;
@@ -1046,15 +1070,18 @@ impl Kernel {
         }
         let initial_penalty = if lat_eff > 0.0 { 0.0 } else { 1.0 };
         let var = self.lmm.add_variable(initial_penalty, bound);
-        for l in &route.links {
+        for l in links_of(&self.route_links, route.links) {
             self.lmm.expand(self.link_cnst[l.0 as usize], var, 1.0);
         }
-        for l in &route.back {
+        for l in links_of(&self.route_links, route.back) {
             self.lmm.expand(self.link_cnst[l.0 as usize], var, 0.05);
         }
         self.set_owner(var, a);
         if let Some(sg) = &mut self.sg {
-            let links = route.links.iter().chain(route.back.iter()).map(|l| l.0);
+            // The way there then the way back: one range of `route_links`.
+            let links = links_of(&self.route_links, (route.links.0, route.back.1))
+                .iter()
+                .map(|l| l.0);
             sg.flow_start(a.0, links, lat_eff <= 0.0);
         }
         let act = self.act_mut(a);
@@ -1477,7 +1504,7 @@ impl Kernel {
             if size > 0.0 {
                 let route = self.route(src, dst);
                 if let Some(stats) = &mut self.link_stats {
-                    for l in &route.links {
+                    for l in links_of(&self.route_links, route.links) {
                         stats.flows[l.0 as usize] -= 1;
                     }
                 }
@@ -2166,6 +2193,7 @@ impl Simulation {
             heap: BinaryHeap::new(),
             seq: 0,
             routes: HashMap::default(),
+            route_links: Vec::new(),
             solved: Vec::new(),
             completed: Vec::new(),
             current: None,

@@ -309,17 +309,32 @@ pub(super) unsafe fn arg_counts<T: Copy + Into<i64>>(
     n: usize,
     name: &str,
 ) -> MpiResult<Vec<usize>> {
+    // Safety: as this function's contract.
+    unsafe { check_counts(p, n, name) }?;
+    // Safety: as this function's contract; all entries are non-negative.
+    Ok((0..n)
+        .map(|i| {
+            // Safety: as this function's contract.
+            let v: i64 = unsafe { *p.add(i) }.into();
+            v as usize
+        })
+        .collect())
+}
+
+/// [`arg_counts`]' checks alone, with nothing allocated.
+///
+/// # Safety
+/// `p` is NULL or points to `n` values.
+pub(super) unsafe fn check_counts<T: Copy + Into<i64>>(p: *const T, n: usize, name: &str) -> MpiResult<()> {
     arg_array(p, n, name)?;
-    // Sized up front (a collect through `MpiResult` grows the vector step by step).
-    let mut counts = Vec::with_capacity(n);
     for i in 0..n {
         // Safety: `p` holds `n` values (the caller's contract).
         let v: i64 = unsafe { *p.add(i) }.into();
-        counts.push(
-            usize::try_from(v).map_err(|_| mpi_err(MPI_ERR_COUNT, format!("negative {name}[{i}] = {v}")))?,
-        );
+        if v < 0 {
+            return Err(mpi_err(MPI_ERR_COUNT, format!("negative {name}[{i}] = {v}")));
+        }
     }
-    Ok(counts)
+    Ok(())
 }
 
 /// A buffer described per peer (the `v` and `w` collectives): `counts[i]`
@@ -574,7 +589,7 @@ pub(super) unsafe fn type_ctor<C: Copy + Into<i64>, D>(
             }
             // Safety: the array holds `count` values (the caller's contract).
             Blocks::Each(p) => {
-                unsafe { arg_counts(p, n, "array_of_blocklengths") }?;
+                unsafe { check_counts(p, n, "array_of_blocklengths") }?;
             }
         }
         if let Some(d) = displs {
@@ -584,9 +599,14 @@ pub(super) unsafe fn type_ctor<C: Copy + Into<i64>, D>(
             Err(dt) => arg_oldtype(dt, "oldtype")?,
             Ok(p) => {
                 arg_array(p, n, "array_of_types")?;
-                for i in 0..n {
+                // One borrow of the world for the whole array, no reference taken per entry.
+                let invalid = with_world(|w| {
                     // Safety: the array holds `count` handles (checked non-NULL).
-                    let dt = unsafe { *p.add(i) };
+                    (0..n)
+                        .map(|i| unsafe { *p.add(i) })
+                        .find(|&dt| w.dtype_ref(dt).is_none())
+                });
+                if let Some(dt) = invalid {
                     arg_oldtype(dt, "array_of_types entry")?;
                 }
             }

@@ -20,7 +20,6 @@ use super::args::*;
 fn remote_of(c: &CommShared) -> MpiResult<&[u32]> {
     c.remote
         .as_deref()
-        .map(Vec::as_slice)
         .ok_or_else(|| mpi_err(rt::MPI_ERR_COMM, "not an intercommunicator"))
 }
 

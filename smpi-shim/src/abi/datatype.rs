@@ -116,16 +116,21 @@ forwards! {
 /// handle goes to `out`.
 pub(super) fn new_type(pieces: &[(isize, i32, usize)], combiner: i32, out: *mut c_int) -> c_int {
     let r = with_world(|w| -> MpiResult<c_int> {
-        // Sized up front (a collect through `MpiResult` grows the vector step by step).
-        let mut children: Vec<Rc<Datatype>> = Vec::with_capacity(pieces.len());
-        for p in pieces {
-            children.push(w.dtype(p.1)?);
+        // The old types are borrowed from the table while the new one is built.
+        let mut refs: Vec<(isize, &Datatype, usize)> = Vec::with_capacity(pieces.len());
+        let mut last: Option<(c_int, &Datatype)> = None;
+        for &(disp, h, reps) in pieces {
+            // Consecutive pieces are usually of one type: one table look-up for them.
+            let t = match last {
+                Some((seen, t)) if seen == h => t,
+                _ => match w.dtype_ref(h) {
+                    Some(t) => t,
+                    None => return Err(w.dtype(h).expect_err("dtype_ref found no type")),
+                },
+            };
+            last = Some((h, t));
+            refs.push((disp, t, reps));
         }
-        let refs: Vec<(isize, &Datatype, usize)> = pieces
-            .iter()
-            .zip(children.iter())
-            .map(|(p, c)| (p.0, c.as_ref(), p.2))
-            .collect();
         let t = Datatype::from_pieces("derived", &refs, combiner);
         Ok(w.add_type(t))
     });
@@ -756,8 +761,14 @@ pub(super) unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
 /// MPI_Type_get_envelope. `types` are the old types' handles.
 pub(super) fn record(h: c_int, ints: Vec<i64>, aints: Vec<isize>, types: &[c_int]) {
     with_world(|w| {
-        let mut held = Vec::with_capacity(types.len());
-        held.extend(types.iter().filter_map(|&t| w.dtype(t).ok().map(|rc| (t, rc))));
+        let mut held: Vec<(c_int, Rc<Datatype>)> = Vec::with_capacity(types.len());
+        for &t in types {
+            // Consecutive entries are usually the same type: one table look-up for them.
+            match held.last() {
+                Some((last, rc)) if *last == t => held.push((t, rc.clone())),
+                _ => held.extend(w.dtype(t).ok().map(|rc| (t, rc))),
+            }
+        }
         let types = held;
         if let Some(Some(t)) = w.types.get_mut(h.max(0) as usize) {
             // A new type's only reference is the table's: no copy of its type map.

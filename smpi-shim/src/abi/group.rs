@@ -25,7 +25,7 @@ pub(super) fn add_group(me: u32, g: Vec<u32>) -> c_int {
     }
     with_world(|w| {
         let gs = &mut w.ranks[me as usize].groups;
-        gs.push(Some(Rc::new(g)));
+        gs.push(Some(Rc::from(g)));
         (gs.len() - 1) as c_int
     })
 }
@@ -232,7 +232,7 @@ pub(super) unsafe extern "C" fn MPI_Group_compare(a: c_int, b: c_int, res: *mut 
                 let v = if ga == gb {
                     0
                 } else {
-                    let (mut x, mut y) = (ga.as_ref().clone(), gb.as_ref().clone());
+                    let (mut x, mut y) = (ga.to_vec(), gb.to_vec());
                     x.sort();
                     y.sort();
                     if x == y {

@@ -93,7 +93,7 @@ fn init(c: CommView) -> MpiResult<SmpLayout> {
         with_world(|w| {
             let shared = CommShared {
                 context: w.agree_context(context, creation, color),
-                group: Rc::new(members),
+                group: Rc::from(members),
                 remote: None,
             };
             w.ranks[c.me as usize].add_hidden_comm(new_entry(shared, pos, errh))

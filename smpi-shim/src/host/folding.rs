@@ -84,6 +84,10 @@ struct State {
     hugepage: bool,
     sites: BTreeMap<String, (i32, usize)>,
     allocs: BTreeMap<usize, Alloc>,
+    /// Where every allocation lies, by base: what `allocs` says, searched by
+    /// bisection on every message ([`touches_folded`]) and BLAS call
+    /// ([`fold_view`]), where a walk down the B-tree cost ~150 instructions.
+    bounds: Vec<Span>,
     mappings: usize,
     max_mappings: usize,
     auto_thresh: usize,
@@ -95,6 +99,54 @@ struct State {
     /// Live whole-buffer global folds by span (bases): one region serves one
     /// allocation of each holder (see [`alloc_by`]).
     shared_regions: BTreeMap<usize, Vec<usize>>,
+}
+
+/// Where one allocation lies (see [`State::bounds`]).
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    base: usize,
+    /// `base + size`.
+    end: usize,
+    /// The end of its part folded in whole blocks from the start (`base` if none).
+    view_end: usize,
+}
+
+impl Span {
+    fn of(base: usize, a: &Alloc) -> Span {
+        Span {
+            base,
+            end: base + a.size,
+            view_end: base + a.folded_end.min(a.size),
+        }
+    }
+}
+
+impl State {
+    /// Lists allocation `a` at `base` (in `allocs` and `bounds`).
+    fn insert(&mut self, base: usize, a: Alloc) {
+        let span = Span::of(base, &a);
+        let i = self.bounds.partition_point(|b| b.base < base);
+        if self.bounds.get(i).is_some_and(|b| b.base == base) {
+            self.bounds[i] = span;
+        } else {
+            self.bounds.insert(i, span);
+        }
+        self.allocs.insert(base, a);
+    }
+
+    /// Unlists the allocation at `base`, if any.
+    fn remove(&mut self, base: usize) -> Option<Alloc> {
+        let a = self.allocs.remove(&base)?;
+        let i = self.bounds.partition_point(|b| b.base < base);
+        self.bounds.remove(i);
+        Some(a)
+    }
+
+    /// The allocation that starts last at or before `addr`, if any.
+    fn span_at_or_before(&self, addr: usize) -> Option<&Span> {
+        let i = self.bounds.partition_point(|b| b.base <= addr);
+        i.checked_sub(1).map(|i| &self.bounds[i])
+    }
 }
 
 /// Regions kept for reuse at most (mmap/munmap churn is the cost they avoid).
@@ -164,6 +216,7 @@ pub(crate) fn init(
             hugepage,
             sites: BTreeMap::new(),
             allocs: BTreeMap::new(),
+            bounds: Vec::new(),
             mappings: 0,
             // Keep room for the allocator and the libraries; what else the
             // run will map later is reserved with `reserve_mappings`.
@@ -294,6 +347,8 @@ pub(crate) fn alloc_by(
             let a = st.allocs.get_mut(&(p as usize)).expect("just allocated");
             // The region is folded up to its span, whoever asked for how much.
             a.size = a.span;
+            let i = st.bounds.partition_point(|b| b.base < p as usize);
+            st.bounds[i] = Span::of(p as usize, a);
             a.holders = vec![holder];
             st.shared_regions.entry(a.span).or_default().push(p as usize);
         }
@@ -367,7 +422,7 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
                 }
                 st.pooled -= 1;
                 a.size = size;
-                st.allocs.insert(base, a);
+                st.insert(base, a);
             FOLDED_EVER.with(|f| f.set(true));
                 return Ok(base as *mut u8);
             }
@@ -417,7 +472,7 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
                 holders: vec![],
                 folded_end: 0,
             };
-            st.allocs.insert(base, a);
+            st.insert(base, a);
             FOLDED_EVER.with(|f| f.set(true));
             st.mappings += mappings;
             return Ok(base as *mut u8);
@@ -501,7 +556,7 @@ fn alloc_mode(size: usize, shared: &[(usize, usize)], site: &str, cow: bool) -> 
             && plan.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0 && w[0].1 == st.block);
         let folded_end = if uniform { plan.last().map_or(0, |c| c.0 + c.1) } else { 0 };
         let a = Alloc { size, span, poolable, cow: false, private, mappings, holders: vec![], folded_end };
-        st.allocs.insert(base, a);
+        st.insert(base, a);
         FOLDED_EVER.with(|f| f.set(true));
         st.mappings += mappings;
         Ok(base as *mut u8)
@@ -565,7 +620,7 @@ fn alloc_cow_region(st: &mut State, size: usize, span: usize) -> Result<*mut u8,
         holders: vec![],
         folded_end: 0,
     };
-    st.allocs.insert(base, a);
+    st.insert(base, a);
     FOLDED_EVER.with(|f| f.set(true));
     st.mappings += 1;
     Ok(base as *mut u8)
@@ -608,7 +663,7 @@ pub(crate) fn free(p: *mut u8) -> bool {
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         let Some(st) = s.as_mut() else { return false };
-        match st.allocs.remove(&(p as usize)) {
+        match st.remove(p as usize) {
             Some(a) => {
                 if let (Some(cow), true) = (a.poolable, st.pooled < POOL_MAX) {
                     if cow {
@@ -800,10 +855,9 @@ pub(crate) fn touches_folded(p: *const u8, len: usize) -> bool {
     let addr = p as usize;
     STATE.with(|s| {
         s.borrow().as_ref().is_some_and(|st| {
-            st.allocs
-                .range(..addr.saturating_add(len.max(1)))
-                .next_back()
-                .is_some_and(|(&base, a)| base + a.size > addr)
+            // The last allocation starting before the range's end, if it reaches into it.
+            st.span_at_or_before(addr.saturating_add(len.max(1)) - 1)
+                .is_some_and(|b| b.end > addr)
         })
     })
 }
@@ -874,8 +928,9 @@ pub(crate) fn fold_view(p: *const u8) -> Option<FoldView> {
     STATE.with(|s| {
         let s = s.borrow();
         let st = s.as_ref()?;
-        let (&base, a) = st.allocs.range(..=addr).next_back()?;
-        let end = base + a.folded_end.min(a.size);
+        let &Span {
+            base, view_end: end, ..
+        } = st.span_at_or_before(addr)?;
         (addr < end && st.canon != 0).then(|| FoldView {
             base,
             end,

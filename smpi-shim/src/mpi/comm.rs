@@ -53,7 +53,7 @@ pub(crate) fn create(me: u32, comm: c_int, group: Group) -> MpiResult<c_int> {
         };
         return split_intercomm(me, comm, color, key);
     }
-    derive_comm(me, comm, 0, Some(group.as_ref().clone()))
+    derive_comm(me, comm, 0, Some(group.to_vec()))
 }
 
 /// `MPI_Comm_compare`: `MPI_IDENT` (0), `MPI_CONGRUENT` (1), `MPI_SIMILAR` (2)
@@ -67,8 +67,8 @@ pub(crate) fn compare(me: u32, c1: c_int, c2: c_int) -> MpiResult<c_int> {
         } else if a.shared.group == b.shared.group {
             1
         } else {
-            let mut x = a.shared.group.as_ref().clone();
-            let mut y = b.shared.group.as_ref().clone();
+            let mut x = a.shared.group.to_vec();
+            let mut y = b.shared.group.to_vec();
             x.sort();
             y.sort();
             if x == y {
@@ -131,7 +131,7 @@ pub(crate) fn intercomm_create(
     let shared = CommShared {
         context: info[0] as u32,
         group: local_group.clone(),
-        remote: Some(Rc::new(remote.iter().map(|&x| x as u32).collect())),
+        remote: Some(remote.iter().map(|&x| x as u32).collect()),
     };
     Ok(add_entry(me, shared, lc.rank, errh))
 }
@@ -198,7 +198,7 @@ pub(crate) fn create_group(me: u32, comm: c_int, grp: Group, tag: c_int) -> MpiR
     let seq = with_world(|w| {
         let e = w
             .create_group_calls
-            .entry((me, pctx, grp.as_ref().clone(), tag))
+            .entry((me, pctx, grp.to_vec(), tag))
             .or_insert(0);
         *e += 1;
         *e
@@ -257,14 +257,14 @@ pub(crate) fn new_comm_entry(
         let (pctx, errh) = (p.shared.context, p.errhandler);
         let group = match group {
             Some(g) => g,
-            None => p.shared.group.as_ref().clone(),
+            None => p.shared.group.to_vec(),
         };
         let Some(my_rank) = group.iter().position(|&x| x == me) else {
             return Ok(MPI_COMM_NULL);
         };
         let shared = CommShared {
             context: w.agree_context(pctx, creation, color),
-            group: Rc::new(group),
+            group: Rc::from(group),
             remote: None,
         };
         Ok(w.ranks[me as usize].add_comm(new_entry(shared, my_rank as i32, errh)))
@@ -351,7 +351,7 @@ pub(crate) fn split_intercomm(me: u32, comm: c_int, color: c_int, key: c_int) ->
     if rgroup.is_empty() {
         return Ok(MPI_COMM_NULL);
     }
-    Ok(x.finish(me, color, lgroup, Some(Rc::new(rgroup)), pos))
+    Ok(x.finish(me, color, lgroup, Some(Rc::from(rgroup)), pos))
 }
 
 /// Adds this rank's entry of a new communicator; its handle.
@@ -437,7 +437,7 @@ impl InterCreation {
     fn finish(&self, me: u32, color: i32, group: Vec<u32>, remote: Option<Group>, pos: i32) -> c_int {
         let shared = CommShared {
             context: with_world(|w| w.agree_context(self.shared.context, self.creation, color)),
-            group: Rc::new(group),
+            group: Rc::from(group),
             remote,
         };
         add_entry(me, shared, pos, self.errh)

@@ -260,115 +260,45 @@ impl Datatype {
 
     /// Builds a type from `(displacement, child, repetitions)` pieces (the
     /// general constructor behind contiguous/vector/indexed/struct).
+    ///
+    /// Consecutive pieces usually share their type (HPL's panel broadcast is a
+    /// struct of 129 columns of `MPI_DOUBLE`, rebuilt every step): what a
+    /// piece needs of its type is worked out once per run of such pieces, and
+    /// a gap-free type ([`PlainChild`]) then costs a few additions a piece.
     pub(crate) fn from_pieces(name: &str, pieces: &[(isize, &Datatype, usize)], combiner: i32) -> Self {
-        // One block and one run per piece is the common case (sized for it).
-        let mut blocks: Vec<(isize, usize)> = Vec::with_capacity(pieces.len());
-        let mut size = 0;
-        let mut basic: Option<Option<Basic>> = None;
-        let mut basic_count = 0;
-        let mut lb = isize::MAX;
-        let mut ub = isize::MIN;
-        let mut true_lb = isize::MAX;
-        let mut true_ub = isize::MIN;
-        let mut lb_marker: Option<isize> = None;
-        let mut ub_marker: Option<isize> = None;
-        let mut runs: Vec<Run> = Vec::with_capacity(pieces.len());
-        let mut align = 1;
+        let mut map = TypeMapBuilder::with_capacity(pieces.len());
+        let mut rest = pieces;
+        while let Some(&(_, child, _)) = rest.first() {
+            let same = rest.iter().take_while(|p| std::ptr::eq(p.1, child)).count();
+            let (group, after) = rest.split_at(same);
+            match PlainChild::of(child) {
+                Some(plain) => map.add_plain(&plain, group),
+                None => {
+                    for &(disp, child, reps) in group.iter().filter(|p| p.2 > 0) {
+                        map.add(disp, child, reps);
+                    }
+                }
+            }
+            rest = after;
+        }
+        map.finish(name, combiner)
+    }
+
+    /// [`Datatype::from_pieces`] the obvious way, every piece through the
+    /// general step: what the fast path is checked against.
+    #[cfg(test)]
+    pub(crate) fn from_pieces_general(
+        name: &str,
+        pieces: &[(isize, &Datatype, usize)],
+        combiner: i32,
+    ) -> Self {
+        let mut map = TypeMapBuilder::with_capacity(pieces.len());
         for &(disp, child, reps) in pieces {
-            if reps == 0 {
-                continue;
-            }
-            align = align.max(child.align);
-            let dense_run = match child.runs.as_slice() {
-                [r] => r.offset == 0 && (r.count * r.elem.basic.size()) as isize == child.extent,
-                _ => false,
-            };
-            if dense_run {
-                let r = child.runs[0];
-                push_run(&mut runs, disp, r.elem, r.count * reps);
-            } else {
-                for rep in 0..reps {
-                    let base = disp + rep as isize * child.extent;
-                    for r in &child.runs {
-                        push_run(&mut runs, base + r.offset, r.elem, r.count);
-                    }
-                }
-            }
-            let dense = child.blocks.len() == 1
-                && child.blocks[0].0 == 0
-                && child.blocks[0].1 as isize == child.extent;
-            if dense {
-                // Repetitions of a gap-free type form one block: O(1), not O(reps).
-                push_block(&mut blocks, disp, child.blocks[0].1 * reps);
-            } else {
-                for r in 0..reps {
-                    let base = disp + r as isize * child.extent;
-                    for &(off, len) in &child.blocks {
-                        push_block(&mut blocks, base + off, len);
-                    }
-                }
-            }
-            size += child.size * reps;
-            basic_count += child.basic_count * reps;
-            if child.size > 0 || child.predefined {
-                basic = Some(match basic {
-                    None => child.basic,
-                    Some(b) if b == child.basic => b,
-                    Some(_) => None,
-                });
-            }
-            let first = disp;
-            let last = disp + (reps as isize - 1) * child.extent;
-            let (clb, cub) = (child.lb, child.lb + child.extent);
-            if child.has_lb_marker {
-                let m = first.min(last) + clb;
-                lb_marker = Some(lb_marker.map_or(m, |x| x.min(m)));
-            }
-            if child.has_ub_marker {
-                let m = first.max(last) + cub;
-                ub_marker = Some(ub_marker.map_or(m, |x| x.max(m)));
-            }
-            lb = lb.min(first + clb).min(last + clb);
-            ub = ub.max(first + cub).max(last + cub);
-            if child.size > 0 {
-                let (tlb, tub) = (child.true_lb, child.true_ub);
-                true_lb = true_lb.min(first + tlb).min(last + tlb);
-                true_ub = true_ub.max(first + tub).max(last + tub);
+            if reps > 0 {
+                map.add(disp, child, reps);
             }
         }
-        if lb == isize::MAX {
-            lb = 0;
-            ub = 0;
-        }
-        if let Some(m) = lb_marker {
-            lb = m;
-        }
-        if let Some(m) = ub_marker {
-            ub = m;
-        }
-        if true_lb == isize::MAX {
-            true_lb = 0;
-            true_ub = 0;
-        }
-        Datatype {
-            name: name.into(),
-            size,
-            lb,
-            extent: ub - lb,
-            true_lb,
-            true_ub,
-            blocks,
-            basic: basic.flatten(),
-            basic_count,
-            committed: false,
-            predefined: false,
-            has_lb_marker: lb_marker.is_some(),
-            has_ub_marker: ub_marker.is_some(),
-            combiner,
-            align,
-            runs,
-            contents: None,
-        }
+        map.finish(name, combiner)
     }
 
     /// Bytes taken by the first `n` basic elements of a message of this type
@@ -693,6 +623,8 @@ pub(crate) type SpanLayout = (isize, crate::host::folding::Layout);
 /// bytes between them) when looking up folded memory.
 const SPARSE_GAP: usize = 64 << 10;
 
+// Inlined: a call costs more than the merge it usually is (pushes and pops of six registers).
+#[inline(always)]
 fn push_run(runs: &mut Vec<Run>, offset: isize, elem: Elem, count: usize) {
     if count == 0 {
         return;
@@ -706,6 +638,7 @@ fn push_run(runs: &mut Vec<Run>, offset: isize, elem: Elem, count: usize) {
     runs.push(Run { offset, elem, count });
 }
 
+#[inline(always)]
 fn push_block(blocks: &mut Vec<(isize, usize)>, off: isize, len: usize) {
     if len == 0 {
         return;
@@ -717,6 +650,233 @@ fn push_block(blocks: &mut Vec<(isize, usize)>, off: isize, len: usize) {
         }
     }
     blocks.push((off, len));
+}
+
+/// What [`Datatype::from_pieces`] needs of a gap-free child type: one block
+/// from offset 0 filling its extent, one run of basic elements, no markers.
+/// Repetitions of it are one block and one run, its bounds those of the block.
+#[derive(Copy, Clone, Debug)]
+struct PlainChild {
+    /// Bytes of one element (= its extent).
+    size: usize,
+    elem: Elem,
+    /// Basic elements of one element (its one run's length).
+    elems: usize,
+    basic_count: usize,
+    basic: Option<Basic>,
+    align: usize,
+}
+
+impl PlainChild {
+    fn of(t: &Datatype) -> Option<PlainChild> {
+        let plain = t.size > 0
+            && t.lb == 0
+            && t.extent == t.size as isize
+            && (t.true_lb, t.true_ub) == (0, t.extent)
+            && t.blocks.as_slice() == [(0, t.size)]
+            && !t.has_lb_marker
+            && !t.has_ub_marker;
+        match t.runs.as_slice() {
+            [r] if plain && r.offset == 0 && r.count * r.elem.basic.size() == t.size => Some(PlainChild {
+                size: t.size,
+                elem: r.elem,
+                elems: r.count,
+                basic_count: t.basic_count,
+                basic: t.basic,
+                align: t.align,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// A type map under construction from pieces, in type-map order: blocks and
+/// runs merged as they come, size, counts and bounds accumulated.
+struct TypeMapBuilder {
+    blocks: Vec<(isize, usize)>,
+    runs: Vec<Run>,
+    size: usize,
+    /// `None` before any data; then the single basic type so far, if any.
+    basic: Option<Option<Basic>>,
+    basic_count: usize,
+    lb: isize,
+    ub: isize,
+    true_lb: isize,
+    true_ub: isize,
+    lb_marker: Option<isize>,
+    ub_marker: Option<isize>,
+    align: usize,
+}
+
+impl TypeMapBuilder {
+    /// Sized for one block and one run per piece (the most a piece of a
+    /// gap-free type adds).
+    fn with_capacity(pieces: usize) -> Self {
+        TypeMapBuilder {
+            blocks: Vec::with_capacity(pieces),
+            runs: Vec::with_capacity(pieces),
+            size: 0,
+            basic: None,
+            basic_count: 0,
+            lb: isize::MAX,
+            ub: isize::MIN,
+            true_lb: isize::MAX,
+            true_ub: isize::MIN,
+            lb_marker: None,
+            ub_marker: None,
+            align: 1,
+        }
+    }
+
+    fn merge_basic(&mut self, b: Option<Basic>) {
+        self.basic = Some(match self.basic {
+            None => b,
+            Some(old) if old == b => old,
+            Some(_) => None,
+        });
+    }
+
+    /// Pieces `(disp, _, reps)` of one gap-free child: the general step's
+    /// result for each, without its loops, and the child's alignment and
+    /// basic type merged once for all.
+    fn add_plain(&mut self, c: &PlainChild, pieces: &[(isize, &Datatype, usize)]) {
+        // Sums and bounds in locals (registers), written back once.
+        let (mut size, mut basic_count) = (self.size, self.basic_count);
+        let (mut lo, mut hi) = (isize::MAX, isize::MIN);
+        let mut pieces = pieces.iter().filter(|p| p.2 > 0);
+        if let Some(&(disp, _, reps)) = pieces.next() {
+            let len = c.size * reps;
+            push_run(&mut self.runs, disp, c.elem, c.elems * reps);
+            push_block(&mut self.blocks, disp, len);
+            (size, basic_count) = (size + len, basic_count + c.basic_count * reps);
+            (lo, hi) = (disp, disp + len as isize);
+        }
+        // From here on the last block and the last run (of this child's
+        // element) both end where the last piece ends: a piece extends both
+        // or starts both.
+        for &(disp, _, reps) in pieces {
+            let len = c.size * reps;
+            let block = self.blocks.last_mut().expect("pushed above");
+            if block.0 + block.1 as isize == disp {
+                block.1 += len;
+                self.runs.last_mut().expect("pushed above").count += c.elems * reps;
+            } else {
+                self.blocks.push((disp, len));
+                self.runs.push(Run {
+                    offset: disp,
+                    elem: c.elem,
+                    count: c.elems * reps,
+                });
+            }
+            size += len;
+            basic_count += c.basic_count * reps;
+            lo = lo.min(disp);
+            hi = hi.max(disp + len as isize);
+        }
+        if lo <= hi {
+            (self.size, self.basic_count) = (size, basic_count);
+            self.lb = self.lb.min(lo);
+            self.ub = self.ub.max(hi);
+            self.true_lb = self.true_lb.min(lo);
+            self.true_ub = self.true_ub.max(hi);
+            self.align = self.align.max(c.align);
+            self.merge_basic(c.basic);
+        }
+    }
+
+    /// `reps > 0` elements of any child from `disp` on, `child.extent` apart.
+    fn add(&mut self, disp: isize, child: &Datatype, reps: usize) {
+        self.align = self.align.max(child.align);
+        let dense_run = match child.runs.as_slice() {
+            [r] => r.offset == 0 && (r.count * r.elem.basic.size()) as isize == child.extent,
+            _ => false,
+        };
+        if dense_run {
+            let r = child.runs[0];
+            push_run(&mut self.runs, disp, r.elem, r.count * reps);
+        } else {
+            for rep in 0..reps {
+                let base = disp + rep as isize * child.extent;
+                for r in &child.runs {
+                    push_run(&mut self.runs, base + r.offset, r.elem, r.count);
+                }
+            }
+        }
+        let dense =
+            child.blocks.len() == 1 && child.blocks[0].0 == 0 && child.blocks[0].1 as isize == child.extent;
+        if dense {
+            // Repetitions of a gap-free type form one block: O(1), not O(reps).
+            push_block(&mut self.blocks, disp, child.blocks[0].1 * reps);
+        } else {
+            for r in 0..reps {
+                let base = disp + r as isize * child.extent;
+                for &(off, len) in &child.blocks {
+                    push_block(&mut self.blocks, base + off, len);
+                }
+            }
+        }
+        self.size += child.size * reps;
+        self.basic_count += child.basic_count * reps;
+        if child.size > 0 || child.predefined {
+            self.merge_basic(child.basic);
+        }
+        let first = disp;
+        let last = disp + (reps as isize - 1) * child.extent;
+        let (clb, cub) = (child.lb, child.lb + child.extent);
+        if child.has_lb_marker {
+            let m = first.min(last) + clb;
+            self.lb_marker = Some(self.lb_marker.map_or(m, |x| x.min(m)));
+        }
+        if child.has_ub_marker {
+            let m = first.max(last) + cub;
+            self.ub_marker = Some(self.ub_marker.map_or(m, |x| x.max(m)));
+        }
+        self.lb = self.lb.min(first + clb).min(last + clb);
+        self.ub = self.ub.max(first + cub).max(last + cub);
+        if child.size > 0 {
+            let (tlb, tub) = (child.true_lb, child.true_ub);
+            self.true_lb = self.true_lb.min(first + tlb).min(last + tlb);
+            self.true_ub = self.true_ub.max(first + tub).max(last + tub);
+        }
+    }
+
+    fn finish(self, name: &str, combiner: i32) -> Datatype {
+        let (mut lb, mut ub) = if self.lb == isize::MAX {
+            (0, 0)
+        } else {
+            (self.lb, self.ub)
+        };
+        if let Some(m) = self.lb_marker {
+            lb = m;
+        }
+        if let Some(m) = self.ub_marker {
+            ub = m;
+        }
+        let (true_lb, true_ub) = if self.true_lb == isize::MAX {
+            (0, 0)
+        } else {
+            (self.true_lb, self.true_ub)
+        };
+        Datatype {
+            name: name.into(),
+            size: self.size,
+            lb,
+            extent: ub - lb,
+            true_lb,
+            true_ub,
+            blocks: self.blocks,
+            basic: self.basic.flatten(),
+            basic_count: self.basic_count,
+            committed: false,
+            predefined: false,
+            has_lb_marker: self.lb_marker.is_some(),
+            has_ub_marker: self.ub_marker.is_some(),
+            combiner,
+            align: self.align,
+            runs: self.runs,
+            contents: None,
+        }
+    }
 }
 
 /// `MPI_INT`, the type of the simulator's own small exchanges.
@@ -996,6 +1156,105 @@ mod tests {
                 count: 1000
             }]
         );
+    }
+
+    /// The children the random structs below are made of: gap-free types
+    /// (the fast path), and types with holes, pair types, markers, negative
+    /// bounds and no data (the general step).
+    fn child_pool() -> Vec<Datatype> {
+        let dbl = Datatype::basic("d", Basic::F64);
+        let int = Datatype::basic("i", Basic::I32);
+        let chr = Datatype::basic("c", Basic::I8);
+        let columns = Datatype::from_pieces("col", &[(0, &dbl, 3)], 2);
+        let holes = Datatype::from_pieces("vec", &[(0, &int, 2), (12, &int, 1)], 3);
+        let lb = Datatype::marker("MPI_LB", true);
+        let ub = Datatype::marker("MPI_UB", false);
+        let marked = Datatype::from_pieces("mk", &[(-8, &lb, 1), (0, &dbl, 1), (24, &ub, 1)], 8);
+        let resized = dbl.resized(-4, 16);
+        let empty = Datatype::from_pieces("empty", &[], 2);
+        vec![
+            dbl.clone(),
+            int,
+            chr,
+            Datatype::basic("di", Basic::PairF64I32),
+            Datatype::basic("si", Basic::PairI16I32),
+            columns,
+            holes,
+            marked,
+            resized,
+            empty,
+            lb,
+            ub,
+        ]
+    }
+
+    /// `count` elements of pieces `(disp, child, reps)` packed one block of
+    /// one child at a time: the type map as MPI defines it, nothing merged.
+    fn pack_piecewise(
+        pieces: &[(isize, &Datatype, usize)],
+        extent: isize,
+        buf: *const u8,
+        count: usize,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        for i in 0..count as isize {
+            for &(disp, child, reps) in pieces {
+                for r in 0..reps as isize {
+                    for &(off, len) in &child.blocks {
+                        let at = i * extent + disp + r * child.extent + off;
+                        // Safety: the test's buffer covers every displacement it draws.
+                        out.extend_from_slice(unsafe { std::slice::from_raw_parts(buf.offset(at), len) });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+        /// Structs of random pieces (runs of one type, adjacent or not, empty
+        /// ones): the grouped fast path builds exactly the type the general
+        /// step builds, and packing it gives the bytes of its pieces one by one.
+        #[test]
+        fn fast_struct_build_is_the_general_one(
+            spec in proptest::collection::vec((0usize..12, 0usize..4, 0isize..3, -64isize..64, 1usize..4), 0..24)
+        ) {
+            let pool = child_pool();
+            let mut pieces: Vec<(isize, &Datatype, usize)> = Vec::new();
+            let mut at = 0isize;
+            for &(child, reps, how, jump, copies) in &spec {
+                // Several consecutive pieces of one type, touching (how 0),
+                // apart (1) or anywhere (2).
+                for _ in 0..copies {
+                    let c = &pool[child];
+                    let disp = match how {
+                        0 => at,
+                        1 => at + jump.abs() + 1,
+                        _ => jump * 4,
+                    };
+                    pieces.push((disp, c, reps));
+                    at = disp + reps as isize * c.extent;
+                }
+            }
+            let fast = Datatype::from_pieces("s", &pieces, 8);
+            let general = Datatype::from_pieces_general("s", &pieces, 8);
+            proptest::prop_assert_eq!(format!("{fast:?}"), format!("{general:?}"));
+            // Every displacement drawn lies within ±16 KiB of the middle of the buffer.
+            let src: Vec<u8> = (0..65536u32).map(|i| (i * 7 + i / 251) as u8).collect();
+            let mid = src[32768..].as_ptr();
+            for count in [1usize, 2] {
+                if fast.extent.unsigned_abs() > 1024 {
+                    continue;
+                }
+                let mut packed = Vec::new();
+                // Safety: the buffer covers the type map of `count` elements.
+                unsafe { fast.pack(mid, count, &mut packed) };
+                proptest::prop_assert_eq!(packed.len(), fast.size * count);
+                proptest::prop_assert_eq!(packed, pack_piecewise(&pieces, fast.extent, mid, count));
+            }
+        }
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub(crate) const TAG_UB: i32 = 0x3fff_ffff;
 pub(crate) const HIDDEN_COMM_BASE: i32 = 1 << 28;
 
 /// Group of processes: world ranks in group order.
-pub(crate) type Group = Rc<Vec<u32>>;
+pub(crate) type Group = Rc<[u32]>;
 
 /// What all members of a communicator share.
 #[derive(Debug)]
@@ -411,7 +411,7 @@ impl World {
         hosts: &[HostId],
     ) -> Self {
         let n = hosts.len() as u32;
-        let world_group: Group = Rc::new((0..n).collect());
+        let world_group: Group = (0..n).collect();
         let world_shared = Rc::new(CommShared {
             context: 0,
             group: world_group,
@@ -436,7 +436,7 @@ impl World {
             };
             let self_shared = Rc::new(CommShared {
                 context: 2 + 2 * i as u32,
-                group: Rc::new(vec![i as u32]),
+                group: Rc::from([i as u32]),
                 remote: None,
             });
             ranks.push(Rank {
@@ -448,7 +448,7 @@ impl World {
                     Some(entry(self_shared, 0, "MPI_COMM_SELF")),
                 ],
                 hidden_comms: Vec::new(),
-                groups: vec![None, Some(Rc::new(Vec::new()))],
+                groups: vec![None, Some(Rc::from([]))],
                 bench_start: 0.0,
                 initialized: false,
                 finalized: false,
@@ -560,6 +560,14 @@ impl World {
             .get(h as usize)
             .and_then(|t| t.clone())
             .ok_or_else(|| mpi_err(MPI_ERR_TYPE, format!("unknown datatype handle {h}")))
+    }
+
+    /// Datatype `h` borrowed from the table (no reference count taken), or
+    /// `None` for an invalid handle (what [`World::dtype`] reports as an error).
+    pub(crate) fn dtype_ref(&self, h: i32) -> Option<&Datatype> {
+        self.types
+            .get(usize::try_from(h).ok().filter(|&i| i > 0)?)?
+            .as_deref()
     }
 
     /// Registers a datatype, returns its handle.
