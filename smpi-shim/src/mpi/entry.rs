@@ -22,9 +22,10 @@ pub(crate) struct Entry {
     /// The program's MPI call, its start date and its beginning's number
     /// ([`crate::mpi::trace::Timeline::begin`]), when a timeline is recorded.
     traced: Option<(&'static str, f64, u64)>,
-    /// A program's MPI call that runs the progress engine (see [`progresses`]);
-    /// the library's own entries (`smpi_execute`, kernel models) do not.
-    progresses: bool,
+    /// The program's MPI call (`None`: the library's own entries, such as
+    /// `smpi_execute` and kernel models, which run no MPI progress). Whether
+    /// it progresses ([`progresses`]) is asked only under `smpi/probe-sees:progressed`.
+    call: Option<&'static str>,
 }
 
 /// Starts MPI call `call` of the program on the current rank: ends the run
@@ -45,7 +46,7 @@ pub(crate) fn enter_call(call: &'static str) -> Entry {
         outside_mpi(me, call, finalized)
     };
     let mut entry = entered_with(me, flops, ctx);
-    entry.progresses = progresses(call);
+    entry.call = Some(call);
     if traced {
         entry.traced = with_world(|w| {
             let now = w.kernel.now();
@@ -135,7 +136,7 @@ fn entered_with(me: u32, flops: f64, ctx: &'static Ctx) -> Entry {
     Entry {
         me,
         traced: None,
-        progresses: false,
+        call: None,
     }
 }
 
@@ -148,7 +149,7 @@ impl Drop for Entry {
             let progressed = w.cfg.probe_sees_progressed;
             let r = &mut w.ranks[self.me as usize];
             r.in_mpi = r.in_mpi.saturating_sub(1);
-            if progressed && self.progresses && r.in_mpi == 0 {
+            if progressed && r.in_mpi == 0 && self.call.is_some_and(progresses) {
                 r.progress_epoch = r.progress_epoch.wrapping_add(1);
             }
             if r.in_mpi == 0 && w.cfg.simulate_computation {
