@@ -394,6 +394,94 @@ fn calib_net_under_the_simulator_follows_the_contract_and_is_reproducible() {
     assert_ne!(a_prefix, c_prefix, "different seeds gave the same sequence");
 }
 
+/// The simulated ping-pong of `calib_net` is the model's round trip, whatever follows it: on
+/// two hosts joined by one slow SPLITDUPLEX link under plain CM02 with eager sends (as fitted
+/// models set them), every round trip of a detached (< 64 KiB) message lasts `smpi/wtime + 2·(L + (S + 16)/B)`. Rank 1's reply is a
+/// detached send whose transfer goes on after `MPI_Send` returns; without rank 0's "done"
+/// message, rank 1's next barrier message shared the reply's route and stretched it (by up to
+/// the barrier message's own transfer time).
+#[test]
+fn calib_net_simulated_pingpong_is_the_model_round_trip() {
+    const LAT: f64 = 5e-5;
+    const BW: f64 = 12.5e6;
+    let platform = e2e_tests::write_scratch(
+        "calib_net_two_hosts.toml",
+        r#"routing = "full"
+
+[[host]]
+id = "h0"
+speed = "1Gf"
+
+[[host]]
+id = "h1"
+speed = "1Gf"
+
+[[link]]
+id = "l"
+bandwidth = "100Mbps"
+latency = "50us"
+sharing_policy = "SPLITDUPLEX"
+
+[[route]]
+src = "h0"
+dst = "h1"
+links = ["l_UP"]
+"#,
+    );
+    let csv = scratch_path("network-two-hosts.csv");
+    let out = Smpirun::new(build_calib_net_smpi())
+        .platform(platform)
+        .np(2)
+        .cfg("network/model:CM02")
+        .cfg("smpi/simulate-computation:no")
+        // eager as the fitted models make it: the transfer starts at the send, so the
+        // barrier's skew (rank 1 leaves it one latency after rank 0) is not timed
+        .cfg("smpi/async-small-thresh:65536")
+        .args([
+            "--seed",
+            "3",
+            "--sizes",
+            "40",
+            "--reps",
+            "3",
+            "--max-size",
+            "60000",
+        ])
+        .args(["--kinds", "pingpong,send,recv,wtime", "--out"])
+        .args([csv.display().to_string()])
+        .timeout(Duration::from_secs(120))
+        .run();
+    out.assert_success();
+    let f = Csv::read(&csv);
+    assert_eq!(f.meta["pingpong_done_message"], "yes");
+    let wtime = 1e-8;
+    let mut checked = 0;
+    let mut bad = Vec::new();
+    for (i, row) in f.rows.iter().enumerate() {
+        if row[1] != "pingpong" || row[5] != "0" {
+            continue;
+        }
+        let size = f.num(i, 2);
+        let want = wtime + 2.0 * (LAT + (size + 16.0) / BW);
+        let got = f.num(i, 4);
+        checked += 1;
+        if (got - want).abs() > 1e-9 * want {
+            bad.push(format!("row {i}: {size} B: {got:.9e} s, model {want:.9e} s"));
+        }
+    }
+    assert!(
+        checked >= 40,
+        "only {checked} timed ping-pong rows\n{}",
+        out.describe()
+    );
+    assert!(
+        bad.is_empty(),
+        "{} of {checked} round trips are not the model's:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
 #[test]
 fn calib_net_refuses_bad_command_lines() {
     for (args, needle) in [
