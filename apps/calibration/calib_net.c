@@ -21,6 +21,11 @@
  *   iprobe   rank 0 times one MPI_Iprobe for a tag nobody sends (size 0).
  *   wtime    rank 0 times one MPI_Wtime (size 0).
  *   pingpong rank 0 times MPI_Send + MPI_Recv, rank 1 MPI_Recv + MPI_Send, same size.
+ *   iprobe_arrived  rank 1 sends 1 byte after the barrier; rank 0 waits (no MPI call: the
+ *            message is there), then times one MPI_Iprobe for it and receives it. Whether that
+ *            probe finds the message (row kind iprobe_arrived_found or _missed, size 0) tells
+ *            how the MPI probes: Open MPI's ob1 matches what earlier calls have progressed and
+ *            progresses after, so its first probe misses (smpirun's smpi/probe-sees).
  * Payloads carry a per-measure marker in their first and last byte, checked outside the timed
  * region, so a transfer that silently delivers the wrong data is reported.
  *
@@ -42,9 +47,9 @@
 /* K_HELDOUT is a ping-pong measured exactly as K_PINGPONG, on sizes of its own, interleaved with
  * the rest: a held-out check of the fitted model under the same machine states (smpi-fit leaves
  * it out; smpi-validate compares it). It is not one of the --kinds. */
-enum kind { K_SEND, K_RECV, K_ISEND, K_TEST, K_IPROBE, K_WTIME, K_PINGPONG, K_HELDOUT, NKINDS };
-static const char *const kind_name[NKINDS] = {"send",  "recv",     "isend",           "test",
-                                              "iprobe", "wtime", "pingpong", "pingpong_heldout"};
+enum kind { K_SEND, K_RECV, K_ISEND, K_TEST, K_IPROBE, K_WTIME, K_PINGPONG, K_IPROBE_ARRIVED, K_HELDOUT, NKINDS };
+static const char *const kind_name[NKINDS] = {"send",   "recv",  "isend",    "test",           "iprobe",
+                                              "wtime",  "pingpong", "iprobe_arrived", "pingpong_heldout"};
 #define NSELECTABLE K_HELDOUT
 
 /* Tags: one per kind, and one that is never sent (for the probe that must find nothing). */
@@ -120,7 +125,8 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: mpirun -np 2 calib_net [options]     (or: smpirun -np 2 ... calib_net [options])\n"
             "Point-to-point calibration between ranks 0 and 1; rank 0 writes the CSV described in\n"
-            "apps/calibration/FORMAT.md (kinds send, recv, isend, test, iprobe, wtime, pingpong).\n"
+            "apps/calibration/FORMAT.md (kinds send, recv, isend, test, iprobe, wtime, pingpong,\n"
+            "iprobe_arrived).\n"
             "  --seed S       seed of the design (same seed and options, same design)     [1]\n"
             "  --quick        small design: 200 sizes x 10 repetitions (default)\n"
             "  --full         large design: 1000 sizes x 100 repetitions\n"
@@ -144,7 +150,7 @@ static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     o->seed = 1;
-    parse_kinds("send,recv,isend,test,iprobe,wtime,pingpong", o);
+    parse_kinds("send,recv,isend,test,iprobe,wtime,pingpong,iprobe_arrived", o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -178,7 +184,7 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (strcmp(a, "--kinds") == 0) {
             if (parse_kinds(v, o)) {
                 ERR("%s: --kinds: '%s' is not a comma-separated list of distinct kinds among "
-                    "send,recv,isend,test,iprobe,wtime,pingpong\n", prog, v ? v : "");
+                    "send,recv,isend,test,iprobe,wtime,pingpong,iprobe_arrived\n", prog, v ? v : "");
                 return -1;
             }
             i++;
@@ -241,8 +247,8 @@ static measure *make_design(const options *o, size_t *count, uint64_t *hash)
     for (uint64_t i = 0; i < o->sizes; i++)
         for (int kind = 0; kind < NKINDS; kind++)
             for (uint64_t rep = 0; rep < o->reps && o->kind_on[kind]; rep++) {
-                /* iprobe and wtime move no payload: size 0 (FORMAT.md) */
-                m[k].size = (kind == K_IPROBE || kind == K_WTIME) ? 0 : sizes[i];
+                /* the probes and wtime move no payload of the design's size: size 0 (FORMAT.md) */
+                m[k].size = (kind == K_IPROBE || kind == K_WTIME || kind == K_IPROBE_ARRIVED) ? 0 : sizes[i];
                 m[k].kind = (uint8_t)kind;
                 m[k].warmup = 0;
                 k++;
@@ -326,6 +332,10 @@ static double recv_delay(uint32_t size) { return 50e-6 + (double)size * 0.2e-9; 
  * bandwidth: the simulated round trip of 11-256 B came out 2-3 % above the model's own. */
 #define TAG_PINGPONG_DONE 998
 
+/* iprobe_arrived: how long rank 1 waits after the barrier before sending (rank 0 leaves the
+ * barrier within a small message's latency of rank 1, and probes recv_delay(1) after it). */
+#define PROBE_SEND_DELAY_S 10e-6
+
 static unsigned char marker(size_t seq) { return (unsigned char)(seq * 131u + 7u); }
 
 static void mark(unsigned char *buf, uint32_t size, size_t seq)
@@ -390,11 +400,13 @@ int main(int argc, char **argv)
     size_t bufsize = (size_t)o.max_size;
     unsigned char *sbuf = malloc(bufsize), *rbuf = malloc(bufsize);
     double *start = NULL, *dur = NULL;
+    unsigned char *probe_found = NULL; /* iprobe_arrived: whether the probe found the message */
     if (rank == 0) {
         start = malloc(n * sizeof *start);
         dur = malloc(n * sizeof *dur);
+        probe_found = calloc(n, 1);
     }
-    if (!sbuf || !rbuf || (rank == 0 && (!start || !dur))) {
+    if (!sbuf || !rbuf || (rank == 0 && (!start || !dur || !probe_found))) {
         fprintf(stderr, "%s: rank %d: cannot allocate %zu-byte buffers\n", prog, rank, bufsize);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -505,6 +517,23 @@ int main(int argc, char **argv)
                 bad_probe += flag != 0;
             }
             break;
+        case K_IPROBE_ARRIVED:
+            if (rank == 0) {
+                /* no MPI call while waiting: nothing progresses after the barrier */
+                wait_seconds(recv_delay(1));
+                t0 = MPI_Wtime();
+                MPI_Iprobe(peer, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+                t1 = MPI_Wtime();
+                probe_found[i] = flag != 0;
+                MPI_Recv(rbuf, 1, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                bad_payload += !marked(rbuf, 1, i);
+            } else {
+                mark(sbuf, 1, i);
+                /* after rank 0 has surely left the barrier, long before its probe */
+                wait_seconds(PROBE_SEND_DELAY_S);
+                MPI_Send(sbuf, 1, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
+            }
+            break;
         case K_WTIME:
             if (rank == 0) {
                 t0 = MPI_Wtime();
@@ -582,13 +611,18 @@ int main(int argc, char **argv)
             meta(f, "max_size", "%llu", (unsigned long long)o.max_size);
             meta(f, "pingpong_lead_s", "%.1e", PINGPONG_LEAD_S);
             meta(f, "pingpong_done_message", "%s", "yes");
+            meta(f, "iprobe_arrived_send_delay_s", "%.1e", PROBE_SEND_DELAY_S);
             meta(f, "design_hash", "fnv1a64:%016llx", (unsigned long long)hash);
             meta(f, "payload_errors", "%ld", bad[0] + bad[1] + bad[2]);
             meta(f, "run_seconds", "%.6f", t_end - t_run);
             fprintf(f, "seq,kind,size,start,duration,warmup\n");
-            for (size_t i = 0; i < n; i++)
-                fprintf(f, "%zu,%s,%u,%.9e,%.9e,%d\n", i, kind_name[design[i].kind], design[i].size,
-                        start[i], dur[i], design[i].warmup);
+            for (size_t i = 0; i < n; i++) {
+                const char *name = kind_name[design[i].kind];
+                if (design[i].kind == K_IPROBE_ARRIVED)
+                    name = probe_found[i] ? "iprobe_arrived_found" : "iprobe_arrived_missed";
+                fprintf(f, "%zu,%s,%u,%.9e,%.9e,%d\n", i, name, design[i].size, start[i], dur[i],
+                        design[i].warmup);
+            }
             fprintf(f, "# end: %zu\n", n);
             if (fclose(f) != 0) {
                 perror(path);
@@ -612,6 +646,7 @@ int main(int argc, char **argv)
     free(rbuf);
     free(start);
     free(dur);
+    free(probe_found);
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Finalize();
     return status;

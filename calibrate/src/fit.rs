@@ -280,6 +280,9 @@ pub fn run(paths: &[PathBuf], opts: &FitOptions) -> anyhow::Result<FitResult> {
         config.insert("smpi/wtime".into(), ConfigValue::Float(t.wtime));
         config.insert("smpi/test".into(), ConfigValue::Float(t.test));
         config.insert("smpi/iprobe".into(), ConfigValue::Float(t.iprobe));
+        if let Some(p) = &n.probe {
+            config.insert("smpi/probe-sees".into(), ConfigValue::Str(p.setting.into()));
+        }
         let ranges: Vec<NetRange> = t
             .noise
             .iter()

@@ -114,6 +114,22 @@ pub struct RowRef {
 /// The CSV kind of held-out ping-pong rows (`calib_net --heldout-per-quarter-decade`).
 pub const HELDOUT_KIND: &str = "pingpong_heldout";
 
+/// The CSV kinds of `calib_net`'s `iprobe_arrived` measure: one `MPI_Iprobe` for a
+/// message that arrived after the rank's last MPI call, found or missed.
+pub const PROBE_ARRIVED_KINDS: [&str; 2] = ["iprobe_arrived_found", "iprobe_arrived_missed"];
+
+/// One `iprobe_arrived` row: did a probe see a message that arrived after the
+/// rank's previous MPI call (which therefore could not progress it)?
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProbeArrived {
+    /// The probe found the message.
+    pub found: bool,
+    /// Duration of the probe (s).
+    pub duration: f64,
+    /// A warm-up row.
+    pub warmup: bool,
+}
+
 /// One network row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NetworkCall {
@@ -178,6 +194,9 @@ pub struct CalibrationFile {
     /// like `pingpong` among the others, never fitted; `smpi-validate` checks
     /// the fitted model on them. Their `kind` is [`NetKind::Pingpong`].
     pub heldout: Vec<NetworkCall>,
+    /// `iprobe_arrived_found` / `_missed` rows (network files): how the real MPI's
+    /// probe sees a message no call has progressed (`smpi/probe-sees`).
+    pub probe_arrived: Vec<ProbeArrived>,
 }
 
 impl CalibrationFile {
@@ -418,6 +437,7 @@ pub fn parse(text: &str, file: &str, index: usize) -> Result<CalibrationFile, In
         .from_reader(block.as_bytes());
     let mut net = Vec::new();
     let mut heldout_rows = Vec::new();
+    let mut probe_rows = Vec::new();
     let mut comp = Vec::new();
     for (rec, (line, raw)) in rdr.records().zip(&data_lines) {
         let line = *line;
@@ -474,7 +494,17 @@ pub fn parse(text: &str, file: &str, index: usize) -> Result<CalibrationFile, In
         if duration < 0.0 {
             return Err(out_of_range("duration", "seconds >= 0"));
         }
-        if is_network {
+        if is_network && PROBE_ARRIVED_KINDS.contains(&cell("kind").0) {
+            let warmup = number("warmup", "0 or 1")?;
+            if warmup != 0.0 && warmup != 1.0 {
+                return Err(out_of_range("warmup", "0 or 1"));
+            }
+            probe_rows.push(ProbeArrived {
+                found: cell("kind").0 == PROBE_ARRIVED_KINDS[0],
+                duration,
+                warmup: warmup == 1.0,
+            });
+        } else if is_network {
             let (k, kcol) = cell("kind");
             let heldout = k == HELDOUT_KIND;
             let kind = (if heldout {
@@ -487,8 +517,9 @@ pub fn parse(text: &str, file: &str, index: usize) -> Result<CalibrationFile, In
                 line,
                 column: kcol,
                 message: format!(
-                    "column `kind`: unknown kind `{k}` (expected one of {}, {HELDOUT_KIND})",
-                    NetKind::ALL.map(NetKind::name).join(", ")
+                    "column `kind`: unknown kind `{k}` (expected one of {}, {HELDOUT_KIND}, {})",
+                    NetKind::ALL.map(NetKind::name).join(", "),
+                    PROBE_ARRIVED_KINDS.join(", ")
                 ),
             })?;
             let size = number("size", "an integer number of bytes")?;
@@ -610,6 +641,7 @@ pub fn parse(text: &str, file: &str, index: usize) -> Result<CalibrationFile, In
             Table::Compute(comp)
         },
         heldout: heldout_rows,
+        probe_arrived: probe_rows,
     })
 }
 

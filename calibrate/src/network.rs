@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::InputError;
-use crate::input::{CalibrationFile, NetKind, NetworkCall, Table};
+use crate::input::{CalibrationFile, NetKind, NetworkCall, ProbeArrived, Table};
 use crate::mixture::{fit_mixture, MixtureFit};
 use crate::segmented::{fit_segmented, Center, SegmentOptions, SegmentedFit};
 use crate::stats::{self, Interval};
@@ -179,6 +179,47 @@ pub struct Translation {
     pub pieces: Vec<TransferPiece>,
 }
 
+/// How the calibrated MPI's `MPI_Iprobe` sees a message that arrived after the
+/// rank's previous MPI call (`calib_net`'s `iprobe_arrived` rows), and the
+/// `smpi/probe-sees` setting that reproduces it: `sent` (SimGrid's: any message
+/// already sent) when the probe found it in most calls, `progressed` (only what
+/// an earlier call progressed: Open MPI's ob1 matches before it progresses) when
+/// it missed it in most.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeSemantics {
+    /// Probes (warm-up rows left out).
+    pub calls: usize,
+    /// Probes that found the message.
+    pub found: usize,
+    /// The `smpi/probe-sees` value.
+    pub setting: &'static str,
+}
+
+impl ProbeSemantics {
+    /// From the rows; `None` when there is none.
+    pub fn from_rows(rows: &[ProbeArrived]) -> Option<Self> {
+        let timed: Vec<&ProbeArrived> = rows.iter().filter(|r| !r.warmup).collect();
+        if timed.is_empty() {
+            return None;
+        }
+        let found = timed.iter().filter(|r| r.found).count();
+        Some(ProbeSemantics {
+            calls: timed.len(),
+            found,
+            setting: if 2 * found >= timed.len() {
+                "sent"
+            } else {
+                "progressed"
+            },
+        })
+    }
+
+    /// Share of the probes that found the message.
+    pub fn found_share(&self) -> f64 {
+        self.found as f64 / self.calls as f64
+    }
+}
+
 /// The whole network fit.
 #[derive(Debug, Clone)]
 pub struct NetworkFit {
@@ -194,6 +235,9 @@ pub struct NetworkFit {
     pub warnings: Vec<String>,
     /// The center fitted.
     pub center: Center,
+    /// The probe semantics measured (`None`: no `iprobe_arrived` rows; smpirun's
+    /// default, SimGrid's `sent`, applies).
+    pub probe: Option<ProbeSemantics>,
 }
 
 impl NetworkFit {
@@ -410,6 +454,20 @@ pub fn fit_network(
         }
     }
     let translation = translate(&kinds, clock_read, opts, (min_size, max_size), &mut warnings);
+    let probe_rows: Vec<ProbeArrived> = files
+        .iter()
+        .flat_map(|f| f.probe_arrived.iter().copied())
+        .collect();
+    let probe = ProbeSemantics::from_rows(&probe_rows);
+    if let Some(p) = &probe {
+        if (0.1..=0.9).contains(&p.found_share()) {
+            warnings.push(format!(
+                "MPI_Iprobe found a message that arrived after the previous MPI call in {} of {} calls: the MPI \
+                 neither always sees nor always misses it; smpi/probe-sees = {} (the majority)",
+                p.found, p.calls, p.setting
+            ));
+        }
+    }
     Ok(Some(NetworkFit {
         kinds,
         clock_read,
@@ -417,6 +475,7 @@ pub fn fit_network(
         size_range: (min_size, max_size),
         warnings,
         center: seg_opts.center,
+        probe,
     }))
 }
 

@@ -247,6 +247,27 @@ fn network_section(
         g(t.iprobe),
         t.detached_thresh
     );
+    let _ = writeln!(
+        md,
+        "{}\n",
+        match &n.probe {
+            Some(p) => format!(
+                "`smpi/probe-sees` = `{}`: an `MPI_Iprobe` for a message that arrived after the rank's previous MPI call \
+                 (`iprobe_arrived` rows) found it in {} of {} calls ({})",
+                p.setting,
+                p.found,
+                p.calls,
+                if p.setting == "progressed" {
+                    "the MPI matches only what earlier calls progressed, as Open MPI's ob1 does: smpirun makes a probe skip \
+                     messages that arrived since the rank's last progressing call"
+                } else {
+                    "the MPI sees every message already sent, SimGrid's semantics"
+                }
+            ),
+            None => "`smpi/probe-sees` not measured (no `iprobe_arrived` rows): smpirun's default, SimGrid's `sent`, applies"
+                .into(),
+        }
+    );
     md.push_str("| payload from (B) | to | detached | one-way (s) = a + b·S | transfer (s) = a + b·S | lat_factor | bw_factor | adjusted |\n|---|---|---|---|---|---|---|---|\n");
     for p in &t.pieces {
         let _ = writeln!(

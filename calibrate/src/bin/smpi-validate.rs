@@ -38,12 +38,6 @@ const DEFAULT_SIM_CFG: &[(&str, &str)] = &[
          HPL's polling loops (panel broadcast progress during the look-ahead update) increasingly expensive",
     ),
     (
-        "smpi/probe-sees:progressed",
-        "Open MPI's ob1 (the real runs' MPI) matches an MPI_Iprobe before it runs its progress engine, so a message \
-         is seen one poll after it arrived; HPL's panel broadcast is polled between update chunks, and its traced \
-         runs (MPI calls on one clock) and a two-process benchmark showed the first probe after a send failing",
-    ),
-    (
         "smpi/auto-shared-malloc-thresh:0",
         "no memory folding: at N ≤ 8000 on 2 ranks the matrix fits in memory, and the kernels that run for real \
          (none with simulate-computation:no) would otherwise see folded, cache-resident data",
@@ -414,7 +408,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     if launcher.command.is_empty() {
         bail!("--launcher is empty");
     }
-    let (sim_cfg, settings): (Vec<String>, Vec<String>) = if cli.sim_cfg.is_empty() {
+    let (sim_cfg, mut settings): (Vec<String>, Vec<String>) = if cli.sim_cfg.is_empty() {
         DEFAULT_SIM_CFG
             .iter()
             .map(|(k, why)| (k.to_string(), format!("`{k}`: {why}")))
@@ -428,6 +422,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .collect(),
         )
     };
+    settings.push(model_probe_setting(&model));
     let replica_seeds: Vec<u64> = (1..=replicas as u64).collect();
     let sim_command = |c: &HplConfig, seed: u64, json: Option<&Path>| -> std::process::Command {
         let mut cmd = std::process::Command::new(&smpirun);
@@ -970,6 +965,32 @@ fn calibration_files(dir: &Path) -> anyhow::Result<(Option<CalibrationFile>, Vec
         }
     }
     Ok((net, comp))
+}
+
+/// The report's line on `smpi/probe-sees`: the fitted model's setting (measured by
+/// `calib_net`'s `iprobe_arrived` rows), or smpirun's default when the model has none.
+fn model_probe_setting(model: &Path) -> String {
+    let set = std::fs::read_to_string(model)
+        .ok()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| {
+            t.get("config")?
+                .get("smpi/probe-sees")?
+                .as_str()
+                .map(str::to_string)
+        });
+    match set {
+        Some(v) => format!(
+            "`smpi/probe-sees:{v}` (the model's `[config]`): measured by calib_net's `iprobe_arrived` rows (the fit \
+             report gives the count); Open MPI's ob1 matches an MPI_Iprobe before it progresses, so a message that \
+             arrived after the previous MPI call is seen one poll late, and HPL polls its panel broadcast between \
+             update chunks"
+        ),
+        None => "`smpi/probe-sees` not in the model (a calibration without `iprobe_arrived` rows): smpirun's \
+                 default `sent`, SimGrid's; for Open MPI pass `--sim-cfg smpi/probe-sees:progressed` with the \
+                 other settings"
+            .into(),
+    }
 }
 
 /// Runs calib_net (smpicc build) under smpirun with the measured run's design.

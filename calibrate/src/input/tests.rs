@@ -242,3 +242,47 @@ fn no_data_for_a_network_kind() {
         "{e}"
     );
 }
+
+#[test]
+fn iprobe_arrived_rows_are_kept_apart_with_their_outcome() {
+    let f = parse(
+        &network(&[
+            "0,iprobe_arrived_missed,0,0.0,2e-7,1",
+            "1,send,10,1e-5,2.5e-7,0",
+            "2,iprobe_arrived_found,0,2e-5,3e-7,0",
+            "3,iprobe_arrived_missed,0,3e-5,1.9e-7,0",
+        ]),
+        "probe.csv",
+        0,
+    )
+    .unwrap();
+    let Table::Network(rows) = &f.table else { panic!() };
+    assert_eq!(rows.len(), 1, "the probe rows are no fitted kind");
+    assert_eq!(
+        f.probe_arrived,
+        vec![
+            ProbeArrived {
+                found: false,
+                duration: 2e-7,
+                warmup: true
+            },
+            ProbeArrived {
+                found: true,
+                duration: 3e-7,
+                warmup: false
+            },
+            ProbeArrived {
+                found: false,
+                duration: 1.9e-7,
+                warmup: false
+            },
+        ]
+    );
+    // An unknown probe outcome is an unknown kind, named with the line.
+    let err = parse(&network(&["0,iprobe_arrived_maybe,0,0.0,2e-7,0"]), "bad.csv", 0).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("iprobe_arrived_maybe") && text.contains("iprobe_arrived_found"),
+        "{text}"
+    );
+}

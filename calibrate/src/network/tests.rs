@@ -154,3 +154,63 @@ fn round_sig_keeps_the_shortest_decimal() {
     assert_eq!(round_sig(1.029e-11, 12), 1.029e-11);
     assert_eq!(round_sig(123456.0, 3), 123000.0);
 }
+
+/// The probe rows decide `smpi/probe-sees` by majority, and a mixed outcome warns.
+#[test]
+fn probe_semantics_follow_the_majority_of_the_timed_probes() {
+    let rows = |found: usize, missed: usize| -> Vec<ProbeArrived> {
+        let mut v = vec![ProbeArrived {
+            found: true,
+            duration: 1e-7,
+            warmup: true,
+        }];
+        v.extend((0..found).map(|_| ProbeArrived {
+            found: true,
+            duration: 1e-7,
+            warmup: false,
+        }));
+        v.extend((0..missed).map(|_| ProbeArrived {
+            found: false,
+            duration: 1e-7,
+            warmup: false,
+        }));
+        v
+    };
+    assert_eq!(ProbeSemantics::from_rows(&[]), None);
+    let open_mpi = ProbeSemantics::from_rows(&rows(0, 99)).unwrap();
+    assert_eq!(
+        (open_mpi.calls, open_mpi.found, open_mpi.setting),
+        (99, 0, "progressed")
+    );
+    assert_eq!(ProbeSemantics::from_rows(&rows(99, 0)).unwrap().setting, "sent");
+    assert_eq!(
+        ProbeSemantics::from_rows(&rows(30, 70)).unwrap().setting,
+        "progressed"
+    );
+
+    // Through the fit: the synthetic machine's file with probe rows appended.
+    let text = SyntheticNetwork::example().csv(150, 6, 7.0, 3);
+    let (body, _) = text.rsplit_once("# end:").unwrap();
+    let n = body.lines().filter(|l| !l.starts_with('#')).count() - 1;
+    let mut with_probes = body.to_string();
+    for i in 0..40 {
+        let kind = if i < 30 {
+            "iprobe_arrived_missed"
+        } else {
+            "iprobe_arrived_found"
+        };
+        with_probes.push_str(&format!("{},{kind},0,{}.0,2e-7,0\n", n + i, 1000 + i));
+    }
+    with_probes.push_str(&format!("# end: {}\n", n + 40));
+    let file = parse(&with_probes, "synthetic.csv", 0).unwrap();
+    let fit = fit_network(&[file], &NetworkOptions::default()).unwrap().unwrap();
+    let p = fit.probe.as_ref().unwrap();
+    assert_eq!((p.calls, p.found, p.setting), (40, 10, "progressed"));
+    assert!(
+        fit.warnings
+            .iter()
+            .any(|w| w.contains("10 of 40") && w.contains("majority")),
+        "{:?}",
+        fit.warnings
+    );
+}

@@ -44,7 +44,16 @@ const REQUIRED_KEYS: &[&str] = &[
 ];
 const NET_HEADER: &str = "seq,kind,size,start,duration,warmup";
 const COMPUTE_HEADER: &str = "seq,core,kernel,p0,p1,p2,start,duration";
-const NET_KINDS: &[&str] = &["send", "recv", "isend", "test", "iprobe", "wtime", "pingpong"];
+const NET_KINDS: &[&str] = &[
+    "send",
+    "recv",
+    "isend",
+    "test",
+    "iprobe",
+    "wtime",
+    "pingpong",
+    "iprobe_arrived",
+];
 /// Kernel name → number of model parameters (FORMAT.md).
 const COMPUTE_KERNELS: &[(&str, usize)] = &[
     ("dgemm", 3),
@@ -226,16 +235,21 @@ fn check_network(csv: &Csv, max_size: u64) -> Vec<(String, u64, bool)> {
     let mut design = Vec::new();
     let mut last_start = f64::NEG_INFINITY;
     for (i, r) in csv.rows.iter().enumerate() {
+        // `iprobe_arrived` rows say whether the probe found the message.
+        let row_kind = match r[1].as_str() {
+            "iprobe_arrived_found" | "iprobe_arrived_missed" => "iprobe_arrived",
+            k => k,
+        };
         let kind = NET_KINDS
             .iter()
             .chain(&["pingpong_heldout"])
-            .find(|k| **k == r[1])
+            .find(|k| **k == row_kind)
             .unwrap_or_else(|| panic!("{p}: row {i}: unknown kind {:?}", r[1]));
         *per_kind.entry(kind).or_default() += 1;
         let size: u64 = r[2]
             .parse()
             .unwrap_or_else(|_| panic!("{p}: row {i}: size {:?}", r[2]));
-        if *kind == "wtime" || *kind == "iprobe" {
+        if *kind == "wtime" || *kind == "iprobe" || *kind == "iprobe_arrived" {
             assert_eq!(size, 0, "{p}: row {i}: {kind} moves no payload");
         } else {
             assert!(
@@ -388,7 +402,7 @@ fn calib_net_under_the_simulator_follows_the_contract_and_is_reproducible() {
     let (c, _) = run_net_sim(8, &["--sizes", "50", "--reps", "4"]);
     let design_c = check_network(&c, 10_000_000);
     assert_ne!(a.meta["design_hash"], c.meta["design_hash"]);
-    assert_eq!(c.rows.len(), 50 * 4 * 7);
+    assert_eq!(c.rows.len(), 50 * 4 * NET_KINDS.len());
     let c_prefix: Vec<_> = design_c.iter().take(50).collect();
     let a_prefix: Vec<_> = design_a.iter().take(50).collect();
     assert_ne!(a_prefix, c_prefix, "different seeds gave the same sequence");
@@ -480,6 +494,58 @@ links = ["l_UP"]
         bad.len(),
         bad.join("\n")
     );
+}
+
+/// `iprobe_arrived` measures how the MPI's probe sees a message that arrived after the
+/// rank's previous MPI call: under smpirun the answer is `smpi/probe-sees` itself (SimGrid's
+/// `sent`: every probe finds it; `progressed`, Open MPI's ob1: every probe misses it, the
+/// barrier before being the last call that progressed).
+#[test]
+fn calib_net_iprobe_arrived_tells_the_probe_semantics() {
+    for (setting, want) in [
+        ("sent", "iprobe_arrived_found"),
+        ("progressed", "iprobe_arrived_missed"),
+    ] {
+        let csv = scratch_path(&format!("network-probe-{setting}.csv"));
+        let out = Smpirun::new(build_calib_net_smpi())
+            .platform(platform("cluster_4.toml"))
+            .np(2)
+            .cfg("smpi/simulate-computation:no")
+            .cfg(&format!("smpi/probe-sees:{setting}"))
+            .args([
+                "--seed",
+                "5",
+                "--sizes",
+                "20",
+                "--reps",
+                "3",
+                "--kinds",
+                "iprobe_arrived,pingpong",
+            ])
+            .args(["--out".to_string(), csv.display().to_string()])
+            .timeout(Duration::from_secs(120))
+            .run();
+        out.assert_success();
+        let f = Csv::read(&csv);
+        assert_eq!(f.meta["payload_errors"], "0", "{setting}");
+        let probes: Vec<&str> = f
+            .rows
+            .iter()
+            .map(|r| r[1].as_str())
+            .filter(|k| k.starts_with("iprobe_arrived"))
+            .collect();
+        assert_eq!(
+            probes.len(),
+            60,
+            "{setting}: 20 sizes x 3 reps\n{}",
+            out.describe()
+        );
+        assert!(
+            probes.iter().all(|k| *k == want),
+            "{setting}: expected every row {want}, got {:?}",
+            probes.iter().filter(|k| **k != want).take(3).collect::<Vec<_>>()
+        );
+    }
 }
 
 #[test]

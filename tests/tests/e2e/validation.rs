@@ -632,6 +632,15 @@ fn validate_here_quick_runs_end_to_end() {
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("validation.json")).unwrap()).unwrap();
     let configs = j["configurations"].as_array().unwrap();
     assert_eq!(configs.len(), 4, "{j}");
+    // The real Open MPI's probe misses a message no call has progressed (calib_net's
+    // iprobe_arrived rows): the fitted model says so, and the report uses it.
+    let model = std::fs::read_to_string(out_dir.join("model.toml")).unwrap();
+    assert!(model.contains("\"smpi/probe-sees\" = \"progressed\""), "{model}");
+    let report = std::fs::read_to_string(out_dir.join("validation/report.md")).unwrap();
+    assert!(
+        report.contains("`smpi/probe-sees:progressed` (the model's `[config]`)"),
+        "{report}"
+    );
     // Interleaved: calibrate.sh ran part 1, the first block of runs, part 2,
     // the second block, in that order, and the validation took those runs.
     let steps = std::fs::read_to_string(out_dir.join("calibration/logs/steps.tsv")).unwrap();
