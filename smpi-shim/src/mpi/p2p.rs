@@ -820,9 +820,7 @@ pub(crate) fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
         }
     }
     let rid = irecv_checked(me, r, rc);
-    wait_inline(me, sid, "MPI_Sendrecv");
-    let st = wait_inline(me, rid, "MPI_Sendrecv");
-    Ok(st)
+    Ok(wait_pair_inline(me, sid, rid, "MPI_Sendrecv"))
 }
 
 /// Checks both halves of a send-receive before either starts, so a bad
