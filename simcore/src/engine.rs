@@ -1410,7 +1410,13 @@ impl Kernel {
                 }
                 batch.push((act.kind == ActKind::Comm, act.stamp, e));
             }
-            batch.sort_by(|x, y| x.0.cmp(&y.0).then(x.2.key.cmp(&y.2.key)).then(x.1.cmp(&y.1)));
+            // Popped in (date, sequence) order, a batch is most often in this order already.
+            let order = |x: &(bool, u64, HeapEntry), y: &(bool, u64, HeapEntry)| {
+                x.0.cmp(&y.0).then(x.2.key.cmp(&y.2.key)).then(x.1.cmp(&y.1))
+            };
+            if !batch.is_sorted_by(|x, y| order(x, y).is_le()) {
+                batch.sort_by(order);
+            }
             // SimGrid pops the due actions of each model first, enabling the flows whose
             // latency is paid as it goes, and only then hands the finished ones to their
             // activities, which free their variables (touching constraints): all of this
