@@ -365,7 +365,9 @@ pub(crate) fn new_recv(w: &mut World, me: u32, a: &P2p, kept: Option<Rc<Datatype
     Ok(alloc_recv(w, me, a, checked))
 }
 
-/// The request of a checked receive, not posted yet.
+/// The request of a checked receive, not posted yet. Inlined into the borrow that posts
+/// the receive (a call less on every receive).
+#[inline]
 fn alloc_recv(w: &mut World, me: u32, a: &P2p, checked: Checked) -> u32 {
     let Checked {
         context,
