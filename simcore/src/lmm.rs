@@ -827,9 +827,9 @@ impl System {
 
     /// [`System::scan_min`] for the first round of a large table: also gives every constraint
     /// of the table its heap entry (a lower bound of its ratio, as [`System::heap_entry`]),
-    /// pushed unordered. The saturated constraints get no valid entry, as [`System::heap_min`]
-    /// leaves them: their entries are superseded when they are pushed at the round's end, or
-    /// skipped once they leave the table.
+    /// pushed unordered. The saturated constraints' entries no longer count (their `heap_key`
+    /// is 0, as [`System::heap_min`] leaves them): superseded when they are pushed again at the
+    /// round's end, or skipped once they leave the table.
     fn scan_min_making_entries(&mut self) -> f64 {
         let mut min_usage = f64::INFINITY;
         self.saturated.clear();
