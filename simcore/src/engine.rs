@@ -263,6 +263,10 @@ struct Activity {
     last_update: f64,
     penalty: f64,
     version: u32,
+    /// The first actor waiting for it (with its wait epoch), kept in the activity itself:
+    /// most activities have one, and its wait and wake-up then touch no other cache line.
+    first_waiter: Option<(ActorId, u64)>,
+    /// The others, in the order they began waiting.
     waiters: Vec<(ActorId, u64)>,
     user: u64,
     src: HostId,
@@ -284,6 +288,16 @@ struct Activity {
 }
 
 impl Activity {
+    /// Adds a waiter after the others (the first one in the activity itself).
+    #[inline]
+    fn add_waiter(&mut self, waiter: (ActorId, u64)) {
+        if self.first_waiter.is_none() {
+            self.first_waiter = Some(waiter);
+        } else {
+            self.waiters.push(waiter);
+        }
+    }
+
     fn new(kind: ActKind, user: u64) -> Self {
         Activity {
             kind,
@@ -297,6 +311,7 @@ impl Activity {
             last_update: 0.0,
             penalty: 0.0,
             version: 0,
+            first_waiter: None,
             waiters: Vec::new(),
             user,
             src: HostId(0),
@@ -327,6 +342,9 @@ struct ActorSlot {
     state: ActorState,
     /// Incremented at each wake-up so stale waiter entries are ignored.
     wait_epoch: u64,
+    /// What a blocked actor waits for: one activity ([`Ctx::wait`]), kept here, or several
+    /// ([`Ctx::wait_any`]).
+    waiting_one: Option<ActivityId>,
     waiting_on: Vec<ActivityId>,
     woken_by: Option<ActivityId>,
     /// Set by [`Ctx::exit`]: the actor ended without returning from its body.
@@ -1006,7 +1024,12 @@ impl Kernel {
                 actor: ActorId(i as u32),
                 name: a.name.clone(),
                 host: a.host,
-                waiting_on: a.waiting_on.iter().map(|w| self.describe(*w)).collect(),
+                waiting_on: a
+                    .waiting_one
+                    .iter()
+                    .chain(&a.waiting_on)
+                    .map(|w| self.describe(*w))
+                    .collect(),
             })
             .collect()
     }
@@ -1410,7 +1433,13 @@ impl Kernel {
                 }
                 batch.push((act.kind == ActKind::Comm, act.stamp, e));
             }
-            batch.sort_by(|x, y| x.0.cmp(&y.0).then(x.2.key.cmp(&y.2.key)).then(x.1.cmp(&y.1)));
+            // Popped in (date, sequence) order, a batch is most often in this order already.
+            let order = |x: &(bool, u64, HeapEntry), y: &(bool, u64, HeapEntry)| {
+                x.0.cmp(&y.0).then(x.2.key.cmp(&y.2.key)).then(x.1.cmp(&y.1))
+            };
+            if !batch.is_sorted_by(|x, y| order(x, y).is_le()) {
+                batch.sort_by(order);
+            }
             // SimGrid pops the due actions of each model first, enabling the flows whose
             // latency is paid as it goes, and only then hands the finished ones to their
             // activities, which free their variables (touching constraints): all of this
@@ -1522,18 +1551,20 @@ impl Kernel {
         let Kernel {
             acts, actors, ready, ..
         } = self;
-        let waiters = &mut acts[a.0 as usize].waiters;
-        for &(actor, epoch) in waiters.iter() {
+        let act = &mut acts[a.0 as usize];
+        let first = act.first_waiter.take();
+        for &(actor, epoch) in first.iter().chain(&act.waiters) {
             let slot = &mut actors[actor.0 as usize];
             if slot.state == ActorState::Blocked && slot.wait_epoch == epoch {
                 slot.state = ActorState::Ready;
                 slot.wait_epoch += 1;
                 slot.woken_by = Some(a);
+                slot.waiting_one = None;
                 slot.waiting_on.clear();
                 ready.push_back(actor);
             }
         }
-        waiters.clear();
+        act.waiters.clear();
     }
 
     fn describe(&self, a: ActivityId) -> String {
@@ -1792,9 +1823,9 @@ impl Ctx {
             let slot = &mut k.actors[self.me.0 as usize];
             slot.state = ActorState::Blocked;
             let epoch = slot.wait_epoch;
+            slot.waiting_one = Some(a);
             slot.waiting_on.clear();
-            slot.waiting_on.push(a);
-            k.act_mut(a).waiters.push((self.me, epoch));
+            k.act_mut(a).add_waiter((self.me, epoch));
         }
         self.suspend();
     }
@@ -1810,10 +1841,11 @@ impl Ctx {
             let slot = &mut k.actors[self.me.0 as usize];
             slot.state = ActorState::Blocked;
             let epoch = slot.wait_epoch;
+            slot.waiting_one = None;
             slot.waiting_on.clear();
             slot.waiting_on.extend_from_slice(acts);
             for a in acts {
-                k.act_mut(*a).waiters.push((self.me, epoch));
+                k.act_mut(*a).add_waiter((self.me, epoch));
             }
         }
         self.suspend();
@@ -1975,6 +2007,7 @@ fn release_activity(k: &mut Kernel, a: ActivityId) {
     k.sg_sleep_free(a);
     let act = &mut k.acts[a.0 as usize];
     act.live = false;
+    act.first_waiter = None;
     act.waiters.clear();
     let kind = act.kind;
     if let Some(var) = act.var.take() {
@@ -2257,6 +2290,7 @@ impl Simulation {
             host,
             state: ActorState::Ready,
             wait_epoch: 0,
+            waiting_one: None,
             waiting_on: Vec::new(),
             woken_by: None,
             exited: None,

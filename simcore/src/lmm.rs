@@ -748,28 +748,25 @@ impl System {
     ///
     /// Tables of at most `scan_max` constraints (64 by default) are scanned as SimGrid does,
     /// which is cheaper than building a heap; a large table uses the heap until it has shrunk
-    /// to that size. Both ways select the same constraints in the same order.
+    /// to that size. Both ways select the same constraints in the same order. The first round
+    /// of a large table is a scan that also makes the heap's entries, ordered only if a second
+    /// round needs them: a solve whose constraints all tie (a ring of equal flows) is one
+    /// round, and the scan gives its ties in table order without popping or sorting them.
     fn saturate(&mut self) {
         self.use_heap = self.light.len() > self.scan_max;
-        if self.use_heap {
-            self.heap.clear();
-            for i in 0..self.light.len() {
-                let c = self.light[i];
-                if let Some(entry) = self.heap_entry(c) {
-                    self.heap.data.push(entry);
-                }
-            }
-            self.heap.heapify();
-        }
+        self.heap.clear();
+        let mut heap_ordered = false;
         while !self.light.is_empty() {
             if self.use_heap && self.light.len() <= self.scan_max {
                 self.use_heap = false;
             }
             // Smallest ratio, with exact ties collected (all constraints whose ratio equals it).
-            let min_usage = if self.use_heap {
+            let min_usage = if !self.use_heap {
+                self.scan_min()
+            } else if heap_ordered {
                 self.heap_min()
             } else {
-                self.scan_min()
+                self.scan_min_making_entries()
             };
             if self.saturated.is_empty() {
                 // Every constraint left in the light table has a NaN ratio: none is ever
@@ -799,6 +796,11 @@ impl System {
                         self.heap_push(c);
                     }
                 }
+                if !heap_ordered && self.light.len() > self.scan_max {
+                    // Entries pushed meanwhile went to an unordered array: ordered together.
+                    self.heap.heapify();
+                    heap_ordered = true;
+                }
             }
         }
         self.heap.clear();
@@ -819,6 +821,38 @@ impl System {
             } else if ratio == min_usage {
                 self.saturated.push(c);
             }
+        }
+        min_usage
+    }
+
+    /// [`System::scan_min`] for the first round of a large table: also gives every constraint
+    /// of the table its heap entry (a lower bound of its ratio, as [`System::heap_entry`]),
+    /// pushed unordered. The saturated constraints' entries no longer count (their `heap_key`
+    /// is 0, as [`System::heap_min`] leaves them): superseded when they are pushed again at the
+    /// round's end, or skipped once they leave the table.
+    fn scan_min_making_entries(&mut self) -> f64 {
+        let mut min_usage = f64::INFINITY;
+        self.saturated.clear();
+        self.heap.clear();
+        for i in 0..self.light.len() {
+            let c = self.light[i];
+            let Some(entry) = self.heap_entry(c) else {
+                continue; // NaN: never selected, no entry
+            };
+            self.heap.data.push(entry);
+            let cn = &self.cnsts[c as usize];
+            let ratio = cn.remaining / cn.usage;
+            if ratio < min_usage {
+                min_usage = ratio;
+                self.saturated.clear();
+                self.saturated.push(c);
+            } else if ratio == min_usage {
+                self.saturated.push(c);
+            }
+        }
+        for i in 0..self.saturated.len() {
+            let c = self.saturated[i];
+            self.cnsts[c as usize].heap_key = 0;
         }
         min_usage
     }

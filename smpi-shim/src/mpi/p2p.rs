@@ -365,7 +365,9 @@ pub(crate) fn new_recv(w: &mut World, me: u32, a: &P2p, kept: Option<Rc<Datatype
     Ok(alloc_recv(w, me, a, checked))
 }
 
-/// The request of a checked receive, not posted yet.
+/// The request of a checked receive, not posted yet. Inlined into the borrow that posts
+/// the receive (a call less on every receive).
+#[inline]
 fn alloc_recv(w: &mut World, me: u32, a: &P2p, checked: Checked) -> u32 {
     let Checked {
         context,
@@ -820,9 +822,7 @@ pub(crate) fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
         }
     }
     let rid = irecv_checked(me, r, rc);
-    wait_inline(me, sid, "MPI_Sendrecv");
-    let st = wait_inline(me, rid, "MPI_Sendrecv");
-    Ok(st)
+    Ok(wait_pair_inline(me, sid, rid, "MPI_Sendrecv"))
 }
 
 /// Checks both halves of a send-receive before either starts, so a bad

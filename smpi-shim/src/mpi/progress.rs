@@ -46,7 +46,35 @@ pub(crate) fn wait(me: u32, id: u32, call: &'static str) -> StatusInfo {
 /// (out of line, on the scratch stack); the rare cases go to [`wait_slow`].
 #[inline(always)]
 pub(crate) fn wait_inline(me: u32, id: u32, call: &'static str) -> StatusInfo {
-    match with_world_deep(|w| wait_step(w, me, id, call)) {
+    let step = with_world_deep(|w| wait_step(w, me, id, call));
+    after_step(me, id, step)
+}
+
+/// [`wait_inline`] on `first`, then on `second` (`MPI_Sendrecv`'s send, then its receive).
+/// A first request finished at its first look with no overhead to pay (a detached send) has
+/// nothing left to do after the borrow, so the second's first look runs in the same borrow.
+#[inline(always)]
+pub(crate) fn wait_pair_inline(me: u32, first: u32, second: u32, call: &'static str) -> StatusInfo {
+    let (step, then) = with_world_deep(|w| {
+        let step = wait_step(w, me, first, call);
+        let done_at_once = matches!(&step, WaitStep::Finished(Some((_, or_cost))) if *or_cost <= 0.0);
+        let then = done_at_once.then(|| wait_step(w, me, second, call));
+        (step, then)
+    });
+    match then {
+        // `first` is over: its `finished_with` would sleep for nothing.
+        Some(then) => after_step(me, second, then),
+        None => {
+            after_step(me, first, step);
+            wait_inline(me, second, call)
+        }
+    }
+}
+
+/// What a wait does after its first look (`step`) at request `id`.
+#[inline(always)]
+fn after_step(me: u32, id: u32, step: WaitStep) -> StatusInfo {
+    match step {
         WaitStep::Finished(done) => return finished_with(me, id, done),
         WaitStep::Block(ctx, a) => ctx.wait(a),
         WaitStep::Yield(ctx) => yield_with(ctx),
