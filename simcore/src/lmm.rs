@@ -813,14 +813,7 @@ impl System {
         self.saturated.clear();
         for &c in &self.light {
             let cn = &self.cnsts[c as usize];
-            let ratio = cn.remaining / cn.usage;
-            if ratio < min_usage {
-                min_usage = ratio;
-                self.saturated.clear();
-                self.saturated.push(c);
-            } else if ratio == min_usage {
-                self.saturated.push(c);
-            }
+            keep_smallest(&mut self.saturated, &mut min_usage, c, cn.remaining / cn.usage);
         }
         min_usage
     }
@@ -841,14 +834,7 @@ impl System {
             };
             self.heap.data.push(entry);
             let cn = &self.cnsts[c as usize];
-            let ratio = cn.remaining / cn.usage;
-            if ratio < min_usage {
-                min_usage = ratio;
-                self.saturated.clear();
-                self.saturated.push(c);
-            } else if ratio == min_usage {
-                self.saturated.push(c);
-            }
+            keep_smallest(&mut self.saturated, &mut min_usage, c, cn.remaining / cn.usage);
         }
         for i in 0..self.saturated.len() {
             let c = self.saturated[i];
@@ -1159,6 +1145,19 @@ fn with_element(usage: f64, sharing: Sharing, weight: f64, penalty: f64) -> f64 
         }
     } else {
         usage
+    }
+}
+
+/// One step of a scan for the smallest ratio with its exact ties: `c`, of ratio `ratio`,
+/// replaces the kept constraints when smaller, joins them when equal.
+#[inline(always)]
+fn keep_smallest(kept: &mut Vec<u32>, min: &mut f64, c: u32, ratio: f64) {
+    if ratio < *min {
+        *min = ratio;
+        kept.clear();
+        kept.push(c);
+    } else if ratio == *min {
+        kept.push(c);
     }
 }
 
