@@ -199,6 +199,40 @@ pub fn write_scratch(name: &str, contents: &str) -> PathBuf {
     p
 }
 
+/// A platform of two hosts `h0`, `h1` (1 Gf each) joined by one link `l` of the given
+/// bandwidth, latency and sharing policy (SimGrid units, e.g. `"1GBps"`, `"10us"`); the route
+/// uses the link's `_UP` half when it is SPLITDUPLEX. Returns the scratch file's path.
+pub fn two_host_platform(bandwidth: &str, latency: &str, policy: &str) -> PathBuf {
+    let route_link = if policy == "SPLITDUPLEX" { "l_UP" } else { "l" };
+    write_scratch(
+        "two_hosts.toml",
+        &format!(
+            r#"# two hosts, one link
+routing = "full"
+
+[[host]]
+id = "h0"
+speed = "1Gf"
+
+[[host]]
+id = "h1"
+speed = "1Gf"
+
+[[link]]
+id = "l"
+bandwidth = "{bandwidth}"
+latency = "{latency}"
+sharing_policy = "{policy}"
+
+[[route]]
+src = "h0"
+dst = "h1"
+links = ["{route_link}"]
+"#
+        ),
+    )
+}
+
 /// Compiles `apps/<name>.c` (see [`build_c`]).
 pub fn build_app(name: &str) -> PathBuf {
     build_c(&apps_dir().join(format!("{name}.c")))

@@ -418,30 +418,7 @@ fn calib_net_under_the_simulator_follows_the_contract_and_is_reproducible() {
 fn calib_net_simulated_pingpong_is_the_model_round_trip() {
     const LAT: f64 = 5e-5;
     const BW: f64 = 12.5e6;
-    let platform = e2e_tests::write_scratch(
-        "calib_net_two_hosts.toml",
-        r#"routing = "full"
-
-[[host]]
-id = "h0"
-speed = "1Gf"
-
-[[host]]
-id = "h1"
-speed = "1Gf"
-
-[[link]]
-id = "l"
-bandwidth = "100Mbps"
-latency = "50us"
-sharing_policy = "SPLITDUPLEX"
-
-[[route]]
-src = "h0"
-dst = "h1"
-links = ["l_UP"]
-"#,
-    );
+    let platform = e2e_tests::two_host_platform("100Mbps", "50us", "SPLITDUPLEX");
     let csv = scratch_path("network-two-hosts.csv");
     let out = Smpirun::new(build_calib_net_smpi())
         .platform(platform)

@@ -13,7 +13,7 @@
 //! recv_time = L + (S + 16)/B + wtime      (16 bytes of envelope, one MPI_Wtime cost)
 //! ```
 
-use e2e_tests::{build_app, field_f64, fields, write_scratch, Smpirun};
+use e2e_tests::{build_app, field_f64, fields, Smpirun};
 
 const BANDWIDTH: f64 = 1e9;
 const LATENCY: f64 = 1e-5;
@@ -22,29 +22,7 @@ const ENVELOPE: f64 = 16.0;
 const WTIME: f64 = 1e-8;
 
 fn two_host_platform() -> std::path::PathBuf {
-    let toml = r#"# two hosts, one link
-routing = "full"
-
-[[host]]
-id = "h0"
-speed = "1Gf"
-
-[[host]]
-id = "h1"
-speed = "1Gf"
-
-[[link]]
-id = "l"
-bandwidth = "1GBps"
-latency = "10us"
-sharing_policy = "SPLITDUPLEX"
-
-[[route]]
-src = "h0"
-dst = "h1"
-links = ["l_UP"]
-"#;
-    write_scratch("mprobe_two_hosts.toml", toml)
+    e2e_tests::two_host_platform("1GBps", "10us", "SPLITDUPLEX")
 }
 
 #[test]

@@ -45,35 +45,7 @@ const SLOW: Link = Link {
 };
 
 fn two_host_platform(link: &Link) -> std::path::PathBuf {
-    let route_link = if link.policy == "SPLITDUPLEX" { "l_UP" } else { "l" };
-    let toml = format!(
-        r#"# two hosts, one link
-routing = "full"
-
-[[host]]
-id = "h0"
-speed = "1Gf"
-
-[[host]]
-id = "h1"
-speed = "1Gf"
-
-[[link]]
-id = "l"
-bandwidth = "{bw}"
-latency = "{lat}"
-sharing_policy = "{policy}"
-
-[[route]]
-src = "h0"
-dst = "h1"
-links = ["{route_link}"]
-"#,
-        bw = link.bw.0,
-        lat = link.lat.0,
-        policy = link.policy,
-    );
-    write_scratch("two_hosts.toml", &toml)
+    e2e_tests::two_host_platform(link.bw.0, link.lat.0, link.policy)
 }
 
 /// Runs the pingpong app and returns (size, mean rtt) per printed line.
