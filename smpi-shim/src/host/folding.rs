@@ -109,6 +109,8 @@ struct Span {
     end: usize,
     /// The end of its part folded in whole blocks from the start (`base` if none).
     view_end: usize,
+    /// A copy-on-write allocation (its classification needs nothing else).
+    cow: bool,
 }
 
 impl Span {
@@ -117,6 +119,7 @@ impl Span {
             base,
             end: base + a.size,
             view_end: base + a.folded_end.min(a.size),
+            cow: a.cow,
         }
     }
 }
@@ -359,6 +362,11 @@ pub(crate) fn alloc_by(
 /// Frees `holder`'s allocation at `p` (see [`alloc_by`]); returns false if
 /// `p` is not a folded allocation.
 pub(crate) fn free_by(holder: u32, p: *mut u8) -> bool {
+    // Folded allocations start on a page; most frees are of small ordinary
+    // blocks (HPL frees four per panel message), which need no table look-up.
+    if (p as usize) % PAGE != 0 {
+        return false;
+    }
     let still_held = STATE.with(|s| {
         let mut s = s.borrow_mut();
         let st = s.as_mut()?;
@@ -831,6 +839,9 @@ thread_local! {
 
 /// The size of the folded allocation starting at `p`, if it is one.
 pub(crate) fn size_of(p: *const u8) -> Option<usize> {
+    if (p as usize) % PAGE != 0 {
+        return None;
+    }
     STATE.with(|s| {
         s.borrow()
             .as_ref()
@@ -1041,23 +1052,23 @@ fn classify(st: &State, origin: usize, a: usize, b: usize, runs: &mut Vec<(usize
             _ => runs.push((s0, e0, what)),
         }
     };
-    // The allocation containing `addr`, if any, then those starting inside the range.
-    let first = st
-        .allocs
-        .range(..=addr)
-        .next_back()
-        .filter(|(&base, al)| addr < base + al.size);
-    let rest = st.allocs.range(addr + 1..end);
+    // The allocation containing `addr`, if any, then those starting inside the
+    // range: found in the bisected `bounds` (the B-tree is walked only for
+    // the private ranges of non-copy-on-write allocations).
+    let from = st.bounds.partition_point(|b| b.base <= addr);
+    let first = from.checked_sub(1).filter(|&i| addr < st.bounds[i].end);
+    let to = st.bounds.partition_point(|b| b.base < end);
     let mut cursor = addr;
-    for (&base, al) in first.into_iter().chain(rest) {
+    for span in first.into_iter().chain(from..to).map(|i| st.bounds[i]) {
+        let base = span.base;
         // Ordinary memory before this allocation.
         push(cursor - origin, base.max(cursor).min(end) - origin, Bytes::Data);
         let off = cursor.max(base) - base;
-        let stop = (end - base).min(al.size);
+        let stop = (end - base).min(span.end - base);
         let clip = |x: usize| x.clamp(off, stop) + base - origin;
-        if !al.cow {
+        if !span.cow {
             let mut at = off;
-            for &(s0, e0) in &al.private {
+            for &(s0, e0) in &st.allocs[&base].private {
                 push(clip(at), clip(s0), Bytes::Garbage);
                 push(clip(s0), clip(e0), Bytes::Data);
                 at = at.max(e0);
