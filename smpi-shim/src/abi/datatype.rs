@@ -2,11 +2,13 @@
 //! names, packing (native and external32), and the large-count forms.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::rc::Rc;
 
 use crate::mpi::datatype::ext::{self, DarrayDim};
-use crate::mpi::datatype::{Contents, Datatype};
+use crate::mpi::datatype::{Contents, Datatype, PREDEFINED_COUNT};
 use crate::mpi::{self as rt, mpi_err, with_world, MpiResult, World, MPI_SUCCESS};
 
 use super::args::*;
@@ -350,16 +352,28 @@ pub(super) unsafe extern "C" fn MPI_Type_create_struct(
             Ok(types),
             new,
         ));
-        let pieces: Vec<(isize, i32, usize)> = (0..count.max(0) as usize)
+        let n = count.max(0) as usize;
+        let olds = std::slice::from_raw_parts(types, n);
+        // The constructor's arguments: what MPI_Type_get_contents returns, and
+        // the key of the cache of struct types.
+        let mut args: Vec<i64> = Vec::with_capacity(1 + 3 * n);
+        args.push(count as i64);
+        args.extend((0..n).map(|i| *blens.add(i) as i64));
+        args.extend((0..n).map(|i| *displs.add(i) as i64));
+        args.extend(olds.iter().map(|&t| t as i64));
+        let cacheable = olds.iter().all(|&t| (t as usize) < PREDEFINED_COUNT);
+        if cacheable {
+            if let Some(t) = STRUCT_TYPES.with(|c| c.borrow().types.get(&args[..]).cloned()) {
+                set(new, with_world(|w| w.add_type_rc(t)));
+                return MPI_SUCCESS;
+            }
+        }
+        let pieces: Vec<(isize, i32, usize)> = (0..n)
             .map(|i| (*displs.add(i), *types.add(i), (*blens.add(i)).max(0) as usize))
             .collect();
-        let n = count.max(0) as usize;
-        let mut ints = Vec::with_capacity(n + 1);
-        ints.push(count as i64);
-        ints.extend((0..n).map(|i| *blens.add(i) as i64));
+        let ints = args[..=n].to_vec();
         let aints = (0..n).map(|i| *displs.add(i)).collect();
-        let olds: Vec<c_int> = (0..n).map(|i| *types.add(i)).collect();
-        let rc = build(&pieces, 8, ints, aints, &olds, new);
+        let rc = build(&pieces, 8, ints, aints, olds, new);
         if rc != MPI_SUCCESS {
             return rc;
         }
@@ -375,9 +389,61 @@ pub(super) unsafe extern "C" fn MPI_Type_create_struct(
             if let Some(align) = padding {
                 update_type(w, h, |t| t.extent += align - t.extent % align);
             }
+            if cacheable {
+                let built = w.types[h as usize].clone().expect("just built");
+                STRUCT_TYPES.with(|c| c.borrow_mut().insert(args.into_boxed_slice(), built));
+            }
         });
         MPI_SUCCESS
     }
+}
+
+/// Struct types built from named types only, by their constructor's
+/// arguments, shared by every handle built from the same arguments (a type
+/// is changed only through `Rc::make_mut`, which copies a shared one). HPL
+/// builds, commits and frees a struct type for every panel message, and the
+/// ranks of a process row build the same ones: a hit costs a hash look-up
+/// instead of building the type map and its allocations, and freeing it
+/// only drops a reference.
+#[derive(Default)]
+struct StructTypeCache {
+    types: HashMap<Box<[i64]>, Rc<Datatype>>,
+    /// The committed twin of each cached type, by the cached type's address
+    /// (what `MPI_Type_commit` holds): committing a shared type swaps in its
+    /// twin instead of copying it.
+    committed: HashMap<*const Datatype, Rc<Datatype>>,
+}
+
+/// Cached types kept at most; past it, those no handle holds are dropped.
+const STRUCT_TYPES_KEPT: usize = 4096;
+
+impl StructTypeCache {
+    fn insert(&mut self, args: Box<[i64]>, t: Rc<Datatype>) {
+        if self.types.len() >= STRUCT_TYPES_KEPT {
+            // The cache holds two references of each entry (uncommitted and twin): more is a handle.
+            let committed = &mut self.committed;
+            self.types.retain(|_, t| {
+                let twin = &committed[&Rc::as_ptr(t)];
+                let held = Rc::strong_count(t) > 1 || Rc::strong_count(twin) > 1;
+                if !held {
+                    committed.remove(&Rc::as_ptr(t));
+                }
+                held
+            });
+            if self.types.len() >= STRUCT_TYPES_KEPT {
+                self.types.clear();
+                self.committed.clear();
+            }
+        }
+        let mut twin = (*t).clone();
+        twin.committed = true;
+        self.committed.insert(Rc::as_ptr(&t), Rc::new(twin));
+        self.types.insert(args, t);
+    }
+}
+
+thread_local! {
+    static STRUCT_TYPES: RefCell<StructTypeCache> = RefCell::new(StructTypeCache::default());
 }
 
 #[no_mangle]
@@ -559,6 +625,12 @@ pub(super) unsafe extern "C" fn MPI_Type_commit(dt: *mut c_int) -> c_int {
             let predefined = w.dtype(h).is_ok_and(|d| d.predefined);
             if predefined {
                 MPI_SUCCESS
+            } else if let Some(twin) = STRUCT_TYPES.with(|c| {
+                let t = w.types.get(h as usize)?.as_ref()?;
+                c.borrow().committed.get(&Rc::as_ptr(t)).cloned()
+            }) {
+                w.types[h as usize] = Some(twin);
+                MPI_SUCCESS
             } else {
                 update_type(w, h, |t| t.committed = true)
             }
@@ -571,7 +643,7 @@ pub(super) unsafe extern "C" fn MPI_Type_free(dt: *mut c_int) -> c_int {
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let h = *dt;
-        if matches!(with_world(|w| w.dtype(h).map(|d| d.predefined)), Ok(false)) {
+        if with_world(|w| w.dtype_ref(h).is_some_and(|d| !d.predefined)) {
             let rc = crate::mpi::attr::delete_type_attrs(rt::current_rank(), h);
             if rc != MPI_SUCCESS {
                 return rc;
@@ -761,18 +833,15 @@ pub(super) unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
 /// MPI_Type_get_envelope. `types` are the old types' handles.
 pub(super) fn record(h: c_int, ints: Vec<i64>, aints: Vec<isize>, types: &[c_int]) {
     with_world(|w| {
-        let mut held: Vec<(c_int, Rc<Datatype>)> = Vec::with_capacity(types.len());
-        for &t in types {
-            // Consecutive entries are usually the same type: one table look-up for them.
-            match held.last() {
-                Some((last, rc)) if *last == t => held.push((t, rc.clone())),
-                _ => held.extend(w.dtype(t).ok().map(|rc| (t, rc))),
-            }
-        }
-        let types = held;
+        let contents = Contents::new(&ints, &aints, types, |t| {
+            w.dtype_ref(t)
+                .is_some_and(|d| !d.predefined)
+                .then(|| w.dtype(t).ok())
+                .flatten()
+        });
         if let Some(Some(t)) = w.types.get_mut(h.max(0) as usize) {
             // A new type's only reference is the table's: no copy of its type map.
-            Rc::make_mut(t).contents = Some(Rc::new(Contents { ints, aints, types }));
+            Rc::make_mut(t).contents = Some(Rc::new(contents));
         }
     });
 }
@@ -813,9 +882,9 @@ pub(super) unsafe extern "C" fn MPI_Type_get_envelope(
         match type_of(dt) {
             Ok(d) => {
                 let c = d.contents.as_deref();
-                set(ni, c.map_or(0, |c| c.ints.len()) as c_int);
-                set(na, c.map_or(0, |c| c.aints.len()) as c_int);
-                set(nd, c.map_or(0, |c| c.types.len()) as c_int);
+                set(ni, c.map_or(0, |c| c.ints().len()) as c_int);
+                set(na, c.map_or(0, |c| c.aints().len()) as c_int);
+                set(nd, c.map_or(0, |c| c.types().len()) as c_int);
                 // Predefined types are MPI_COMBINER_NAMED, except the
                 // parameterized Fortran ones (MPI_Type_create_f90_*).
                 set(
@@ -850,25 +919,24 @@ pub(super) unsafe extern "C" fn MPI_Type_get_contents(
             // Not allowed on named types (MPI_COMBINER_NAMED).
             return rt::MPI_ERR_TYPE;
         };
-        if (max_ints as usize) < c.ints.len()
-            || (max_aints as usize) < c.aints.len()
-            || (max_types as usize) < c.types.len()
+        if (max_ints as usize) < c.ints().len()
+            || (max_aints as usize) < c.aints().len()
+            || (max_types as usize) < c.types().len()
         {
             return rt::MPI_ERR_ARG;
         }
-        for (i, &v) in c.ints.iter().enumerate() {
+        for (i, &v) in c.ints().iter().enumerate() {
             *ints.add(i) = v as c_int;
         }
-        for (i, &v) in c.aints.iter().enumerate() {
+        for (i, v) in c.aints().enumerate() {
             *aints.add(i) = v;
         }
-        for (i, (h, t)) in c.types.iter().enumerate() {
+        for (i, (h, derived)) in c.types().enumerate() {
             // Named types come back as themselves; derived ones as new handles
             // that the caller frees.
-            *types.add(i) = if t.predefined {
-                *h
-            } else {
-                with_world(|w| w.add_type((**t).clone()))
+            *types.add(i) = match derived {
+                None => h,
+                Some(t) => with_world(|w| w.add_type((**t).clone())),
             };
         }
         MPI_SUCCESS
@@ -883,7 +951,7 @@ pub(super) unsafe extern "C" fn MPI_Type_set_name(dt: c_int, name: *const c_char
             return rt::MPI_ERR_ARG;
         }
         let s = CStr::from_ptr(name).to_string_lossy().into_owned();
-        with_world(|w| update_type(w, dt, |t| t.name = s))
+        with_world(|w| update_type(w, dt, |t| t.name = s.into()))
     }
 }
 
@@ -895,7 +963,7 @@ pub(super) unsafe extern "C" fn MPI_Type_get_name(dt: c_int, name: *mut c_char, 
             Ok(d) => {
                 // Derived types have no name until MPI_Type_set_name gives one.
                 let s = if d.predefined || d.name != "derived" {
-                    d.name.as_str()
+                    d.name.as_ref()
                 } else {
                     ""
                 };
@@ -1012,11 +1080,7 @@ unsafe fn create_f90(call: &'static str, combiner: i32, p: c_int, r: c_int, new:
         }
         let mut d = (*w.dtype(base).expect("sized Fortran types are predefined")).clone();
         d.combiner = combiner;
-        d.contents = Some(Rc::new(Contents {
-            ints,
-            aints: Vec::new(),
-            types: Vec::new(),
-        }));
+        d.contents = Some(Rc::new(Contents::new(&ints, &[], &[], |_| None)));
         let h = w.add_type(d);
         w.f90_types.insert(key, h);
         h

@@ -111,7 +111,7 @@ fn predefined_datatype_handles_match_mpi_h() {
     let mut checked = 0;
     for (handle, dt) in crate::mpi::datatype::predefined().iter().enumerate() {
         let Some(dt) = dt else { continue };
-        let name = dt.name.as_str();
+        let name = dt.name.as_ref();
         assert_eq!(
             header.get(name),
             Some(&(handle as i64)),

@@ -533,7 +533,7 @@ fn mesh3(n: i32) -> bool {
 /// `MPI_SHORT`, `MPI_INT`, `MPI_LONG`, the unsigned ones, `MPI_FLOAT`,
 /// `MPI_DOUBLE`, `MPI_BYTE`.
 fn rab_knows(dtype: i32) -> bool {
-    let name = with_world(|w| w.dtype(dtype).map(|d| d.name.clone())).unwrap_or_default();
+    let name = with_world(|w| w.dtype(dtype).map(|d| d.name.to_string())).unwrap_or_default();
     matches!(
         name.as_str(),
         "MPI_CHAR"

@@ -111,7 +111,7 @@ impl CollSig {
         }
         if let Some((_, bytes)) = self.data {
             let name = match w.dtype(self.dtype) {
-                Ok(d) if !d.name.is_empty() => d.name.clone(),
+                Ok(d) if !d.name.is_empty() => d.name.to_string(),
                 Ok(_) => "unnamed type".to_string(),
                 Err(_) => format!("datatype {}", self.dtype),
             };

@@ -13,6 +13,7 @@
 
 pub(crate) mod ext;
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
 /// Basic element types, for reductions.
@@ -133,18 +134,73 @@ pub(crate) struct Run {
 }
 
 /// How a derived type was built: the arguments MPI_Type_get_contents returns.
+///
+/// Kept in one allocation (the integer arguments, the address arguments, then
+/// the old types' handles): programs such as HPL build and free a derived
+/// type for every message, and each allocation kept until `MPI_Type_free` is
+/// a cold free then.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Contents {
-    pub ints: Vec<i64>,
-    pub aints: Vec<isize>,
-    /// The old types, with the handle they had when the type was built.
-    pub types: Vec<(i32, Rc<Datatype>)>,
+    n_ints: usize,
+    n_aints: usize,
+    args: Box<[i64]>,
+    /// The old types that are derived, by position among the old types: kept
+    /// alive for MPI_Type_get_contents (named types live as long as the run).
+    derived: Vec<(usize, Rc<Datatype>)>,
+}
+
+impl Contents {
+    /// Records `ints`, `aints` and the old types' handles `types`;
+    /// `derived(h)` is the type of handle `h` if it is a derived one.
+    pub(crate) fn new(
+        ints: &[i64],
+        aints: &[isize],
+        types: &[i32],
+        mut derived_of: impl FnMut(i32) -> Option<Rc<Datatype>>,
+    ) -> Self {
+        let mut args = Vec::with_capacity(ints.len() + aints.len() + types.len());
+        args.extend_from_slice(ints);
+        args.extend(aints.iter().map(|&a| a as i64));
+        args.extend(types.iter().map(|&h| h as i64));
+        let derived = types
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &h)| derived_of(h).map(|t| (i, t)))
+            .collect();
+        Contents {
+            n_ints: ints.len(),
+            n_aints: aints.len(),
+            args: args.into_boxed_slice(),
+            derived,
+        }
+    }
+
+    pub(crate) fn ints(&self) -> &[i64] {
+        &self.args[..self.n_ints]
+    }
+
+    pub(crate) fn aints(&self) -> impl ExactSizeIterator<Item = isize> + '_ {
+        self.args[self.n_ints..self.n_ints + self.n_aints]
+            .iter()
+            .map(|&a| a as isize)
+    }
+
+    /// The old types: their handle when the type was built, and the type
+    /// itself if it is derived.
+    pub(crate) fn types(&self) -> impl ExactSizeIterator<Item = (i32, Option<&Rc<Datatype>>)> + '_ {
+        let mut derived = self.derived.iter().peekable();
+        self.args[self.n_ints + self.n_aints..]
+            .iter()
+            .enumerate()
+            .map(move |(i, &h)| (h as i32, derived.next_if(|d| d.0 == i).map(|d| &d.1)))
+    }
 }
 
 /// One datatype.
 #[derive(Clone, Debug)]
 pub(crate) struct Datatype {
-    pub name: String,
+    /// "derived" until the program names it: no allocation per derived type.
+    pub name: Cow<'static, str>,
     /// Bytes of data in one element.
     pub size: usize,
     pub lb: isize,
@@ -190,7 +246,7 @@ impl Datatype {
     }
 
     /// A predefined type of `size` bytes.
-    pub(crate) fn basic(name: &str, basic: Basic) -> Self {
+    pub(crate) fn basic(name: &'static str, basic: Basic) -> Self {
         let size = basic.size();
         // Pair types may have data holes (e.g. double+int = 12 bytes of data in 16).
         let (blocks, data) = match basic {
@@ -230,7 +286,7 @@ impl Datatype {
     }
 
     /// A zero-size marker type (MPI_LB / MPI_UB).
-    pub(crate) fn marker(name: &str, is_lb: bool) -> Self {
+    pub(crate) fn marker(name: &'static str, is_lb: bool) -> Self {
         Datatype {
             name: name.into(),
             size: 0,
@@ -265,7 +321,11 @@ impl Datatype {
     /// struct of 129 columns of `MPI_DOUBLE`, rebuilt every step): what a
     /// piece needs of its type is worked out once per run of such pieces, and
     /// a gap-free type ([`PlainChild`]) then costs a few additions a piece.
-    pub(crate) fn from_pieces(name: &str, pieces: &[(isize, &Datatype, usize)], combiner: i32) -> Self {
+    pub(crate) fn from_pieces(
+        name: &'static str,
+        pieces: &[(isize, &Datatype, usize)],
+        combiner: i32,
+    ) -> Self {
         let mut map = TypeMapBuilder::with_capacity(pieces.len());
         let mut rest = pieces;
         while let Some(&(_, child, _)) = rest.first() {
@@ -288,7 +348,7 @@ impl Datatype {
     /// general step: what the fast path is checked against.
     #[cfg(test)]
     pub(crate) fn from_pieces_general(
-        name: &str,
+        name: &'static str,
         pieces: &[(isize, &Datatype, usize)],
         combiner: i32,
     ) -> Self {
@@ -840,7 +900,7 @@ impl TypeMapBuilder {
         }
     }
 
-    fn finish(self, name: &str, combiner: i32) -> Datatype {
+    fn finish(self, name: &'static str, combiner: i32) -> Datatype {
         let (mut lb, mut ub) = if self.lb == isize::MAX {
             (0, 0)
         } else {
@@ -967,7 +1027,7 @@ pub(crate) fn predefined() -> Vec<Option<Datatype>> {
     }
     v[39] = Some(Datatype::marker("MPI_UB", false));
     v[40] = Some(Datatype::marker("MPI_LB", true));
-    let two = |name: &str, b: Basic| {
+    let two = |name: &'static str, b: Basic| {
         let base = Datatype::basic(name, b);
         let mut t = Datatype::from_pieces(name, &[(0, &base, 2)], 0);
         t.predefined = true;

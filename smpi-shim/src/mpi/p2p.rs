@@ -476,7 +476,7 @@ fn warn_on_type_mismatch(w: &mut World, send: u32, recv: u32) {
     if s.size == 0 || sb.compatible_with(rb) {
         return;
     }
-    let names = (sdt.name.clone(), rdt.name.clone());
+    let names = (sdt.name.to_string(), rdt.name.to_string());
     if w.said_type_mismatch.contains(&names) {
         return;
     }

@@ -8,7 +8,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::rc::Rc;
 
 use simcore::platform::{HostId, Platform};
@@ -197,24 +197,27 @@ impl Rank {
 /// handles never freed reads its own, not every rank's.
 #[derive(Default)]
 pub(crate) struct HandleOwners {
-    owner: HashMap<i32, u32>,
-    by_rank: BTreeSet<(u32, i32)>,
+    /// By handle: the rank that created it last (`u32::MAX`: none). Handles
+    /// are small dense table indices, reused lowest first; HPL creates and
+    /// frees a datatype per message, so this is written on every message.
+    owner: Vec<u32>,
 }
 
 impl HandleOwners {
     /// Handle `h` was just created by `rank` (a reused handle changes hands).
     pub(crate) fn set(&mut self, h: i32, rank: u32) {
-        if let Some(old) = self.owner.insert(h, rank) {
-            self.by_rank.remove(&(old, h));
+        let h = h as usize;
+        if h >= self.owner.len() {
+            self.owner.resize(h + 1, u32::MAX);
         }
-        self.by_rank.insert((rank, h));
+        self.owner[h] = rank;
     }
 
     /// The handles `rank` created, in increasing order (freed ones included).
     pub(crate) fn of(&self, rank: u32) -> impl Iterator<Item = i32> + '_ {
-        self.by_rank
-            .range((rank, i32::MIN)..=(rank, i32::MAX))
-            .map(|&(_, h)| h)
+        (self.owner.iter().enumerate())
+            .filter(move |&(_, &o)| o == rank)
+            .map(|(h, _)| h as i32)
     }
 }
 
@@ -572,7 +575,12 @@ impl World {
 
     /// Registers a datatype, returns its handle.
     pub(crate) fn add_type(&mut self, dt: Datatype) -> i32 {
-        let rc = Rc::new(dt);
+        self.add_type_rc(Rc::new(dt))
+    }
+
+    /// Registers a datatype that may be shared (a type is changed only
+    /// through `Rc::make_mut`, which copies a shared one), returns its handle.
+    pub(crate) fn add_type_rc(&mut self, rc: Rc<Datatype>) -> i32 {
         let h = if let Some(Reverse(h)) = self.free_types.pop() {
             self.types[h as usize] = Some(rc);
             h
