@@ -412,33 +412,52 @@ struct StructTypeCache {
     /// (what `MPI_Type_commit` holds): committing a shared type swaps in its
     /// twin instead of copying it.
     committed: HashMap<*const Datatype, Rc<Datatype>>,
+    /// The size of what is kept, in type-map entries (see [`weight`]).
+    weight: usize,
 }
 
-/// Cached types kept at most; past it, those no handle holds are dropped.
-const STRUCT_TYPES_KEPT: usize = 4096;
+/// What the cache keeps at most, in type-map entries (blocks and runs, about
+/// 40 bytes each, twins included): about 40 MB. Past it, the types no
+/// handle holds are dropped, then all if that is not enough.
+const STRUCT_TYPES_WEIGHT: usize = 1 << 20;
+
+/// The memory a cached type and its twin take, in type-map entries.
+fn weight(t: &Datatype) -> usize {
+    2 * (t.blocks.len() + t.runs.len() + 1)
+}
 
 impl StructTypeCache {
     fn insert(&mut self, args: Box<[i64]>, t: Rc<Datatype>) {
-        if self.types.len() >= STRUCT_TYPES_KEPT {
-            // The cache holds two references of each entry (uncommitted and twin): more is a handle.
+        let w = weight(&t);
+        if w > STRUCT_TYPES_WEIGHT / 64 {
+            return;
+        }
+        if self.weight + w > STRUCT_TYPES_WEIGHT {
+            // The cache holds one reference of each (the type, its twin): more is a handle.
             let committed = &mut self.committed;
+            let mut kept = 0;
             self.types.retain(|_, t| {
                 let twin = &committed[&Rc::as_ptr(t)];
                 let held = Rc::strong_count(t) > 1 || Rc::strong_count(twin) > 1;
-                if !held {
+                if held {
+                    kept += weight(t);
+                } else {
                     committed.remove(&Rc::as_ptr(t));
                 }
                 held
             });
-            if self.types.len() >= STRUCT_TYPES_KEPT {
+            self.weight = kept;
+            if self.weight + w > STRUCT_TYPES_WEIGHT / 2 {
                 self.types.clear();
                 self.committed.clear();
+                self.weight = 0;
             }
         }
         let mut twin = (*t).clone();
         twin.committed = true;
         self.committed.insert(Rc::as_ptr(&t), Rc::new(twin));
         self.types.insert(args, t);
+        self.weight += w;
     }
 }
 
