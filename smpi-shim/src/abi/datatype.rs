@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
 use crate::mpi::datatype::ext::{self, DarrayDim};
@@ -407,13 +408,45 @@ pub(super) unsafe extern "C" fn MPI_Type_create_struct(
 /// only drops a reference.
 #[derive(Default)]
 struct StructTypeCache {
-    types: HashMap<Box<[i64]>, Rc<Datatype>>,
+    types: HashMap<Box<[i64]>, Rc<Datatype>, BuildHasherDefault<WordHasher>>,
     /// The committed twin of each cached type, by the cached type's address
     /// (what `MPI_Type_commit` holds): committing a shared type swaps in its
     /// twin instead of copying it.
-    committed: HashMap<*const Datatype, Rc<Datatype>>,
+    committed: HashMap<*const Datatype, Rc<Datatype>, BuildHasherDefault<WordHasher>>,
     /// The size of what is kept, in type-map entries (see [`weight`]).
     weight: usize,
+}
+
+/// A multiply-rotate hash over 8-byte words: the cache's keys are a few
+/// dozen integers hashed at every struct type a program builds, where the
+/// standard SipHash cost more than the rest of a cache hit. Not resistant to
+/// chosen keys, which a simulated program has no reason to make.
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            self.write_u64(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        }
+        for &b in words.remainder() {
+            self.write_u64(b as u64);
+        }
+    }
+
+    fn write_u64(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7cc1_b727_220a_95);
+    }
+
+    fn write_usize(&mut self, w: usize) {
+        self.write_u64(w as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        // The table picks buckets by the low bits: bring the well-mixed high ones there.
+        self.0.rotate_left(26)
+    }
 }
 
 /// What the cache keeps at most, in type-map entries (blocks and runs, about
