@@ -459,6 +459,13 @@ impl ComputeModels {
         self.eval(k, host, params, Some(rng))
     }
 
+    /// Whether kernel `k` draws noise on some host: only then do its calls
+    /// need a random stream ([`duration`](Self::duration)); without noise they
+    /// are [`duration_without_noise`](Self::duration_without_noise).
+    pub fn is_noisy(&self, k: KernelId) -> bool {
+        (self.kernels[k.index()].variants.iter()).any(|v| v.segments.iter().any(|s| s.noise != Noise::None))
+    }
+
     /// The model value without noise (N-0) for the same arguments as
     /// [`duration`](Self::duration), also clamped at 0 and truncated.
     #[inline]

@@ -38,7 +38,9 @@ pub(crate) struct Kernels {
     modelled: Vec<bool>,
     /// BLAS kernel index (in [`BLAS`]) → model kernel id, when modelled.
     blas: [Option<KernelId>; 10],
-    /// rngs[rank][kernel id], created on first use.
+    /// By kernel: whether its model draws noise.
+    noisy: Vec<bool>,
+    /// rngs[rank][kernel id], created on first use (noisy kernels only).
     rngs: Vec<Vec<Option<NoiseRng>>>,
     /// Stream for idamax's random index, per rank.
     pivots: Vec<Option<NoiseRng>>,
@@ -72,11 +74,16 @@ impl Kernels {
         }
         let n = models.len();
         let extrapolations = models.extrapolations();
+        let mut noisy = vec![false; n];
+        for k in models.names().filter_map(|name| models.kernel_id(name)) {
+            noisy[k.index()] = models.is_noisy(k);
+        }
         Kernels {
             models,
             seed,
             modelled,
             blas,
+            noisy,
             rngs: (0..ranks).map(|_| vec![None; n]).collect(),
             pivots: vec![None; ranks],
             stats: vec![(0, 0.0); n],
@@ -117,10 +124,17 @@ impl Kernels {
 
     /// Model duration of one call of `k` on `rank` (running on host `host`).
     pub(crate) fn duration(&mut self, rank: u32, host: usize, k: KernelId, params: &[f64]) -> f64 {
-        let (seed, models) = (self.seed, &self.models);
-        let rng = self.rngs[rank as usize][k.index()]
-            .get_or_insert_with(|| NoiseRng::for_stream(seed, u64::from(rank), models.name(k)));
-        let d = self.models.duration(k, host, params, rng).max(0.0);
+        // A kernel without noise needs no random stream (each rank's is cold
+        // memory at thousands of ranks).
+        let d = if self.noisy[k.index()] {
+            let (seed, models) = (self.seed, &self.models);
+            let rng = self.rngs[rank as usize][k.index()]
+                .get_or_insert_with(|| NoiseRng::for_stream(seed, u64::from(rank), models.name(k)));
+            self.models.duration(k, host, params, rng)
+        } else {
+            self.models.duration_without_noise(k, host, params)
+        }
+        .max(0.0);
         self.models
             .check_calibrated(k, params, d, &mut self.extrapolations);
         let st = &mut self.stats[k.index()];
