@@ -305,10 +305,10 @@ pub(crate) fn post_send(w: &mut World, id: u32) {
         let act = ctx.comm_create(id as u64);
         w.req_mut(id).act = Some(act);
         if eager {
-            let (src, dst) = (w.ranks[owner as usize].host, w.ranks[peer_world as usize].host);
+            let (src, dst) = (w.hosts[owner as usize], w.hosts[peer_world as usize]);
             start_transfer(w, &ctx, act, owner, src, dst, size);
         }
-        let epoch = w.ranks[peer_world as usize].progress_epoch;
+        let epoch = w.progress_epochs[peer_world as usize];
         w.req_mut(id).arrived_epoch = epoch;
         w.mailboxes[peer_world as usize].unexpected.push_back(id);
         if detached && matches!(w.req(id).payload, Payload::InBuffer(_)) {
@@ -440,7 +440,7 @@ pub(crate) fn do_match(w: &mut World, send: u32, recv: u32) {
         warn_on_type_mismatch(w, send, recv);
     }
     if !ctx.is_started(act) {
-        let (src, dst) = (w.ranks[sowner as usize].host, w.ranks[sworld_dst as usize].host);
+        let (src, dst) = (w.hosts[sowner as usize], w.hosts[sworld_dst as usize]);
         start_transfer(w, &ctx, act, sowner, src, dst, size);
     } else if ctx.test(act) {
         // Eager message already arrived: deliver now.
@@ -662,7 +662,7 @@ pub(crate) fn probe_match(
     let unseen = w
         .cfg
         .probe_sees_progressed
-        .then(|| w.ranks[me as usize].progress_epoch);
+        .then(|| w.progress_epochs[me as usize]);
     for &s in &w.mailboxes[me as usize].unexpected {
         let r = w.req(s);
         if unseen == Some(r.arrived_epoch) {
