@@ -335,21 +335,26 @@ enum ActorState {
     Done,
 }
 
+/// What the kernel keeps of an actor: one cache line (its name is apart, in
+/// `Kernel::actor_names`), read and written at each of its waits, wake-ups and resumes, which
+/// with thousands of actors find it out of the caches.
 #[derive(Debug)]
+#[repr(C, align(64))]
 struct ActorSlot {
-    name: String,
-    host: HostId,
-    state: ActorState,
     /// Incremented at each wake-up so stale waiter entries are ignored.
     wait_epoch: u64,
     /// What a blocked actor waits for: one activity ([`Ctx::wait`]), kept here, or several
     /// ([`Ctx::wait_any`]).
-    waiting_one: Option<ActivityId>,
     waiting_on: Vec<ActivityId>,
+    waiting_one: Option<ActivityId>,
     woken_by: Option<ActivityId>,
-    /// Set by [`Ctx::exit`]: the actor ended without returning from its body.
-    exited: Option<Result<(), String>>,
+    /// Set by [`Ctx::exit`]: the actor ended without returning from its body (boxed: rare).
+    exited: Option<Box<Result<(), String>>>,
+    host: HostId,
+    state: ActorState,
 }
+
+const _: () = assert!(std::mem::size_of::<ActorSlot>() == 64);
 
 /// An event: an activity's date, with the sequence number of its scheduling (unique, so the
 /// queue's order is total).
@@ -487,6 +492,8 @@ struct Kernel {
     free_acts: Vec<u32>,
     var_owner: Vec<u32>,
     actors: Vec<ActorSlot>,
+    /// Each actor's name, by id (for reports only).
+    actor_names: Vec<String>,
     ready: VecDeque<ActorId>,
     heap: BinaryHeap<HeapEntry>,
     seq: u64,
@@ -640,7 +647,7 @@ impl Kernel {
         };
         let slot = &mut self.actors[id.0 as usize];
         if slot.exited.is_none() {
-            slot.exited = Some(Err(message));
+            slot.exited = Some(Box::new(Err(message)));
         }
     }
 
@@ -790,8 +797,9 @@ impl Kernel {
         let killed: Vec<String> = self
             .actors
             .iter()
-            .filter(|a| a.host == h && a.state != ActorState::Done)
-            .map(|a| format!("{} killed", a.name))
+            .zip(&self.actor_names)
+            .filter(|(a, _)| a.host == h && a.state != ActorState::Done)
+            .map(|(_, name)| format!("{name} killed"))
             .collect();
         if !killed.is_empty() && self.failure.is_none() {
             self.failure = Some(SimError::ResourceFailed {
@@ -1022,7 +1030,7 @@ impl Kernel {
             .filter(|(_, a)| a.state != ActorState::Done)
             .map(|(i, a)| BlockedActor {
                 actor: ActorId(i as u32),
-                name: a.name.clone(),
+                name: self.actor_names[i].clone(),
                 host: a.host,
                 waiting_on: a
                     .waiting_one
@@ -1891,7 +1899,7 @@ impl Ctx {
         {
             let mut k = self.k.borrow_mut();
             let slot = &mut k.actors[self.me.0 as usize];
-            slot.exited = Some(result);
+            slot.exited = Some(Box::new(result));
             slot.state = ActorState::Done;
         }
         self.suspend();
@@ -2222,6 +2230,7 @@ impl Simulation {
             free_acts: Vec::new(),
             var_owner: Vec::new(),
             actors: Vec::new(),
+            actor_names: Vec::new(),
             ready: VecDeque::new(),
             heap: BinaryHeap::new(),
             seq: 0,
@@ -2285,8 +2294,8 @@ impl Simulation {
     ) -> ActorId {
         let mut k = self.k.borrow_mut();
         let id = ActorId(k.actors.len() as u32);
+        k.actor_names.push(name.into());
         k.actors.push(ActorSlot {
-            name: name.into(),
             host,
             state: ActorState::Ready,
             wait_epoch: 0,
@@ -2380,7 +2389,7 @@ impl Simulation {
             .map_err(|e| SimError::Setup(format!("cannot map a {} B stack: {e}", self.stack_size)))?;
         let k = self.k.clone();
         let limit = stack.limit().get();
-        let name = self.k.borrow().actors[id.0 as usize].name.clone();
+        let name = self.k.borrow().actor_names[id.0 as usize].clone();
         crash::register_actor(id.0, name, limit, limit + GUARD_PAGE, self.stack_size);
         Ok(Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
             let ctx = Ctx {
@@ -2458,7 +2467,7 @@ impl Simulation {
                         // The common case: the actor blocked or yielded.
                         continue;
                     }
-                    exited.take()
+                    exited.take().map(|r| *r)
                 };
                 let res = match (res, exited) {
                     // An actor the kernel failed while it ran to its end.
@@ -2480,7 +2489,7 @@ impl Simulation {
                         let mut k = self.k.borrow_mut();
                         k.actors[id.0 as usize].state = ActorState::Done;
                         k.record(|| format!("{now:.9} actor-end {}", id.0));
-                        k.actors[id.0 as usize].name.clone()
+                        k.actor_names[id.0 as usize].clone()
                     };
                     if let Err(message) = r {
                         return Err(SimError::ActorFailed {

@@ -195,7 +195,7 @@ unsafe fn exchange<C: Into<i64>>(
         let r = match send {
             None => {
                 ti!(ti_trace::p2p(g.me, "recv", comm, src, rtag, rn, rtype));
-                rt::irecv(g.me, &into).map(|id| rt::wait_inline(g.me, id, call))
+                rt::recv_and_wait(g.me, &into, call)
             }
             Some((sbuf, sn, stype, dst, stag)) => {
                 ti!(ti_trace::sendrecv(g.me, comm, sn, stype, dst, rn, rtype, src));

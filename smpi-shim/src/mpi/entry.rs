@@ -150,7 +150,8 @@ impl Drop for Entry {
             let r = &mut w.ranks[self.me as usize];
             r.in_mpi = r.in_mpi.saturating_sub(1);
             if progressed && r.in_mpi == 0 && self.call.is_some_and(progresses) {
-                r.progress_epoch = r.progress_epoch.wrapping_add(1);
+                let epoch = &mut w.progress_epochs[self.me as usize];
+                *epoch = epoch.wrapping_add(1);
             }
             if r.in_mpi == 0 && w.cfg.simulate_computation {
                 r.bench_start = thread_cpu_time();

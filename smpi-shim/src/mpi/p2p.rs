@@ -305,10 +305,10 @@ pub(crate) fn post_send(w: &mut World, id: u32) {
         let act = ctx.comm_create(id as u64);
         w.req_mut(id).act = Some(act);
         if eager {
-            let (src, dst) = (w.ranks[owner as usize].host, w.ranks[peer_world as usize].host);
+            let (src, dst) = (w.hosts[owner as usize], w.hosts[peer_world as usize]);
             start_transfer(w, &ctx, act, owner, src, dst, size);
         }
-        let epoch = w.ranks[peer_world as usize].progress_epoch;
+        let epoch = w.progress_epochs[peer_world as usize];
         w.req_mut(id).arrived_epoch = epoch;
         w.mailboxes[peer_world as usize].unexpected.push_back(id);
         if detached && matches!(w.req(id).payload, Payload::InBuffer(_)) {
@@ -346,17 +346,6 @@ pub(crate) fn irecv_kept(me: u32, a: &P2p, kept: Option<Rc<Datatype>>) -> MpiRes
         Ok(id)
     })
     .inspect(|_| simcall_yield(me))
-}
-
-/// [`irecv`] of a receive already checked.
-fn irecv_checked(me: u32, a: &P2p, checked: Checked) -> u32 {
-    let (id, ctx) = with_world_deep(|w| {
-        let id = alloc_recv(w, me, a, checked);
-        post_recv(w, id);
-        (id, yield_ctx(w, me))
-    });
-    yield_with(ctx);
-    id
 }
 
 /// A checked receive request, not posted yet.
@@ -451,7 +440,7 @@ pub(crate) fn do_match(w: &mut World, send: u32, recv: u32) {
         warn_on_type_mismatch(w, send, recv);
     }
     if !ctx.is_started(act) {
-        let (src, dst) = (w.ranks[sowner as usize].host, w.ranks[sworld_dst as usize].host);
+        let (src, dst) = (w.hosts[sowner as usize], w.hosts[sworld_dst as usize]);
         start_transfer(w, &ctx, act, sowner, src, dst, size);
     } else if ctx.test(act) {
         // Eager message already arrived: deliver now.
@@ -673,7 +662,7 @@ pub(crate) fn probe_match(
     let unseen = w
         .cfg
         .probe_sees_progressed
-        .then(|| w.ranks[me as usize].progress_epoch);
+        .then(|| w.progress_epochs[me as usize]);
     for &s in &w.mailboxes[me as usize].unexpected {
         let r = w.req(s);
         if unseen == Some(r.arrived_epoch) {
@@ -785,8 +774,7 @@ pub(crate) fn send(me: u32, a: &P2p, mode: SendMode, call: &'static str) -> MpiR
 
 /// Blocking receive.
 pub(crate) fn recv(me: u32, a: &P2p) -> MpiResult<StatusInfo> {
-    let id = irecv(me, a)?;
-    let st = wait_inline(me, id, "MPI_Recv");
+    let st = recv_and_wait(me, a, "MPI_Recv")?;
     if st.error == MPI_ERR_TRUNCATE {
         return Err(mpi_err(
             MPI_ERR_TRUNCATE,
@@ -821,8 +809,76 @@ pub(crate) fn sendrecv(me: u32, s: &P2p, r: &P2p) -> MpiResult<StatusInfo> {
             start_send(me, sid, overhead)?;
         }
     }
-    let rid = irecv_checked(me, r, rc);
-    Ok(wait_pair_inline(me, sid, rid, "MPI_Sendrecv"))
+    // The receive is posted, and when its wait may begin at once (see `waits_at_once`; a
+    // detached send's wait ends at once) both first looks are taken in the same borrow.
+    let (rid, looked) = with_world_deep(|w| {
+        let id = alloc_recv(w, me, r, rc);
+        post_recv(w, id);
+        let send = w.req(sid);
+        if send.detached && send.done && waits_at_once(w, me, id) {
+            (id, Ok(pair_look(w, me, sid, id, "MPI_Sendrecv")))
+        } else {
+            (id, Err(yield_ctx(w, me)))
+        }
+    });
+    Ok(match looked {
+        Ok(look) => wait_pair_looked(me, sid, rid, look, "MPI_Sendrecv"),
+        Err(ctx) => {
+            yield_with(ctx);
+            wait_pair_inline(me, sid, rid, "MPI_Sendrecv")
+        }
+    })
+}
+
+/// A blocking receive (`MPI_Recv`, and the receives of blocking collectives): posts it,
+/// then waits for it, in one borrow when the wait may begin at once (see [`waits_at_once`]).
+#[inline(always)]
+pub(crate) fn recv_and_wait(me: u32, a: &P2p, call: &'static str) -> MpiResult<StatusInfo> {
+    let (id, looked) = with_world_deep(|w| -> MpiResult<_> {
+        let id = new_recv(w, me, a, None)?;
+        post_recv(w, id);
+        Ok(if waits_at_once(w, me, id) {
+            (id, Ok(look(w, me, id, call)))
+        } else {
+            (id, Err(yield_ctx(w, me)))
+        })
+    })?;
+    Ok(match looked {
+        Ok(l) => wait_looked(me, id, l),
+        Err(ctx) => {
+            yield_with(ctx);
+            wait_inline(me, id, call)
+        }
+    })
+}
+
+/// Whether the wait that follows the posting of receive `id` by rank `me` may begin in the
+/// same step, without the posting's simcall round between (one resume of the rank less a
+/// receive), every other actor running in the same order as with the round. The rank
+/// merely leaves the run queue one turn earlier; it may when:
+/// - the communication is not over: none ends before every actor ready at this date has
+///   run, so the wait would block at the rank's next turn all the same, and the rank is
+///   woken when the communication ends either way;
+/// - the order of the communication's waiters cannot change. Besides `me`, only the
+///   sender may wait on it (`MPI_Wait`, or `MPI_Buffer_detach` on a buffered send). If the
+///   send is not posted yet, its owner posts it later and lets the others run before its
+///   wait, so `me`, which waits at its next turn, comes first either way. If it matched a
+///   send already, that send must be detached (its owner's request is complete at once:
+///   it never waits on the communication) and not buffered;
+/// - no collective of `me` is open (a wait would keep them moving).
+fn waits_at_once(w: &World, me: u32, id: u32) -> bool {
+    let r = w.req(id);
+    let Some(act) = r.act else { return false };
+    if w.kernel.test(act) || !w.open_colls[me as usize].is_empty() {
+        return false;
+    }
+    match r.partner {
+        None => true,
+        Some(send) => {
+            let s = w.req(send);
+            s.detached && s.mode != SendMode::Buffered
+        }
+    }
 }
 
 /// Checks both halves of a send-receive before either starts, so a bad

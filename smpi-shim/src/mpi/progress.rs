@@ -55,16 +55,50 @@ pub(crate) fn wait_inline(me: u32, id: u32, call: &'static str) -> StatusInfo {
 /// nothing left to do after the borrow, so the second's first look runs in the same borrow.
 #[inline(always)]
 pub(crate) fn wait_pair_inline(me: u32, first: u32, second: u32, call: &'static str) -> StatusInfo {
-    let (step, then) = with_world_deep(|w| {
-        let step = wait_step(w, me, first, call);
-        let done_at_once = matches!(&step, WaitStep::Finished(Some((_, or_cost))) if *or_cost <= 0.0);
-        let then = done_at_once.then(|| wait_step(w, me, second, call));
-        (step, then)
-    });
-    match then {
+    let look = with_world_deep(|w| pair_look(w, me, first, second, call));
+    wait_pair_looked(me, first, second, look, call)
+}
+
+/// A wait's first look at a request, taken by a caller that holds the world (see
+/// [`look`]); [`wait_looked`] does the rest once the borrow is over.
+pub(crate) struct Look(WaitStep);
+
+/// [`wait_inline`]'s first look at request `id`, in the caller's borrow.
+pub(crate) fn look(w: &mut World, me: u32, id: u32, call: &'static str) -> Look {
+    Look(wait_step(w, me, id, call))
+}
+
+/// The rest of [`wait_inline`] after [`look`].
+#[inline(always)]
+pub(crate) fn wait_looked(me: u32, id: u32, look: Look) -> StatusInfo {
+    after_step(me, id, look.0)
+}
+
+/// [`wait_pair_inline`]'s first looks at its two requests, taken by a caller that holds
+/// the world; [`wait_pair_looked`] does the rest once the borrow is over.
+pub(crate) struct PairLook(WaitStep, Option<WaitStep>);
+
+/// [`wait_pair_inline`]'s first looks, in the caller's borrow.
+pub(crate) fn pair_look(w: &mut World, me: u32, first: u32, second: u32, call: &'static str) -> PairLook {
+    let step = wait_step(w, me, first, call);
+    let done_at_once = matches!(&step, WaitStep::Finished(Some((_, or_cost))) if *or_cost <= 0.0);
+    let then = done_at_once.then(|| wait_step(w, me, second, call));
+    PairLook(step, then)
+}
+
+/// The rest of [`wait_pair_inline`] after [`pair_look`].
+#[inline(always)]
+pub(crate) fn wait_pair_looked(
+    me: u32,
+    first: u32,
+    second: u32,
+    look: PairLook,
+    call: &'static str,
+) -> StatusInfo {
+    match look {
         // `first` is over: its `finished_with` would sleep for nothing.
-        Some(then) => after_step(me, second, then),
-        None => {
+        PairLook(_, Some(then)) => after_step(me, second, then),
+        PairLook(step, None) => {
             after_step(me, first, step);
             wait_inline(me, second, call)
         }

@@ -101,7 +101,7 @@ pub(crate) struct Request {
     /// [`NO_REQ`] at either end.
     pub owned_prev: u32,
     pub owned_next: u32,
-    /// A send queued as unexpected: its receiver's `progress_epoch` then
+    /// A send queued as unexpected: its receiver's progress epoch (`World::progress_epochs`) then
     /// (`smpi/probe-sees:progressed`).
     pub arrived_epoch: u32,
 }

@@ -114,8 +114,6 @@ pub(crate) struct Rank {
     pub blocked: Option<BlockInfo>,
     pub buffer_attached: Option<(usize, usize)>,
     pub in_mpi: u32,
-    /// Progressing MPI calls the rank has left (`smpi/probe-sees:progressed`).
-    pub progress_epoch: u32,
     /// Returned from its main (its stack and buffers are gone).
     pub ended: bool,
     /// Inside `MPI_Probe`'s polling loop (it sends nothing until it matches).
@@ -234,6 +232,12 @@ pub(crate) struct World {
     pub reqs: Vec<Option<Request>>,
     pub(crate) free_reqs: Vec<u32>,
     pub(crate) mailboxes: Vec<Mailbox>,
+    /// Each rank's host, by world rank: what a message reads of its peer's state, apart from
+    /// the large `Rank` (whose `host` it copies) in a table that stays in the caches.
+    pub(crate) hosts: Vec<HostId>,
+    /// Each rank's progressing MPI calls left so far (`smpi/probe-sees:progressed`), by world
+    /// rank: read by every send queued as unexpected at it, so kept beside `hosts`.
+    pub(crate) progress_epochs: Vec<u32>,
     pub types: Vec<Option<Rc<Datatype>>>,
     /// Freed slots of `types`, lowest first: a new type takes the lowest free handle (as a
     /// scan from the front would) without scanning thousands of ranks' live types.
@@ -461,7 +465,6 @@ impl World {
                 blocked: None,
                 buffer_attached: None,
                 in_mpi: 0,
-                progress_epoch: 0,
                 ended: false,
                 probing: false,
                 exit_code: None,
@@ -485,6 +488,8 @@ impl World {
             kernels,
             platform,
             mailboxes: (0..n).map(|_| Mailbox::default()).collect(),
+            hosts: ranks.iter().map(|r| r.host).collect(),
+            progress_epochs: vec![0; n as usize],
             ranks,
             reqs: Vec::new(),
             free_reqs: Vec::new(),
