@@ -364,7 +364,7 @@ pub(super) unsafe extern "C" fn MPI_Type_create_struct(
         args.extend(olds.iter().map(|&t| t as i64));
         let cacheable = olds.iter().all(|&t| (t as usize) < PREDEFINED_COUNT);
         if cacheable {
-            if let Some(t) = STRUCT_TYPES.with(|c| c.borrow().types.get(&args[..]).cloned()) {
+            if let Some(t) = STRUCT_TYPES.with(|c| c.borrow().get(&args)) {
                 set(new, with_world(|w| w.add_type_rc(t)));
                 return MPI_SUCCESS;
             }
@@ -403,18 +403,41 @@ pub(super) unsafe extern "C" fn MPI_Type_create_struct(
 /// arguments, shared by every handle built from the same arguments (a type
 /// is changed only through `Rc::make_mut`, which copies a shared one). HPL
 /// builds, commits and frees a struct type for every panel message, and the
-/// ranks of a process row build the same ones: a hit costs a hash look-up
-/// instead of building the type map and its allocations, and freeing it
-/// only drops a reference.
+/// ranks of a process row build the same ones at about the same time: a hit
+/// costs a hash look-up instead of building the type map and its
+/// allocations, and freeing it only drops a reference. An entry goes when
+/// the last handle holding it is freed, so the cache holds about what the
+/// program holds (a message still in flight may keep one a while longer: a
+/// budget bounds those).
 #[derive(Default)]
 struct StructTypeCache {
-    types: HashMap<Box<[i64]>, Rc<Datatype>, BuildHasherDefault<WordHasher>>,
-    /// The committed twin of each cached type, by the cached type's address
-    /// (what `MPI_Type_commit` holds): committing a shared type swaps in its
-    /// twin instead of copying it.
-    committed: HashMap<*const Datatype, Rc<Datatype>, BuildHasherDefault<WordHasher>>,
+    by_args: HashMap<Box<[i64]>, usize, BuildHasherDefault<WordHasher>>,
+    /// The entry of each cached type and of each committed twin, by address.
+    by_type: HashMap<*const Datatype, usize, BuildHasherDefault<WordHasher>>,
+    entries: Vec<Option<CachedStruct>>,
+    free_entries: Vec<usize>,
     /// The size of what is kept, in type-map entries (see [`weight`]).
     weight: usize,
+    /// Entries nothing held when last released, oldest first, with their
+    /// weight: kept until [`RELEASED_WEIGHT`] newer ones came after them.
+    released: std::collections::VecDeque<(usize, usize)>,
+    released_weight: usize,
+}
+
+struct CachedStruct {
+    args: Box<[i64]>,
+    /// As built (uncommitted), what a new handle gets.
+    plain: Rc<Datatype>,
+    /// The same, committed: `MPI_Type_commit` of a handle holding `plain`
+    /// swaps it in instead of copying the shared type.
+    committed: Rc<Datatype>,
+}
+
+impl CachedStruct {
+    /// Whether a handle (or a message in flight) still holds it.
+    fn held(&self) -> bool {
+        Rc::strong_count(&self.plain) > 1 || Rc::strong_count(&self.committed) > 1
+    }
 }
 
 /// A multiply-rotate hash over 8-byte words: the cache's keys are a few
@@ -450,9 +473,15 @@ impl Hasher for WordHasher {
 }
 
 /// What the cache keeps at most, in type-map entries (blocks and runs, about
-/// 40 bytes each, twins included): about 40 MB. Past it, the types no
-/// handle holds are dropped, then all if that is not enough.
+/// 40 bytes each, twins included): about 40 MB. Past it, the entries nothing
+/// holds are dropped; if that is not enough, new types are not cached.
 const STRUCT_TYPES_WEIGHT: usize = 1 << 20;
+
+/// What the released entries (held by no handle) may weigh, in type-map
+/// entries: about 2.5 MB. The ranks of one of HPL's process rows build the
+/// same panel types one after the other, each freeing its own before the
+/// next builds it; types never built again leave within this much.
+const RELEASED_WEIGHT: usize = 1 << 16;
 
 /// The memory a cached type and its twin take, in type-map entries.
 fn weight(t: &Datatype) -> usize {
@@ -460,37 +489,85 @@ fn weight(t: &Datatype) -> usize {
 }
 
 impl StructTypeCache {
-    fn insert(&mut self, args: Box<[i64]>, t: Rc<Datatype>) {
-        let w = weight(&t);
+    fn get(&self, args: &[i64]) -> Option<Rc<Datatype>> {
+        let e = self.entries[*self.by_args.get(args)?].as_ref()?;
+        Some(e.plain.clone())
+    }
+
+    /// The committed twin of `t`, if `t` is a cached type as built.
+    fn committed_twin(&self, t: &Rc<Datatype>) -> Option<Rc<Datatype>> {
+        let e = self.entries[*self.by_type.get(&Rc::as_ptr(t))?].as_ref()?;
+        Rc::ptr_eq(&e.plain, t).then(|| e.committed.clone())
+    }
+
+    fn insert(&mut self, args: Box<[i64]>, plain: Rc<Datatype>) {
+        let w = weight(&plain);
         if w > STRUCT_TYPES_WEIGHT / 64 {
             return;
         }
         if self.weight + w > STRUCT_TYPES_WEIGHT {
-            // The cache holds one reference of each (the type, its twin): more is a handle.
-            let committed = &mut self.committed;
-            let mut kept = 0;
-            self.types.retain(|_, t| {
-                let twin = &committed[&Rc::as_ptr(t)];
-                let held = Rc::strong_count(t) > 1 || Rc::strong_count(twin) > 1;
-                if held {
-                    kept += weight(t);
-                } else {
-                    committed.remove(&Rc::as_ptr(t));
-                }
-                held
-            });
-            self.weight = kept;
+            let unheld: Vec<usize> = (0..self.entries.len())
+                .filter(|&i| self.entries[i].as_ref().is_some_and(|e| !e.held()))
+                .collect();
+            for i in unheld {
+                self.remove(i);
+            }
             if self.weight + w > STRUCT_TYPES_WEIGHT / 2 {
-                self.types.clear();
-                self.committed.clear();
-                self.weight = 0;
+                return;
             }
         }
-        let mut twin = (*t).clone();
-        twin.committed = true;
-        self.committed.insert(Rc::as_ptr(&t), Rc::new(twin));
-        self.types.insert(args, t);
+        let mut committed = (*plain).clone();
+        committed.committed = true;
+        let committed = Rc::new(committed);
+        let i = self.free_entries.pop().unwrap_or(self.entries.len());
+        if i == self.entries.len() {
+            self.entries.push(None);
+        }
+        self.by_args.insert(args.clone(), i);
+        self.by_type.insert(Rc::as_ptr(&plain), i);
+        self.by_type.insert(Rc::as_ptr(&committed), i);
+        self.entries[i] = Some(CachedStruct {
+            args,
+            plain,
+            committed,
+        });
         self.weight += w;
+    }
+
+    /// After a handle holding type `t` was freed: if nothing else holds its
+    /// entry, the entry joins the released ones, and the oldest of those go
+    /// (unless held again) past [`RELEASED_WEIGHT`].
+    fn release(&mut self, t: *const Datatype) {
+        let Some(&i) = self.by_type.get(&t) else { return };
+        let Some(w) = self.entries[i]
+            .as_ref()
+            .filter(|e| !e.held())
+            .map(|e| weight(&e.plain))
+        else {
+            return;
+        };
+        self.released.push_back((i, w));
+        self.released_weight += w;
+        while self.released_weight > RELEASED_WEIGHT {
+            let Some((j, wj)) = self.released.pop_front() else {
+                break;
+            };
+            self.released_weight -= wj;
+            // A slot may have been released twice, or reused since: only an
+            // entry nothing holds goes (dropping one is always safe).
+            if self.entries[j].as_ref().is_some_and(|e| !e.held()) {
+                self.remove(j);
+            }
+        }
+    }
+
+    fn remove(&mut self, i: usize) {
+        let e = self.entries[i].take().expect("a listed entry");
+        self.by_args.remove(&e.args);
+        self.by_type.remove(&Rc::as_ptr(&e.plain));
+        self.by_type.remove(&Rc::as_ptr(&e.committed));
+        self.weight -= weight(&e.plain);
+        self.free_entries.push(i);
     }
 }
 
@@ -679,7 +756,7 @@ pub(super) unsafe extern "C" fn MPI_Type_commit(dt: *mut c_int) -> c_int {
                 MPI_SUCCESS
             } else if let Some(twin) = STRUCT_TYPES.with(|c| {
                 let t = w.types.get(h as usize)?.as_ref()?;
-                c.borrow().committed.get(&Rc::as_ptr(t)).cloned()
+                c.borrow().committed_twin(t)
             }) {
                 w.types[h as usize] = Some(twin);
                 MPI_SUCCESS
@@ -701,14 +778,18 @@ pub(super) unsafe extern "C" fn MPI_Type_free(dt: *mut c_int) -> c_int {
                 return rc;
             }
         }
-        let rc = with_world(|w| match w.dtype(h) {
-            Ok(d) if d.predefined => rt::MPI_ERR_TYPE,
-            Ok(_) => {
+        let (rc, freed) = with_world(|w| match w.dtype_ref(h) {
+            Some(d) if d.predefined => (rt::MPI_ERR_TYPE, None),
+            Some(d) => {
+                let freed = d as *const Datatype;
                 w.free_type(h);
-                MPI_SUCCESS
+                (MPI_SUCCESS, Some(freed))
             }
-            Err(e) => e.code,
+            None => (w.dtype(h).expect_err("no type").code, None),
         });
+        if let Some(t) = freed {
+            STRUCT_TYPES.with(|c| c.borrow_mut().release(t));
+        }
         if rc == MPI_SUCCESS {
             *dt = 0;
         }
