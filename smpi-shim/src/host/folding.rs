@@ -364,7 +364,7 @@ pub(crate) fn alloc_by(
 pub(crate) fn free_by(holder: u32, p: *mut u8) -> bool {
     // Folded allocations start on a page; most frees are of small ordinary
     // blocks (HPL frees four per panel message), which need no table look-up.
-    if (p as usize) % PAGE != 0 {
+    if !(p as usize).is_multiple_of(PAGE) {
         return false;
     }
     let still_held = STATE.with(|s| {
@@ -839,7 +839,7 @@ thread_local! {
 
 /// The size of the folded allocation starting at `p`, if it is one.
 pub(crate) fn size_of(p: *const u8) -> Option<usize> {
-    if (p as usize) % PAGE != 0 {
+    if !(p as usize).is_multiple_of(PAGE) {
         return None;
     }
     STATE.with(|s| {
