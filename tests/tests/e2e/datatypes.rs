@@ -30,14 +30,19 @@ fn freed_datatype_still_delivers_pending_message() {
 /// external32 bytes, and MPI_Type_get_contents, checked by every rank.
 #[test]
 fn darray_external32_and_contents() {
-    let prog = build_c(&apps_dir().join("datatypes/darray_external.c"));
+    every_rank_finds_no_error("datatypes/darray_external.c", 4);
+}
+
+/// Runs `app` (under `apps/`) on `np` ranks; each must print "rank R: 0 errors".
+fn every_rank_finds_no_error(app: &str, np: usize) {
+    let prog = build_c(&apps_dir().join(app));
     let out = Smpirun::new(&prog)
         .platform(platform("cluster_4.toml"))
-        .np(4)
+        .np(np)
         .cfg("smpi/simulate-computation:no")
         .run();
     out.assert_success();
-    for rank in 0..4 {
+    for rank in 0..np {
         assert!(
             out.stdout.contains(&format!("rank {rank}: 0 errors")),
             "{}",
@@ -68,18 +73,5 @@ fn detached_send_buffer_can_be_reused_at_once() {
 /// carries its data to a rank that built its own.
 #[test]
 fn identical_struct_types_are_separate_objects() {
-    let prog = build_c(&apps_dir().join("datatypes/struct_twins.c"));
-    let out = Smpirun::new(&prog)
-        .platform(platform("cluster_4.toml"))
-        .np(2)
-        .cfg("smpi/simulate-computation:no")
-        .run();
-    out.assert_success();
-    for rank in 0..2 {
-        assert!(
-            out.stdout.contains(&format!("rank {rank}: 0 errors")),
-            "{}",
-            out.describe()
-        );
-    }
+    every_rank_finds_no_error("datatypes/struct_twins.c", 2);
 }
