@@ -967,10 +967,8 @@ pub(super) unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
 pub(super) fn record(h: c_int, ints: Vec<i64>, aints: Vec<isize>, types: &[c_int]) {
     with_world(|w| {
         let contents = Contents::new(&ints, &aints, types, |t| {
-            w.dtype_ref(t)
-                .is_some_and(|d| !d.predefined)
-                .then(|| w.dtype(t).ok())
-                .flatten()
+            let held = w.types.get(usize::try_from(t).ok()?)?.as_ref()?;
+            (!held.predefined).then(|| held.clone())
         });
         if let Some(Some(t)) = w.types.get_mut(h.max(0) as usize) {
             // A new type's only reference is the table's: no copy of its type map.
