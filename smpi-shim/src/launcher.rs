@@ -1,6 +1,7 @@
 //! `smpirun`: command line, rank placement, and the simulation run.
 
 mod args;
+mod heap;
 mod report;
 mod run;
 mod stop;
@@ -15,7 +16,10 @@ use crate::config;
 /// returns the process exit code.
 pub fn main_with_args(argv: &[String]) -> i32 {
     let args = match parse_args(argv) {
-        Ok(Command::Run(a)) => a,
+        Ok(Command::Run(a)) => {
+            heap::restart_with_huge_page_heap(a.np.unwrap_or(0));
+            a
+        }
         Ok(Command::Help) => {
             print!("{USAGE}");
             return 0;
