@@ -469,3 +469,30 @@ fn link_stats_name_the_busiest_links_and_split_each_ranks_time() {
     assert!(ranks[1]["mpi_time"].as_f64().unwrap() > 99.0, "{ranks:?}");
     assert!(polling.json()["links"].is_null(), "links only with --link-stats");
 }
+
+/// Runs of 1,024 ranks restart smpirun with huge pages for its heap (a glibc
+/// tunable in `GLIBC_TUNABLES`): the program still sees the environment it was
+/// given, with the variable unset, empty or set to something else.
+#[test]
+fn a_large_run_gives_the_program_its_environment_as_given() {
+    let prog = build_c(&apps_dir().join("libc/environment.c"));
+    for given in [None, Some(""), Some("glibc.malloc.arena_max=4")] {
+        let mut cmd = Command::new(smpirun());
+        cmd.args(["-platform"])
+            .arg(platform("fat_tree_1024.toml"))
+            .args(["-np", "1024", "--cfg=smpi/simulate-computation:no"])
+            .arg(&prog)
+            .arg("GLIBC_TUNABLES");
+        match given {
+            Some(v) => cmd.env("GLIBC_TUNABLES", v),
+            None => cmd.env_remove("GLIBC_TUNABLES"),
+        };
+        let out = run_command(cmd, TIMEOUT);
+        out.assert_success();
+        let expected = match given {
+            Some(v) => format!("GLIBC_TUNABLES={v}\n"),
+            None => "GLIBC_TUNABLES unset\n".to_string(),
+        };
+        assert_eq!(out.stdout, expected, "given {given:?}\n{}", out.describe());
+    }
+}
