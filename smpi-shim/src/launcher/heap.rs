@@ -7,7 +7,7 @@
 //! is set, but only at process start, so `smpirun` restarts itself once with the
 //! tunable added to `GLIBC_TUNABLES`, for runs of at least [`MIN_RANKS`] ranks
 //! (below, the heap is small and the pages bring nothing measurable: HPL at 256
-//! ranks ran as fast, with 3 % more memory). Nothing is restarted when the kernel's
+//! ranks gained nothing and took 3 % more memory). Nothing is restarted when the kernel's
 //! setting is not `madvise` (`always` needs no advice, `never` ignores it),
 //! when `GLIBC_TUNABLES` already sets the tunable (`glibc.malloc.hugetlb=0`
 //! keeps 4 KiB pages), or under Valgrind (which would lose the restarted
@@ -24,7 +24,7 @@ use std::os::unix::process::CommandExt;
 const TUNABLE: &str = "glibc.malloc.hugetlb";
 
 /// Runs with fewer ranks keep 4 KiB pages.
-pub(super) const MIN_RANKS: usize = 1024;
+const MIN_RANKS: usize = 1024;
 
 /// Carries `GLIBC_TUNABLES`' value before the restart (`=` and the value, or
 /// nothing when it was unset) to the restarted process.
