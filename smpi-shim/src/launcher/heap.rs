@@ -14,7 +14,7 @@
 //! process). The restarted process puts `GLIBC_TUNABLES` back as it was, so
 //! the program sees the environment it was given.
 //!
-//! Measured on the full Stampede run (6,006 ranks, 2026-11-27): 7.7 % more
+//! Measured on the full Stampede run (6,006 ranks, 2026-11-27): 6 % more
 //! events in alternated 240-s samples, 4–6 % more resident memory.
 
 use std::ffi::OsString;
