@@ -155,7 +155,7 @@ pub(super) unsafe extern "C" fn MPI_Comm_split_type(
         const MPI_COMM_TYPE_SHARED: c_int = 1;
         let me = rt::current_rank();
         let color = if split_type == MPI_COMM_TYPE_SHARED {
-            with_world(|w| w.ranks[me as usize].host.0 as c_int)
+            with_world(|w| w.hosts[me as usize].0 as c_int)
         } else {
             MPI_UNDEFINED
         };

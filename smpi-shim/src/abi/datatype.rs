@@ -967,8 +967,7 @@ pub(super) unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
 pub(super) fn record(h: c_int, ints: Vec<i64>, aints: Vec<isize>, types: &[c_int]) {
     with_world(|w| {
         let contents = Contents::new(&ints, &aints, types, |t| {
-            let held = w.types.get(usize::try_from(t).ok()?)?.as_ref()?;
-            (!held.predefined).then(|| held.clone())
+            w.dtype_held(t).filter(|d| !d.predefined).cloned()
         });
         if let Some(Some(t)) = w.types.get_mut(h.max(0) as usize) {
             // A new type's only reference is the table's: no copy of its type map.

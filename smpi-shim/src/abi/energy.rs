@@ -41,7 +41,7 @@ fn log(
     let location = location.filter(|_| !xbt_log::no_loc());
     let origin = current()
         .filter(|_| from_rank)
-        .map(|r| with_world(|w| (w.platform.host(w.ranks[r as usize].host).name.clone(), r)));
+        .map(|r| with_world(|w| (w.platform.host(w.hosts[r as usize]).name.clone(), r)));
     let origin = origin.as_ref().map(|(host, rank)| Origin { host, rank: *rank });
     // Safety: flushing C stdio.
     unsafe { libc::fflush(std::ptr::null_mut()) };

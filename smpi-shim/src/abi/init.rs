@@ -124,7 +124,7 @@ pub(super) unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, len: *
     // Safety: the program calls this as MPI (or the C API it implements) specifies: its pointers are valid for what it passes.
     unsafe {
         let me = rt::current_rank();
-        let host = with_world(|w| w.platform.host(w.ranks[me as usize].host).name.clone());
+        let host = with_world(|w| w.platform.host(w.hosts[me as usize]).name.clone());
         write_cstr(name, &host, len, 256);
         MPI_SUCCESS
     }

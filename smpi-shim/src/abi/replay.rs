@@ -202,7 +202,8 @@ pub(crate) fn run_rank(me: u32, trace: &Trace, bufs: &Buffers) -> i32 {
         let r = &mut w.ranks[me as usize];
         // Inside MPI for good: the replayer's own CPU time is not the program's.
         r.in_mpi = 1;
-        (w.platform.host(r.host).name.clone(), w.cfg.simulate_computation)
+        let host = w.hosts[me as usize];
+        (w.platform.host(host).name.clone(), w.cfg.simulate_computation)
     });
     let simulate_computation = verbose;
     let threshold = xbt_log::threshold(&["smpi_replay", "smpi"]).0;

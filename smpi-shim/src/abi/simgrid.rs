@@ -117,7 +117,7 @@ fn origin_now() -> (Option<(String, u32)>, f64) {
             } else {
                 rank.ctx().now()
             };
-            (Some((w.platform.host(rank.host).name.clone(), r)), now)
+            (Some((w.platform.host(w.hosts[r as usize]).name.clone(), r)), now)
         }),
         None => (None, with_world(|w| w.kernel.now())),
     }
@@ -348,7 +348,7 @@ pub(super) extern "C" fn sg_actor_get_name(actor: *const c_void) -> *const c_cha
 #[no_mangle]
 pub(super) extern "C" fn sg_actor_get_host(actor: *const c_void) -> *const c_void {
     let r = rank_of("sg_actor_get_host", actor);
-    host_handle(with_world(|w| w.ranks[r as usize].host))
+    host_handle(with_world(|w| w.hosts[r as usize]))
 }
 
 // ------------------------------------------------------------------ hosts (simgrid/host.h)
@@ -373,7 +373,7 @@ fn host_name(h: HostId) -> *const c_char {
 #[no_mangle]
 pub(super) extern "C" fn sg_host_self() -> *const c_void {
     match current() {
-        Some(r) => host_handle(with_world(|w| w.ranks[r as usize].host)),
+        Some(r) => host_handle(with_world(|w| w.hosts[r as usize])),
         None => std::ptr::null(),
     }
 }
@@ -381,7 +381,7 @@ pub(super) extern "C" fn sg_host_self() -> *const c_void {
 #[no_mangle]
 pub(super) extern "C" fn sg_host_self_get_name() -> *const c_char {
     let r = me("sg_host_self_get_name");
-    host_name(with_world(|w| w.ranks[r as usize].host))
+    host_name(with_world(|w| w.hosts[r as usize]))
 }
 
 #[no_mangle]

@@ -939,8 +939,10 @@ fn warn(me: u32, line: i32, message: &str) {
         return;
     }
     let (host, t) = with_world(|w| {
-        let r = &w.ranks[me as usize];
-        (w.platform.host(r.host).name.clone(), r.ctx().now())
+        (
+            w.platform.host(w.hosts[me as usize]).name.clone(),
+            w.ranks[me as usize].ctx().now(),
+        )
     });
     let location = (!xbt_log::no_loc()).then_some((SOURCE, line));
     let origin = Origin {

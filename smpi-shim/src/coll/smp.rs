@@ -75,7 +75,7 @@ fn init(c: CommView) -> MpiResult<SmpLayout> {
     let (group, context, errh, hosts) = with_world(|w| {
         let e = w.ranks[c.me as usize].comm(c.comm)?;
         let g = e.shared.group.clone();
-        let hosts: Vec<_> = g.iter().map(|&r| w.ranks[r as usize].host).collect();
+        let hosts: Vec<_> = g.iter().map(|&r| w.hosts[r as usize]).collect();
         Ok::<_, crate::mpi::MpiError>((g, e.shared.context, e.errhandler, hosts))
     })?;
     let my_host = hosts[c.rank as usize];

@@ -33,7 +33,7 @@ pub(crate) fn probe(c: CommView, src: i32, tag: i32) -> MpiResult<bool> {
     let me = c.me;
     let (context, flops) = with_world(|w| -> MpiResult<(u32, f64)> {
         let context = w.ranks[me as usize].comm(c.comm)?.shared.context + 1;
-        let speed = w.platform.host(w.ranks[me as usize].host).speed;
+        let speed = w.platform.host(w.hosts[me as usize]).speed;
         let n = rt::poll_counter(w, me, rt::Poll::Iprobe) as f64;
         let usage = w.cfg.iprobe_cpu_usage;
         Ok((context, n * w.cfg.iprobe * speed * usage))

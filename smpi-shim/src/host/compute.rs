@@ -11,7 +11,7 @@ use crate::mpi::{current_rank, with_world};
 pub(crate) fn inject(k: KernelId, params: &[f64]) {
     let me = current_rank();
     let (flops, ctx, name) = with_world(|w| {
-        let host = w.ranks[me as usize].host;
+        let host = w.hosts[me as usize];
         let d = w.kernels.duration(me, host.0 as usize, k, params);
         let name = w.trace.is_some().then(|| w.kernels.name(k).to_string());
         (d * w.platform.host(host).speed, w.ranks[me as usize].ctx(), name)

@@ -167,7 +167,7 @@ pub(crate) fn execute_seconds(me: u32, seconds: f64, benched: bool) {
     let (flops, ctx) = with_world(|w| {
         let r = &w.ranks[me as usize];
         let speed = if benched {
-            w.platform.host(r.host).speed
+            w.platform.host(w.hosts[me as usize]).speed
         } else {
             w.cfg.host_speed
         };

@@ -404,7 +404,7 @@ fn pick_disk(w: &World, host: HostId, path: &str) -> Option<(DiskId, String)> {
 /// from a remote disk's host).
 fn disk_io(me: u32, sg: SgFile, bytes: u64, write: bool) {
     let Some((disk, disk_host)) = sg.disk else { return };
-    let (ctx, my_host) = with_world(|w| (w.ranks[me as usize].ctx(), w.ranks[me as usize].host));
+    let (ctx, my_host) = with_world(|w| (w.ranks[me as usize].ctx(), w.hosts[me as usize]));
     let transfer = |from: HostId, to: HostId| {
         let a = ctx.comm_async(from, to, bytes as f64, u64::MAX);
         ctx.wait(a);
@@ -754,7 +754,7 @@ pub(crate) fn open(me: u32, comm: c_int, path: &str, amode: i32, info: c_int) ->
                 i
             }
         };
-        let host = w.ranks[me as usize].host;
+        let host = w.hosts[me as usize];
         let disk = pick_disk(w, host, path);
         let info_copy = w.infos.create();
         if info > 0 {

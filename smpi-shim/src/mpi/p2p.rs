@@ -717,7 +717,7 @@ pub(crate) fn probe_for(
             return Err(mpi_err(MPI_ERR_TAG, format!("invalid tag {tag}")));
         }
         let context = c.shared.context;
-        let speed = w.platform.host(w.ranks[me as usize].host).speed;
+        let speed = w.platform.host(w.hosts[me as usize]).speed;
         let n = poll_counter(w, me, Poll::Iprobe) as f64;
         Ok((
             context,

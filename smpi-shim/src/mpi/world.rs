@@ -99,7 +99,6 @@ pub(crate) struct BlockInfo {
 /// Per-rank state.
 pub(crate) struct Rank {
     pub ctx: *const Ctx,
-    pub host: HostId,
     pub comms: Vec<Option<CommEntry>>,
     /// Communicators of the library's own (handles from [`HIDDEN_COMM_BASE`]).
     pub hidden_comms: Vec<CommEntry>,
@@ -233,7 +232,7 @@ pub(crate) struct World {
     pub(crate) free_reqs: Vec<u32>,
     pub(crate) mailboxes: Vec<Mailbox>,
     /// Each rank's host, by world rank: what a message reads of its peer's state, apart from
-    /// the large `Rank` (whose `host` it copies) in a table that stays in the caches.
+    /// the large `Rank`, in a table that stays in the caches.
     pub(crate) hosts: Vec<HostId>,
     /// Each rank's progressing MPI calls left so far (`smpi/probe-sees:progressed`), by world
     /// rank: read by every send queued as unexpected at it, so kept beside `hosts`.
@@ -430,7 +429,7 @@ impl World {
             MPI_ERRORS_RETURN
         };
         let mut ranks = Vec::with_capacity(n as usize);
-        for (i, h) in hosts.iter().enumerate() {
+        for i in 0..hosts.len() {
             let entry = |shared: Rc<CommShared>, my_rank: i32, name: &str| CommEntry {
                 shared,
                 my_rank,
@@ -448,7 +447,6 @@ impl World {
             });
             ranks.push(Rank {
                 ctx: std::ptr::null(),
-                host: *h,
                 comms: vec![
                     None,
                     Some(entry(world_shared.clone(), i as i32, "MPI_COMM_WORLD")),
@@ -488,7 +486,7 @@ impl World {
             kernels,
             platform,
             mailboxes: (0..n).map(|_| Mailbox::default()).collect(),
-            hosts: ranks.iter().map(|r| r.host).collect(),
+            hosts: hosts.to_vec(),
             progress_epochs: vec![0; n as usize],
             ranks,
             reqs: Vec::new(),
@@ -573,9 +571,15 @@ impl World {
     /// Datatype `h` borrowed from the table (no reference count taken), or
     /// `None` for an invalid handle (what [`World::dtype`] reports as an error).
     pub(crate) fn dtype_ref(&self, h: i32) -> Option<&Datatype> {
+        self.dtype_held(h).map(|t| &**t)
+    }
+
+    /// The table's reference to datatype `h` (cloning it shares the type), or
+    /// `None` for an invalid handle.
+    pub(crate) fn dtype_held(&self, h: i32) -> Option<&Rc<Datatype>> {
         self.types
             .get(usize::try_from(h).ok().filter(|&i| i > 0)?)?
-            .as_deref()
+            .as_ref()
     }
 
     /// Registers a datatype, returns its handle.
