@@ -2,8 +2,9 @@
 """Table, growth exponents and log-log plot of the Stampede scalability grid.
 
 Reads the JSON files `bench.py --json` writes (any number, any scenarios: the points of the
-thesis' grid, `stampede-<ranks>-<N>M`, are kept), prints a Markdown table (ranks, N, wall time,
-peak PSS, max RSS, simulated time, Gflops, which HPL binary ran) and fits
+thesis' grid, `stampede-<ranks>-<N>M`, are kept; a result may add `binary`, `date` and `note`, as
+the measured points kept in `results/stampede-grid.json` do), prints a Markdown table (ranks, N,
+wall time, peak PSS, max RSS, simulated time, Gflops, which HPL binary ran, when) and fits
 
     log(wall) = a + b log(ranks) + c log(N)        (and the same for peak PSS)
 
@@ -43,7 +44,8 @@ def grid_points(paths):
             points[r["name"]] = {
                 "name": r["name"], "ranks": p * q, "n": n, "wall_s": r["wall_s"], "pss_mb": r["pss_mb"],
                 "maxrss_mb": r["maxrss_mb"], "simulated_s": r["simulated_s"], "gflops": r["gflops"],
-                "binary": os.path.basename(r.get("cmd", "").split()[-1]) if r.get("cmd") else "?",
+                "binary": r.get("binary") or (os.path.basename(r["cmd"].split()[-1]) if r.get("cmd") else "?"),
+                "date": r.get("date", ""),
             }
     return sorted(points.values(), key=lambda x: (x["n"], x["ranks"]))
 
@@ -80,12 +82,12 @@ def fit_power_law(points, key):
 
 
 def table(points):
-    out = ["| ranks | N | wall | peak PSS | max RSS | simulated | HPL Gflops | binary |",
-           "|---:|---:|---:|---:|---:|---:|---:|---|"]
+    out = ["| ranks | N | wall | peak PSS | max RSS | simulated | HPL Gflops | binary | measured |",
+           "|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for p in points:
         out.append(f"| {p['ranks']:,} | {p['n']:,} | {p['wall_s']:,.0f} s | {p['pss_mb']:,.0f} MB | "
                    f"{p['maxrss_mb'] / 1024:.1f} GB | {p['simulated_s']:,.2f} s | {p['gflops']:,.0f} | "
-                   f"`{p['binary']}` |")
+                   f"`{p['binary']}` | {p['date'] or '?'} |")
     return "\n".join(out)
 
 

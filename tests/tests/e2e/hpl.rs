@@ -698,7 +698,8 @@ print("ok")
 /// `apps/hpl/grid_report.py` (the Stampede grid's table and growth exponents): on bench results
 /// that follow wall ∝ ranks^1.2 · N^1.7 and PSS ∝ ranks^0.8 · N^0.5 exactly, it finds those
 /// exponents, keeps only the grid's points (errors and other scenarios left out) and prints a
-/// table row per point.
+/// table row per point, with the HPL binary and the date a result names; the measured points
+/// kept in `apps/hpl/results/stampede-grid.json` give one dated row each.
 #[test]
 fn hpl_grid_report_fits_the_growth_exponents() {
     let script = r#"
@@ -712,6 +713,7 @@ for ranks in (512, 1024, 2048):
         rows.append({"name": f"stampede-{ranks}-{n / 1e6:g}M", "wall_s": 3.0 * ranks ** 1.2 * (n / 1e6) ** 1.7,
                      "pss_mb": 0.2 * ranks ** 0.8 * (n / 1e6) ** 0.5, "maxrss_mb": 1024.0, "simulated_s": 1.0,
                      "gflops": 1.0, "cmd": "smpirun ... /x/xhpl-fast-pipid"})
+rows[-1].update(binary="xhpl", date="2026-11-27")
 f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
 json.dump(rows, f)
 f.close()
@@ -723,8 +725,15 @@ _, b, c, _ = g.fit_power_law(pts, "pss_mb")
 assert abs(b - 0.8) < 1e-9 and abs(c - 0.5) < 1e-9, (b, c)
 assert g.fit_power_law(pts[:3], "wall_s") is None
 out = subprocess.run([sys.executable, sys.argv[1] + "/grid_report.py", f.name], capture_output=True, text=True, check=True).stdout
-assert out.count("`xhpl-fast-pipid`") == 9, out
+assert out.count("`xhpl-fast-pipid` | ? |") == 8 and out.count("`xhpl` | 2026-11-27 |") == 1, out
 assert "wall time ∝ ranks^1.20 · N^1.70 over 9 points" in out, out
+# The measured points kept in the repository: one dated row each.
+kept = json.load(open(sys.argv[1] + "/results/stampede-grid.json"))
+out = subprocess.run([sys.executable, sys.argv[1] + "/grid_report.py", sys.argv[1] + "/results/stampede-grid.json"],
+                     capture_output=True, text=True, check=True).stdout
+rows = [l for l in out.splitlines() if l.startswith("| ") and l.split("|")[1].strip()[0].isdigit()]
+assert len(rows) == len(kept) >= 5, out
+assert sorted(r.split("|")[-2].strip() for r in rows) == sorted(k["date"] for k in kept), out
 print("ok")
 "#;
     run_python_check(script);
