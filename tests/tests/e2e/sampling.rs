@@ -27,10 +27,13 @@ fn sampled_loops_run_only_the_benchmarked_iterations() {
         // injected time covers all of them, far more than the 5 that ran.
         assert!(field_f64(l, "local_time") > 0.0, "{l}");
         // The same loop with an MPI_Wtime in its body: the same cost, not the
-        // three ranks' work (what a suspended rank's CPU clock would count).
+        // three ranks' work (what a suspended rank's CPU clock would count:
+        // 5.4x when it did). Both are measured CPU times of a few benchmarked
+        // iterations, so the bound leaves room for a loaded machine (1.80x was
+        // seen once beside other tests on 2 cores) below the three ranks' 3x.
         let ratio = field_f64(l, "wtime_loop_time") / field_f64(l, "local_time");
         assert!(
-            (0.5..1.8).contains(&ratio),
+            (0.4..2.5).contains(&ratio),
             "loop with MPI_Wtime costs {ratio:.2}x\n{l}"
         );
     }
