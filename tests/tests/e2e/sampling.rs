@@ -33,7 +33,7 @@ fn sampled_loops_run_only_the_benchmarked_iterations() {
         // seen once beside other tests on 2 cores) below the three ranks' 3x.
         let ratio = field_f64(l, "wtime_loop_time") / field_f64(l, "local_time");
         assert!(
-            (0.4..2.5).contains(&ratio),
+            (0.5..2.5).contains(&ratio),
             "loop with MPI_Wtime costs {ratio:.2}x\n{l}"
         );
     }
