@@ -544,6 +544,9 @@ struct Kernel {
     /// Where each actor's stack pointer was when it last blocked or yielded (0: not yet):
     /// the run loop prefetches the next actor's stack top from it ([`prefetch_stack`]).
     resume_sp: Vec<usize>,
+    /// Per actor, up to [`HOT_LINES`] cache lines of its own data it touches first when
+    /// resumed (0: none), prefetched with its stack ([`Simulation::set_hot_lines`]).
+    hot_lines: Vec<[usize; HOT_LINES]>,
 }
 
 impl Kernel {
@@ -1946,20 +1949,30 @@ const PREFETCH_ABOVE: usize = 1024;
 /// A prefetch never faults, so a stale or zero address only wastes it.
 #[inline(always)]
 fn prefetch_stack(sp: usize) {
-    #[cfg(target_arch = "x86_64")]
     if sp > PREFETCH_BELOW {
         let mut line = (sp - PREFETCH_BELOW) & !63;
         while line < sp + PREFETCH_ABOVE {
-            // Safety: prefetching is a hint; it reads nothing and faults on no address.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line as *const i8)
-            };
+            prefetch_line(line);
             line += 64;
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = sp;
 }
+
+/// Starts loading the cache line at `addr` (0: nothing). Never faults.
+#[inline(always)]
+fn prefetch_line(addr: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if addr != 0 {
+        // Safety: prefetching is a hint; it reads nothing and faults on no address.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(addr as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = addr;
+}
+
+/// How many lines of its own data an actor may have prefetched with its stack
+/// ([`Simulation::set_hot_lines`]).
+pub const HOT_LINES: usize = 6;
 
 /// Size of the guard page of a stack made by corosensei's `DefaultStack`: the lowest page of
 /// its mapping, at `limit()` (the scratch stack's and every actor's).
@@ -2313,6 +2326,7 @@ impl Simulation {
             failure: None,
             lone_yields: 0,
             resume_sp: Vec::new(),
+            hot_lines: Vec::new(),
         };
         Simulation {
             k: Rc::new(RefCell::new(k)),
@@ -2325,6 +2339,18 @@ impl Simulation {
             progress: None,
             completed_buf: Vec::new(),
             stop: None,
+        }
+    }
+
+    /// Cache lines of `actor`'s own data (at most [`HOT_LINES`]; the rest are ignored) that
+    /// the run loop prefetches with its stack before resuming it: data it touches first,
+    /// which are cold by its turn with hundreds of actors (a program copy's slots of the
+    /// MPI functions it calls, for one). A hint: any address is harmless.
+    pub fn set_hot_lines(&mut self, actor: ActorId, lines: &[usize]) {
+        let mut k = self.k.borrow_mut();
+        let slot = &mut k.hot_lines[actor.0 as usize];
+        for (s, l) in slot.iter_mut().zip(lines) {
+            *s = *l;
         }
     }
 
@@ -2348,6 +2374,7 @@ impl Simulation {
             exited: None,
         });
         k.resume_sp.push(0);
+        k.hot_lines.push([0; HOT_LINES]);
         k.ready.push_back(id);
         self.coroutines.push(None);
         self.bodies.push(Some(Box::new(body)));
@@ -2477,7 +2504,11 @@ impl Simulation {
                     let Some(id) = k.ready.pop_front() else { break };
                     k.current = Some(id);
                     if let Some(next) = k.ready.front() {
-                        prefetch_stack(k.resume_sp[next.0 as usize]);
+                        let next = next.0 as usize;
+                        prefetch_stack(k.resume_sp[next]);
+                        for &line in &k.hot_lines[next] {
+                            prefetch_line(line);
+                        }
                     }
                     id
                 };

@@ -15,5 +15,5 @@ mod sgorder;
 
 pub use engine::{
     on_scratch_stack, ActivityId, ActorId, BlockedActor, Ctx, KernelConfig, KernelHandle, LinkStats,
-    NetworkConfig, NetworkFactors, PlainFactors, RunSummary, SimError, Simulation,
+    NetworkConfig, NetworkFactors, PlainFactors, RunSummary, SimError, Simulation, HOT_LINES,
 };

@@ -359,6 +359,26 @@ pub(crate) unsafe fn bind_own_symbols(
     }
 }
 
+/// The cache lines holding the program's slots for the simulator's interface (its
+/// MPI calls jump through them), at most `max`, in address order. Each rank's copy has
+/// its own; the run loop prefetches a rank's lines before it resumes the rank
+/// (`Simulation::set_hot_lines`), as they are cold by then with hundreds of ranks.
+///
+/// # Safety
+/// `handle` must be a live `dlopen` handle.
+pub(crate) unsafe fn api_slot_lines(handle: *mut c_void, max: usize) -> Result<Vec<usize>, String> {
+    let mut lines = std::collections::BTreeSet::new();
+    // Safety: the caller upholds this function's contract (see its `# Safety`).
+    unsafe {
+        for_each_symbol_reloc(handle, |_, r| {
+            if r.kind == R_X86_64_JUMP_SLOT && is_simulator_api(r.name) {
+                lines.insert(r.slot as usize & !63);
+            }
+        })?;
+    }
+    Ok(lines.into_iter().take(max).collect())
+}
+
 /// Whether `name` belongs to the interface the simulator implements for the
 /// program (MPI, its Fortran names and common blocks, and SMPI's helpers): a
 /// program never overrides those.

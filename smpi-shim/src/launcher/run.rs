@@ -235,12 +235,14 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
     }
     let mut libc_state =
         crate::host::libc_state::LibcState::new(if prog.is_some() { handles.len() } else { np });
+    let mut hot_lines = Vec::with_capacity(handles.len());
     for (copy, h) in handles.iter().enumerate() {
         // Safety: handles of the copies loaded just above; the cells live in
         // the world until the run ends.
         unsafe { interpose::bind_own_symbols(*h, &mut keep_ours) }?;
         unsafe { interpose::bind_data(*h, &libc_state.getopt_cells(copy)) }?;
         let counts = unsafe { interpose::patch(*h, &targets) }?;
+        hot_lines.push(unsafe { interpose::api_slot_lines(*h, simcore::HOT_LINES - 2) }?);
         if copy == 0 {
             for ((name, _), n) in targets.iter().zip(&counts) {
                 if *n == 0 {
@@ -384,7 +386,9 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         let main = prog.mains[rank];
         let argv = prog_args.clone();
         let name = format!("rank {rank} (on {})", platform.host(*host).name);
-        sim.spawn(name, *host, move |ctx| {
+        let copy = rank.min(hot_lines.len().saturating_sub(1));
+        let lines = hot_lines.get(copy).cloned().unwrap_or_default();
+        let id = sim.spawn(name, *host, move |ctx| {
             let (_owned, mut ptrs) = c_argv(&argv);
             with_world(|w| {
                 let r = &mut w.ranks[rank];
@@ -400,6 +404,20 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
             }
             Ok(())
         });
+        // Then its world entry and its MPI_COMM_WORLD, the first things its MPI calls
+        // read (the communicator table may move later: then that line is only wasted).
+        let world_lines = with_world(|w| {
+            let r = &w.ranks[rank];
+            let comm = r.comms.get(crate::mpi::world::MPI_COMM_WORLD as usize);
+            [r as *const _ as usize, comm.map_or(0, |c| c as *const _ as usize)]
+        });
+        let lines: Vec<usize> = lines
+            .iter()
+            .copied()
+            .take(simcore::HOT_LINES - 2)
+            .chain(world_lines)
+            .collect();
+        sim.set_hot_lines(id, &lines);
     }
     sim.on_comm_done(|_a, user| with_world(|w| rt::on_comm_done(w, user)));
     sim.stop_when(stop_flag);
