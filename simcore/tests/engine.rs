@@ -9,7 +9,8 @@
 //! - computation: `execute(f)` lasts `f/speed`, actors on one host share its cores;
 //! - `sleep`, `wait_any`, manual activities;
 //! - errors: deadlock report, failing and panicking actors;
-//! - determinism: identical traces and bit-identical end dates across runs.
+//! - determinism: identical traces and bit-identical end dates across runs;
+//! - prefetch hints (`set_hot_lines`): any address is harmless.
 //!
 //! The kernel's crash reporter keeps a process-wide registry of actor stacks that assumes a
 //! single simulation thread, so every test here takes [`serial`] before running a simulation.
@@ -616,6 +617,31 @@ fn sleep_advances_the_clock() {
     assert_eq!(*dates.borrow(), vec![2.5, 2.5, 2.75]);
     assert_eq!(summary.time, 2.75);
     assert_eq!(summary.finish_times, vec![2.75]);
+}
+
+/// Hot lines are prefetch hints: any address (null, unmapped, kernel space, more of them
+/// than are kept) leaves the run and its dates unchanged.
+#[test]
+fn hot_lines_are_hints_that_never_fault() {
+    let _serial = serial();
+    let p = compute_platform();
+    let mut sim = Simulation::new(p.clone(), KernelConfig::default());
+    let dates = Rc::new(RefCell::new(Vec::new()));
+    for i in 0..3u32 {
+        let d = dates.clone();
+        let id = sim.spawn(format!("a{i}"), host(&p, "single"), move |ctx: &Ctx| {
+            for _ in 0..3 {
+                ctx.sleep(0.5 * f64::from(i + 1));
+                ctx.yield_now();
+            }
+            d.borrow_mut().push((i, ctx.now()));
+            Ok(())
+        });
+        let bogus = [0, 8, 0xdead_beef_0000, usize::MAX & !63, 0xffff_8000_0000_0000];
+        sim.set_hot_lines(id, &bogus.repeat(usize::from(i as u8) + 1));
+    }
+    sim.run().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(*dates.borrow(), vec![(0, 1.5), (1, 3.0), (2, 4.5)]);
 }
 
 /// `wait_any` returns the index of the first activity to finish; if several are already
