@@ -228,6 +228,143 @@ pub(crate) struct Datatype {
     pub contents: Option<Rc<Contents>>,
 }
 
+/// The non-empty pieces `(offset, len)` of `count` elements of a type, in order: what
+/// [`Datatype::pieces`] gives, as a plain loop (the inner loop of every non-contiguous copy).
+struct Cursor<'a> {
+    blocks: &'a [(isize, usize)],
+    extent: isize,
+    elements: usize,
+    scale: usize,
+    element: usize,
+    block: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(dt: &'a Datatype, count: usize) -> Self {
+        let (elements, scale) = if dt.is_contiguous() && dt.size > 0 {
+            (count.min(1), count)
+        } else {
+            (count, 1)
+        };
+        Cursor {
+            blocks: &dt.blocks,
+            extent: dt.extent,
+            elements,
+            scale,
+            element: 0,
+            block: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn next_piece(&mut self) -> Option<(isize, usize)> {
+        while self.element < self.elements {
+            if let Some(&(off, len)) = self.blocks.get(self.block) {
+                self.block += 1;
+                if len > 0 {
+                    return Some((self.element as isize * self.extent + off, len * self.scale));
+                }
+            } else {
+                self.block = 0;
+                self.element += 1;
+            }
+        }
+        None
+    }
+}
+
+/// Moves `n` bytes, reading them all before writing (right even if the ranges overlap);
+/// the sizes of one or two basic elements without a call.
+///
+/// # Safety
+/// Both ranges valid for `n` bytes.
+#[inline(always)]
+unsafe fn move_bytes(from: *const u8, to: *mut u8, n: usize) {
+    // Safety: as the caller promised.
+    unsafe {
+        match n {
+            4 => std::ptr::write_unaligned(to.cast::<u32>(), std::ptr::read_unaligned(from.cast::<u32>())),
+            8 => std::ptr::write_unaligned(to.cast::<u64>(), std::ptr::read_unaligned(from.cast::<u64>())),
+            16 => std::ptr::write_unaligned(to.cast::<u128>(), std::ptr::read_unaligned(from.cast::<u128>())),
+            _ => std::ptr::copy(from, to, n),
+        }
+    }
+}
+
+/// Copies `bytes` of the type signature between two type maps in ordinary memory
+/// (neither side folded), piece by piece. A contiguous side against one block per
+/// element on the other (vectors, resized types) is a strided loop.
+///
+/// # Safety
+/// Both buffers valid for their cursors' pieces; `bytes` within both sides' sizes.
+unsafe fn copy_plain(mut from: Cursor, src: *const u8, mut to: Cursor, dst: *mut u8, bytes: usize) {
+    let (mut s, mut d) = (from.next_piece(), to.next_piece());
+    if let (Some((soff, slen)), Some(_)) = (s, d) {
+        if slen >= bytes && to.blocks.len() == 1 && to.scale == 1 {
+            let (boff, blen) = to.blocks[0];
+            let (mut at, mut left) = (0usize, bytes);
+            for e in 0..to.elements {
+                let n = blen.min(left);
+                if n == 0 {
+                    break;
+                }
+                // Safety: the pieces the general loop below would visit, in the same order.
+                unsafe {
+                    move_bytes(
+                        src.offset(soff).add(at),
+                        dst.offset(e as isize * to.extent + boff),
+                        n,
+                    )
+                };
+                (at, left) = (at + n, left - n);
+            }
+            return;
+        }
+    }
+    if let (Some(_), Some((doff, dlen))) = (s, d) {
+        if dlen >= bytes && from.blocks.len() == 1 && from.scale == 1 {
+            let (boff, blen) = from.blocks[0];
+            let (mut at, mut left) = (0usize, bytes);
+            for e in 0..from.elements {
+                let n = blen.min(left);
+                if n == 0 {
+                    break;
+                }
+                // Safety: as above, source and destination swapped.
+                unsafe {
+                    move_bytes(
+                        src.offset(e as isize * from.extent + boff),
+                        dst.offset(doff).add(at),
+                        n,
+                    )
+                };
+                (at, left) = (at + n, left - n);
+            }
+            return;
+        }
+    }
+    let mut left = bytes;
+    while left > 0 {
+        let (Some((soff, slen)), Some((doff, dlen))) = (s, d) else {
+            break;
+        };
+        let n = slen.min(dlen).min(left);
+        // Safety: within the pieces of both type maps, as the caller promised.
+        unsafe { move_bytes(src.offset(soff), dst.offset(doff), n) };
+        left -= n;
+        s = if n < slen {
+            Some((soff + n as isize, slen - n))
+        } else {
+            from.next_piece()
+        };
+        d = if n < dlen {
+            Some((doff + n as isize, dlen - n))
+        } else {
+            to.next_piece()
+        };
+    }
+}
+
 impl Datatype {
     /// Whether `MPI_BOTTOM` (a NULL buffer) can hold data of this type.
     ///
@@ -584,6 +721,16 @@ impl Datatype {
             if self.is_contiguous() && rdt.is_contiguous() {
                 let ((sl, sr), (dl, dr)) = (rel(slay, 0), rel(dlay.as_ref(), 0));
                 crate::host::folding::transfer(src, sl, sr, dst, dl, dr, bytes);
+                return;
+            }
+            if slay.is_none() && dlay.is_none() {
+                copy_plain(
+                    Cursor::new(self, scount),
+                    src,
+                    Cursor::new(rdt, rcount),
+                    dst,
+                    bytes,
+                );
                 return;
             }
             let mut spieces = self.pieces(scount).filter(|p| p.1 > 0);
@@ -1079,6 +1226,47 @@ mod tests {
         let pieces: Vec<(isize, &Datatype, usize)> =
             (0..count).map(|i| (i * stride * 8, &dbl, blocklen)).collect();
         Datatype::from_pieces("vec", &pieces, 3)
+    }
+
+    #[test]
+    fn strided_copies_match_pack_then_unpack() {
+        // One block per element: 2 doubles in a 3-double extent, against plain doubles
+        // (both directions, whole and truncated), and against an odd 2-block vector.
+        let dbl = Datatype::basic("d", Basic::F64);
+        let pair = Datatype::from_pieces("pair", &[(0, &dbl, 2)], 3).resized(0, 24);
+        let odd = dvector(2, 1, 2);
+        let src: Vec<f64> = (0..40).map(|x| x as f64).collect();
+        for (from, scount, to, rcount) in [
+            (&dbl, 10usize, &pair, 5usize),
+            (&pair, 5, &dbl, 10),
+            (&pair, 4, &odd, 4),
+            (&odd, 4, &pair, 4),
+        ] {
+            let total = from.size * scount;
+            for bytes in [total, total - 8, 8] {
+                let mut direct = vec![-1.0f64; 40];
+                let mut via_pack = vec![-1.0f64; 40];
+                let mut packed = Vec::new();
+                // Safety: test data, valid for the sizes and types used.
+                unsafe {
+                    from.copy_to(
+                        src.as_ptr().cast(),
+                        scount,
+                        to,
+                        direct.as_mut_ptr().cast(),
+                        rcount,
+                        bytes,
+                    );
+                    from.pack(src.as_ptr().cast(), scount, &mut packed);
+                    to.unpack(&packed[..bytes], via_pack.as_mut_ptr().cast(), rcount);
+                }
+                assert_eq!(
+                    direct, via_pack,
+                    "{} x {scount} -> {} x {rcount}, {bytes} B",
+                    from.name, to.name
+                );
+            }
+        }
     }
 
     #[test]
