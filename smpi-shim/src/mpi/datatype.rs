@@ -291,6 +291,32 @@ unsafe fn move_bytes(from: *const u8, to: *mut u8, n: usize) {
     }
 }
 
+/// Copies `bytes` between one contiguous run and the single-block elements of `cursor`
+/// at `base`: from the run into the elements, or (`into_run`) from the elements into it.
+///
+/// # Safety
+/// The run valid for `bytes`, `base` for the cursor's pieces; the side read is only read.
+unsafe fn copy_strided(run: *mut u8, cursor: &Cursor, base: *mut u8, bytes: usize, into_run: bool) {
+    let (boff, blen) = cursor.blocks[0];
+    let (mut at, mut left) = (0usize, bytes);
+    for e in 0..cursor.elements {
+        let n = blen.min(left);
+        if n == 0 {
+            break;
+        }
+        // Safety: as the caller promised.
+        unsafe {
+            let (run_at, element) = (run.add(at), base.offset(e as isize * cursor.extent + boff));
+            if into_run {
+                move_bytes(element, run_at, n);
+            } else {
+                move_bytes(run_at, element, n);
+            }
+        }
+        (at, left) = (at + n, left - n);
+    }
+}
+
 /// Copies `bytes` of the type signature between two type maps in ordinary memory
 /// (neither side folded), piece by piece. A contiguous side against one block per
 /// element on the other (vectors, resized types) is a strided loop.
@@ -299,47 +325,15 @@ unsafe fn move_bytes(from: *const u8, to: *mut u8, n: usize) {
 /// Both buffers valid for their cursors' pieces; `bytes` within both sides' sizes.
 unsafe fn copy_plain(mut from: Cursor, src: *const u8, mut to: Cursor, dst: *mut u8, bytes: usize) {
     let (mut s, mut d) = (from.next_piece(), to.next_piece());
-    if let (Some((soff, slen)), Some(_)) = (s, d) {
+    if let (Some((soff, slen)), Some((doff, dlen))) = (s, d) {
         if slen >= bytes && to.blocks.len() == 1 && to.scale == 1 {
-            let (boff, blen) = to.blocks[0];
-            let (mut at, mut left) = (0usize, bytes);
-            for e in 0..to.elements {
-                let n = blen.min(left);
-                if n == 0 {
-                    break;
-                }
-                // Safety: the pieces the general loop below would visit, in the same order.
-                unsafe {
-                    move_bytes(
-                        src.offset(soff).add(at),
-                        dst.offset(e as isize * to.extent + boff),
-                        n,
-                    )
-                };
-                (at, left) = (at + n, left - n);
-            }
+            // Safety: the pieces the general loop below would visit, in the same order.
+            unsafe { copy_strided(src.offset(soff).cast_mut(), &to, dst, bytes, false) };
             return;
         }
-    }
-    if let (Some(_), Some((doff, dlen))) = (s, d) {
         if dlen >= bytes && from.blocks.len() == 1 && from.scale == 1 {
-            let (boff, blen) = from.blocks[0];
-            let (mut at, mut left) = (0usize, bytes);
-            for e in 0..from.elements {
-                let n = blen.min(left);
-                if n == 0 {
-                    break;
-                }
-                // Safety: as above, source and destination swapped.
-                unsafe {
-                    move_bytes(
-                        src.offset(e as isize * from.extent + boff),
-                        dst.offset(doff).add(at),
-                        n,
-                    )
-                };
-                (at, left) = (at + n, left - n);
-            }
+            // Safety: as above, the elements being the source.
+            unsafe { copy_strided(dst.offset(doff), &from, src.cast_mut(), bytes, true) };
             return;
         }
     }
