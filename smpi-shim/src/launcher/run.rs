@@ -386,8 +386,6 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
         let main = prog.mains[rank];
         let argv = prog_args.clone();
         let name = format!("rank {rank} (on {})", platform.host(*host).name);
-        let copy = rank.min(hot_lines.len().saturating_sub(1));
-        let lines = hot_lines.get(copy).cloned().unwrap_or_default();
         let id = sim.spawn(name, *host, move |ctx| {
             let (_owned, mut ptrs) = c_argv(&argv);
             with_world(|w| {
@@ -404,19 +402,20 @@ pub(super) fn run(args: &Args) -> Result<i32, String> {
             }
             Ok(())
         });
-        // Then its world entry and its MPI_COMM_WORLD, the first things its MPI calls
-        // read (the communicator table may move later: then that line is only wasted).
+        // Prefetched before each resume: its copy's slots of the MPI functions (without
+        // privatization the ranks share the one copy), then its world entry and its
+        // MPI_COMM_WORLD, the first things its MPI calls read (the communicator table may
+        // move later: then that line is only wasted).
         let world_lines = with_world(|w| {
             let r = &w.ranks[rank];
             let comm = r.comms.get(crate::mpi::world::MPI_COMM_WORLD as usize);
             [r as *const _ as usize, comm.map_or(0, |c| c as *const _ as usize)]
         });
-        let lines: Vec<usize> = lines
-            .iter()
-            .copied()
-            .take(simcore::HOT_LINES - 2)
-            .chain(world_lines)
-            .collect();
+        let got_lines = hot_lines
+            .get(rank)
+            .or(hot_lines.first())
+            .map_or(&[][..], |l| &l[..]);
+        let lines: Vec<usize> = got_lines.iter().copied().chain(world_lines).collect();
         sim.set_hot_lines(id, &lines);
     }
     sim.on_comm_done(|_a, user| with_world(|w| rt::on_comm_done(w, user)));

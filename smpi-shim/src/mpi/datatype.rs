@@ -230,6 +230,7 @@ pub(crate) struct Datatype {
 
 /// The non-empty pieces `(offset, len)` of `count` elements of a type, in order: what
 /// [`Datatype::pieces`] gives, as a plain loop (the inner loop of every non-contiguous copy).
+#[derive(Clone)]
 struct Cursor<'a> {
     blocks: &'a [(isize, usize)],
     extent: isize,
@@ -323,9 +324,9 @@ unsafe fn copy_strided(run: *mut u8, cursor: &Cursor, base: *mut u8, bytes: usiz
 ///
 /// # Safety
 /// Both buffers valid for their cursors' pieces; `bytes` within both sides' sizes.
-unsafe fn copy_plain(mut from: Cursor, src: *const u8, mut to: Cursor, dst: *mut u8, bytes: usize) {
-    let (mut s, mut d) = (from.next_piece(), to.next_piece());
-    if let (Some((soff, slen)), Some((doff, dlen))) = (s, d) {
+unsafe fn copy_plain(from: Cursor, src: *const u8, to: Cursor, dst: *mut u8, bytes: usize) {
+    let (first_from, first_to) = (from.clone().next_piece(), to.clone().next_piece());
+    if let (Some((soff, slen)), Some((doff, dlen))) = (first_from, first_to) {
         if slen >= bytes && to.blocks.len() == 1 && to.scale == 1 {
             // Safety: the pieces the general loop below would visit, in the same order.
             unsafe { copy_strided(src.offset(soff).cast_mut(), &to, dst, bytes, false) };
@@ -337,14 +338,29 @@ unsafe fn copy_plain(mut from: Cursor, src: *const u8, mut to: Cursor, dst: *mut
             return;
         }
     }
+    for_each_chunk(from, to, bytes, |soff, doff, n| {
+        // Safety: within the pieces of both type maps, as the caller promised.
+        unsafe { move_bytes(src.offset(soff), dst.offset(doff), n) }
+    });
+}
+
+/// Walks the first `bytes` of two type maps together: `chunk(source offset, destination
+/// offset, n)` for each run of `n` bytes contiguous on both sides, in signature order.
+#[inline(always)]
+fn for_each_chunk(
+    mut from: Cursor,
+    mut to: Cursor,
+    bytes: usize,
+    mut chunk: impl FnMut(isize, isize, usize),
+) {
+    let (mut s, mut d) = (from.next_piece(), to.next_piece());
     let mut left = bytes;
     while left > 0 {
         let (Some((soff, slen)), Some((doff, dlen))) = (s, d) else {
             break;
         };
         let n = slen.min(dlen).min(left);
-        // Safety: within the pieces of both type maps, as the caller promised.
-        unsafe { move_bytes(src.offset(soff), dst.offset(doff), n) };
+        chunk(soff, doff, n);
         left -= n;
         s = if n < slen {
             Some((soff + n as isize, slen - n))
@@ -727,29 +743,11 @@ impl Datatype {
                 );
                 return;
             }
-            let mut spieces = self.pieces(scount).filter(|p| p.1 > 0);
-            let mut dpieces = rdt.pieces(rcount).filter(|p| p.1 > 0);
-            let (mut s, mut d) = (spieces.next(), dpieces.next());
-            let mut left = bytes;
-            while left > 0 {
-                let (Some((soff, slen)), Some((doff, dlen))) = (s, d) else {
-                    break;
-                };
-                let n = slen.min(dlen).min(left);
+            let (from, to) = (Cursor::new(self, scount), Cursor::new(rdt, rcount));
+            for_each_chunk(from, to, bytes, |soff, doff, n| {
                 let ((sl, sr), (dl, dr)) = (rel(slay, soff), rel(dlay.as_ref(), doff));
                 crate::host::folding::transfer(src.offset(soff), sl, sr, dst.offset(doff), dl, dr, n);
-                left -= n;
-                s = if n < slen {
-                    Some((soff + n as isize, slen - n))
-                } else {
-                    spieces.next()
-                };
-                d = if n < dlen {
-                    Some((doff + n as isize, dlen - n))
-                } else {
-                    dpieces.next()
-                };
-            }
+            });
         }
     }
 
